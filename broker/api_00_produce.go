@@ -1,0 +1,163 @@
+package broker
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"strings"
+	"time"
+
+	"github.com/tributary-dev/tributary/broker/log"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Produce: advertised v0-12, handled v3-12 (record batch v2 only; v0-2 get
+// UNSUPPORTED_VERSION per partition, as Apache Kafka 4 does). Transactions are
+// not supported: transactional batches are refused.
+//
+// Batches are appended in request order on the connection's read goroutine,
+// which keeps idempotent sequences in order. acks=all (and acks=1 with
+// tributary.acks1.fsync) is answered after the group commit fsynced every
+// written partition; acks=1 after the write; acks=0 not at all.
+
+func handleProduce(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.ProduceRequest)
+	b := c.b
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	var touched []*log.Log
+	now := time.Now()
+	acksOK := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		st.TopicID = rt.TopicID
+		t := b.topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			switch {
+			case !acksOK:
+				sp.ErrorCode = errInvalidRequiredAcks
+			case req.Version < 3:
+				sp.ErrorCode = errUnsupportedVersion
+			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.partitions()):
+				sp.ErrorCode = errUnknownTopicOrPartition
+			default:
+				p := t.partitions()[rp.Partition]
+				if b.appendPartition(p, rp.Records, now, &sp) {
+					touched = append(touched, p.log)
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	wait := req.Acks == -1 || (req.Acks == 1 && b.cfg.Acks1WaitsForFsync)
+	if len(touched) == 0 {
+		if req.Acks == 0 {
+			return &reply{none: true}
+		}
+		return &reply{resp: resp}
+	}
+	w := b.syncer.mark(touched, wait)
+	if req.Acks == 0 {
+		return &reply{none: true}
+	}
+	if !wait {
+		return &reply{resp: resp}
+	}
+	r := &reply{ready: make(chan struct{})}
+	go func() {
+		<-w.done
+		if w.err != nil {
+			// The fsync failed: nothing written by this request can be
+			// called durable.
+			for i := range resp.Topics {
+				for j := range resp.Topics[i].Partitions {
+					sp := &resp.Topics[i].Partitions[j]
+					if sp.ErrorCode == errNone {
+						sp.ErrorCode, sp.BaseOffset = errKafkaStorageError, -1
+					}
+				}
+			}
+		}
+		r.resp = resp
+		close(r.ready)
+	}()
+	return r
+}
+
+// appendPartition appends the batches of one partition and fills sp; it
+// reports whether data was written.
+func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) bool {
+	batches, hdrs, err := log.SplitBatches(records)
+	if err != nil {
+		sp.ErrorCode = errCorruptMessage
+		if errors.Is(err, log.ErrUnsupportedMagic) {
+			sp.ErrorCode = errUnsupportedForMessageFmt
+		}
+		msg := err.Error()
+		sp.ErrorMessage = &msg
+		return false
+	}
+	cfgs := p.topic.configs()
+	maxBytes := b.intTopicConfig(cfgs, "max.message.bytes")
+	logAppendTime := strings.EqualFold(b.strTopicConfig(cfgs, "message.timestamp.type"), "LogAppendTime")
+	wrote := false
+	first := true
+	for i, batch := range batches {
+		h := hdrs[i]
+		if int64(len(batch)) > maxBytes {
+			sp.ErrorCode = errMessageTooLarge
+			break
+		}
+		if h.IsTransactional() || h.IsControl() {
+			sp.ErrorCode = errInvalidRecord
+			msg := "transactions are not supported by this broker"
+			sp.ErrorMessage = &msg
+			break
+		}
+		if logAppendTime {
+			stampLogAppendTime(batch, &h, now)
+			sp.LogAppendTime = now.UnixMilli()
+		}
+		res, err := p.log.Append(batch, h, now)
+		if err != nil {
+			switch {
+			case errors.Is(err, log.ErrOutOfOrderSequence):
+				sp.ErrorCode = errOutOfOrderSequence
+			case errors.Is(err, log.ErrInvalidEpoch):
+				sp.ErrorCode = errInvalidProducerEpoch
+			default:
+				sp.ErrorCode = errKafkaStorageError
+				b.logger.Error("append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+			}
+			msg := err.Error()
+			sp.ErrorMessage = &msg
+			break
+		}
+		if first {
+			sp.BaseOffset = res.BaseOffset
+			first = false
+		}
+		sp.LogStartOffset = res.LogStart
+		wrote = wrote || !res.Duplicate
+	}
+	if sp.ErrorCode != errNone && !wrote {
+		sp.BaseOffset = -1
+	}
+	return wrote
+}
+
+// stampLogAppendTime sets the batch's timestamp type to LogAppendTime with
+// the broker's clock, as message.timestamp.type=LogAppendTime asks, and
+// recomputes the CRC (these fields are covered by it).
+func stampLogAppendTime(batch []byte, h *log.BatchHeader, now time.Time) {
+	const offAttributes, offMaxTimestamp, offCRC = 21, 35, 17
+	h.Attributes |= 0x08
+	h.MaxTimestamp = now.UnixMilli()
+	binary.BigEndian.PutUint16(batch[offAttributes:], uint16(h.Attributes))
+	binary.BigEndian.PutUint64(batch[offMaxTimestamp:], uint64(h.MaxTimestamp))
+	binary.BigEndian.PutUint32(batch[offCRC:], crc32.Checksum(batch[offAttributes:], crc32.MakeTable(crc32.Castagnoli)))
+}

@@ -1,0 +1,106 @@
+package broker
+
+import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Metadata: v0-12. This broker is the only node, leader of every partition
+// with leader epoch 0. Unknown topics are created when
+// auto.create.topics.enable is true and the request allows it (v4+; always
+// before v4), with num.partitions partitions.
+
+func handleMetadata(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.MetadataRequest)
+	b := c.b
+	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	br := kmsg.NewMetadataResponseBroker()
+	br.NodeID, br.Host, br.Port = b.cfg.NodeID, b.advHost, b.advPort
+	resp.Brokers = []kmsg.MetadataResponseBroker{br}
+	cid := b.clusterID
+	resp.ClusterID = &cid
+	resp.ControllerID = b.cfg.NodeID
+
+	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if all {
+		b.mu.RLock()
+		names := make([]string, 0, len(b.topics))
+		for n := range b.topics {
+			names = append(names, n)
+		}
+		b.mu.RUnlock()
+		sort.Strings(names)
+		for _, n := range names {
+			if t := b.topic(n); t != nil {
+				resp.Topics = append(resp.Topics, b.metadataTopic(t))
+			}
+		}
+		return &reply{resp: resp}
+	}
+	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	for _, rt := range req.Topics {
+		var t *topic
+		name := ""
+		if rt.Topic != nil {
+			name = *rt.Topic
+			t = b.topic(name)
+		} else if req.Version >= 10 {
+			b.mu.RLock()
+			t = b.topicIDs[rt.TopicID]
+			b.mu.RUnlock()
+		}
+		if t == nil && autoCreate && rt.Topic != nil {
+			if err := validateTopicName(name); err != nil {
+				st := kmsg.NewMetadataResponseTopic()
+				st.Topic, st.ErrorCode = &name, errInvalidTopic
+				resp.Topics = append(resp.Topics, st)
+				continue
+			}
+			var err error
+			t, err = b.createTopic(name, b.cfg.NumPartitions, nil)
+			if err == errTopicExists {
+				t = b.topic(name)
+			} else if err != nil {
+				b.logger.Error("auto-creating topic failed", "topic", name, "err", err)
+			}
+		}
+		if t == nil {
+			st := kmsg.NewMetadataResponseTopic()
+			if rt.Topic != nil {
+				st.Topic = &name
+				st.ErrorCode = errUnknownTopicOrPartition
+				if validateTopicName(name) != nil {
+					st.ErrorCode = errInvalidTopic
+				}
+			} else {
+				st.TopicID = rt.TopicID
+				st.ErrorCode = errUnknownTopicID
+			}
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.metadataTopic(t))
+	}
+	return &reply{resp: resp}
+}
+
+func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
+	st := kmsg.NewMetadataResponseTopic()
+	name := t.name
+	st.Topic = &name
+	st.TopicID = t.id
+	st.IsInternal = t.internal
+	st.AuthorizedOperations = -2147483648
+	for _, p := range t.partitions() {
+		sp := kmsg.NewMetadataResponseTopicPartition()
+		sp.Partition = p.index
+		sp.Leader = b.cfg.NodeID
+		sp.LeaderEpoch = 0
+		sp.Replicas = []int32{b.cfg.NodeID}
+		sp.ISR = []int32{b.cfg.NodeID}
+		sp.OfflineReplicas = []int32{}
+		st.Partitions = append(st.Partitions, sp)
+	}
+	return st
+}

@@ -1,0 +1,60 @@
+package broker
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// ApiVersions: v0-3. The response header is always v0 (KIP-511).
+
+const apiVersionsKey int16 = 18
+
+// api is one supported API key: the versions advertised and accepted, and
+// its handler.
+type api struct {
+	key      int16
+	min, max int16
+	handle   func(c *conn, req kmsg.Request) *reply
+}
+
+// apiTable is the single list of supported APIs: ApiVersions reports it and
+// the request reader enforces it, so they cannot drift apart. Produce is
+// advertised from v0 so that librdkafka enables compression (KAFKA-18659),
+// but v0-2 requests carry old message formats and are refused per partition.
+var apiTable = []api{
+	{key: 0, min: 0, max: 12, handle: handleProduce},
+	{key: 1, min: 4, max: 12, handle: handleFetch},
+	{key: 2, min: 1, max: 8, handle: handleListOffsets},
+	{key: 3, min: 0, max: 12, handle: handleMetadata},
+	{key: 18, min: 0, max: 3}, // answered by handleFrame: it reports this table
+	{key: 19, min: 0, max: 7, handle: handleCreateTopics},
+	{key: 20, min: 0, max: 6, handle: handleDeleteTopics},
+	{key: 22, min: 0, max: 5, handle: handleInitProducerID},
+	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
+	{key: 32, min: 0, max: 4, handle: handleDescribeConfigs},
+	{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
+	{key: 37, min: 0, max: 3, handle: handleCreatePartitions},
+	{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
+	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
+}
+
+var apiByKey = func() map[int16]*api {
+	m := make(map[int16]*api, len(apiTable))
+	for i := range apiTable {
+		a := &apiTable[i]
+		// Never advertise more than the codec knows.
+		if req := kmsg.RequestForKey(a.key); req != nil && req.MaxVersion() < a.max {
+			a.max = req.MaxVersion()
+		}
+		m[a.key] = a
+	}
+	return m
+}()
+
+func (b *Broker) apiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = version
+	for _, a := range apiTable {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
+		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	return resp
+}

@@ -1,0 +1,49 @@
+package broker
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// CreatePartitions: v0-3. Partitions can only be added; manual assignments
+// must name this node.
+
+func handleCreatePartitions(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.CreatePartitionsRequest)
+	b := c.b
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		fail := func(code int16, msg string) {
+			st.ErrorCode = code
+			st.ErrorMessage = &msg
+		}
+		t := b.topic(rt.Topic)
+		switch {
+		case t == nil:
+			fail(errUnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic))
+		case rt.Count < int32(len(t.partitions())):
+			fail(errInvalidPartitions, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", len(t.partitions()), rt.Count))
+		case rt.Count == int32(len(t.partitions())):
+			fail(errInvalidPartitions, fmt.Sprintf("Topic already has %d partitions.", rt.Count))
+		case rt.Assignment != nil && len(rt.Assignment) != int(rt.Count)-len(t.partitions()):
+			fail(errInvalidReplicaAssignment, fmt.Sprintf("Increasing the number of partitions by %d but %d assignments provided.", int(rt.Count)-len(t.partitions()), len(rt.Assignment)))
+		default:
+			for _, a := range rt.Assignment {
+				if len(a.Replicas) != 1 || a.Replicas[0] != b.cfg.NodeID {
+					fail(errInvalidReplicaAssignment, fmt.Sprintf("Replica assignment %v names brokers other than the only broker %d.", a.Replicas, b.cfg.NodeID))
+				}
+			}
+			if st.ErrorCode != errNone || req.ValidateOnly {
+				break
+			}
+			if err := b.addPartitions(t, rt.Count); err != nil {
+				fail(errUnknownServerError, err.Error())
+			}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return &reply{resp: resp}
+}

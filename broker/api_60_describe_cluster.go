@@ -1,0 +1,25 @@
+package broker
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// DescribeCluster: v0-1 (brokers endpoint type only).
+
+func handleDescribeCluster(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.DescribeClusterRequest)
+	b := c.b
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	if req.Version >= 1 && req.EndpointType != 1 {
+		resp.ErrorCode = errUnsupportedVersion
+		msg := "only the brokers endpoint type is supported"
+		resp.ErrorMessage = &msg
+		return &reply{resp: resp}
+	}
+	resp.EndpointType = 1
+	resp.ClusterID = b.clusterID
+	resp.ControllerID = b.cfg.NodeID
+	resp.ClusterAuthorizedOperations = -2147483648
+	br := kmsg.NewDescribeClusterResponseBroker()
+	br.NodeID, br.Host, br.Port = b.cfg.NodeID, b.advHost, b.advPort
+	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}
+	return &reply{resp: resp}
+}

@@ -1,0 +1,511 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tributary-dev/tributary/broker/log"
+)
+
+// Broker is a running single-node broker.
+type Broker struct {
+	cfg    Config
+	logger *slog.Logger
+	ln     net.Listener
+
+	clusterID string
+	advHost   string
+	advPort   int32
+
+	mu       sync.RWMutex
+	topics   map[string]*topic
+	topicIDs map[[16]byte]*topic
+	pids     pidAllocator
+
+	syncer *syncer
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	connMu sync.Mutex
+	conns  map[net.Conn]struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// topic is a topic's metadata. Its partition list and config overrides are
+// replaced, never modified, so readers need no lock.
+type topic struct {
+	name     string
+	id       [16]byte
+	internal bool
+	parts    atomic.Pointer[[]*partition]
+	cfgs     atomic.Pointer[map[string]string] // overrides only
+}
+
+func newTopic(name string, id [16]byte, configs map[string]string) *topic {
+	if configs == nil {
+		configs = map[string]string{}
+	}
+	t := &topic{name: name, id: id, internal: strings.HasPrefix(name, "__")}
+	t.cfgs.Store(&configs)
+	t.parts.Store(&[]*partition{})
+	return t
+}
+
+// partitions returns the topic's partitions; do not modify the slice.
+func (t *topic) partitions() []*partition { return *t.parts.Load() }
+
+// configs returns the topic's config overrides; do not modify the map.
+func (t *topic) configs() map[string]string { return *t.cfgs.Load() }
+
+type partition struct {
+	topic *topic
+	index int32
+	log   *log.Log
+}
+
+// metaFile is the broker's persisted topic metadata.
+type metaFile struct {
+	Version   int         `json:"version"`
+	ClusterID string      `json:"cluster_id"`
+	Topics    []topicMeta `json:"topics"`
+}
+
+type topicMeta struct {
+	Name       string            `json:"name"`
+	ID         string            `json:"id"`
+	Partitions int32             `json:"partitions"`
+	Configs    map[string]string `json:"configs,omitempty"`
+}
+
+// Open loads the broker's state from cfg.LogDir (recovering every partition
+// log) and binds the listener. Call Serve to accept connections.
+func Open(cfg Config) (*Broker, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
+		return nil, fmt.Errorf("broker: create log dir: %w", err)
+	}
+	b := &Broker{
+		cfg:      cfg,
+		logger:   cfg.Logger,
+		topics:   map[string]*topic{},
+		topicIDs: map[[16]byte]*topic{},
+		syncer:   newSyncer(),
+		conns:    map[net.Conn]struct{}{},
+	}
+	b.pids.path = filepath.Join(cfg.LogDir, "producer-id-block")
+	start := time.Now()
+	if err := b.loadMeta(); err != nil {
+		b.closeLogs()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listener)
+	if err != nil {
+		b.closeLogs()
+		return nil, fmt.Errorf("broker: listen on %s: %w (is another broker running? change listeners)", cfg.Listener, err)
+	}
+	b.ln = ln
+	b.advHost, b.advPort = cfg.advertisedHostPort(ln.Addr())
+	b.ctx, b.cancel = context.WithCancel(context.Background())
+	b.wg.Add(2)
+	go func() { defer b.wg.Done(); b.syncer.run(b.ctx) }()
+	go func() { defer b.wg.Done(); b.retentionLoop(b.ctx) }()
+	b.logger.Info("broker ready", "listener", ln.Addr().String(), "advertised", b.Addr(), "log_dir", cfg.LogDir,
+		"topics", len(b.topics), "cluster_id", b.clusterID, "startup", time.Since(start).Round(time.Millisecond))
+	return b, nil
+}
+
+// Addr is the advertised host:port that clients bootstrap from.
+func (b *Broker) Addr() string {
+	return net.JoinHostPort(b.advHost, strconv.Itoa(int(b.advPort)))
+}
+
+// ClusterID is the persisted id of this broker's cluster.
+func (b *Broker) ClusterID() string { return b.clusterID }
+
+// Serve accepts connections until ctx is cancelled or Close is called.
+func (b *Broker) Serve(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() { b.Close() })
+	defer stop()
+	for {
+		c, err := b.ln.Accept()
+		if err != nil {
+			if b.ctx.Err() != nil {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("broker: accept: %w", err)
+		}
+		b.connMu.Lock()
+		if b.ctx.Err() != nil {
+			b.connMu.Unlock()
+			c.Close()
+			return nil
+		}
+		b.conns[c] = struct{}{}
+		b.wg.Add(1)
+		b.connMu.Unlock()
+		go func() {
+			defer b.wg.Done()
+			b.serveConn(c)
+			b.connMu.Lock()
+			delete(b.conns, c)
+			b.connMu.Unlock()
+		}()
+	}
+}
+
+// Close stops accepting, closes every connection, runs a last group commit
+// and closes every log. It is safe to call more than once.
+func (b *Broker) Close() error {
+	b.closeOnce.Do(func() {
+		b.cancel()
+		b.ln.Close()
+		b.connMu.Lock()
+		for c := range b.conns {
+			c.Close()
+		}
+		b.connMu.Unlock()
+		b.wg.Wait()
+		b.closeErr = b.closeLogs()
+		b.logger.Info("broker stopped")
+	})
+	return b.closeErr
+}
+
+func (b *Broker) closeLogs() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
+	for _, t := range b.topics {
+		for _, p := range t.partitions() {
+			if err := p.log.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Broker) metaPath() string { return filepath.Join(b.cfg.LogDir, "topics.json") }
+
+func (b *Broker) loadMeta() error {
+	raw, err := os.ReadFile(b.metaPath())
+	var m metaFile
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		m = metaFile{Version: 1, ClusterID: newClusterID()}
+	case err != nil:
+		return fmt.Errorf("broker: read metadata: %w", err)
+	default:
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("broker: metadata file %s is corrupt: %w", b.metaPath(), err)
+		}
+		if m.Version != 1 {
+			return fmt.Errorf("broker: metadata file %s has unknown version %d", b.metaPath(), m.Version)
+		}
+	}
+	b.clusterID = m.ClusterID
+	for _, tm := range m.Topics {
+		id, err := parseUUID(tm.ID)
+		if err != nil {
+			return fmt.Errorf("broker: topic %s: %w", tm.Name, err)
+		}
+		t := newTopic(tm.Name, id, tm.Configs)
+		b.topics[t.name] = t // before opening, so a failure closes what opened
+		parts, err := b.openPartitions(t, 0, tm.Partitions)
+		t.parts.Store(&parts)
+		if err != nil {
+			return err
+		}
+		b.topicIDs[t.id] = t
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		return b.saveMetaLocked()
+	}
+	return nil
+}
+
+// openPartitions opens (creating if needed) partitions [from, to) of t and
+// returns the topic's new partition list; on error the list holds what opened.
+func (b *Broker) openPartitions(t *topic, from, to int32) ([]*partition, error) {
+	parts := append([]*partition(nil), t.partitions()...)
+	cfg := b.logConfig(t.configs())
+	for i := from; i < to; i++ {
+		dir := filepath.Join(b.cfg.LogDir, fmt.Sprintf("%s-%d", t.name, i))
+		l, err := log.Open(dir, cfg, b.logger.With("topic", t.name, "partition", i))
+		if err != nil {
+			return parts, fmt.Errorf("broker: %w", err)
+		}
+		parts = append(parts, &partition{topic: t, index: i, log: l})
+	}
+	return parts, nil
+}
+
+// addPartitions grows a topic to count partitions.
+func (b *Broker) addPartitions(t *topic, count int32) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := t.partitions()
+	if int(count) <= len(old) {
+		return nil
+	}
+	parts, err := b.openPartitions(t, int32(len(old)), count)
+	if err != nil {
+		for _, p := range parts[len(old):] {
+			p.log.Delete()
+		}
+		return err
+	}
+	t.parts.Store(&parts)
+	if err := b.saveMetaLocked(); err != nil {
+		t.parts.Store(&old)
+		for _, p := range parts[len(old):] {
+			p.log.Delete()
+		}
+		return err
+	}
+	b.logger.Info("added partitions", "topic", t.name, "partitions", count)
+	return nil
+}
+
+// setTopicConfigs replaces a topic's config overrides and applies them.
+func (b *Broker) setTopicConfigs(t *topic, next map[string]string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	old := t.configs()
+	t.cfgs.Store(&next)
+	if err := b.saveMetaLocked(); err != nil {
+		t.cfgs.Store(&old)
+		return err
+	}
+	cfg := b.logConfig(next)
+	for _, p := range t.partitions() {
+		p.log.SetConfig(cfg)
+	}
+	b.logger.Info("altered topic configs", "topic", t.name, "configs", next)
+	return nil
+}
+
+// saveMetaLocked persists the topic list; b.mu must be held (or the broker
+// not yet shared).
+func (b *Broker) saveMetaLocked() error {
+	m := metaFile{Version: 1, ClusterID: b.clusterID}
+	for _, t := range b.topics {
+		m.Topics = append(m.Topics, topicMeta{Name: t.name, ID: formatUUID(t.id), Partitions: int32(len(t.partitions())), Configs: t.configs()})
+	}
+	raw, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := log.WriteFileAtomic(b.metaPath(), raw); err != nil {
+		return fmt.Errorf("broker: save metadata: %w", err)
+	}
+	return nil
+}
+
+// topic returns a topic by name.
+func (b *Broker) topic(name string) *topic {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.topics[name]
+}
+
+// partition returns a partition or nil.
+func (b *Broker) partition(name string, p int32) *partition {
+	t := b.topic(name)
+	if t == nil {
+		return nil
+	}
+	parts := t.partitions()
+	if p < 0 || int(p) >= len(parts) {
+		return nil
+	}
+	return parts[p]
+}
+
+var legalTopic = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
+// validateTopicName applies Kafka's topic name rules.
+func validateTopicName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("Topic name is illegal, it can't be empty")
+	case name == "." || name == "..":
+		return errors.New("Topic name cannot be \".\" or \"..\"")
+	case len(name) > 249:
+		return fmt.Errorf("Topic name is illegal, it can't be longer than 249 characters, topic name: %s", name)
+	case !legalTopic.MatchString(name):
+		return fmt.Errorf("Topic name %s is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+	}
+	return nil
+}
+
+// createTopic creates a topic; configs must be validated already.
+func (b *Broker) createTopic(name string, partitions int32, configs map[string]string) (*topic, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.topics[name]; ok {
+		return nil, errTopicExists
+	}
+	var id [16]byte
+	for {
+		rand.Read(id[:])
+		if _, taken := b.topicIDs[id]; !taken && id != ([16]byte{}) {
+			break
+		}
+	}
+	t := newTopic(name, id, configs)
+	parts, err := b.openPartitions(t, 0, partitions)
+	if err != nil {
+		for _, p := range parts {
+			p.log.Delete()
+		}
+		return nil, err
+	}
+	t.parts.Store(&parts)
+	b.topics[name] = t
+	b.topicIDs[id] = t
+	if err := b.saveMetaLocked(); err != nil {
+		delete(b.topics, name)
+		delete(b.topicIDs, id)
+		for _, p := range t.partitions() {
+			p.log.Delete()
+		}
+		return nil, err
+	}
+	b.logger.Info("created topic", "topic", name, "partitions", partitions, "configs", configs)
+	return t, nil
+}
+
+var errTopicExists = errors.New("topic already exists")
+
+// deleteTopic removes a topic and its data.
+func (b *Broker) deleteTopic(t *topic) error {
+	b.mu.Lock()
+	if b.topics[t.name] != t {
+		b.mu.Unlock()
+		return nil
+	}
+	delete(b.topics, t.name)
+	delete(b.topicIDs, t.id)
+	err := b.saveMetaLocked()
+	b.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range t.partitions() {
+		errs = append(errs, p.log.Delete())
+	}
+	b.logger.Info("deleted topic", "topic", t.name)
+	return errors.Join(errs...)
+}
+
+// retentionLoop applies retention.ms and retention.bytes periodically.
+func (b *Broker) retentionLoop(ctx context.Context) {
+	tick := time.NewTicker(b.cfg.RetentionCheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			b.applyRetention(time.Now())
+		}
+	}
+}
+
+func (b *Broker) applyRetention(now time.Time) {
+	b.mu.RLock()
+	var logs []*log.Log
+	for _, t := range b.topics {
+		if !b.topicHasPolicy(t.configs(), "delete") {
+			continue
+		}
+		for _, p := range t.partitions() {
+			logs = append(logs, p.log)
+		}
+	}
+	b.mu.RUnlock()
+	for _, l := range logs {
+		if _, err := l.EnforceRetention(now); err != nil && !errors.Is(err, log.ErrClosed) {
+			b.logger.Warn("retention failed", "dir", l.Dir(), "err", err)
+		}
+	}
+}
+
+func newClusterID() string {
+	var id [16]byte
+	rand.Read(id[:])
+	return base64.RawURLEncoding.EncodeToString(id[:])
+}
+
+func formatUUID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+func parseUUID(s string) ([16]byte, error) {
+	var id [16]byte
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(raw) != 16 {
+		return id, fmt.Errorf("bad topic id %q", s)
+	}
+	copy(id[:], raw)
+	return id, nil
+}
+
+// pidAllocator hands out producer ids, persisting blocks of them so that an
+// id is never reused after a restart.
+type pidAllocator struct {
+	mu   sync.Mutex
+	path string
+	next int64
+	end  int64
+}
+
+const pidBlock = 1000
+
+func (a *pidAllocator) allocate() (int64, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.next >= a.end {
+		start := int64(0)
+		if raw, err := os.ReadFile(a.path); err == nil {
+			if n, err := strconv.ParseInt(strings.TrimSpace(string(raw)), 10, 64); err == nil {
+				start = n
+			}
+		}
+		if a.end > start {
+			start = a.end
+		}
+		if err := log.WriteFileAtomic(a.path, []byte(strconv.FormatInt(start+pidBlock, 10))); err != nil {
+			return -1, err
+		}
+		a.next, a.end = start, start+pidBlock
+	}
+	id := a.next
+	a.next++
+	return id, nil
+}

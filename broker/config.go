@@ -1,0 +1,305 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tributary-dev/tributary/internal/properties"
+)
+
+// Config is the broker's configuration. Field comments name the Kafka
+// property each one is read from; FromProperties does the mapping.
+type Config struct {
+	// Listener is the host:port to bind (listeners, default PLAINTEXT://127.0.0.1:9092).
+	Listener string
+	// Advertised is the host:port clients are told to dial (advertised.listeners;
+	// defaults to Listener, with a wildcard host replaced by 127.0.0.1).
+	Advertised string
+	// LogDir holds all partitions and metadata (log.dirs, default ./data/broker).
+	LogDir string
+	// NodeID is this broker's id (node.id or broker.id, default 1).
+	NodeID int32
+	// NumPartitions for auto-created topics and CreateTopics with -1 (num.partitions, default 1).
+	NumPartitions int32
+	// AutoCreateTopics on Metadata requests (auto.create.topics.enable, default true).
+	AutoCreateTopics bool
+	// DeleteTopicEnable allows DeleteTopics (delete.topic.enable, default true).
+	DeleteTopicEnable bool
+	// MaxRequestBytes is the largest accepted request frame (socket.request.max.bytes, default 100 MiB).
+	MaxRequestBytes int32
+	// RetentionCheckInterval is how often retention runs (log.retention.check.interval.ms, default 5 min).
+	RetentionCheckInterval time.Duration
+	// Acks1WaitsForFsync makes acks=1 produce requests wait for the fsync like
+	// acks=all (tributary.acks1.fsync, default false: acks=1 is answered after
+	// the write to the page cache; the data is fsynced by the next group commit).
+	Acks1WaitsForFsync bool
+	// TopicDefaults are the broker-level defaults of topic configs
+	// (log.retention.ms, log.segment.bytes, message.max.bytes, …), by topic config name.
+	TopicDefaults map[string]string
+	// Logger receives the broker's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults of DESIGN.md's command-line table.
+func DefaultConfig() Config {
+	return Config{
+		Listener:               "127.0.0.1:9092",
+		LogDir:                 "./data/broker",
+		NodeID:                 1,
+		NumPartitions:          1,
+		AutoCreateTopics:       true,
+		DeleteTopicEnable:      true,
+		MaxRequestBytes:        100 << 20,
+		RetentionCheckInterval: 5 * time.Minute,
+		TopicDefaults:          map[string]string{},
+	}
+}
+
+// brokerKeys are the broker properties this broker reads, with their
+// defaults as DescribeConfigs reports them.
+var brokerKeys = []struct{ name, def, doc string }{
+	{"listeners", "PLAINTEXT://127.0.0.1:9092", "Listener to bind; only one PLAINTEXT listener is supported."},
+	{"advertised.listeners", "", "Listener clients are told to connect to; defaults to listeners."},
+	{"log.dirs", "./data/broker", "Directory for partition logs and metadata (the first entry is used)."},
+	{"log.dir", "./data/broker", "Used when log.dirs is not set."},
+	{"node.id", "1", "Id of this broker."},
+	{"broker.id", "1", "Alias of node.id."},
+	{"num.partitions", "1", "Default number of partitions for new topics."},
+	{"default.replication.factor", "1", "Accepted for compatibility; this broker has one replica."},
+	{"auto.create.topics.enable", "true", "Create unknown topics on Metadata requests."},
+	{"delete.topic.enable", "true", "Allow DeleteTopics."},
+	{"socket.request.max.bytes", "104857600", "Largest request frame accepted."},
+	{"log.retention.check.interval.ms", "300000", "How often retention is applied."},
+	{"tributary.acks1.fsync", "false", "If true, acks=1 produce requests also wait for fsync."},
+}
+
+// topicKeyForBroker maps broker properties to the topic config they default.
+var topicKeyForBroker = map[string]string{
+	"log.cleanup.policy":                "cleanup.policy",
+	"log.retention.ms":                  "retention.ms",
+	"log.retention.bytes":               "retention.bytes",
+	"log.segment.bytes":                 "segment.bytes",
+	"log.roll.ms":                       "segment.ms",
+	"log.index.interval.bytes":          "index.interval.bytes",
+	"log.index.size.max.bytes":          "segment.index.bytes",
+	"message.max.bytes":                 "max.message.bytes",
+	"log.message.timestamp.type":        "message.timestamp.type",
+	"compression.type":                  "compression.type",
+	"log.cleaner.delete.retention.ms":   "delete.retention.ms",
+	"log.cleaner.min.compaction.lag.ms": "min.compaction.lag.ms",
+	"log.cleaner.max.compaction.lag.ms": "max.compaction.lag.ms",
+	"log.cleaner.min.cleanable.ratio":   "min.cleanable.dirty.ratio",
+	"min.insync.replicas":               "min.insync.replicas",
+	"log.flush.interval.messages":       "flush.messages",
+	"log.flush.interval.ms":             "flush.ms",
+	"log.preallocate":                   "preallocate",
+}
+
+// hourAndMinuteKeys are Kafka's coarser spellings of two millisecond settings.
+var hourAndMinuteKeys = map[string]struct {
+	ms   string
+	unit time.Duration
+}{
+	"log.retention.hours":   {"log.retention.ms", time.Hour},
+	"log.retention.minutes": {"log.retention.ms", time.Minute},
+	"log.roll.hours":        {"log.roll.ms", time.Hour},
+}
+
+// FromProperties builds a Config from Kafka server properties. Unknown keys
+// are returned as warnings; invalid values are errors.
+func FromProperties(p properties.Properties) (Config, []string, error) {
+	c := DefaultConfig()
+	var warnings []string
+	var errs []error
+	known := map[string]bool{}
+	for _, k := range brokerKeys {
+		known[k.name] = true
+	}
+	// Coarse units first, so an explicit .ms wins as in Kafka.
+	for _, k := range p.Keys() {
+		if hm, ok := hourAndMinuteKeys[k]; ok {
+			n, err := strconv.ParseInt(p[k], 10, 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %q is not an integer", k, p[k]))
+				continue
+			}
+			if _, explicit := p[hm.ms]; !explicit {
+				c.TopicDefaults[topicKeyForBroker[hm.ms]] = strconv.FormatInt((time.Duration(n) * hm.unit).Milliseconds(), 10)
+			}
+		}
+	}
+	for _, k := range p.Keys() {
+		v := strings.TrimSpace(p[k])
+		var err error
+		switch k {
+		case "listeners":
+			c.Listener, err = parseListener(v)
+		case "advertised.listeners":
+			c.Advertised, err = parseListener(v)
+		case "log.dirs", "log.dir":
+			if k == "log.dir" && p["log.dirs"] != "" {
+				break
+			}
+			dirs := strings.Split(v, ",")
+			c.LogDir = strings.TrimSpace(dirs[0])
+			if len(dirs) > 1 {
+				warnings = append(warnings, fmt.Sprintf("log.dirs: only the first directory (%s) is used", c.LogDir))
+			}
+			if c.LogDir == "" {
+				err = errors.New("must not be empty")
+			}
+		case "node.id", "broker.id":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 32)
+			if err == nil && n < 0 {
+				err = errors.New("must be >= 0")
+			}
+			c.NodeID = int32(n)
+		case "num.partitions":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 32)
+			if err == nil && n < 1 {
+				err = errors.New("must be >= 1")
+			}
+			c.NumPartitions = int32(n)
+		case "default.replication.factor":
+			if v != "1" {
+				warnings = append(warnings, "default.replication.factor: this broker is single-node; topics get 1 replica")
+			}
+		case "auto.create.topics.enable":
+			c.AutoCreateTopics, err = parseBool(v)
+		case "delete.topic.enable":
+			c.DeleteTopicEnable, err = parseBool(v)
+		case "socket.request.max.bytes":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 32)
+			if err == nil && n < 1024 {
+				err = errors.New("must be >= 1024")
+			}
+			c.MaxRequestBytes = int32(n)
+		case "log.retention.check.interval.ms":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 64)
+			if err == nil && n < 1 {
+				err = errors.New("must be >= 1")
+			}
+			c.RetentionCheckInterval = time.Duration(n) * time.Millisecond
+		case "tributary.acks1.fsync":
+			c.Acks1WaitsForFsync, err = parseBool(v)
+		default:
+			if tk, ok := topicKeyForBroker[k]; ok {
+				if verr := validateTopicConfig(tk, v); verr != nil {
+					err = verr
+				} else {
+					c.TopicDefaults[tk] = v
+				}
+				break
+			}
+			if _, ok := hourAndMinuteKeys[k]; ok {
+				break
+			}
+			if !known[k] {
+				warnings = append(warnings, fmt.Sprintf("unknown broker property %q is ignored", k))
+			}
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", k, v, err))
+		}
+	}
+	return c, warnings, errors.Join(errs...)
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", v)
+}
+
+// parseListener accepts "PLAINTEXT://host:port" (or a bare host:port) and
+// returns host:port. Only one listener is supported.
+func parseListener(v string) (string, error) {
+	if v == "" {
+		return "", errors.New("must not be empty")
+	}
+	if strings.Contains(v, ",") {
+		return "", errors.New("only one listener is supported")
+	}
+	hostport := v
+	if strings.Contains(v, "://") {
+		u, err := url.Parse(v)
+		if err != nil {
+			return "", fmt.Errorf("not a listener URL: %w", err)
+		}
+		if proto := strings.ToUpper(u.Scheme); proto != "PLAINTEXT" {
+			return "", fmt.Errorf("security protocol %s is not supported (only PLAINTEXT)", u.Scheme)
+		}
+		hostport = u.Host
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", fmt.Errorf("not host:port: %w", err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "", fmt.Errorf("bad port %q", port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func (c *Config) validate() error {
+	if c.Listener == "" {
+		return errors.New("broker: no listener configured")
+	}
+	if c.LogDir == "" {
+		return errors.New("broker: log.dirs is empty")
+	}
+	if c.MaxRequestBytes <= 0 {
+		c.MaxRequestBytes = 100 << 20
+	}
+	if c.NumPartitions <= 0 {
+		c.NumPartitions = 1
+	}
+	if c.RetentionCheckInterval <= 0 {
+		c.RetentionCheckInterval = 5 * time.Minute
+	}
+	if c.TopicDefaults == nil {
+		c.TopicDefaults = map[string]string{}
+	}
+	for k, v := range c.TopicDefaults {
+		if err := validateTopicConfig(k, v); err != nil {
+			return fmt.Errorf("broker: default for topic config %s: %w", k, err)
+		}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// advertisedHostPort returns the address put in Metadata, given the address
+// the listener actually bound (which resolves port 0).
+func (c *Config) advertisedHostPort(bound net.Addr) (string, int32) {
+	adv := c.Advertised
+	if adv == "" {
+		adv = bound.String()
+	}
+	host, port, _ := net.SplitHostPort(adv)
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	n, _ := strconv.Atoi(port)
+	if n == 0 {
+		_, bp, _ := net.SplitHostPort(bound.String())
+		n, _ = strconv.Atoi(bp)
+	}
+	return host, int32(n)
+}

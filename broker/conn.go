@@ -1,0 +1,266 @@
+package broker
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"golang.org/x/sys/unix"
+)
+
+// maxInflight bounds how many requests of one connection may wait for their
+// responses; it is the backpressure for pipelining clients.
+const maxInflight = 64
+
+// reply is the response to one request, possibly not ready yet.
+type reply struct {
+	corr     int32
+	key      int16
+	flexible bool
+	ready    chan struct{} // nil when the response is ready at once
+	resp     kmsg.Response
+	fetch    *fetchReply // a fetch response streamed from segment files
+	none     bool        // acks=0 produce: nothing is sent
+	fail     error       // close the connection instead of answering
+}
+
+// conn is one client connection.
+type conn struct {
+	b      *Broker
+	nc     net.Conn
+	logger *slog.Logger
+	client string
+}
+
+func (b *Broker) serveConn(nc net.Conn) {
+	c := &conn{b: b, nc: nc, logger: b.logger.With("remote", nc.RemoteAddr().String())}
+	replies := make(chan *reply, maxInflight)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeLoop(replies)
+	}()
+	err := c.readLoop(replies)
+	close(replies)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		c.logger.Info("closing connection", "client_id", c.client, "reason", err)
+	}
+	<-done
+	nc.Close()
+}
+
+// readLoop reads and handles requests in order until the connection fails.
+func (c *conn) readLoop(replies chan<- *reply) error {
+	br := bufio.NewReaderSize(c.nc, 64<<10)
+	var sizeBuf [4]byte
+	for {
+		if _, err := io.ReadFull(br, sizeBuf[:]); err != nil {
+			return err
+		}
+		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if size < 10 || size > c.b.cfg.MaxRequestBytes {
+			return fmt.Errorf("request frame of %d bytes is outside [10, %d] (socket.request.max.bytes)", size, c.b.cfg.MaxRequestBytes)
+		}
+		frame := make([]byte, size)
+		if _, err := io.ReadFull(br, frame); err != nil {
+			return fmt.Errorf("read request frame: %w", err)
+		}
+		r, err := c.handleFrame(frame)
+		if err != nil {
+			return err
+		}
+		select {
+		case replies <- r:
+		case <-c.b.ctx.Done():
+			return net.ErrClosed
+		}
+	}
+}
+
+// handleFrame parses one request frame and starts handling it. An error
+// closes the connection: an unknown key, an unsupported version or a body
+// that does not parse.
+func (c *conn) handleFrame(frame []byte) (r *reply, err error) {
+	rd := kbin.Reader{Src: frame}
+	key := rd.Int16()
+	version := rd.Int16()
+	corr := rd.Int32()
+	client := rd.NullableString()
+	if rd.Complete() != nil {
+		return nil, errors.New("malformed request header")
+	}
+	if client != nil {
+		c.client = *client
+	}
+	api, known := apiByKey[key]
+	req := kmsg.RequestForKey(key)
+	if !known || req == nil {
+		return nil, fmt.Errorf("unsupported API key %d", key)
+	}
+	if key == apiVersionsKey && (version < api.min || version > api.max) {
+		// KIP-511: answer with v0 and the supported ranges so the client
+		// can retry with a version we know.
+		resp := c.b.apiVersionsResponse(0)
+		resp.ErrorCode = errUnsupportedVersion
+		return &reply{corr: corr, key: key, resp: resp}, nil
+	}
+	if version < api.min || version > api.max {
+		return nil, fmt.Errorf("unsupported version %d of %s (supported %d-%d)", version, kmsg.NameForKey(key), api.min, api.max)
+	}
+	req.SetVersion(version)
+	if req.IsFlexible() {
+		kmsg.SkipTags(&rd)
+		if rd.Complete() != nil {
+			return nil, errors.New("malformed request header tags")
+		}
+	}
+	if err := req.ReadFrom(rd.Src); err != nil {
+		return nil, fmt.Errorf("malformed %s v%d request: %w", kmsg.NameForKey(key), version, err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.logger.Error("request handler panicked", "api", kmsg.NameForKey(key), "panic", p, "stack", string(debug.Stack()))
+			r, err = nil, fmt.Errorf("internal error handling %s", kmsg.NameForKey(key))
+		}
+	}()
+	if key == apiVersionsKey {
+		r = &reply{resp: c.b.apiVersionsResponse(version)}
+	} else {
+		r = api.handle(c, req)
+	}
+	r.corr, r.key, r.flexible = corr, key, req.IsFlexible()
+	return r, nil
+}
+
+// writeLoop writes responses in request order.
+func (c *conn) writeLoop(replies <-chan *reply) {
+	bw := bufio.NewWriterSize(c.nc, 64<<10)
+	var buf []byte
+	broken := false
+	for r := range replies {
+		if r.ready != nil {
+			select {
+			case <-r.ready:
+			case <-c.b.ctx.Done():
+				broken = true
+			}
+		}
+		if broken || r.fail != nil {
+			if r.fail != nil && !broken {
+				c.logger.Warn("closing connection", "client_id", c.client, "reason", r.fail)
+			}
+			broken = true
+			if r.fetch != nil {
+				r.fetch.release()
+			}
+			c.nc.Close()
+			continue // drain so the reader never blocks
+		}
+		if r.none {
+			continue
+		}
+		var err error
+		if r.fetch != nil {
+			err = c.writeFetch(bw, r)
+			r.fetch.release()
+		} else {
+			buf = appendResponse(buf[:0], r.corr, r.flexible && r.key != apiVersionsKey, r.resp)
+			_, err = bw.Write(buf)
+		}
+		if err == nil && len(replies) == 0 {
+			err = bw.Flush()
+		}
+		if err != nil {
+			broken = true
+			c.nc.Close()
+		}
+	}
+	if !broken {
+		bw.Flush()
+	}
+}
+
+// appendResponse frames a response: size, correlation id, header tags.
+func appendResponse(dst []byte, corr int32, flexibleHeader bool, resp kmsg.Response) []byte {
+	dst = append(dst, 0, 0, 0, 0)
+	dst = kbin.AppendInt32(dst, corr)
+	if flexibleHeader {
+		dst = append(dst, 0)
+	}
+	dst = resp.AppendTo(dst)
+	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
+	return dst
+}
+
+// writeFetch writes a fetch response whose record data goes from the segment
+// files to the socket with sendfile.
+func (c *conn) writeFetch(bw *bufio.Writer, r *reply) error {
+	f := r.fetch
+	for _, part := range f.encode(r.corr) {
+		if part.chunk == nil {
+			if _, err := bw.Write(part.bytes); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+		if err := sendChunk(c.nc, part.chunk.File(), part.chunk.Pos, part.chunk.Len); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendChunk copies n bytes at off of file to the connection, with sendfile
+// when the connection is a TCP socket.
+func sendChunk(nc net.Conn, file interface {
+	io.ReaderAt
+	Fd() uintptr
+}, off, n int64) error {
+	if sc, ok := nc.(syscall.Conn); ok {
+		raw, err := sc.SyscallConn()
+		if err == nil {
+			var serr error
+			infd := int(file.Fd())
+			werr := raw.Write(func(fd uintptr) bool {
+				for n > 0 {
+					w, err := unix.Sendfile(int(fd), infd, &off, int(min(n, 1<<30)))
+					if w > 0 {
+						n -= int64(w)
+					}
+					if err == unix.EAGAIN {
+						return false
+					}
+					if err == unix.EINTR {
+						continue
+					}
+					if err != nil {
+						serr = err
+						return true
+					}
+					if w == 0 {
+						serr = io.ErrUnexpectedEOF
+						return true
+					}
+				}
+				return true
+			})
+			if werr != nil {
+				return werr
+			}
+			return serr
+		}
+	}
+	_, err := io.Copy(nc, io.NewSectionReader(file, off, n))
+	return err
+}

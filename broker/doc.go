@@ -1,0 +1,24 @@
+// Package broker is Tributary's bundled broker: a single-node, durable broker
+// that speaks the Kafka wire protocol, so that any Kafka client works with it.
+//
+// Requests and responses are encoded with franz-go's kmsg; record batches are
+// stored verbatim by package broker/log. One goroutine reads each connection
+// and handles its requests in order; a second writes the responses in the same
+// order, waiting where a response is not ready yet (a produce waiting for its
+// fsync, a fetch waiting for data). Produce requests with acks=all are
+// answered only after a group commit has fsynced every partition they wrote.
+//
+// Usage:
+//
+//	cfg := broker.DefaultConfig()
+//	cfg.Listener = "127.0.0.1:0"
+//	cfg.LogDir = dir
+//	b, err := broker.Open(cfg)
+//	go b.Serve(ctx)         // returns when ctx is cancelled or Close is called
+//	addr := b.Addr()        // the address clients bootstrap from
+//	b.Close()               // flushes every log
+//
+// Handlers live in one file per API key (api_00_produce.go …); apiTable in
+// api_18_api_versions.go is the single list that drives both ApiVersions and
+// request validation.
+package broker

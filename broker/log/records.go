@@ -1,0 +1,130 @@
+package log
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/s2"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/twmb/franz-go/pkg/kbin"
+)
+
+// Record is one record of a batch, with its absolute offset and timestamp.
+// Key and Value alias the decompressed batch body.
+type Record struct {
+	Offset    int64
+	Timestamp int64
+	Key       []byte // nil for a null key
+	Value     []byte // nil for a null value (a tombstone)
+}
+
+// Decompressor decodes batch bodies; it holds reusable zstd state and is not
+// safe for concurrent use.
+type Decompressor struct {
+	zstd *zstd.Decoder
+}
+
+// Records decodes the records of a complete v2 batch. Control batches yield
+// their marker record like any other.
+func (d *Decompressor) Records(batch []byte) ([]Record, error) {
+	h, err := ParseHeader(batch)
+	if err != nil {
+		return nil, err
+	}
+	if len(batch) < h.Size() {
+		return nil, fmt.Errorf("%w: truncated batch", ErrCorruptBatch)
+	}
+	body := batch[HeaderSize:h.Size()]
+	if c := h.Compression(); c != 0 {
+		if body, err = d.decompress(c, body); err != nil {
+			return nil, fmt.Errorf("%w: decompress: %v", ErrCorruptBatch, err)
+		}
+	}
+	out := make([]Record, 0, h.NumRecords)
+	r := kbin.Reader{Src: body}
+	for i := int32(0); i < h.NumRecords; i++ {
+		length := r.Varint()
+		start := len(r.Src)
+		_ = r.Int8() // attributes
+		tsDelta := r.Varlong()
+		offDelta := r.Varint()
+		var key, val []byte
+		if kl := r.Varint(); kl >= 0 {
+			key = r.Span(int(kl))
+		}
+		if vl := r.Varint(); vl >= 0 {
+			val = r.Span(int(vl))
+		}
+		for n := r.Varint(); n > 0; n-- { // headers
+			if kl := r.Varint(); kl > 0 {
+				r.Span(int(kl))
+			}
+			if vl := r.Varint(); vl > 0 {
+				r.Span(int(vl))
+			}
+		}
+		if r.Complete() != nil || int32(start-len(r.Src)) != length {
+			return nil, fmt.Errorf("%w: record %d is malformed", ErrCorruptBatch, i)
+		}
+		out = append(out, Record{Offset: h.BaseOffset + int64(offDelta), Timestamp: h.FirstTimestamp + tsDelta, Key: key, Value: val})
+	}
+	return out, nil
+}
+
+var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
+
+func (d *Decompressor) decompress(codec int8, in []byte) ([]byte, error) {
+	switch codec {
+	case 1:
+		zr, err := gzip.NewReader(bytes.NewReader(in))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(zr)
+	case 2:
+		if bytes.HasPrefix(in, xerialMagic) && len(in) >= 16 {
+			// Xerial framing, as the Java client writes it.
+			var out []byte
+			for in = in[16:]; len(in) > 0; {
+				if len(in) < 4 {
+					return nil, fmt.Errorf("xerial chunk header truncated")
+				}
+				n := int(binary.BigEndian.Uint32(in))
+				if n < 0 || n > len(in)-4 {
+					return nil, fmt.Errorf("xerial chunk of %d bytes truncated", n)
+				}
+				chunk, err := s2.Decode(nil, in[4:4+n])
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, chunk...)
+				in = in[4+n:]
+			}
+			return out, nil
+		}
+		return s2.Decode(nil, in)
+	case 3:
+		return io.ReadAll(lz4.NewReader(bytes.NewReader(in)))
+	case 4:
+		if d.zstd == nil {
+			dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+			if err != nil {
+				return nil, err
+			}
+			d.zstd = dec
+		}
+		return d.zstd.DecodeAll(in, nil)
+	}
+	return nil, fmt.Errorf("unknown compression codec %d", codec)
+}
+
+// Close frees the decoder state.
+func (d *Decompressor) Close() {
+	if d.zstd != nil {
+		d.zstd.Close()
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/tributary-dev/tributary/broker"
+	"github.com/tributary-dev/tributary/internal/properties"
+)
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func brokerCommand() command {
+	return command{
+		name:    "broker",
+		summary: "run the bundled single-node Kafka-protocol broker",
+		run:     runBroker,
+	}
+}
+
+const brokerHelp = `Usage: tributary broker [--config FILE] [--override key=value]...
+
+Runs Tributary's bundled broker: a single-node, durable broker that speaks the
+Kafka wire protocol, so any Kafka client can produce to and consume from it.
+
+Settings use Kafka's broker property names; the file is a Kafka
+server.properties. Overrides are applied after the file, in order.
+
+Flags:
+  --config FILE           read settings from a server.properties file
+  --override key=value    set one setting (repeatable)
+  --log-level LEVEL       debug, info, warn or error (default info)
+  -h, --help              show this help
+
+Main settings (defaults in brackets):
+  listeners                        PLAINTEXT://host:port to bind [PLAINTEXT://127.0.0.1:9092]
+  advertised.listeners             address clients are told to dial [listeners]
+  log.dirs                         data directory [./data/broker]
+  num.partitions                   partitions of auto-created topics [1]
+  auto.create.topics.enable        create unknown topics on metadata requests [true]
+  delete.topic.enable              allow deleting topics [true]
+  log.retention.ms / .hours        default retention.ms of topics [168 hours]
+  log.retention.bytes              default retention.bytes [-1, no limit]
+  log.segment.bytes                default segment.bytes [1073741824]
+  log.roll.ms / .hours             default segment.ms [168 hours]
+  log.retention.check.interval.ms  how often retention runs [300000]
+  message.max.bytes                default max.message.bytes [1048588]
+  socket.request.max.bytes         largest request accepted [104857600]
+  tributary.acks1.fsync            make acks=1 wait for fsync too [false]
+
+Durability: a produce with acks=all (-1) is answered only after its data is
+fsynced; fsyncs are group-committed across connections and partitions.
+acks=1 is answered after the write reaches the page cache (set
+tributary.acks1.fsync=true to wait for the fsync). Consumers only ever see
+fsynced records. SIGINT or SIGTERM stops the broker cleanly.
+
+Example:
+  tributary broker --override log.dirs=/var/lib/tributary --override num.partitions=3
+`
+
+func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var configFile, level string
+	var overrides multiFlag
+	fs.StringVar(&configFile, "config", "", "")
+	fs.Var(&overrides, "override", "")
+	fs.StringVar(&level, "log-level", "info", "")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprint(stdout, brokerHelp)
+			return 0
+		}
+		fmt.Fprintf(stderr, "tributary broker: %v (see --help)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tributary broker: unexpected argument %q (see --help)\n", fs.Arg(0))
+		return 2
+	}
+	logger, err := newLogger(stderr, level)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary broker: %v\n", err)
+		return 2
+	}
+	props := properties.Properties{}
+	if configFile != "" {
+		if props, err = properties.Load(configFile); err != nil {
+			fmt.Fprintf(stderr, "tributary broker: %v\n", err)
+			return 2
+		}
+	}
+	for _, o := range overrides {
+		k, v, err := properties.ParseOverride(o)
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary broker: --override: %v\n", err)
+			return 2
+		}
+		props[k] = v
+	}
+	cfg, warnings, err := broker.FromProperties(props)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return 2
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	cfg.Logger = logger
+	b, err := broker.Open(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary broker: %v\n", err)
+		return 1
+	}
+	if err := b.Serve(ctx); err != nil {
+		logger.Error("broker failed", "err", err)
+		b.Close()
+		return 1
+	}
+	if err := b.Close(); err != nil {
+		logger.Error("closing the broker", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}

@@ -1,0 +1,7 @@
+package main
+
+// extraCommands returns the subcommands contributed by later parts of the
+// project (worker, dev, plugin mode, bench); each part appends its own.
+func extraCommands() []command {
+	return nil
+}

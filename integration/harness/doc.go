@@ -1,0 +1,25 @@
+// Package harness starts the real components that Tributary's integration
+// tests and benchmarks run against, on free 127.0.0.1 ports, and removes
+// them again when the test ends.
+//
+// This file set covers the Apache reference implementations: a single-node
+// KRaft Apache Kafka 4.4 broker (ApacheKafka, StartApacheKafka), a Kafka
+// Connect 4.4 distributed worker (KafkaConnect, StartKafkaConnect), and
+// Kafka's Java command-line tools (JavaTool, (*Kafka).RunTool), which work
+// against any bootstrap address, including Tributary's own broker. They are
+// test references only, never part of the product.
+//
+// The components run as separate java processes, each in its own process
+// group, from the jars that integration/fetch-jars.sh copies out of Maven
+// Central into ${TRIBUTARY_JARS:-$HOME/.cache/tributary/jars/kafka-4.4.0}.
+// They need Java 17 or newer (JAVA_HOME, java on PATH, or a JDK under
+// /usr/lib/jvm). When the jars are missing, the testing entry points run
+// fetch-jars.sh once (unless TRIBUTARY_NO_FETCH is set) and skip the test
+// with instructions if that does not help; when no suitable java exists they
+// skip too. The non-testing entry points return an error wrapping
+// ErrUnavailable instead.
+//
+// Every process writes its log to a file in its directory; start-up errors
+// carry the tail of that log, and the testing entry points print it when the
+// test fails.
+package harness

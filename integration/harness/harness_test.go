@@ -1,0 +1,101 @@
+package harness
+
+import (
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWriteProperties(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.properties")
+	err := writeProperties(path, map[string]string{
+		"b.key":    `C:\dir`,
+		"a:key=x":  " leading space",
+		"multi":    "line1\nline2",
+		"listener": "PLAINTEXT://127.0.0.1:9092",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "a\\:key\\=x=\\ leading space\n" +
+		"b.key=C:\\\\dir\n" +
+		"listener=PLAINTEXT://127.0.0.1:9092\n" +
+		"multi=line1\\nline2\n"
+	if string(got) != want {
+		t.Errorf("properties file:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestTailLines(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"a\nb\nc\n", 2, "b\nc"},
+		{"a\nb\nc", 5, "a\nb\nc"},
+		{"", 3, ""},
+	} {
+		if got := tailLines([]byte(tc.in), tc.n); got != tc.want {
+			t.Errorf("tailLines(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestNewClusterID(t *testing.T) {
+	seen := map[string]bool{}
+	for range 100 {
+		id, err := newClusterID()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := base64.RawURLEncoding.DecodeString(id)
+		if err != nil || len(b) != 16 || id[0] == '-' {
+			t.Fatalf("bad cluster id %q (%d bytes, %v)", id, len(b), err)
+		}
+		if seen[id] {
+			t.Fatalf("duplicate cluster id %q", id)
+		}
+		seen[id] = true
+	}
+}
+
+func TestCheckJarsMissing(t *testing.T) {
+	err := CheckJars(t.TempDir())
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("CheckJars(empty dir) = %v, want ErrUnavailable", err)
+	}
+}
+
+func TestFindJava(t *testing.T) {
+	java, err := FindJava()
+	if errors.Is(err, ErrUnavailable) {
+		t.Skipf("skipping: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := javaVersion(java)
+	if err != nil || v < MinJavaVersion {
+		t.Fatalf("FindJava() = %s, version %d, %v", java, v, err)
+	}
+}
+
+func TestFreePort(t *testing.T) {
+	ports, err := freePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ports[0] == ports[1] || ports[1] == ports[2] || ports[0] == ports[2] {
+		t.Errorf("freePorts returned duplicates: %v", ports)
+	}
+	if p := FreePort(t); p <= 0 {
+		t.Errorf("FreePort = %d", p)
+	}
+}

@@ -1,0 +1,166 @@
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	p, err := freePort()
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	return p
+}
+
+// freePort asks the kernel for an unused loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// freePorts returns n distinct free loopback ports; the listeners are held
+// until all are chosen so that the kernel cannot hand out one twice.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find free port: %w", err)
+		}
+		defer l.Close()
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// process is a started java process in its own process group, with its
+// standard output and error written to a log file.
+type process struct {
+	name    string
+	cmd     *exec.Cmd
+	logPath string
+	logFile *os.File
+	done    chan struct{} // closed when the process has exited
+	waitErr error         // valid after done is closed
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// startProcess starts java with argv in dir, logging to logPath.
+func startProcess(name, java string, argv []string, dir, logPath string) (*process, error) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("harness: open %s log: %w", name, err)
+	}
+	cmd := exec.Command(java, argv...)
+	cmd.Dir = dir
+	cmd.Stdout = f
+	cmd.Stderr = f
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("harness: start %s: %w", name, err)
+	}
+	p := &process{name: name, cmd: cmd, logPath: logPath, logFile: f, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// exited reports whether the process has ended, and how.
+func (p *process) exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.waitErr
+	default:
+		return false, nil
+	}
+}
+
+// Close kills the whole process group with SIGKILL and waits for the
+// process to exit. It is safe to call more than once.
+func (p *process) Close() error {
+	p.closeOnce.Do(func() {
+		if err := killGroup(p.cmd); err != nil {
+			p.closeErr = fmt.Errorf("harness: kill %s: %w", p.name, err)
+		}
+		<-p.done
+		if err := p.logFile.Close(); err != nil && p.closeErr == nil {
+			p.closeErr = fmt.Errorf("harness: close %s log: %w", p.name, err)
+		}
+	})
+	return p.closeErr
+}
+
+// tail returns the last lines of the process log.
+func (p *process) tail(n int) string {
+	return logTail(p.logPath, n)
+}
+
+// logTail returns the last n lines of the file at path.
+func logTail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	defer f.Close()
+	const maxBytes = 64 << 10
+	if st, err := f.Stat(); err == nil && st.Size() > maxBytes {
+		if _, err := f.Seek(-maxBytes, io.SeekEnd); err != nil {
+			return fmt.Sprintf("(cannot seek %s: %v)", path, err)
+		}
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	return tailLines(b, n)
+}
+
+// tailLines returns the last n lines of b.
+func tailLines(b []byte, n int) string {
+	b = bytes.TrimRight(b, "\n")
+	lines := strings.Split(string(b), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// maxStartAttempts bounds how often a component is restarted on new ports
+// after losing a race for a "free" port.
+const maxStartAttempts = 3
+
+// errPortInUse marks a start-up failure caused by a port that another
+// process bound between freePorts and the component's start.
+var errPortInUse = errors.New("port already in use")
+
+// startError wraps err with the tail of the process log, and with
+// errPortInUse when the process died failing to bind a port.
+func startError(p *process, err error) error {
+	err = fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, p.logPath, p.tail(40))
+	if done, _ := p.exited(); done {
+		if b, rerr := os.ReadFile(p.logPath); rerr == nil && bytes.Contains(b, []byte("Address already in use")) {
+			return fmt.Errorf("%w: %w", errPortInUse, err)
+		}
+	}
+	return err
+}

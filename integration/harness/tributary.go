@@ -1,0 +1,48 @@
+package harness
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+
+	"github.com/tributary-dev/tributary/broker"
+)
+
+// Broker is Tributary's bundled broker running inside the test process.
+type Broker struct {
+	*broker.Broker
+	Dir string
+}
+
+// TributaryBroker starts Tributary's broker in-process on a free 127.0.0.1
+// port with its data in a temp dir; mutate may adjust the config. It is
+// closed in t.Cleanup.
+func TributaryBroker(t testing.TB, mutate ...func(*broker.Config)) *Broker {
+	t.Helper()
+	cfg := broker.DefaultConfig()
+	cfg.Listener = "127.0.0.1:0"
+	cfg.LogDir = t.TempDir()
+	if testing.Verbose() {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	b, err := broker.Open(cfg)
+	if err != nil {
+		t.Fatalf("start tributary broker: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- b.Serve(context.Background()) }()
+	t.Cleanup(func() {
+		b.Close()
+		if err := <-done; err != nil {
+			t.Errorf("tributary broker: %v", err)
+		}
+	})
+	return &Broker{Broker: b, Dir: cfg.LogDir}
+}
+
+// Bootstrap is the address clients bootstrap from.
+func (b *Broker) Bootstrap() string { return b.Addr() }
