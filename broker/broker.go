@@ -353,13 +353,13 @@ var legalTopic = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 func validateTopicName(name string) error {
 	switch {
 	case name == "":
-		return errors.New("Topic name is illegal, it can't be empty")
+		return kafkaMessage("Topic name is illegal, it can't be empty")
 	case name == "." || name == "..":
-		return errors.New("Topic name cannot be \".\" or \"..\"")
+		return kafkaMessage("Topic name cannot be \".\" or \"..\"")
 	case len(name) > 249:
-		return fmt.Errorf("Topic name is illegal, it can't be longer than 249 characters, topic name: %s", name)
+		return kafkaMessage("Topic name is illegal, it can't be longer than 249 characters, topic name: " + name)
 	case !legalTopic.MatchString(name):
-		return fmt.Errorf("Topic name %s is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		return kafkaMessage("Topic name " + name + " is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'")
 	}
 	return nil
 }

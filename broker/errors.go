@@ -10,7 +10,6 @@ var (
 	errUnknownTopicOrPartition        = kerr.UnknownTopicOrPartition.Code
 	errMessageTooLarge                = kerr.MessageTooLarge.Code
 	errInvalidTopic                   = kerr.InvalidTopicException.Code
-	errRecordListTooLarge             = kerr.RecordListTooLarge.Code
 	errInvalidRequiredAcks            = kerr.InvalidRequiredAcks.Code
 	errUnsupportedVersion             = kerr.UnsupportedVersion.Code
 	errTopicAlreadyExists             = kerr.TopicAlreadyExists.Code
@@ -28,6 +27,4 @@ var (
 	errKafkaStorageError              = kerr.KafkaStorageError.Code
 	errInvalidRecord                  = kerr.InvalidRecord.Code
 	errUnknownServerError             = kerr.UnknownServerError.Code
-	errInvalidTimestamp               = kerr.InvalidTimestamp.Code
-	errPolicyViolation                = kerr.PolicyViolation.Code
 )

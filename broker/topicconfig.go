@@ -111,10 +111,10 @@ func typeName(t int8) string {
 func validateTopicConfig(name, value string) error {
 	d, ok := topicConfigByName[name]
 	if !ok {
-		return fmt.Errorf("Unknown topic config name: %s", name)
+		return kafkaMessage("Unknown topic config name: " + name)
 	}
 	bad := func(why string) error {
-		return fmt.Errorf("Invalid value %s for configuration %s: %s", value, name, why)
+		return kafkaMessage(fmt.Sprintf("Invalid value %s for configuration %s: %s", value, name, why))
 	}
 	v := strings.TrimSpace(value)
 	switch d.typ {
@@ -167,6 +167,12 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
+// kafkaMessage is an error whose text is exactly the message Apache Kafka
+// gives clients (capitalised, unlike Go error strings).
+type kafkaMessage string
+
+func (m kafkaMessage) Error() string { return string(m) }
+
 // configSource says where an effective topic config value came from.
 type configSource int8
 
@@ -211,8 +217,8 @@ func (b *Broker) logConfig(overrides map[string]string) log.Config {
 	}
 	return log.Config{
 		SegmentBytes:       get("segment.bytes"),
-		SegmentMs:          ms("segment.ms"),
-		RetentionMs:        ms("retention.ms"),
+		SegmentAge:          ms("segment.ms"),
+		RetentionAge:        ms("retention.ms"),
 		RetentionBytes:     get("retention.bytes"),
 		IndexIntervalBytes: max(get("index.interval.bytes"), 1),
 	}

@@ -19,8 +19,8 @@ import (
 // Config holds the per-partition settings that come from topic configs.
 type Config struct {
 	SegmentBytes       int64         // segment.bytes: roll when the segment would exceed this
-	SegmentMs          time.Duration // segment.ms: roll a segment this old at the next append
-	RetentionMs        time.Duration // retention.ms: delete segments whose newest record is older; <0 keeps forever
+	SegmentAge          time.Duration // segment.ms: roll a segment this old at the next append
+	RetentionAge        time.Duration // retention.ms: delete segments whose newest record is older; <0 keeps forever
 	RetentionBytes     int64         // retention.bytes: delete oldest segments above this size; <0 no limit
 	IndexIntervalBytes int64         // index.interval.bytes: bytes between sparse index entries
 }
@@ -29,8 +29,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		SegmentBytes:       1 << 30,
-		SegmentMs:          7 * 24 * time.Hour,
-		RetentionMs:        7 * 24 * time.Hour,
+		SegmentAge:          7 * 24 * time.Hour,
+		RetentionAge:        7 * 24 * time.Hour,
 		RetentionBytes:     -1,
 		IndexIntervalBytes: 4096,
 	}
@@ -335,7 +335,7 @@ func (l *Log) Append(batch []byte, h BatchHeader, now time.Time) (AppendResult, 
 	}
 	active := l.segments[len(l.segments)-1]
 	if active.size > 0 && (active.size+int64(len(batch)) > l.cfg.SegmentBytes ||
-		now.Sub(active.created) >= l.cfg.SegmentMs ||
+		now.Sub(active.created) >= l.cfg.SegmentAge ||
 		l.leo+int64(h.LastOffsetDelta)-active.base > math.MaxInt32 ||
 		active.size+int64(len(batch)) > math.MaxUint32) {
 		if err := l.rollLocked(now); err != nil {
@@ -653,14 +653,14 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 	}
 	nowMs := now.UnixMilli()
 	expired := func(s *segment) bool {
-		if l.cfg.RetentionMs < 0 {
+		if l.cfg.RetentionAge < 0 {
 			return false
 		}
 		ts := s.maxTimestamp
 		if ts < 0 {
 			ts = s.created.UnixMilli()
 		}
-		return nowMs-ts > l.cfg.RetentionMs.Milliseconds()
+		return nowMs-ts > l.cfg.RetentionAge.Milliseconds()
 	}
 	active := l.segments[len(l.segments)-1]
 	if active.size > 0 && expired(active) && l.hwm == l.leo {

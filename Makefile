@@ -1,0 +1,30 @@
+# Tributary build and test entry points. `make test` is the README's test
+# command and what CI (.ci/run) runs after installing the prerequisites.
+
+GO ?= go
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME ?= 10s
+
+.PHONY: build test check unit fuzz clean
+
+build:
+	$(GO) build -o bin/tributary ./cmd/tributary
+
+# Everything CI runs: static checks, all tests (unit, integration with real
+# brokers and clients), then each fuzz target briefly.
+test: check unit fuzz
+
+check:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+unit:
+	$(GO) test -count=1 -timeout 30m ./...
+
+fuzz:
+	./scripts/fuzz $(FUZZTIME)
+
+clean:
+	rm -rf bin
