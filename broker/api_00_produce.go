@@ -89,7 +89,8 @@ func handleProduce(c *conn, kreq kmsg.Request) *reply {
 }
 
 // appendPartition appends the batches of one partition and fills sp; it
-// reports whether data was written.
+// reports whether the answer must wait for the partition's fsync (data was
+// written, or a duplicate of data that may not be durable yet was found).
 func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) bool {
 	batches, hdrs, err := log.SplitBatches(records)
 	if err != nil {
@@ -142,7 +143,9 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 			first = false
 		}
 		sp.LogStartOffset = res.LogStart
-		wrote = wrote || !res.Duplicate
+		// A duplicate is acknowledged like the original: only once the
+		// original is durable, so it waits for the partition's fsync too.
+		wrote = true
 	}
 	if sp.ErrorCode != errNone && !wrote {
 		sp.BaseOffset = -1

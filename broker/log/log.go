@@ -537,32 +537,31 @@ func (l *Log) Read(offset int64, maxBytes int64, minOne bool) (Chunk, error) {
 	l.mu.Unlock()
 
 	var out Chunk
+	var err error
 	for _, c := range cands {
-		if out.seg != nil {
+		if out.seg != nil || err != nil {
 			c.s.release()
 			continue
 		}
-		l.mu.Lock()
-		pos, ok, err := c.s.findPos(offset, c.end)
-		l.mu.Unlock()
-		if err != nil || !ok {
+		pos, ok, ferr := c.s.findPos(offset, c.end, &l.mu)
+		if ferr != nil || !ok {
+			// !ok: the offset is past this segment's data (or was
+			// compacted away); the next segment has what follows.
+			err = ferr
 			c.s.release()
-			if err != nil {
-				for _, rest := range cands {
-					if rest.s != c.s && out.seg == nil {
-						_ = rest
-					}
-				}
-				return Chunk{}, err
-			}
-			continue // offset was compacted away or is past this segment
+			continue
 		}
-		n, err := c.s.spanBatches(pos, c.end, maxBytes, minOne)
-		if err != nil {
+		n, serr := c.s.spanBatches(pos, c.end, maxBytes, minOne)
+		if serr != nil {
+			err = serr
 			c.s.release()
-			return Chunk{}, err
+			continue
 		}
 		out = Chunk{seg: c.s, Pos: pos, Len: n}
+	}
+	if err != nil {
+		out.Release()
+		return Chunk{}, err
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -144,11 +145,15 @@ func (s *segment) readHeaderAt(pos int64, buf []byte) (BatchHeader, error) {
 
 // findPos returns the file position of the batch containing offset, or of the
 // first batch after it; ok is false when the segment has no such batch.
-func (s *segment) findPos(offset int64, end int64) (pos int64, ok bool, err error) {
+// The caller holds the log's mutex for the index lookup only (lock), which
+// is released before the file is read.
+func (s *segment) findPos(offset int64, end int64, lock sync.Locker) (pos int64, ok bool, err error) {
+	lock.Lock()
 	i := sort.Search(len(s.index), func(i int) bool { return int64(s.index[i].rel)+s.base > offset })
 	if i > 0 {
 		pos = int64(s.index[i-1].pos)
 	}
+	lock.Unlock()
 	var buf [HeaderSize]byte
 	for pos < end {
 		h, err := s.readHeaderAt(pos, buf[:])
