@@ -3,6 +3,7 @@ package broker
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"strings"
 	"time"
@@ -105,6 +106,9 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 	cfgs := p.topic.configs()
 	maxBytes := b.intTopicConfig(cfgs, "max.message.bytes")
 	logAppendTime := strings.EqualFold(b.strTopicConfig(cfgs, "message.timestamp.type"), "LogAppendTime")
+	compacted := b.topicHasPolicy(cfgs, "compact")
+	var dec log.Decompressor
+	defer dec.Close()
 	wrote := false
 	first := true
 	for i, batch := range batches {
@@ -118,6 +122,13 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 			msg := "transactions are not supported by this broker"
 			sp.ErrorMessage = &msg
 			break
+		}
+		if compacted {
+			if msg := keylessRecord(&dec, batch, p); msg != "" {
+				sp.ErrorCode = errInvalidRecord
+				sp.ErrorMessage = &msg
+				break
+			}
 		}
 		if logAppendTime {
 			stampLogAppendTime(batch, &h, now)
@@ -163,4 +174,19 @@ func stampLogAppendTime(batch []byte, h *log.BatchHeader, now time.Time) {
 	binary.BigEndian.PutUint16(batch[offAttributes:], uint16(h.Attributes))
 	binary.BigEndian.PutUint64(batch[offMaxTimestamp:], uint64(h.MaxTimestamp))
 	binary.BigEndian.PutUint32(batch[offCRC:], crc32.Checksum(batch[offAttributes:], crc32.MakeTable(crc32.Castagnoli)))
+}
+
+// keylessRecord checks that every record of a batch for a compacted topic
+// has a key, as Kafka requires; it returns Kafka's message if not.
+func keylessRecord(dec *log.Decompressor, batch []byte, p *partition) string {
+	recs, err := dec.Records(batch)
+	if err != nil {
+		return err.Error()
+	}
+	for _, r := range recs {
+		if r.Key == nil {
+			return fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d.", p.topic.name, p.index)
+		}
+	}
+	return ""
 }

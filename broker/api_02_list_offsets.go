@@ -5,7 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ListOffsets: v1-8. Timestamps -2 (earliest), -1 (latest: the high
+// ListOffsets: v1-8. Timestamps -2 (earliest; -4, earliest local, is the same), -1 (latest: the high
 // watermark, which is also the last stable offset without transactions), -3
 // (the record with the largest timestamp, v7+) and ≥ 0 (the first record with
 // a timestamp at or after it; -1 when there is none).
@@ -33,7 +33,7 @@ func handleListOffsets(c *conn, kreq kmsg.Request) *reply {
 				sp.LeaderEpoch = 0
 				logStart, hwm, _ := p.log.Offsets()
 				switch ts := rp.Timestamp; {
-				case ts == -2:
+				case ts == -2, ts == -4 && req.Version >= 8: // -4: earliest local, the same without tiered storage
 					sp.Offset = logStart
 				case ts == -1:
 					sp.Offset = hwm

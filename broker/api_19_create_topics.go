@@ -20,7 +20,12 @@ func handleCreateTopics(c *conn, kreq kmsg.Request) *reply {
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
+	answered := map[string]bool{}
 	for _, rt := range req.Topics {
+		if seen[rt.Topic] > 1 && answered[rt.Topic] {
+			continue // like Kafka: one answer per duplicated name
+		}
+		answered[rt.Topic] = true
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		st.NumPartitions, st.ReplicationFactor = -1, -1
@@ -77,7 +82,7 @@ func handleCreateTopics(c *conn, kreq kmsg.Request) *reply {
 // checkNewTopic validates a CreateTopics entry and returns its partition count.
 func (b *Broker) checkNewTopic(rt *kmsg.CreateTopicsRequestTopic, occurrences int) (int32, int16, string) {
 	if occurrences > 1 {
-		return 0, errInvalidRequest, "Create topics request from client contains the topic more than once."
+		return 0, errInvalidRequest, "Duplicate topic name."
 	}
 	if err := validateTopicName(rt.Topic); err != nil {
 		return 0, errInvalidTopic, err.Error()
@@ -112,6 +117,9 @@ func (b *Broker) checkNewTopic(rt *kmsg.CreateTopicsRequestTopic, occurrences in
 			}
 			return 0, errInvalidReplicationFactor, "Unable to replicate the partition " + strconv.Itoa(int(rf)) + " time(s): The target replication factor of " + strconv.Itoa(int(rf)) + " cannot be reached because only 1 broker(s) are registered."
 		}
+	}
+	if parts > maxPartitionsPerTopic {
+		return 0, errInvalidPartitions, fmt.Sprintf("Number of partitions %d is above this broker's limit of %d per topic.", parts, maxPartitionsPerTopic)
 	}
 	for _, cfg := range rt.Configs {
 		if cfg.Value == nil {

@@ -9,6 +9,11 @@ import (
 // CreatePartitions: v0-3. Partitions can only be added; manual assignments
 // must name this node.
 
+// maxPartitionsPerTopic bounds CreateTopics and CreatePartitions: every
+// partition holds open files, so one request asking for millions of them
+// would exhaust file descriptors (and with them the listener's accept).
+const maxPartitionsPerTopic = 10000
+
 func handleCreatePartitions(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.CreatePartitionsRequest)
 	b := c.b
@@ -25,9 +30,11 @@ func handleCreatePartitions(c *conn, kreq kmsg.Request) *reply {
 		case t == nil:
 			fail(errUnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic))
 		case rt.Count < int32(len(t.partitions())):
-			fail(errInvalidPartitions, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", len(t.partitions()), rt.Count))
+			fail(errInvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", rt.Topic, len(t.partitions()), rt.Count))
 		case rt.Count == int32(len(t.partitions())):
-			fail(errInvalidPartitions, fmt.Sprintf("Topic already has %d partitions.", rt.Count))
+			fail(errInvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", rt.Count))
+		case rt.Count > maxPartitionsPerTopic:
+			fail(errInvalidPartitions, fmt.Sprintf("Number of partitions %d is above this broker's limit of %d per topic.", rt.Count, maxPartitionsPerTopic))
 		case rt.Assignment != nil && len(rt.Assignment) != int(rt.Count)-len(t.partitions()):
 			fail(errInvalidReplicaAssignment, fmt.Sprintf("Increasing the number of partitions by %d but %d assignments provided.", int(rt.Count)-len(t.partitions()), len(rt.Assignment)))
 		default:

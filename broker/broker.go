@@ -37,6 +37,7 @@ type Broker struct {
 	pids     pidAllocator
 
 	syncer *syncer
+	groups *groups // group coordinator and committed offsets (groups.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -118,6 +119,12 @@ func Open(cfg Config) (*Broker, error) {
 		b.closeLogs()
 		return nil, err
 	}
+	gs, err := b.openGroups()
+	if err != nil {
+		b.closeLogs()
+		return nil, err
+	}
+	b.groups = gs
 	ln, err := net.Listen("tcp", cfg.Listener)
 	if err != nil {
 		b.closeLogs()
@@ -129,6 +136,12 @@ func Open(cfg Config) (*Broker, error) {
 	b.wg.Add(2)
 	go func() { defer b.wg.Done(); b.syncer.run(b.ctx) }()
 	go func() { defer b.wg.Done(); b.retentionLoop(b.ctx) }()
+	b.wg.Add(1)
+	go func() { defer b.wg.Done(); b.groups.run(b.ctx) }()
+	if cfg.CleanerEnable {
+		b.wg.Add(1)
+		go func() { defer b.wg.Done(); b.cleanerLoop(b.ctx) }()
+	}
 	b.logger.Info("broker ready", "listener", ln.Addr().String(), "advertised", b.Addr(), "log_dir", cfg.LogDir,
 		"topics", len(b.topics), "cluster_id", b.clusterID, "startup", time.Since(start).Round(time.Millisecond))
 	return b, nil

@@ -39,6 +39,17 @@ type Config struct {
 	// acks=all (tributary.acks1.fsync, default false: acks=1 is answered after
 	// the write to the page cache; the data is fsynced by the next group commit).
 	Acks1WaitsForFsync bool
+	// CleanerEnable runs log compaction (log.cleaner.enable, default true).
+	CleanerEnable bool
+	// CleanerBackoff is the pause between compaction passes (log.cleaner.backoff.ms, default 15 s).
+	CleanerBackoff time.Duration
+	// GroupInitialRebalanceDelay delays the first rebalance of an empty group
+	// (group.initial.rebalance.delay.ms, default 3s).
+	GroupInitialRebalanceDelay time.Duration
+	// GroupMinSessionTimeout and GroupMaxSessionTimeout bound members' session
+	// timeouts (group.min.session.timeout.ms, default 6s;
+	// group.max.session.timeout.ms, default 30 min).
+	GroupMinSessionTimeout, GroupMaxSessionTimeout time.Duration
 	// TopicDefaults are the broker-level defaults of topic configs
 	// (log.retention.ms, log.segment.bytes, message.max.bytes, …), by topic config name.
 	TopicDefaults map[string]string
@@ -57,7 +68,13 @@ func DefaultConfig() Config {
 		DeleteTopicEnable:      true,
 		MaxRequestBytes:        100 << 20,
 		RetentionCheckInterval: 5 * time.Minute,
+		CleanerEnable:          true,
+		CleanerBackoff:         15 * time.Second,
 		TopicDefaults:          map[string]string{},
+
+		GroupInitialRebalanceDelay: 3 * time.Second,
+		GroupMinSessionTimeout:     6 * time.Second,
+		GroupMaxSessionTimeout:     30 * time.Minute,
 	}
 }
 
@@ -77,6 +94,11 @@ var brokerKeys = []struct{ name, def, doc string }{
 	{"socket.request.max.bytes", "104857600", "Largest request frame accepted."},
 	{"log.retention.check.interval.ms", "300000", "How often retention is applied."},
 	{"tributary.acks1.fsync", "false", "If true, acks=1 produce requests also wait for fsync."},
+	{"group.initial.rebalance.delay.ms", "3000", "How long the first rebalance of an empty group waits for more members."},
+	{"group.min.session.timeout.ms", "6000", "Smallest session timeout a group member may ask for."},
+	{"group.max.session.timeout.ms", "1800000", "Largest session timeout a group member may ask for."},
+	{"log.cleaner.enable", "true", "Run log compaction for topics with cleanup.policy=compact."},
+	{"log.cleaner.backoff.ms", "15000", "Pause between compaction passes."},
 }
 
 // topicKeyForBroker maps broker properties to the topic config they default.
@@ -192,6 +214,17 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			c.RetentionCheckInterval = time.Duration(n) * time.Millisecond
 		case "tributary.acks1.fsync":
 			c.Acks1WaitsForFsync, err = parseBool(v)
+		case "group.initial.rebalance.delay.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms":
+			err = setGroupDuration(&c, k, v)
+		case "log.cleaner.enable":
+			c.CleanerEnable, err = parseBool(v)
+		case "log.cleaner.backoff.ms":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 64)
+			if err == nil && n < 1 {
+				err = errors.New("must be >= 1")
+			}
+			c.CleanerBackoff = time.Duration(n) * time.Millisecond
 		default:
 			if tk, ok := topicKeyForBroker[k]; ok {
 				if verr := validateTopicConfig(tk, v); verr != nil {
@@ -270,6 +303,9 @@ func (c *Config) validate() error {
 	}
 	if c.RetentionCheckInterval <= 0 {
 		c.RetentionCheckInterval = 5 * time.Minute
+	}
+	if c.CleanerBackoff <= 0 {
+		c.CleanerBackoff = 15 * time.Second
 	}
 	if c.TopicDefaults == nil {
 		c.TopicDefaults = map[string]string{}

@@ -146,23 +146,31 @@ func (c *conn) writeLoop(replies <-chan *reply) {
 	var buf []byte
 	broken := false
 	for r := range replies {
-		if r.ready != nil {
+		if !broken && r.ready != nil {
 			select {
 			case <-r.ready:
 			case <-c.b.ctx.Done():
+				// Shutting down: the reply may still be in the making,
+				// so none of its fields may be read.
 				broken = true
+				c.nc.Close()
+				continue
 			}
 		}
-		if broken || r.fail != nil {
-			if r.fail != nil && !broken {
-				c.logger.Warn("closing connection", "client_id", c.client, "reason", r.fail)
+		if broken {
+			if r.ready == nil && r.fetch != nil {
+				r.fetch.release()
 			}
+			continue // drain so the reader never blocks
+		}
+		if r.fail != nil {
+			c.logger.Warn("closing connection", "client_id", c.client, "reason", r.fail)
 			broken = true
 			if r.fetch != nil {
 				r.fetch.release()
 			}
 			c.nc.Close()
-			continue // drain so the reader never blocks
+			continue
 		}
 		if r.none {
 			continue
@@ -190,13 +198,14 @@ func (c *conn) writeLoop(replies <-chan *reply) {
 
 // appendResponse frames a response: size, correlation id, header tags.
 func appendResponse(dst []byte, corr int32, flexibleHeader bool, resp kmsg.Response) []byte {
+	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	dst = kbin.AppendInt32(dst, corr)
 	if flexibleHeader {
 		dst = append(dst, 0)
 	}
 	dst = resp.AppendTo(dst)
-	binary.BigEndian.PutUint32(dst, uint32(len(dst)-4))
+	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4))
 	return dst
 }
 

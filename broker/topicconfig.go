@@ -37,9 +37,10 @@ const maxLong = "9223372036854775807"
 var topicConfigDefs = []topicConfigDef{
 	{name: "cleanup.policy", typ: typeList, def: "delete", valid: []string{"compact", "delete"}, doc: "delete, compact or both", applied: true},
 	{name: "compression.type", typ: typeString, def: "producer", valid: []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}, doc: "Only producer (batches kept as sent) is applied"},
-	{name: "compression.gzip.level", typ: typeInt, def: "9", min: 1},
+	{name: "compression.gzip.level", typ: typeInt, def: "-1", min: -1}, // -1: zlib default; Kafka accepts -1 or 1..9
 	{name: "compression.lz4.level", typ: typeInt, def: "9", min: 1},
 	{name: "compression.zstd.level", typ: typeInt, def: "3", min: -131072},
+	{name: "errors.deadletterqueue.group.enable", typ: typeBoolean, def: "false"},
 	{name: "delete.retention.ms", typ: typeLong, def: "86400000", min: 0, applied: true},
 	{name: "file.delete.delay.ms", typ: typeLong, def: "60000", min: 0},
 	{name: "flush.messages", typ: typeLong, def: maxLong, min: 1, doc: "Every acks=all write is fsynced before it is acknowledged regardless"},
@@ -50,6 +51,7 @@ var topicConfigDefs = []topicConfigDef{
 	{name: "local.retention.bytes", typ: typeLong, def: "-2", min: -2},
 	{name: "local.retention.ms", typ: typeLong, def: "-2", min: -2},
 	{name: "max.compaction.lag.ms", typ: typeLong, def: maxLong, min: 1, applied: true},
+	{name: "max.decompressed.message.bytes", typ: typeInt, def: "2147483639", min: 1},
 	{name: "max.message.bytes", typ: typeInt, def: "1048588", min: 0, applied: true},
 	{name: "message.timestamp.after.max.ms", typ: typeLong, def: "3600000", min: 0},
 	{name: "message.timestamp.before.max.ms", typ: typeLong, def: maxLong, min: 0},
@@ -58,6 +60,8 @@ var topicConfigDefs = []topicConfigDef{
 	{name: "min.compaction.lag.ms", typ: typeLong, def: "0", min: 0, applied: true},
 	{name: "min.insync.replicas", typ: typeInt, def: "1", min: 1},
 	{name: "preallocate", typ: typeBoolean, def: "false"},
+	{name: "remote.copy.lag.bytes", typ: typeLong, def: "-1", min: -1},
+	{name: "remote.copy.lag.ms", typ: typeLong, def: "0", min: -1},
 	{name: "remote.log.copy.disable", typ: typeBoolean, def: "false"},
 	{name: "remote.log.delete.on.disable", typ: typeBoolean, def: "false"},
 	{name: "remote.storage.enable", typ: typeBoolean, def: "false"},
@@ -106,6 +110,12 @@ func typeName(t int8) string {
 	return "UNKNOWN"
 }
 
+// topicConfigMax are the upper bounds of bounded integer topic configs.
+var topicConfigMax = map[string]int64{
+	"compression.lz4.level":  17,
+	"compression.zstd.level": 22,
+}
+
 // validateTopicConfig checks a topic config value with Kafka's rules and
 // messages.
 func validateTopicConfig(name, value string) error {
@@ -134,13 +144,22 @@ func validateTopicConfig(name, value string) error {
 		if float64(n) < d.min {
 			return bad(fmt.Sprintf("Value must be at least %v", int64(d.min)))
 		}
+		if name == "compression.gzip.level" && n != -1 && (n < 1 || n > 9) {
+			return bad("Value must be between 1 and 9 or equal to -1")
+		}
+		if hi, ok := topicConfigMax[name]; ok && n > hi {
+			return bad(fmt.Sprintf("Value must be no more than %d", hi))
+		}
 	case typeDouble:
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			return bad("Not a number of type DOUBLE")
 		}
-		if f < d.min || (name == "min.cleanable.dirty.ratio" && f > 1) {
-			return bad("Value must be between 0 and 1")
+		if f < d.min {
+			return bad(fmt.Sprintf("Value must be at least %v", d.min))
+		}
+		if name == "min.cleanable.dirty.ratio" && f > 1 {
+			return bad("Value must be no more than 1")
 		}
 	case typeString:
 		if len(d.valid) > 0 && !containsFold(d.valid, v) {
@@ -217,8 +236,8 @@ func (b *Broker) logConfig(overrides map[string]string) log.Config {
 	}
 	return log.Config{
 		SegmentBytes:       get("segment.bytes"),
-		SegmentAge:          ms("segment.ms"),
-		RetentionAge:        ms("retention.ms"),
+		SegmentAge:         ms("segment.ms"),
+		RetentionAge:       ms("retention.ms"),
 		RetentionBytes:     get("retention.bytes"),
 		IndexIntervalBytes: max(get("index.interval.bytes"), 1),
 	}

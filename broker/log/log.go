@@ -19,8 +19,8 @@ import (
 // Config holds the per-partition settings that come from topic configs.
 type Config struct {
 	SegmentBytes       int64         // segment.bytes: roll when the segment would exceed this
-	SegmentAge          time.Duration // segment.ms: roll a segment this old at the next append
-	RetentionAge        time.Duration // retention.ms: delete segments whose newest record is older; <0 keeps forever
+	SegmentAge         time.Duration // segment.ms: roll a segment this old at the next append
+	RetentionAge       time.Duration // retention.ms: delete segments whose newest record is older; <0 keeps forever
 	RetentionBytes     int64         // retention.bytes: delete oldest segments above this size; <0 no limit
 	IndexIntervalBytes int64         // index.interval.bytes: bytes between sparse index entries
 }
@@ -29,8 +29,8 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		SegmentBytes:       1 << 30,
-		SegmentAge:          7 * 24 * time.Hour,
-		RetentionAge:        7 * 24 * time.Hour,
+		SegmentAge:         7 * 24 * time.Hour,
+		RetentionAge:       7 * 24 * time.Hour,
 		RetentionBytes:     -1,
 		IndexIntervalBytes: 4096,
 	}
@@ -59,6 +59,9 @@ type Log struct {
 	waitCh    chan struct{} // closed when hwm advances
 	closed    bool
 	syncErr   error
+	cleanedTo int64 // compaction: offsets below are cleaned
+
+	compactMu sync.Mutex // one compaction at a time
 }
 
 // AppendResult describes an appended (or de-duplicated) batch.
@@ -91,6 +94,9 @@ func Open(dir string, cfg Config, logger *slog.Logger) (*Log, error) {
 func (l *Log) Dir() string { return l.dir }
 
 func (l *Log) load() error {
+	if err := finishSwaps(l.dir); err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
 		return err
@@ -120,6 +126,7 @@ func (l *Log) load() error {
 	if err := l.loadLogStart(); err != nil {
 		return err
 	}
+	l.cleanedTo = l.loadCleanerCheckpoint()
 	if len(bases) == 0 {
 		start := l.logStart
 		s, err := createSegment(l.dir, start, time.Now())

@@ -20,6 +20,10 @@ type Record struct {
 	Timestamp int64
 	Key       []byte // nil for a null key
 	Value     []byte // nil for a null value (a tombstone)
+	// Raw is the whole encoded record, length prefix included. Its offset
+	// and timestamp are deltas from the batch's base offset and first
+	// timestamp, so it can be copied into another batch with the same base.
+	Raw []byte
 }
 
 // Decompressor decodes batch bodies; it holds reusable zstd state and is not
@@ -44,9 +48,15 @@ func (d *Decompressor) Records(batch []byte) ([]Record, error) {
 			return nil, fmt.Errorf("%w: decompress: %v", ErrCorruptBatch, err)
 		}
 	}
-	out := make([]Record, 0, h.NumRecords)
+	if h.NumRecords < 0 {
+		return nil, fmt.Errorf("%w: negative record count %d", ErrCorruptBatch, h.NumRecords)
+	}
+	// The count comes from the batch: bound the allocation by what the body
+	// can hold (a record takes at least 7 bytes), not by the claim.
+	out := make([]Record, 0, min(int(h.NumRecords), len(body)/7+1))
 	r := kbin.Reader{Src: body}
 	for i := int32(0); i < h.NumRecords; i++ {
+		rawStart := len(body) - len(r.Src)
 		length := r.Varint()
 		start := len(r.Src)
 		_ = r.Int8() // attributes
@@ -70,7 +80,8 @@ func (d *Decompressor) Records(batch []byte) ([]Record, error) {
 		if r.Complete() != nil || int32(start-len(r.Src)) != length {
 			return nil, fmt.Errorf("%w: record %d is malformed", ErrCorruptBatch, i)
 		}
-		out = append(out, Record{Offset: h.BaseOffset + int64(offDelta), Timestamp: h.FirstTimestamp + tsDelta, Key: key, Value: val})
+		raw := body[rawStart : len(body)-len(r.Src)]
+		out = append(out, Record{Offset: h.BaseOffset + int64(offDelta), Timestamp: h.FirstTimestamp + tsDelta, Key: key, Value: val, Raw: raw})
 	}
 	return out, nil
 }

@@ -1,0 +1,19 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/tributary-dev/tributary/broker/group"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// OffsetCommit: v0-9. Members commit with their generation and member id;
+// simple commits (generation -1) are accepted while the group has no
+// members. Offsets are written to __consumer_offsets and answered after the
+// group commit fsynced them (acks=all). RetentionTimeMillis (v2-4) is
+// ignored: offsets do not expire.
+
+func handleOffsetCommit(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.OffsetCommitRequest)
+	return c.groupReply(func(co *group.Coordinator, now time.Time, to any) { co.Commit(now, to, req) })
+}

@@ -1,0 +1,153 @@
+package harness
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BuildTributary builds the tributary binary (cmd/tributary of the module the
+// test runs in) into a temp dir of t and returns its path. Build it once per
+// test and share it between the processes the test starts.
+func BuildTributary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "tributary")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/tributary-dev/tributary/cmd/tributary")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("harness: go build cmd/tributary: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// BrokerProcess is Tributary's broker running as a child process
+// (`tributary broker`) in its own process group, so that a test can kill it
+// with SIGKILL like a crash and start it again on the same data and port.
+type BrokerProcess struct {
+	t       testing.TB
+	cmd     *exec.Cmd
+	addr    string
+	logPath string
+	logFile *os.File
+	done    chan struct{}
+	waitErr error
+
+	killOnce sync.Once
+}
+
+// StartBrokerProcess starts `bin broker` with log.dirs=dir and a PLAINTEXT
+// listener on 127.0.0.1:port, plus extra overrides ("key=value"), and waits
+// until it accepts connections (that is, until log recovery is done). Its
+// output is appended to dir+".log", so restarts on the same dir share one
+// log file. The process is killed at the end of the test if still running.
+func StartBrokerProcess(t testing.TB, bin, dir string, port int, overrides ...string) *BrokerProcess {
+	t.Helper()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	logPath := dir + ".log"
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatalf("harness: open broker log: %v", err)
+	}
+	fmt.Fprintf(f, "=== harness: starting broker at %s ===\n", time.Now().Format(time.RFC3339Nano))
+	args := []string{"broker",
+		"--override", "log.dirs=" + dir,
+		"--override", "listeners=PLAINTEXT://" + addr,
+	}
+	for _, o := range overrides {
+		args = append(args, "--override", o)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	setProcAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		t.Fatalf("harness: start broker: %v", err)
+	}
+	p := &BrokerProcess{t: t, cmd: cmd, addr: addr, logPath: logPath, logFile: f, done: make(chan struct{})}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.Kill() })
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-p.done:
+			t.Fatalf("harness: broker exited during start-up: %v\n--- %s ---\n%s", p.waitErr, logPath, logTail(logPath, 40))
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			p.Kill()
+			t.Fatalf("harness: broker not accepting on %s after 30s: %v\n--- %s ---\n%s", addr, err, logPath, logTail(logPath, 40))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Addr is the broker's host:port.
+func (p *BrokerProcess) Addr() string { return p.addr }
+
+// LogPath is the file the broker's output goes to.
+func (p *BrokerProcess) LogPath() string { return p.logPath }
+
+// Pid is the broker's process id.
+func (p *BrokerProcess) Pid() int { return p.cmd.Process.Pid }
+
+// Kill sends SIGKILL to the broker's process group and waits for it to exit.
+// It is safe to call more than once.
+func (p *BrokerProcess) Kill() {
+	p.killOnce.Do(func() {
+		if err := killGroup(p.cmd); err != nil {
+			p.t.Errorf("harness: kill broker: %v", err)
+		}
+		<-p.done
+		p.logFile.Close()
+	})
+}
+
+// Stop asks the broker to shut down cleanly (SIGTERM) and waits up to
+// timeout for it; then it kills it. It returns the exit error, nil for a
+// clean exit.
+func (p *BrokerProcess) Stop(timeout time.Duration) error {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		p.Kill()
+		return fmt.Errorf("harness: broker did not stop within %v", timeout)
+	}
+	p.Kill() // closes the log file; the process is gone already
+	return p.waitErr
+}
+
+// Wait blocks until the broker exits and returns how it ended.
+func (p *BrokerProcess) Wait() error {
+	<-p.done
+	return p.waitErr
+}
+
+// Exited reports whether the broker process has ended.
+func (p *BrokerProcess) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
