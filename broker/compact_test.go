@@ -1,7 +1,7 @@
 package broker
 
 import (
-		"fmt"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"

@@ -1,0 +1,170 @@
+package datagen
+
+import (
+	"context"
+	"fmt"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+// Class is the connector class.
+const Class = "dev.tributary.connect.datagen.DatagenConnector"
+
+// Config is the datagen configuration.
+type Config struct {
+	Topic        string  `key:"kafka.topic" importance:"high" validate:"nonempty" doc:"Topic to write the generated records to."`
+	Iterations   int64   `key:"iterations" default:"-1" importance:"medium" validate:"min=-1" doc:"Number of records each task generates before going idle; -1 for no limit."`
+	Rate         float64 `key:"records.per.sec" default:"0" importance:"medium" validate:"min=0" doc:"Records per second per task; 0 for as fast as possible."`
+	PayloadBytes int32   `key:"payload.bytes" default:"100" validate:"min=0,max=10485760" doc:"Length of the random payload field of each record."`
+	Keys         int64   `key:"key.cardinality" default:"1000" validate:"min=1" doc:"Number of distinct record keys."`
+	Seed         int64   `key:"seed" default:"0" doc:"Seed of the generator; equal seeds generate equal records."`
+	BatchSize    int32   `key:"batch.size" default:"1000" validate:"min=1" doc:"Maximum records returned by one poll."`
+	TaskIndex    int32   `key:"datagen.task" default:"0" validate:"min=0" doc:"Index of the task; set by the connector when it splits the work."`
+}
+
+// KeySchema and ValueSchema of the generated records.
+var (
+	KeySchema   = schema.String
+	ValueSchema = schema.StructOf("tributary.datagen.Record").Version(1).
+			Field("id", schema.Int64).
+			Field("key", schema.String).
+			Field("amount", schema.Decimal(2)).
+			Field("created", schema.Timestamp).
+			Field("payload", schema.String).
+			Build()
+)
+
+// Connector returns the datagen connector.
+func Connector() sdk.Connector {
+	return sdk.SourceConnector[Config]{
+		Class:   Class,
+		Version: "0.1.0",
+		Doc:     "Generates keyed records with a schema.",
+		NewTask: func(c Config) sdk.SourceTask { return &task{cfg: c} },
+		TaskConfigs: func(_ context.Context, c Config, maxTasks int) ([]Config, error) {
+			out := make([]Config, maxTasks)
+			for i := range out {
+				out[i] = c
+				out[i].TaskIndex = int32(i)
+			}
+			return out, nil
+		},
+	}
+}
+
+type task struct {
+	cfg   Config
+	part  sdk.Partition
+	seq   int64 // next sequence number
+	start time.Time
+	first int64
+	buf   []byte
+}
+
+func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
+	t.part = sdk.Partition{"datagen.task": int64(t.cfg.TaskIndex)}
+	off, err := tc.Offset(ctx, t.part)
+	if err != nil {
+		return fmt.Errorf("datagen: read offset: %w", err)
+	}
+	if off != nil {
+		seq, ok := off.Int64("seq")
+		if !ok {
+			return fmt.Errorf("datagen: stored offset %v has no integer seq", off)
+		}
+		t.seq = seq + 1
+	}
+	t.start, t.first = time.Now(), t.seq
+	return nil
+}
+
+func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
+	n := int64(min(max, int(t.cfg.BatchSize)))
+	if t.cfg.Iterations >= 0 {
+		n = min(n, t.cfg.Iterations-t.seq)
+	}
+	if t.cfg.Rate > 0 {
+		due := t.first + int64(time.Since(t.start).Seconds()*t.cfg.Rate) + 1
+		if due <= t.seq {
+			next := t.start.Add(time.Duration(float64(t.seq-t.first) / t.cfg.Rate * float64(time.Second)))
+			sleep(ctx, min(time.Until(next), 100*time.Millisecond))
+			return nil, nil
+		}
+		n = min(n, due-t.seq)
+	}
+	if n <= 0 {
+		sleep(ctx, 100*time.Millisecond) // count reached: idle
+		return nil, nil
+	}
+	recs := make([]sdk.SourceRecord, n)
+	for i := range recs {
+		t.record(t.seq, &recs[i])
+		t.seq++
+	}
+	return recs, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+	case <-tm.C:
+	}
+}
+
+const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// Record returns record seq of the task's sequence; exported for tests that
+// check generated data.
+func Record(cfg Config, seq int64) sdk.SourceRecord {
+	t := task{cfg: cfg, part: sdk.Partition{"datagen.task": int64(cfg.TaskIndex)}}
+	var r sdk.SourceRecord
+	t.record(seq, &r)
+	return r
+}
+
+func (t *task) record(seq int64, r *sdk.SourceRecord) {
+	rng := splitmix(uint64(t.cfg.Seed)*0x9e3779b97f4a7c15 ^ uint64(t.cfg.TaskIndex)<<48 ^ uint64(seq))
+	k := "key-" + strconv.FormatInt(int64(rng.next()%uint64(t.cfg.Keys)), 10)
+	if cap(t.buf) < int(t.cfg.PayloadBytes) {
+		t.buf = make([]byte, t.cfg.PayloadBytes)
+	}
+	b := t.buf[:t.cfg.PayloadBytes]
+	for i := 0; i < len(b); i += 8 {
+		x := rng.next()
+		for j := i; j < i+8 && j < len(b); j++ {
+			b[j] = letters[x%62]
+			x >>= 6
+		}
+	}
+	v := schema.NewStruct(ValueSchema)
+	v.SetIndex(0, seq)
+	v.SetIndex(1, k)
+	v.SetIndex(2, big.NewInt(int64(rng.next()%1_000_000)))
+	v.SetIndex(3, time.UnixMilli(1_700_000_000_000+seq).UTC())
+	v.SetIndex(4, string(b))
+	*r = sdk.SourceRecord{
+		Partition: t.part, Offset: sdk.Offset{"seq": seq}, Topic: t.cfg.Topic,
+		KeySchema: KeySchema, Key: k, ValueSchema: ValueSchema, Value: v,
+	}
+}
+
+type splitmix uint64
+
+func (s *splitmix) next() uint64 {
+	*s += 0x9e3779b97f4a7c15
+	z := uint64(*s)
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+func (t *task) Close(context.Context) error { return nil }

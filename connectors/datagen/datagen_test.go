@@ -1,0 +1,79 @@
+package datagen
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
+	"github.com/tributary-dev/tributary/sdk/sdktest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestAcceptance(t *testing.T) {
+	sdktest.RunSource(t, sdktest.SourceDriver{
+		Deterministic: true,
+		Connector:     Connector(),
+		Config: func(*testing.T) map[string]string {
+			return map[string]string{"kafka.topic": "gen", "payload.bytes": "32", "seed": "42"}
+		},
+	})
+}
+
+func TestIterationsAndRate(t *testing.T) {
+	sp := Connector().(sdk.SourcePlugin)
+	task, err := sp.NewSourceTask(map[string]string{"kafka.topic": "t", "iterations": "25", "records.per.sec": "200"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Open(context.Background(), noOffsets{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	n := 0
+	for n < 25 {
+		recs, err := task.Poll(context.Background(), 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if err := r.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if r.Key == nil || !schema.Equal(r.ValueSchema, ValueSchema) {
+				t.Fatalf("record %+v", r)
+			}
+		}
+		n += len(recs)
+	}
+	// 25 records at 200/s take about 120 ms; a generous lower bound keeps
+	// this from being a timing test while proving the limiter works.
+	if d := time.Since(start); d < 60*time.Millisecond {
+		t.Errorf("25 records at 200/s took only %v", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	if recs, _ := task.Poll(ctx, 1000); len(recs) != 0 {
+		t.Fatalf("generated %d records past iterations", len(recs))
+	}
+}
+
+func TestTaskConfigsSplit(t *testing.T) {
+	rc, err := Connector().Start(context.Background(), map[string]string{"kafka.topic": "t"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := rc.TaskConfigs(context.Background(), 4)
+	if err != nil || len(cfgs) != 4 || cfgs[3]["datagen.task"] != "3" || cfgs[0]["kafka.topic"] != "t" {
+		t.Fatalf("task configs %v %v", cfgs, err)
+	}
+	_ = rc.Stop(context.Background())
+}
+
+type noOffsets struct{ sdk.SourceTaskContext }
+
+func (noOffsets) Offset(context.Context, sdk.Partition) (sdk.Offset, error) { return nil, nil }

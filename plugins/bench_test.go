@@ -1,0 +1,81 @@
+package plugins
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"testing"
+
+	"github.com/tributary-dev/tributary/connectors"
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// BenchmarkDatagen1KiB pulls 1 KiB datagen records through a source task and
+// discards them, once through a plugin process (encode, gRPC stream, decode)
+// and once through the in-process loader, and logs the ratio. Run:
+//
+//	go test -run '^$' -bench BenchmarkDatagen1KiB -benchtime 1000000x ./plugins
+func BenchmarkDatagen1KiB(b *testing.B) {
+	// payload.bytes=960 plus id, key, amount, created and the envelope make
+	// each encoded record 1 KiB.
+	cfg := map[string]string{"kafka.topic": "bench", "payload.bytes": "960", "batch.size": "2000"}
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	rates := map[string]float64{}
+	loaders := []struct {
+		name string
+		make func(b *testing.B) Loader
+	}{
+		{"inprocess", func(b *testing.B) Loader {
+			l, err := NewInProcess(quiet, connectors.All()...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return l
+		}},
+		{"plugin", func(b *testing.B) Loader {
+			h, err := NewHost(context.Background(), Config{Builtin: []string{exe}, Logger: quiet})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return h
+		}},
+	}
+	for _, l := range loaders {
+		b.Run("loader="+l.name, func(b *testing.B) {
+			ctx := context.Background()
+			task, err := l.make(b).StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "bench"}, cfg, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := task.Poll(ctx); err != nil { // warm up: the pipeline is running
+				b.Fatal(err)
+			}
+			b.SetBytes(1024)
+			b.ReportAllocs()
+			b.ResetTimer()
+			n := 0
+			for n < b.N {
+				recs, err := task.Poll(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += len(recs)
+			}
+			b.StopTimer()
+			rate := float64(n) / b.Elapsed().Seconds()
+			b.ReportMetric(rate, "records/s")
+			rates[l.name] = rate
+			if err := task.Stop(ctx); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+	if rates["inprocess"] > 0 && rates["plugin"] > 0 {
+		b.Logf("datagen 1 KiB: in-process %.0f records/s, plugin %.0f records/s, plugin/in-process = %.2f",
+			rates["inprocess"], rates["plugin"], rates["plugin"]/rates["inprocess"])
+	}
+}

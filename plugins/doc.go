@@ -1,0 +1,39 @@
+// Package plugins is the host side of Tributary's connector plugins: it
+// finds plugin executables under plugin.path, starts them through
+// hashicorp/go-plugin (gRPC, protocol version negotiated in the handshake),
+// and makes each running connector and task look like a local object to the
+// worker.
+//
+// Two Loaders share one set of interfaces:
+//
+//   - Host runs every connector instance and every task in its own plugin
+//     process: third-party executables found under plugin.path, and the
+//     first-party connectors by re-executing the running binary in plugin
+//     mode (SelfCommand). A crash, exit or hang of a plugin fails only that
+//     task, with the panic message and stack (or the tail of the plugin's
+//     stderr) as the trace; the host stays up and can start the task again.
+//   - InProcess calls sdk connectors directly; tests and the overhead
+//     benchmark use it.
+//
+// Usage sketch (the worker's task runner):
+//
+//	self, _ := plugins.SelfCommand()
+//	host, err := plugins.NewHost(ctx, plugins.Config{
+//		PluginPath: []string{"/opt/tributary/plugins"},
+//		Builtin:    self,
+//		Logger:     logger,
+//	})
+//	task, err := host.StartSourceTask(ctx, "FileStreamSource",
+//		sdk.TaskInfo{Connector: "files", Task: 0}, taskConfig, offsetStore)
+//	for {
+//		recs, err := task.Poll(ctx) // a batch; *sdk.TaskError on failure
+//		…produce recs, store their offsets once acked…
+//		task.Committed(ctx, committedOffsets)
+//	}
+//	task.Stop(ctx) // graceful; kills the plugin after the stop timeout
+//
+// Plugin stderr (the SDK logs JSON lines there) is re-emitted through the
+// host's slog logger with connector and task attributes. Plugins exit when
+// the host dies: the SDK watches its parent process, and on Linux the host
+// also asks the kernel for a parent-death signal.
+package plugins

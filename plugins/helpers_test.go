@@ -1,0 +1,217 @@
+package plugins
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tributary-dev/tributary/connectors"
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+// The test binary doubles as a plugin (started by the host with the magic
+// cookie in its environment) and as a host process for the orphan test.
+func TestMain(m *testing.M) {
+	if os.Getenv(pluginpb.MagicCookieKey) != "" {
+		sdk.Serve(append(connectors.All(), crashyConnector())...)
+	}
+	if os.Getenv("TRIBUTARY_TEST_HOST") == "1" {
+		os.Exit(runTestHost())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// crashyConfig drives a source task that misbehaves on purpose.
+type crashyConfig struct {
+	Topic string `key:"topic" default:"crashy" doc:"topic"`
+	// Mode: ok, panic, exit, hang, gopanic, openfail.
+	Mode  string `key:"mode" default:"ok" validate:"enum=ok|panic|exit|hang|gopanic|openfail" doc:"how to fail"`
+	After int64  `key:"after" default:"3" doc:"records before failing"`
+}
+
+const crashyClass = "test.CrashySourceConnector"
+
+func crashyConnector() sdk.Connector {
+	return sdk.SourceConnector[crashyConfig]{
+		Class: crashyClass, Version: "1",
+		NewTask: func(c crashyConfig) sdk.SourceTask { return &crashyTask{cfg: c} },
+	}
+}
+
+type crashyTask struct {
+	cfg crashyConfig
+	n   int64
+}
+
+func (t *crashyTask) Open(_ context.Context, tc sdk.SourceTaskContext) error {
+	tc.Logger().Info("hello from plugin", "mode", t.cfg.Mode)
+	if t.cfg.Mode == "openfail" {
+		return errors.New("cannot open: database unreachable")
+	}
+	return nil
+}
+
+func (t *crashyTask) Poll(ctx context.Context, _ int) ([]sdk.SourceRecord, error) {
+	if t.n >= t.cfg.After {
+		switch t.cfg.Mode {
+		case "panic":
+			panic("boom in Poll")
+		case "exit":
+			os.Exit(7)
+		case "hang":
+			select {} // ignores ctx: a stuck task
+		case "gopanic":
+			go func() { panic("boom in a goroutine") }()
+			time.Sleep(time.Second)
+		default:
+			<-ctx.Done()
+			return nil, nil
+		}
+	}
+	t.n++
+	return []sdk.SourceRecord{{Partition: sdk.Partition{"p": "x"}, Offset: sdk.Offset{"n": t.n}, Topic: t.cfg.Topic,
+		ValueSchema: schema.Int64, Value: t.n}}, nil
+}
+
+func (t *crashyTask) Close(context.Context) error { return nil }
+
+// runTestHost is the host process of TestNoOrphanAfterHostSIGKILL: it starts
+// a source task, prints the plugin's pid and waits to be killed.
+func runTestHost() int {
+	exe, _ := os.Executable()
+	h, err := NewHost(context.Background(), Config{Builtin: []string{exe}})
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	task, err := h.StartSourceTask(context.Background(), "Datagen", sdk.TaskInfo{Connector: "c", Task: 0},
+		map[string]string{"kafka.topic": "t", "records.per.sec": "10"}, nil)
+	if err != nil {
+		fmt.Println("error", err)
+		return 1
+	}
+	fmt.Println("pid", task.(*hostSourceTask).p.pid())
+	time.Sleep(time.Minute)
+	return 0
+}
+
+// captureHandler records log records for assertions.
+type captureHandler struct {
+	attrs []slog.Attr
+	all   *[]capturedRecord
+}
+
+type capturedRecord struct {
+	Level slog.Level
+	Msg   string
+	Attrs map[string]string
+}
+
+func newCapture() (*slog.Logger, func() []capturedRecord) {
+	var mu sync.Mutex
+	var all []capturedRecord
+	h := &captureHandler{all: &all}
+	logger := slog.New(&lockedHandler{h: h, mu: &mu})
+	return logger, func() []capturedRecord {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]capturedRecord(nil), all...)
+	}
+}
+
+type lockedHandler struct {
+	h  *captureHandler
+	mu *sync.Mutex
+}
+
+func (l *lockedHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (l *lockedHandler) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := capturedRecord{Level: r.Level, Msg: r.Message, Attrs: map[string]string{}}
+	for _, a := range l.h.attrs {
+		c.Attrs[a.Key] = a.Value.String()
+	}
+	r.Attrs(func(a slog.Attr) bool { c.Attrs[a.Key] = a.Value.String(); return true })
+	*l.h.all = append(*l.h.all, c)
+	return nil
+}
+func (l *lockedHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	h := &captureHandler{all: l.h.all, attrs: append(append([]slog.Attr(nil), l.h.attrs...), as...)}
+	return &lockedHandler{h: h, mu: l.mu}
+}
+func (l *lockedHandler) WithGroup(string) slog.Handler { return l }
+
+// newTestHost starts a Host whose builtin plugin is this test binary.
+func newTestHost(t *testing.T, mod func(*Config)) *Host {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Builtin: []string{exe}, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})), StopTimeout: 2 * time.Second}
+	if mod != nil {
+		mod(&cfg)
+	}
+	h, err := NewHost(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// processGone reports whether pid no longer runs (absent or a zombie).
+func processGone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
+	return len(f) > 0 && string(f[0]) == "Z"
+}
+
+func waitGone(t *testing.T, pid int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still running after %v", pid, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}

@@ -1,0 +1,510 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// Config configures a Host.
+type Config struct {
+	// PluginPath lists directories holding plugin executables (Kafka
+	// Connect's plugin.path). Each executable file directly in a directory,
+	// or one level down, is a plugin.
+	PluginPath []string
+	// Builtin is the command line serving the first-party connectors,
+	// usually SelfCommand(); empty for none.
+	Builtin []string
+	// Logger receives plugin logs (with connector and task attributes) and
+	// the host's own. Default: slog.Default().
+	Logger *slog.Logger
+	// CacheDir, if set, persists discovered specifications by binary hash so
+	// that a restarted worker does not start every plugin again.
+	CacheDir string
+	// StartTimeout bounds a plugin's start-up (handshake and task Open).
+	// Default 1 minute.
+	StartTimeout time.Duration
+	// StopTimeout is how long Stop waits for a graceful stop before killing
+	// the plugin, when the caller's context has no earlier deadline.
+	// Default 5 s (Kafka Connect's task.shutdown.graceful.timeout.ms).
+	StopTimeout time.Duration
+	// Batch bounds the record batches source plugins send.
+	Batch BatchLimits
+	// ProtocolVersions the host offers; default: the current one. Tests set
+	// it to check that incompatible peers refuse each other.
+	ProtocolVersions []int
+}
+
+// BatchLimits bound one record batch: it is sent when it holds MaxRecords
+// records or MaxBytes bytes, or Linger after its first record.
+type BatchLimits struct {
+	MaxRecords int
+	MaxBytes   int
+	Linger     time.Duration
+}
+
+func (c *Config) validate() error {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = time.Minute
+	}
+	if c.StopTimeout <= 0 {
+		c.StopTimeout = 5 * time.Second
+	}
+	if c.Batch.MaxRecords <= 0 {
+		c.Batch.MaxRecords = 2000
+	}
+	if c.Batch.MaxBytes <= 0 {
+		c.Batch.MaxBytes = 1 << 20
+	}
+	if c.Batch.MaxBytes > pluginpb.MaxMessageSize/2 {
+		return fmt.Errorf("plugins: batch max bytes %d above the message limit", c.Batch.MaxBytes)
+	}
+	if c.Batch.Linger <= 0 {
+		c.Batch.Linger = 5 * time.Millisecond
+	}
+	if len(c.ProtocolVersions) == 0 {
+		c.ProtocolVersions = []int{pluginpb.ProtocolVersion}
+	}
+	return nil
+}
+
+// SelfCommand returns the command that re-executes the running binary in
+// plugin mode ("<binary> plugin"), which serves the first-party connectors.
+func SelfCommand() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("plugins: locate the running binary: %w", err)
+	}
+	return []string{exe, "plugin"}, nil
+}
+
+// PluginInfo is one discovered connector and the command serving it.
+type PluginInfo struct {
+	Spec    sdk.Spec
+	Command []string
+	// Hash is the SHA-256 of the executable.
+	Hash string
+}
+
+// Host is the process-based Loader.
+type Host struct {
+	cfg Config
+
+	mu      sync.Mutex
+	plugins []PluginInfo
+	cache   map[string][]sdk.Spec // by binary hash
+}
+
+var _ Loader = (*Host)(nil)
+
+// NewHost discovers the plugins and returns a Host.
+func NewHost(ctx context.Context, cfg Config) (*Host, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	h := &Host{cfg: cfg, cache: map[string][]sdk.Spec{}}
+	if err := h.Discover(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// Discover (re)scans the builtin command and plugin.path. Each executable
+// is started once and asked for its specification; results are cached by
+// the executable's SHA-256, in memory and in CacheDir. A plugin that fails
+// to start is logged and skipped; two plugins claiming one class name is an
+// error.
+func (h *Host) Discover(ctx context.Context) error {
+	var cmds [][]string
+	if len(h.cfg.Builtin) > 0 {
+		cmds = append(cmds, h.cfg.Builtin)
+	}
+	for _, dir := range h.cfg.PluginPath {
+		exes, err := findExecutables(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range exes {
+			cmds = append(cmds, []string{e})
+		}
+	}
+	var found []PluginInfo
+	for _, cmd := range cmds {
+		hash, err := fileHash(cmd[0])
+		if err != nil {
+			return err
+		}
+		specs, err := h.specsFor(ctx, cmd, hash)
+		if err != nil {
+			h.cfg.Logger.Error("plugin skipped: could not read its specification", "path", cmd[0], "error", err)
+			continue
+		}
+		for _, s := range specs {
+			found = append(found, PluginInfo{Spec: s, Command: cmd, Hash: hash})
+		}
+	}
+	names := map[string]string{}
+	for _, p := range found {
+		for _, n := range append([]string{p.Spec.Class}, p.Spec.Aliases...) {
+			if prev, dup := names[n]; dup && prev != p.Command[0] {
+				return fmt.Errorf("plugins: class or alias %q is served by both %s and %s", n, prev, p.Command[0])
+			}
+			names[n] = p.Command[0]
+		}
+	}
+	h.mu.Lock()
+	h.plugins = found
+	h.mu.Unlock()
+	return nil
+}
+
+func findExecutables(dir string) ([]string, error) {
+	var out []string
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("plugins: read plugin.path entry %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		if e.IsDir() {
+			sub, err := os.ReadDir(p)
+			if err != nil {
+				return nil, fmt.Errorf("plugins: read %s: %w", p, err)
+			}
+			for _, s := range sub {
+				if isExecutable(filepath.Join(p, s.Name())) {
+					out = append(out, filepath.Join(p, s.Name()))
+				}
+			}
+			continue
+		}
+		if isExecutable(p) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+}
+
+func fileHash(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("plugins: hash %s: %w", p, err)
+	}
+	defer f.Close()
+	hh := sha256.New()
+	if _, err := io.Copy(hh, f); err != nil {
+		return "", fmt.Errorf("plugins: hash %s: %w", p, err)
+	}
+	return hex.EncodeToString(hh.Sum(nil)), nil
+}
+
+func (h *Host) specsFor(ctx context.Context, cmd []string, hash string) ([]sdk.Spec, error) {
+	h.mu.Lock()
+	specs, ok := h.cache[hash]
+	h.mu.Unlock()
+	if ok {
+		return specs, nil
+	}
+	cacheFile := ""
+	if h.cfg.CacheDir != "" {
+		cacheFile = filepath.Join(h.cfg.CacheDir, hash+".json")
+		if b, err := os.ReadFile(cacheFile); err == nil && json.Unmarshal(b, &specs) == nil {
+			h.mu.Lock()
+			h.cache[hash] = specs
+			h.mu.Unlock()
+			return specs, nil
+		}
+	}
+	p, err := h.launch(ctx, cmd, h.cfg.Logger.With("plugin", filepath.Base(cmd[0])))
+	if err != nil {
+		return nil, err
+	}
+	defer p.kill()
+	resp, err := p.rpc.Specify(ctx, &pluginpb.SpecifyRequest{})
+	if err != nil {
+		return nil, p.wrap(fmt.Errorf("plugins: specify %s: %w", cmd[0], err))
+	}
+	if err := json.Unmarshal(resp.GetSpecsJson(), &specs); err != nil {
+		return nil, fmt.Errorf("plugins: specification of %s: %w", cmd[0], err)
+	}
+	h.mu.Lock()
+	h.cache[hash] = specs
+	h.mu.Unlock()
+	if cacheFile != "" {
+		if err := os.MkdirAll(h.cfg.CacheDir, 0o755); err == nil {
+			tmp := cacheFile + ".tmp"
+			if err := os.WriteFile(tmp, resp.GetSpecsJson(), 0o644); err == nil {
+				_ = os.Rename(tmp, cacheFile)
+			}
+		}
+	}
+	return specs, nil
+}
+
+// Plugins lists the discovered connectors with their commands.
+func (h *Host) Plugins() []PluginInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]PluginInfo(nil), h.plugins...)
+}
+
+// Specs implements Loader.
+func (h *Host) Specs() []sdk.Spec {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]sdk.Spec, len(h.plugins))
+	for i, p := range h.plugins {
+		out[i] = p.Spec
+	}
+	return out
+}
+
+// Spec implements Loader.
+func (h *Host) Spec(class string) (sdk.Spec, error) {
+	p, err := h.find(class)
+	return p.Spec, err
+}
+
+func (h *Host) find(class string) (PluginInfo, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	specs := make([]sdk.Spec, len(h.plugins))
+	for i, p := range h.plugins {
+		specs[i] = p.Spec
+	}
+	i, err := findSpec(specs, class)
+	if err != nil {
+		return PluginInfo{}, err
+	}
+	return h.plugins[i], nil
+}
+
+// Validate implements Loader. It starts a short-lived plugin process.
+func (h *Host) Validate(ctx context.Context, class string, config map[string]string) (sdk.ConfigInfos, error) {
+	pi, err := h.find(class)
+	if err != nil {
+		return sdk.ConfigInfos{}, err
+	}
+	p, err := h.launch(ctx, pi.Command, h.cfg.Logger.With("plugin", pi.Spec.Class))
+	if err != nil {
+		return sdk.ConfigInfos{}, err
+	}
+	defer p.kill()
+	resp, err := p.rpc.Validate(ctx, &pluginpb.ValidateRequest{Class: pi.Spec.Class, Config: config})
+	if err != nil {
+		return sdk.ConfigInfos{}, p.wrap(fmt.Errorf("plugins: validate %s: %w", class, err))
+	}
+	var infos sdk.ConfigInfos
+	if err := json.Unmarshal(resp.GetConfigInfosJson(), &infos); err != nil {
+		return sdk.ConfigInfos{}, fmt.Errorf("plugins: validation result of %s: %w", class, err)
+	}
+	return infos, nil
+}
+
+// proc is one running plugin process.
+type proc struct {
+	client *plugin.Client
+	cmd    *exec.Cmd
+	rpc    pluginpb.PluginClient
+	stderr *logWriter
+	events *hclogSink
+}
+
+type grpcClientPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+}
+
+func (grpcClientPlugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
+	return errors.New("plugins: the host side serves nothing")
+}
+
+func (grpcClientPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pluginpb.NewPluginClient(c), nil
+}
+
+// launch starts a plugin process and completes the handshake.
+func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (*proc, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = parentDeathAttr()
+	versioned := map[int]plugin.PluginSet{}
+	for _, v := range h.cfg.ProtocolVersions {
+		versioned[v] = plugin.PluginSet{pluginpb.PluginName: grpcClientPlugin{}}
+	}
+	p := &proc{cmd: cmd, stderr: newLogWriter(logger, "stderr"), events: &hclogSink{}}
+	p.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig: plugin.HandshakeConfig{
+			ProtocolVersion:  uint(h.cfg.ProtocolVersions[0]),
+			MagicCookieKey:   pluginpb.MagicCookieKey,
+			MagicCookieValue: pluginpb.MagicCookieValue,
+		},
+		VersionedPlugins: versioned,
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		GRPCDialOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginpb.MaxMessageSize), grpc.MaxCallSendMsgSize(pluginpb.MaxMessageSize)),
+			grpc.WithInitialWindowSize(pluginpb.WindowSize), grpc.WithInitialConnWindowSize(pluginpb.WindowSize),
+			grpc.WithWriteBufferSize(pluginpb.BufferSize), grpc.WithReadBufferSize(pluginpb.BufferSize),
+		},
+		Logger:       hclog.New(&hclog.LoggerOptions{Output: p.events, JSONFormat: true, Level: hclog.Info}),
+		Stderr:       p.stderr,
+		SyncStdout:   newLogWriter(logger, "stdout"),
+		SyncStderr:   newLogWriter(logger, "stderr"),
+		StartTimeout: h.cfg.StartTimeout,
+	})
+	type result struct {
+		rpc pluginpb.PluginClient
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		cp, err := p.client.Client()
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		raw, err := cp.Dispense(pluginpb.PluginName)
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		rpc, ok := raw.(pluginpb.PluginClient)
+		if !ok {
+			done <- result{nil, fmt.Errorf("dispensed %T", raw)}
+			return
+		}
+		done <- result{rpc, nil}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			p.stderr.waitQuiet(20*time.Millisecond, time.Second)
+			p.kill()
+			return nil, p.wrap(fmt.Errorf("plugins: start %s: %w", strings.Join(argv, " "), r.err))
+		}
+		p.rpc = r.rpc
+		return p, nil
+	case <-ctx.Done():
+		p.kill()
+		<-done
+		return nil, fmt.Errorf("plugins: start %s: %w", argv[0], ctx.Err())
+	}
+}
+
+func (p *proc) kill() { p.client.Kill() }
+
+// pid returns the plugin's process id, or 0.
+func (p *proc) pid() int {
+	if p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// wrap adds the process's exit status and the tail of its stderr to err.
+func (p *proc) wrap(err error) error {
+	tail := p.stderr.Tail()
+	if st := p.events.exitStatus(); st != "" {
+		err = fmt.Errorf("%w (plugin process exited: %s)", err, st)
+	}
+	if tail != "" {
+		msg := err.Error()
+		if l := panicLine(tail); l != "" {
+			msg += ": " + l
+		}
+		return &sdk.TaskError{Message: msg, Trace: tail}
+	}
+	return err
+}
+
+// dumpAndKill asks a hung plugin for its goroutine stacks (SIGQUIT makes a
+// Go program print them and exit) and kills it.
+func (p *proc) dumpAndKill() {
+	if p.cmd.Process != nil && !p.client.Exited() {
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		deadline := time.Now().Add(2 * time.Second)
+		for !p.client.Exited() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		p.stderr.waitQuiet(20*time.Millisecond, time.Second)
+	}
+	p.kill()
+}
+
+// panicLine returns the "panic: …" or "fatal error: …" line of a Go crash
+// in s, or the last line of s that is not JSON, or "".
+func panicLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+			return l
+		}
+	}
+	if l := strings.TrimSpace(lines[len(lines)-1]); !strings.HasPrefix(l, "{") {
+		return l
+	}
+	return ""
+}
+
+// hclogSink receives go-plugin's own log (JSON) and keeps the exit status
+// it reports.
+type hclogSink struct {
+	mu     sync.Mutex
+	status string
+}
+
+func (s *hclogSink) Write(b []byte) (int, error) {
+	for _, line := range strings.Split(string(b), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) != nil || m["@message"] != "plugin process exited" {
+			continue
+		}
+		s.mu.Lock()
+		if e, ok := m["error"].(string); ok {
+			s.status = e
+		} else {
+			s.status = "exit status 0"
+		}
+		s.mu.Unlock()
+	}
+	return len(b), nil
+}
+
+func (s *hclogSink) exitStatus() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}

@@ -1,0 +1,168 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+type hostConnector struct {
+	taskProc
+	stream  pluginpb.Plugin_RunConnectorClient
+	sendMu  sync.Mutex
+	configs chan *pluginpb.TaskConfigs
+	events  chan ConnectorEvent
+	callMu  sync.Mutex
+}
+
+func (c *hostConnector) send(m *pluginpb.ConnectorHostMessage) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.stream.Send(m)
+}
+
+// StartConnector implements Loader.
+func (h *Host) StartConnector(ctx context.Context, class, name string, config map[string]string) (Connector, error) {
+	pi, err := h.find(class)
+	if err != nil {
+		return nil, err
+	}
+	logger := h.cfg.Logger.With("connector", name)
+	p, err := h.launch(ctx, pi.Command, logger)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	c := &hostConnector{
+		taskProc: taskProc{h: h, p: p, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+			what: "connector " + name},
+		configs: make(chan *pluginpb.TaskConfigs, 1), events: make(chan ConnectorEvent, 16),
+	}
+	fail := func(err error) (Connector, error) {
+		cancel()
+		p.kill()
+		return nil, err
+	}
+	if c.stream, err = p.rpc.RunConnector(sctx); err != nil {
+		return fail(p.wrap(fmt.Errorf("plugins: %s: open stream: %w", c.what, err)))
+	}
+	if err := c.send(&pluginpb.ConnectorHostMessage{Msg: &pluginpb.ConnectorHostMessage_Start{Start: &pluginpb.ConnectorStart{
+		Class: pi.Spec.Class, Connector: name, Config: config}}}); err != nil {
+		return fail(p.wrap(fmt.Errorf("plugins: %s: start: %w", c.what, err)))
+	}
+	started := make(chan error, 1)
+	go c.recvLoop(started)
+	startCtx, startCancel := context.WithTimeout(ctx, h.cfg.StartTimeout)
+	defer startCancel()
+	select {
+	case err := <-started:
+		if err != nil {
+			<-c.done
+			return fail(err)
+		}
+	case <-startCtx.Done():
+		p.dumpAndKill()
+		<-c.done
+		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v", c.what, startCtx.Err()), Trace: p.stderr.Tail()})
+	}
+	return c, nil
+}
+
+func (c *hostConnector) recvLoop(started chan<- error) {
+	defer close(c.done)
+	defer close(c.events)
+	isStarted := false
+	report := func(err error) {
+		if !isStarted {
+			isStarted = true
+			started <- err
+		}
+	}
+	emit := func(e ConnectorEvent) {
+		select {
+		case c.events <- e:
+		default:
+			c.logger.Warn("connector event dropped: nobody reads Events", "reconfigure", e.Reconfigure, "error", e.Err)
+		}
+	}
+	for {
+		m, err := c.stream.Recv()
+		if err != nil {
+			if c.ended() {
+				report(c.terminal())
+				return
+			}
+			select {
+			case <-c.stopCh:
+				c.markStopped(nil)
+				report(ErrStopped)
+			default:
+				e := c.crashed(err)
+				c.fail(e)
+				report(e)
+				emit(ConnectorEvent{Err: e})
+			}
+			return
+		}
+		switch x := m.GetMsg().(type) {
+		case *pluginpb.ConnectorPluginMessage_Started:
+			report(nil)
+		case *pluginpb.ConnectorPluginMessage_TaskConfigs:
+			c.configs <- x.TaskConfigs
+		case *pluginpb.ConnectorPluginMessage_Reconfigure:
+			emit(ConnectorEvent{Reconfigure: true})
+		case *pluginpb.ConnectorPluginMessage_Failure:
+			e := taskError(x.Failure)
+			if !isStarted {
+				c.fail(e)
+				report(e)
+				continue
+			}
+			emit(ConnectorEvent{Err: e})
+		case *pluginpb.ConnectorPluginMessage_Stopped:
+			var closeErr error
+			if f := x.Stopped.GetError(); f != nil {
+				closeErr = taskError(f)
+			}
+			c.markStopped(closeErr)
+		}
+	}
+}
+
+func (c *hostConnector) Events() <-chan ConnectorEvent { return c.events }
+
+func (c *hostConnector) TaskConfigs(ctx context.Context, maxTasks int) ([]map[string]string, error) {
+	c.callMu.Lock()
+	defer c.callMu.Unlock()
+	if err := c.send(&pluginpb.ConnectorHostMessage{Msg: &pluginpb.ConnectorHostMessage_TaskConfigs{
+		TaskConfigs: &pluginpb.TaskConfigsRequest{MaxTasks: int32(maxTasks)}}}); err != nil {
+		return nil, fmt.Errorf("plugins: %s: task configs: %w", c.what, err)
+	}
+	select {
+	case r := <-c.configs:
+		if f := r.GetError(); f != nil {
+			return nil, taskError(f)
+		}
+		out := make([]map[string]string, len(r.GetConfigs()))
+		for i, tc := range r.GetConfigs() {
+			out[i] = tc.GetValues()
+			if out[i] == nil {
+				out[i] = map[string]string{}
+			}
+		}
+		return out, nil
+	case <-c.done:
+		return nil, c.terminal()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *hostConnector) Stop(ctx context.Context) error {
+	return c.stop(ctx, func() error {
+		return c.send(&pluginpb.ConnectorHostMessage{Msg: &pluginpb.ConnectorHostMessage_Stop{Stop: &pluginpb.Stop{}}})
+	}, nil)
+}

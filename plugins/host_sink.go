@@ -1,0 +1,225 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+type hostSinkTask struct {
+	taskProc
+	stream pluginpb.Plugin_RunSinkTaskClient
+	sendMu sync.Mutex
+	acks   chan *pluginpb.Ack
+	nextID uint64
+	enc    wire.Encoder
+
+	rmu     sync.Mutex
+	rewinds map[sdk.TopicPartition]int64
+}
+
+func (t *hostSinkTask) send(m *pluginpb.SinkHostMessage) error {
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	return t.stream.Send(m)
+}
+
+// StartSinkTask implements Loader.
+func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string) (SinkTask, error) {
+	pi, err := h.find(class)
+	if err != nil {
+		return nil, err
+	}
+	logger := h.cfg.Logger.With("connector", info.Connector, "task", info.Task)
+	p, err := h.launch(ctx, pi.Command, logger)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	t := &hostSinkTask{
+		taskProc: taskProc{h: h, p: p, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+			what: fmt.Sprintf("sink task %s-%d", info.Connector, info.Task)},
+		acks: make(chan *pluginpb.Ack, 1), rewinds: map[sdk.TopicPartition]int64{},
+	}
+	fail := func(err error) (SinkTask, error) {
+		cancel()
+		p.kill()
+		return nil, err
+	}
+	if t.stream, err = p.rpc.RunSinkTask(sctx); err != nil {
+		return fail(p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
+	}
+	if err := t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Start{Start: &pluginpb.TaskStart{
+		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config}}}); err != nil {
+		return fail(p.wrap(fmt.Errorf("plugins: %s: start: %w", t.what, err)))
+	}
+	started := make(chan error, 1)
+	go t.recvLoop(started)
+	startCtx, startCancel := context.WithTimeout(ctx, h.cfg.StartTimeout)
+	defer startCancel()
+	select {
+	case err := <-started:
+		if err != nil {
+			<-t.done
+			return fail(err)
+		}
+	case <-startCtx.Done():
+		p.dumpAndKill()
+		<-t.done
+		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v", t.what, startCtx.Err()), Trace: p.stderr.Tail()})
+	}
+	return t, nil
+}
+
+func (t *hostSinkTask) recvLoop(started chan<- error) {
+	defer close(t.done)
+	isStarted := false
+	report := func(err error) {
+		if !isStarted {
+			isStarted = true
+			started <- err
+		}
+	}
+	for {
+		m, err := t.stream.Recv()
+		if err != nil {
+			if t.ended() {
+				report(t.terminal())
+				return
+			}
+			select {
+			case <-t.stopCh:
+				t.markStopped(nil)
+				report(ErrStopped)
+			default:
+				e := t.crashed(err)
+				t.fail(e)
+				report(e)
+			}
+			return
+		}
+		switch x := m.GetMsg().(type) {
+		case *pluginpb.SinkPluginMessage_Started:
+			report(nil)
+		case *pluginpb.SinkPluginMessage_Ack:
+			select {
+			case t.acks <- x.Ack:
+			default:
+				t.logger.Warn("unexpected acknowledgement from plugin", "id", x.Ack.GetId())
+			}
+		case *pluginpb.SinkPluginMessage_Rewind:
+			t.rmu.Lock()
+			for _, p := range x.Rewind.GetPartitions() {
+				t.rewinds[sdk.TopicPartition{Topic: p.GetTopic(), Partition: p.GetPartition()}] = p.GetOffset()
+			}
+			t.rmu.Unlock()
+		case *pluginpb.SinkPluginMessage_Failure:
+			e := taskError(x.Failure)
+			t.fail(e)
+			report(e)
+		case *pluginpb.SinkPluginMessage_Stopped:
+			var closeErr error
+			if f := x.Stopped.GetError(); f != nil {
+				closeErr = taskError(f)
+			}
+			t.markStopped(closeErr)
+			report(ErrStopped)
+		}
+	}
+}
+
+// call sends m and waits for the acknowledgement with id.
+func (t *hostSinkTask) call(ctx context.Context, id uint64, m *pluginpb.SinkHostMessage) (*pluginpb.Ack, error) {
+	select {
+	case <-t.done:
+		return nil, t.terminal()
+	default:
+	}
+	if err := t.send(m); err != nil {
+		select {
+		case <-t.done:
+			return nil, t.terminal()
+		default:
+			return nil, fmt.Errorf("plugins: %s: send: %w", t.what, err)
+		}
+	}
+	for {
+		select {
+		case a := <-t.acks:
+			if a.GetId() == id {
+				return a, nil
+			}
+		case <-t.done:
+			return nil, t.terminal()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (t *hostSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error {
+	t.enc.Reset()
+	var w wire.Record
+	for i := range records {
+		sinkToWire(&records[i], &w)
+		if err := t.enc.Append(&w); err != nil {
+			return fmt.Errorf("plugins: %s: record %s-%d@%d: %w", t.what, records[i].Topic, records[i].Partition, records[i].Offset, err)
+		}
+	}
+	t.nextID++
+	_, err := t.call(ctx, t.nextID, &pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Put{Put: &pluginpb.Put{
+		Id: t.nextID, Batch: &pluginpb.RecordBatch{Count: uint32(t.enc.Count()), Records: t.enc.Bytes()}}}})
+	return err
+}
+
+func (t *hostSinkTask) Assigned(_ context.Context, partitions []sdk.TopicPartition) error {
+	if err := t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Open{Open: tpsToProto(partitions)}}); err != nil {
+		return fmt.Errorf("plugins: %s: assign partitions: %w", t.what, err)
+	}
+	return nil
+}
+
+func (t *hostSinkTask) Revoked(_ context.Context, partitions []sdk.TopicPartition) error {
+	if err := t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Close{Close: tpsToProto(partitions)}}); err != nil {
+		return fmt.Errorf("plugins: %s: revoke partitions: %w", t.what, err)
+	}
+	return nil
+}
+
+func (t *hostSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	t.nextID++
+	req := &pluginpb.FlushRequest{Id: t.nextID}
+	for tp, o := range offsets {
+		req.Offsets = append(req.Offsets, &pluginpb.TopicPartition{Topic: tp.Topic, Partition: tp.Partition, Offset: o})
+	}
+	a, err := t.call(ctx, t.nextID, &pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Flush{Flush: req}})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[sdk.TopicPartition]int64, len(a.GetOffsets()))
+	for _, p := range a.GetOffsets() {
+		tp := sdk.TopicPartition{Topic: p.GetTopic(), Partition: p.GetPartition()}
+		if g, ok := offsets[tp]; ok && p.GetOffset() <= g { // never trust more than was given
+			out[tp] = p.GetOffset()
+		}
+	}
+	return out, nil
+}
+
+func (t *hostSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
+	t.rmu.Lock()
+	defer t.rmu.Unlock()
+	out := t.rewinds
+	t.rewinds = map[sdk.TopicPartition]int64{}
+	return out
+}
+
+func (t *hostSinkTask) Stop(ctx context.Context) error {
+	return t.stop(ctx, func() error {
+		return t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Stop{Stop: &pluginpb.Stop{}}})
+	}, nil)
+}

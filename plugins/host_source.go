@@ -1,0 +1,331 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// taskProc is what source, sink and connector handles share: the process,
+// the stream's lifetime and the terminal error.
+type taskProc struct {
+	h      *Host
+	p      *proc
+	logger *slog.Logger
+	what   string
+	cancel context.CancelFunc // ends the stream
+	done   chan struct{}      // closed when the receive loop ends
+	stopCh chan struct{}      // closed when Stop begins
+
+	mu      sync.Mutex
+	err     error // terminal error; nil with done closed means stopped
+	stopped bool
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+func (t *taskProc) fail(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil && !t.stopped {
+		t.err = err
+	}
+}
+
+func (t *taskProc) markStopped(closeErr error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil && !t.stopped {
+		t.stopped = true
+		t.stopErr = closeErr
+	}
+}
+
+// ended reports whether the task already failed or stopped.
+func (t *taskProc) ended() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err != nil || t.stopped
+}
+
+func (t *taskProc) terminal() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return t.err
+	}
+	return ErrStopped
+}
+
+// crashed turns an unexpected end of the stream into a task error carrying
+// the exit status and the end of the plugin's stderr.
+func (t *taskProc) crashed(err error) error {
+	deadline := time.Now().Add(2 * time.Second)
+	for !t.p.client.Exited() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.p.stderr.waitQuiet(20*time.Millisecond, time.Second)
+	return t.p.wrap(fmt.Errorf("plugins: %s: plugin connection lost: %w", t.what, err))
+}
+
+// stop asks the plugin to stop (send), waits for the receive loop to end,
+// and kills the process; after the timeout it dumps the plugin's stacks and
+// kills it, failing the task.
+func (t *taskProc) stop(ctx context.Context, send func() error, waitOthers func()) error {
+	t.stopOnce.Do(func() {
+		close(t.stopCh)
+		timeout := t.h.cfg.StopTimeout
+		sctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		select {
+		case <-t.done:
+		default:
+			if err := send(); err != nil {
+				t.logger.Debug("stop request not delivered", "error", err)
+			}
+			select {
+			case <-t.done:
+			case <-sctx.Done():
+				te := &sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not stop within %v; the plugin was killed", t.what, timeout)}
+				t.fail(te)
+				t.p.dumpAndKill()
+				t.mu.Lock()
+				te.Trace = t.p.stderr.Tail() // the goroutine dump shows where it hung
+				t.mu.Unlock()
+				<-t.done
+			}
+		}
+		t.cancel()
+		if waitOthers != nil {
+			waitOthers()
+		}
+		t.p.kill()
+		t.mu.Lock()
+		if !t.stopped && t.err != nil && !errors.Is(t.err, ErrStopped) {
+			t.stopErr = t.err
+		}
+		t.mu.Unlock()
+	})
+	return t.stopErr
+}
+
+type hostSourceTask struct {
+	taskProc
+	stream  pluginpb.Plugin_RunSourceTaskClient
+	sendMu  sync.Mutex
+	offsets OffsetReader
+	batches chan []sdk.SourceRecord
+	queries sync.WaitGroup
+	ctx     context.Context
+}
+
+func (t *hostSourceTask) send(m *pluginpb.SourceHostMessage) error {
+	t.sendMu.Lock()
+	defer t.sendMu.Unlock()
+	return t.stream.Send(m)
+}
+
+// StartSourceTask implements Loader: it starts a plugin process for the
+// task and returns once the task's Open succeeded.
+func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string, offsets OffsetReader) (SourceTask, error) {
+	pi, err := h.find(class)
+	if err != nil {
+		return nil, err
+	}
+	logger := h.cfg.Logger.With("connector", info.Connector, "task", info.Task)
+	p, err := h.launch(ctx, pi.Command, logger)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	t := &hostSourceTask{
+		taskProc: taskProc{h: h, p: p, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+			what: fmt.Sprintf("source task %s-%d", info.Connector, info.Task)},
+		offsets: offsets, batches: make(chan []sdk.SourceRecord, 4), ctx: sctx,
+	}
+	fail := func(err error) (SourceTask, error) {
+		cancel()
+		p.kill()
+		return nil, err
+	}
+	if t.stream, err = p.rpc.RunSourceTask(sctx); err != nil {
+		return fail(p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
+	}
+	err = t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Start{Start: &pluginpb.TaskStart{
+		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config,
+		Batch: &pluginpb.BatchLimits{MaxRecords: uint32(h.cfg.Batch.MaxRecords), MaxBytes: uint32(h.cfg.Batch.MaxBytes),
+			LingerMs: uint32(max(1, h.cfg.Batch.Linger.Milliseconds()))},
+	}}})
+	if err != nil {
+		return fail(p.wrap(fmt.Errorf("plugins: %s: start: %w", t.what, err)))
+	}
+	// Until Started arrives, offset queries (from Open) must be answered.
+	started := make(chan error, 1)
+	go t.recvLoop(started)
+	startCtx, startCancel := context.WithTimeout(ctx, h.cfg.StartTimeout)
+	defer startCancel()
+	select {
+	case err := <-started:
+		if err != nil {
+			<-t.done
+			t.queries.Wait()
+			return fail(err)
+		}
+	case <-startCtx.Done():
+		p.dumpAndKill()
+		<-t.done
+		t.queries.Wait()
+		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v", t.what, startCtx.Err()), Trace: p.stderr.Tail()})
+	}
+	return t, nil
+}
+
+func (t *hostSourceTask) recvLoop(started chan<- error) {
+	defer close(t.done)
+	isStarted := false
+	report := func(err error) {
+		if !isStarted {
+			isStarted = true
+			started <- err
+		}
+	}
+	for {
+		m, err := t.stream.Recv()
+		if err != nil {
+			if t.ended() {
+				report(t.terminal())
+				return
+			}
+			select {
+			case <-t.stopCh:
+				t.markStopped(nil)
+				report(ErrStopped)
+			default:
+				e := t.crashed(err)
+				t.fail(e)
+				report(e)
+			}
+			return
+		}
+		switch x := m.GetMsg().(type) {
+		case *pluginpb.SourcePluginMessage_Started:
+			report(nil)
+		case *pluginpb.SourcePluginMessage_Batch:
+			wrecs, err := wire.Decode(x.Batch.GetRecords(), int(x.Batch.GetCount()))
+			if err != nil {
+				e := fmt.Errorf("plugins: %s: %w", t.what, err)
+				t.fail(e)
+				report(e)
+				t.cancel()
+				continue
+			}
+			recs := make([]sdk.SourceRecord, len(wrecs))
+			for i := range wrecs {
+				sourceFromWire(&wrecs[i], &recs[i])
+			}
+			select {
+			case t.batches <- recs:
+			case <-t.stopCh: // stopping: nobody polls any more
+			case <-t.ctx.Done():
+			}
+		case *pluginpb.SourcePluginMessage_Offsets:
+			t.queries.Add(1)
+			go t.answer(x.Offsets)
+		case *pluginpb.SourcePluginMessage_Failure:
+			e := taskError(x.Failure)
+			t.fail(e)
+			report(e)
+		case *pluginpb.SourcePluginMessage_Stopped:
+			var closeErr error
+			if f := x.Stopped.GetError(); f != nil {
+				closeErr = taskError(f)
+			}
+			t.markStopped(closeErr)
+			report(ErrStopped)
+		}
+	}
+}
+
+func (t *hostSourceTask) answer(q *pluginpb.OffsetsQuery) {
+	defer t.queries.Done()
+	reply := &pluginpb.OffsetsReply{Id: q.GetId()}
+	parts, err := wire.DecodePartitions(q.GetPartitions())
+	if err == nil {
+		ps := make([]sdk.Partition, len(parts))
+		for i := range parts {
+			ps[i] = parts[i]
+		}
+		var offs []sdk.Offset
+		if t.offsets == nil {
+			offs = make([]sdk.Offset, len(ps))
+		} else {
+			offs, err = t.offsets.Offsets(t.ctx, ps)
+		}
+		if err == nil {
+			pos := make([]wire.PartitionOffset, len(ps))
+			for i := range ps {
+				pos[i] = wire.PartitionOffset{Partition: ps[i]}
+				if i < len(offs) {
+					pos[i].Offset = offs[i]
+				}
+			}
+			reply.Offsets, err = wire.AppendOffsets(nil, pos)
+		}
+	}
+	if err != nil {
+		reply.Error = err.Error()
+	}
+	if err := t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Offsets{Offsets: reply}}); err != nil {
+		t.logger.Debug("offsets reply not delivered", "error", err)
+	}
+}
+
+func (t *hostSourceTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
+	select {
+	case recs := <-t.batches:
+		return recs, nil
+	case <-t.done:
+		select {
+		case recs := <-t.batches:
+			return recs, nil
+		default:
+		}
+		return nil, t.terminal()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (t *hostSourceTask) Committed(ctx context.Context, offsets []sdk.SourceOffset) error {
+	pos := make([]wire.PartitionOffset, len(offsets))
+	for i, o := range offsets {
+		pos[i] = wire.PartitionOffset{Partition: o.Partition, Offset: o.Offset}
+	}
+	b, err := wire.AppendOffsets(nil, pos)
+	if err != nil {
+		return fmt.Errorf("plugins: %s: committed offsets: %w", t.what, err)
+	}
+	select {
+	case <-t.done:
+		return t.terminal()
+	default:
+	}
+	if err := t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Committed{Committed: &pluginpb.Committed{Offsets: b}}}); err != nil {
+		return fmt.Errorf("plugins: %s: committed offsets: %w", t.what, err)
+	}
+	return nil
+}
+
+func (t *hostSourceTask) Stop(ctx context.Context) error {
+	return t.stop(ctx, func() error {
+		return t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Stop{Stop: &pluginpb.Stop{}}})
+	}, t.queries.Wait)
+}

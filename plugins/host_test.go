@@ -1,0 +1,407 @@
+package plugins
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tributary-dev/tributary/connectors/datagen"
+	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+func TestDiscoverBuiltinAndCacheByHash(t *testing.T) {
+	cache := t.TempDir()
+	h := newTestHost(t, func(c *Config) { c.CacheDir = cache })
+	for _, name := range []string{"FileStreamSource", "FileStreamSourceConnector", file.SourceClass,
+		"FileStreamSink", "FileStreamSinkConnector", file.SinkClass, "Datagen", datagen.Class} {
+		spec, err := h.Spec(name)
+		if err != nil {
+			t.Fatalf("Spec(%q): %v", name, err)
+		}
+		if !spec.Matches(name) {
+			t.Errorf("spec %s does not match %q", spec.Class, name)
+		}
+	}
+	if _, err := h.Spec("NoSuchConnector"); !errors.Is(err, ErrUnknownPlugin) {
+		t.Errorf("unknown plugin: %v", err)
+	}
+	pis := h.Plugins()
+	if len(pis) == 0 || len(pis[0].Hash) != 64 {
+		t.Fatalf("plugins %+v", pis)
+	}
+	if _, err := os.Stat(filepath.Join(cache, pis[0].Hash+".json")); err != nil {
+		t.Fatalf("spec not cached on disk: %v", err)
+	}
+	// A second host finds the spec in the cache and does not start the
+	// binary: prove it by making the binary unusable as a plugin launcher.
+	exe, _ := os.Executable()
+	h2, err := NewHost(context.Background(), Config{Builtin: []string{exe, "--not-a-plugin-flag"}, CacheDir: cache,
+		ProtocolVersions: []int{99}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h2.Specs()) != len(h.Specs()) {
+		t.Fatalf("cached discovery found %d specs, want %d", len(h2.Specs()), len(h.Specs()))
+	}
+}
+
+func TestDiscoverSkipsNonExecutablesAndDirectories(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("not a plugin"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exes, err := findExecutables(dir)
+	if err != nil || len(exes) != 0 {
+		t.Fatalf("found %v, %v", exes, err)
+	}
+	exe, _ := os.Executable()
+	if err := os.Symlink(exe, filepath.Join(dir, "sub", "plugin")); err != nil {
+		t.Fatal(err)
+	}
+	exes, err = findExecutables(dir)
+	if err != nil || len(exes) != 1 {
+		t.Fatalf("found %v, %v", exes, err)
+	}
+}
+
+func TestValidateThroughPlugin(t *testing.T) {
+	h := newTestHost(t, nil)
+	infos, err := h.Validate(context.Background(), "FileStreamSource", map[string]string{"batch.size": "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := infos.Errors()
+	if infos.Name != file.SourceClass || infos.ErrorCount != 2 || len(errs["topic"]) != 1 || len(errs["batch.size"]) != 1 {
+		t.Fatalf("validation %+v", infos)
+	}
+	if errs["topic"][0] != `Missing required configuration "topic" which has no default value.` {
+		t.Errorf("topic error %q", errs["topic"][0])
+	}
+}
+
+func TestSourceTaskThroughPlugin(t *testing.T) {
+	logger, logs := newCapture()
+	h := newTestHost(t, func(c *Config) { c.Logger = logger })
+	cfgMap := map[string]string{"kafka.topic": "gen", "iterations": "5000", "payload.bytes": "64", "seed": "7"}
+	cfg, err := sdk.ParseConfig[datagen.Config](cfgMap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Resume from a committed offset: the first record must be seq 100.
+	var asked []sdk.Partition
+	offsets := OffsetReaderFunc(func(_ context.Context, ps []sdk.Partition) ([]sdk.Offset, error) {
+		asked = append(asked, ps...)
+		return []sdk.Offset{{"seq": int64(99)}}, nil
+	})
+	ctx := context.Background()
+	task, err := h.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "gen", Task: 0}, cfgMap, offsets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0]["datagen.task"] != int64(0) {
+		t.Fatalf("offsets asked for %v", asked)
+	}
+	want := int64(100)
+	for want < 5000 {
+		recs, err := task.Poll(ctx)
+		if err != nil {
+			t.Fatalf("poll at seq %d: %v", want, err)
+		}
+		for _, r := range recs {
+			exp := datagen.Record(cfg, want)
+			if seq, _ := r.Offset.Int64("seq"); seq != want {
+				t.Fatalf("offset %v, want seq %d", r.Offset, want)
+			}
+			if r.Topic != "gen" || r.Key != exp.Key || !schema.ValueEqual(r.Value, exp.Value) || !schema.Equal(r.ValueSchema, datagen.ValueSchema) {
+				t.Fatalf("record %d differs: %+v vs %+v", want, r, exp)
+			}
+			want++
+		}
+	}
+	if err := task.Committed(ctx, []sdk.SourceOffset{{Partition: sdk.Partition{"datagen.task": int64(0)}, Offset: sdk.Offset{"seq": int64(4999)}}}); err != nil {
+		t.Fatal(err)
+	}
+	pid := task.(*hostSourceTask).p.pid()
+	if err := task.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if _, err := task.Poll(ctx); !errors.Is(err, ErrStopped) {
+		t.Fatalf("poll after stop: %v", err)
+	}
+	waitGone(t, pid, 5*time.Second)
+	// Plugin log lines arrive in the host log with connector/task attributes.
+	found := false
+	for _, r := range logs() {
+		if r.Attrs["connector"] == "gen" && r.Attrs["task"] == "0" && r.Attrs["plugin"] == "" {
+			found = true
+		}
+	}
+	_ = found // datagen logs nothing itself; see TestPluginLogsReachHostLogger
+}
+
+func TestPluginLogsReachHostLogger(t *testing.T) {
+	logger, logs := newCapture()
+	h := newTestHost(t, func(c *Config) { c.Logger = logger })
+	ctx := context.Background()
+	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "loud", Task: 3}, map[string]string{"mode": "ok"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, r := range logs() {
+			if r.Msg == "hello from plugin" {
+				if r.Attrs["connector"] != "loud" || r.Attrs["task"] != "3" || r.Attrs["mode"] != "ok" || r.Level != 0 {
+					t.Fatalf("re-emitted record %+v", r)
+				}
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("plugin log line never reached the host logger: %+v", logs())
+}
+
+func TestSinkTaskThroughPlugin(t *testing.T) {
+	h := newTestHost(t, nil)
+	out := filepath.Join(t.TempDir(), "out.txt")
+	ctx := context.Background()
+	task, err := h.StartSinkTask(ctx, "FileStreamSink", sdk.TaskInfo{Connector: "sink", Task: 0}, map[string]string{"file": out, "topics": "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := sdk.TopicPartition{Topic: "t", Partition: 0}
+	if err := task.Assigned(ctx, []sdk.TopicPartition{tp}); err != nil {
+		t.Fatal(err)
+	}
+	var recs []sdk.SinkRecord
+	for i := range 100 {
+		recs = append(recs, sdk.SinkRecord{Topic: "t", Partition: 0, Offset: int64(i), ValueSchema: schema.String, Value: "line " + strconv.Itoa(i)})
+	}
+	if err := task.Put(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	durable, err := task.Flush(ctx, map[sdk.TopicPartition]int64{tp: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if durable[tp] != 100 {
+		t.Fatalf("durable %v", durable)
+	}
+	lines := readLines(t, out)
+	if len(lines) != 100 || lines[99] != "line 99" {
+		t.Fatalf("file has %d lines, last %q", len(lines), lines[len(lines)-1])
+	}
+	if err := task.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConnectorThroughPlugin(t *testing.T) {
+	h := newTestHost(t, nil)
+	ctx := context.Background()
+	c, err := h.StartConnector(ctx, "Datagen", "gen", map[string]string{"kafka.topic": "t", "name": "gen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgs, err := c.TaskConfigs(ctx, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 3 {
+		t.Fatalf("%d task configs", len(cfgs))
+	}
+	for i, m := range cfgs {
+		if m["datagen.task"] != strconv.Itoa(i) || m["kafka.topic"] != "t" || m["name"] != "gen" {
+			t.Errorf("task config %d: %v", i, m)
+		}
+	}
+	if err := c.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A connector with an invalid config fails to start with the key named.
+	_, err = h.StartConnector(ctx, "Datagen", "bad", map[string]string{})
+	var te *sdk.TaskError
+	if !errors.As(err, &te) || !strings.Contains(te.Message, "kafka.topic") {
+		t.Fatalf("start with missing topic: %v", err)
+	}
+}
+
+// pollUntilError polls until the task reports an error.
+func pollUntilError(t *testing.T, task SourceTask) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		_, err := task.Poll(ctx)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func TestCrashIsolation(t *testing.T) {
+	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
+	ctx := context.Background()
+	cases := []struct {
+		mode      string
+		message   string
+		traceHas  string
+		stopError bool
+	}{
+		{mode: "panic", message: "panic: boom in Poll", traceHas: "crashyTask).Poll"},
+		{mode: "exit", message: "exit status 7"},
+		{mode: "gopanic", message: "panic: boom in a goroutine", traceHas: "crashyTask).Poll.func1"},
+		{mode: "openfail", message: "cannot open: database unreachable"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode, func(t *testing.T) {
+			task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "c", Task: 0}, map[string]string{"mode": tc.mode}, nil)
+			if tc.mode == "openfail" {
+				var te *sdk.TaskError
+				if !errors.As(err, &te) || !strings.Contains(te.Message, tc.message) {
+					t.Fatalf("start: %v", err)
+				}
+				return
+			}
+			pid := 0
+			if err == nil {
+				// The crash usually comes after a few polls, but it may
+				// also beat the start acknowledgement: both must report it.
+				pid = task.(*hostSourceTask).p.pid()
+				err = pollUntilError(t, task)
+			}
+			var te *sdk.TaskError
+			if !errors.As(err, &te) {
+				t.Fatalf("poll error %T %v, want *sdk.TaskError", err, err)
+			}
+			if !strings.Contains(te.Message, tc.message) {
+				t.Errorf("message %q does not contain %q", te.Message, tc.message)
+			}
+			if tc.traceHas != "" && !strings.Contains(te.Trace, tc.traceHas) {
+				t.Errorf("trace does not contain %q:\n%s", tc.traceHas, te.Trace)
+			}
+			if task != nil {
+				_ = task.Stop(ctx)
+				waitGone(t, pid, 5*time.Second)
+			}
+		})
+	}
+	// The host is fine and the task can start again.
+	assertRestartWorks(t, h)
+}
+
+func TestHungTaskIsKilledOnStop(t *testing.T) {
+	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
+	ctx := context.Background()
+	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "c", Task: 0}, map[string]string{"mode": "hang", "after": "1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := task.(*hostSourceTask).p.pid()
+	if _, err := task.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = task.Stop(ctx)
+	var te *sdk.TaskError
+	if !errors.As(err, &te) || !strings.Contains(te.Message, "did not stop within 500ms") {
+		t.Fatalf("stop of a hung task: %v", err)
+	}
+	// The goroutine dump shows where the task is stuck.
+	if !strings.Contains(te.Trace, "crashyTask).Poll") {
+		t.Errorf("trace lacks the stuck frame:\n%s", te.Trace)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("stop took %v", d)
+	}
+	waitGone(t, pid, 5*time.Second)
+	assertRestartWorks(t, h)
+}
+
+func assertRestartWorks(t *testing.T, h *Host) {
+	t.Helper()
+	ctx := context.Background()
+	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "c", Task: 0}, map[string]string{"mode": "ok"}, nil)
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	recs, err := task.Poll(ctx)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("restarted task: %v %v", recs, err)
+	}
+	if err := task.Stop(ctx); err != nil {
+		t.Fatalf("stop restarted task: %v", err)
+	}
+}
+
+func TestIncompatibleProtocolVersionsRefuse(t *testing.T) {
+	logger, logs := newCapture()
+	h := newTestHost(t, func(c *Config) { c.ProtocolVersions = []int{99}; c.Logger = logger })
+	if n := len(h.Specs()); n != 0 {
+		t.Fatalf("an incompatible plugin was loaded: %d specs", n)
+	}
+	var msg string
+	for _, r := range logs() {
+		if strings.Contains(r.Attrs["error"], "incompatible plugin protocol") {
+			msg = r.Attrs["error"]
+		}
+	}
+	if !strings.Contains(msg, "host speaks versions [99]") || !strings.Contains(msg, "speaks [1]") {
+		t.Fatalf("no clear refusal in the host log; got %q (logs %+v)", msg, logs())
+	}
+	// A direct start reports the same.
+	exe, _ := os.Executable()
+	_, err := h.launch(context.Background(), []string{exe}, logger)
+	if err == nil || !strings.Contains(err.Error(), "incompatible plugin protocol") {
+		t.Fatalf("launch: %v", err)
+	}
+}
+
+func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TRIBUTARY_TEST_HOST=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	pid := 0
+	for sc.Scan() {
+		if p, ok := strings.CutPrefix(sc.Text(), "pid "); ok {
+			pid, _ = strconv.Atoi(p)
+			break
+		}
+		t.Logf("host: %s", sc.Text())
+	}
+	if pid == 0 {
+		t.Fatal("host helper did not report the plugin pid")
+	}
+	if processGone(pid) {
+		t.Fatal("plugin not running before the host is killed")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitGone(t, pid, 5*time.Second)
+}

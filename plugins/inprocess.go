@@ -1,0 +1,416 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// InProcess is a Loader that runs sdk connectors in the calling process, on
+// goroutines: no process boundary, no encoding. Panics in connector code are
+// still caught and fail the task, but a connector that exits the process or
+// corrupts memory takes the host with it, so the worker uses Host; tests and
+// the overhead benchmark use InProcess.
+type InProcess struct {
+	connectors []sdk.Connector
+	specs      []sdk.Spec
+	logger     *slog.Logger
+	// MaxRecords is the max passed to Poll (default 2000).
+	maxRecords int
+}
+
+var _ Loader = (*InProcess)(nil)
+
+// NewInProcess returns a Loader serving the given connectors.
+func NewInProcess(logger *slog.Logger, connectors ...sdk.Connector) (*InProcess, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	l := &InProcess{connectors: connectors, logger: logger, maxRecords: 2000}
+	for _, c := range connectors {
+		var spec sdk.Spec
+		if err := sdk.SafeCall(func() error { spec = c.Spec(); return nil }); err != nil {
+			return nil, fmt.Errorf("plugins: in-process connector: %w", err)
+		}
+		l.specs = append(l.specs, spec)
+	}
+	return l, nil
+}
+
+// Specs implements Loader.
+func (l *InProcess) Specs() []sdk.Spec { return append([]sdk.Spec(nil), l.specs...) }
+
+// Spec implements Loader.
+func (l *InProcess) Spec(class string) (sdk.Spec, error) {
+	i, err := findSpec(l.specs, class)
+	if err != nil {
+		return sdk.Spec{}, err
+	}
+	return l.specs[i], nil
+}
+
+func (l *InProcess) find(class string) (sdk.Connector, error) {
+	i, err := findSpec(l.specs, class)
+	if err != nil {
+		return nil, err
+	}
+	return l.connectors[i], nil
+}
+
+// Validate implements Loader.
+func (l *InProcess) Validate(ctx context.Context, class string, config map[string]string) (sdk.ConfigInfos, error) {
+	c, err := l.find(class)
+	if err != nil {
+		return sdk.ConfigInfos{}, err
+	}
+	var infos sdk.ConfigInfos
+	err = sdk.SafeCall(func() error { var err error; infos, err = c.Validate(ctx, config); return err })
+	return infos, err
+}
+
+func asTaskError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *sdk.TaskError
+	if errors.As(err, &te) {
+		return te
+	}
+	var pe *sdk.PanicError
+	if errors.As(err, &pe) {
+		return &sdk.TaskError{Message: err.Error(), Trace: pe.Error() + "\n\n" + pe.Stack}
+	}
+	return &sdk.TaskError{Message: err.Error(), Trace: err.Error()}
+}
+
+type inConnectorContext struct {
+	logger *slog.Logger
+	events chan ConnectorEvent
+}
+
+func (c *inConnectorContext) RequestTaskReconfiguration() {
+	select {
+	case c.events <- ConnectorEvent{Reconfigure: true}:
+	default:
+	}
+}
+
+func (c *inConnectorContext) RaiseError(err error) {
+	select {
+	case c.events <- ConnectorEvent{Err: asTaskError(err)}:
+	default:
+	}
+}
+
+func (c *inConnectorContext) Logger() *slog.Logger { return c.logger }
+
+type inConnector struct {
+	rc     sdk.RunningConnector
+	events chan ConnectorEvent
+	once   sync.Once
+}
+
+// StartConnector implements Loader.
+func (l *InProcess) StartConnector(ctx context.Context, class, name string, config map[string]string) (Connector, error) {
+	c, err := l.find(class)
+	if err != nil {
+		return nil, err
+	}
+	cc := &inConnectorContext{logger: l.logger.With("connector", name), events: make(chan ConnectorEvent, 16)}
+	var rc sdk.RunningConnector
+	if err := sdk.SafeCall(func() error { var err error; rc, err = c.Start(ctx, config, cc); return err }); err != nil {
+		return nil, asTaskError(err)
+	}
+	return &inConnector{rc: rc, events: cc.events}, nil
+}
+
+func (c *inConnector) TaskConfigs(ctx context.Context, maxTasks int) ([]map[string]string, error) {
+	var out []map[string]string
+	err := sdk.SafeCall(func() error { var err error; out, err = c.rc.TaskConfigs(ctx, maxTasks); return err })
+	return out, asTaskError(err)
+}
+
+func (c *inConnector) Events() <-chan ConnectorEvent { return c.events }
+
+func (c *inConnector) Stop(ctx context.Context) error {
+	var err error
+	c.once.Do(func() { err = sdk.SafeCall(func() error { return c.rc.Stop(ctx) }) })
+	return asTaskError(err)
+}
+
+type inSourceContext struct {
+	info    sdk.TaskInfo
+	logger  *slog.Logger
+	offsets OffsetReader
+}
+
+func (c *inSourceContext) Info() sdk.TaskInfo   { return c.info }
+func (c *inSourceContext) Logger() *slog.Logger { return c.logger }
+func (c *inSourceContext) Offset(ctx context.Context, p sdk.Partition) (sdk.Offset, error) {
+	offs, err := c.Offsets(ctx, []sdk.Partition{p})
+	if err != nil {
+		return nil, err
+	}
+	return offs[0], nil
+}
+
+func (c *inSourceContext) Offsets(ctx context.Context, ps []sdk.Partition) ([]sdk.Offset, error) {
+	if c.offsets == nil {
+		return make([]sdk.Offset, len(ps)), nil
+	}
+	offs, err := c.offsets.Offsets(ctx, ps)
+	if err != nil {
+		return nil, err
+	}
+	if len(offs) != len(ps) {
+		return nil, fmt.Errorf("plugins: offset reader returned %d offsets for %d partitions", len(offs), len(ps))
+	}
+	return offs, nil
+}
+
+type inSourceTask struct {
+	task    sdk.SourceTask
+	info    sdk.TaskInfo
+	logger  *slog.Logger
+	cancel  context.CancelFunc
+	batches chan []sdk.SourceRecord
+	done    chan struct{}
+	commit  sync.Mutex
+	closed  bool
+	err     error // set before done is closed
+	once    sync.Once
+	stopErr error
+}
+
+// StartSourceTask implements Loader. Poll runs on its own goroutine, as in
+// a plugin process, and hands batches over a channel.
+func (l *InProcess) StartSourceTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string, offsets OffsetReader) (SourceTask, error) {
+	c, err := l.find(class)
+	if err != nil {
+		return nil, err
+	}
+	sp, ok := c.(sdk.SourcePlugin)
+	if !ok {
+		return nil, fmt.Errorf("plugins: %s is not a source connector", class)
+	}
+	var task sdk.SourceTask
+	if err := sdk.SafeCall(func() error { var err error; task, err = sp.NewSourceTask(config); return err }); err != nil {
+		return nil, asTaskError(err)
+	}
+	logger := l.logger.With("connector", info.Connector, "task", info.Task)
+	tc := &inSourceContext{info: info, logger: logger, offsets: offsets}
+	pollCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t := &inSourceTask{task: task, info: info, logger: logger, cancel: cancel, batches: make(chan []sdk.SourceRecord, 4), done: make(chan struct{})}
+	if err := sdk.SafeCall(func() error { return task.Open(ctx, tc) }); err != nil {
+		cancel()
+		_ = sdk.SafeCall(func() error { return task.Close(context.WithoutCancel(ctx)) })
+		return nil, asTaskError(fmt.Errorf("open: %w", err))
+	}
+	go t.run(pollCtx, l.maxRecords)
+	return t, nil
+}
+
+func (t *inSourceTask) run(ctx context.Context, maxRecords int) {
+	defer close(t.done)
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		var recs []sdk.SourceRecord
+		err := sdk.SafeCall(func() error { var err error; recs, err = t.task.Poll(ctx, maxRecords); return err })
+		if err != nil && ctx.Err() != nil {
+			return
+		}
+		if err != nil && sdk.IsRetriable(err) {
+			select {
+			case <-time.After(backoff):
+			case <-ctx.Done():
+			}
+			backoff = min(2*backoff, 10*time.Second)
+			continue
+		}
+		if err != nil {
+			t.err = asTaskError(fmt.Errorf("poll: %w", err))
+			return
+		}
+		backoff = 100 * time.Millisecond
+		for i := range recs {
+			if err := recs[i].Validate(); err != nil {
+				t.err = asTaskError(fmt.Errorf("record %d of poll (topic %q): %w", i, recs[i].Topic, err))
+				return
+			}
+		}
+		if len(recs) > 0 {
+			select {
+			case t.batches <- recs:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func (t *inSourceTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
+	select {
+	case recs := <-t.batches:
+		return recs, nil
+	case <-t.done:
+		select {
+		case recs := <-t.batches:
+			return recs, nil
+		default:
+		}
+		if t.err != nil {
+			return nil, t.err
+		}
+		return nil, ErrStopped
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (t *inSourceTask) Committed(ctx context.Context, offsets []sdk.SourceOffset) error {
+	t.commit.Lock()
+	defer t.commit.Unlock()
+	if t.closed {
+		return ErrStopped
+	}
+	oc, ok := t.task.(sdk.OffsetsCommitter)
+	if !ok {
+		return nil
+	}
+	if err := sdk.SafeCall(func() error { return oc.OffsetsCommitted(ctx, offsets) }); err != nil {
+		t.logger.Warn("OffsetsCommitted failed", "error", err)
+	}
+	return nil
+}
+
+func (t *inSourceTask) Stop(ctx context.Context) error {
+	t.once.Do(func() {
+		t.cancel()
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+			t.stopErr = &sdk.TaskError{Message: fmt.Sprintf("plugins: source task %s-%d did not stop: %v", t.info.Connector, t.info.Task, ctx.Err())}
+			return
+		}
+		t.commit.Lock()
+		t.closed = true
+		t.commit.Unlock()
+		if err := sdk.SafeCall(func() error { return t.task.Close(ctx) }); err != nil {
+			t.stopErr = asTaskError(err)
+		}
+	})
+	return t.stopErr
+}
+
+type inSinkContext struct {
+	info    sdk.TaskInfo
+	logger  *slog.Logger
+	mu      sync.Mutex
+	rewinds map[sdk.TopicPartition]int64
+}
+
+func (c *inSinkContext) Info() sdk.TaskInfo   { return c.info }
+func (c *inSinkContext) Logger() *slog.Logger { return c.logger }
+func (c *inSinkContext) Rewind(offsets map[sdk.TopicPartition]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for tp, o := range offsets {
+		c.rewinds[tp] = o
+	}
+}
+
+type inSinkTask struct {
+	task sdk.SinkTask
+	tc   *inSinkContext
+	once sync.Once
+	err  error
+}
+
+// StartSinkTask implements Loader.
+func (l *InProcess) StartSinkTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string) (SinkTask, error) {
+	c, err := l.find(class)
+	if err != nil {
+		return nil, err
+	}
+	sp, ok := c.(sdk.SinkPlugin)
+	if !ok {
+		return nil, fmt.Errorf("plugins: %s is not a sink connector", class)
+	}
+	var task sdk.SinkTask
+	if err := sdk.SafeCall(func() error { var err error; task, err = sp.NewSinkTask(config); return err }); err != nil {
+		return nil, asTaskError(err)
+	}
+	tc := &inSinkContext{info: info, logger: l.logger.With("connector", info.Connector, "task", info.Task), rewinds: map[sdk.TopicPartition]int64{}}
+	if err := sdk.SafeCall(func() error { return task.Open(ctx, tc) }); err != nil {
+		_ = sdk.SafeCall(func() error { return task.Close(context.WithoutCancel(ctx)) })
+		return nil, asTaskError(fmt.Errorf("open: %w", err))
+	}
+	return &inSinkTask{task: task, tc: tc}, nil
+}
+
+func (t *inSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := sdk.SafeCall(func() error { return t.task.Put(ctx, records) })
+		if err == nil {
+			return nil
+		}
+		if !sdk.IsRetriable(err) {
+			t.err = asTaskError(fmt.Errorf("put: %w", err))
+			return t.err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}
+
+func (t *inSinkTask) Assigned(ctx context.Context, ps []sdk.TopicPartition) error {
+	if h, ok := t.task.(sdk.PartitionsHandler); ok {
+		return asTaskError(sdk.SafeCall(func() error { return h.Assigned(ctx, ps) }))
+	}
+	return nil
+}
+
+func (t *inSinkTask) Revoked(ctx context.Context, ps []sdk.TopicPartition) error {
+	if h, ok := t.task.(sdk.PartitionsHandler); ok {
+		return asTaskError(sdk.SafeCall(func() error { return h.Revoked(ctx, ps) }))
+	}
+	return nil
+}
+
+func (t *inSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	var got map[sdk.TopicPartition]int64
+	if err := sdk.SafeCall(func() error { var err error; got, err = t.task.Flush(ctx, offsets); return err }); err != nil {
+		return nil, asTaskError(fmt.Errorf("flush: %w", err))
+	}
+	out := make(map[sdk.TopicPartition]int64, len(got))
+	for tp, o := range got {
+		if g, ok := offsets[tp]; ok && o <= g {
+			out[tp] = o
+		}
+	}
+	return out, nil
+}
+
+func (t *inSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
+	t.tc.mu.Lock()
+	defer t.tc.mu.Unlock()
+	out := t.tc.rewinds
+	t.tc.rewinds = map[sdk.TopicPartition]int64{}
+	return out
+}
+
+func (t *inSinkTask) Stop(ctx context.Context) error {
+	var err error
+	t.once.Do(func() { err = sdk.SafeCall(func() error { return t.task.Close(ctx) }) })
+	return asTaskError(err)
+}

@@ -1,0 +1,96 @@
+package plugins
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// Loader finds connector plugins and starts connectors and tasks. Host and
+// InProcess implement it.
+type Loader interface {
+	// Specs lists every connector plugin found.
+	Specs() []sdk.Spec
+	// Spec finds a plugin by class name or alias.
+	Spec(class string) (sdk.Spec, error)
+	// Validate validates a connector configuration (the connector's keys).
+	Validate(ctx context.Context, class string, config map[string]string) (sdk.ConfigInfos, error)
+	StartConnector(ctx context.Context, class, name string, config map[string]string) (Connector, error)
+	StartSourceTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string, offsets OffsetReader) (SourceTask, error)
+	StartSinkTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string) (SinkTask, error)
+}
+
+// OffsetReader gives source tasks the committed offsets of their
+// partitions (the worker's offset store). Offsets returns one entry per
+// partition, nil where none is stored.
+type OffsetReader interface {
+	Offsets(ctx context.Context, partitions []sdk.Partition) ([]sdk.Offset, error)
+}
+
+// OffsetReaderFunc adapts a function to OffsetReader.
+type OffsetReaderFunc func(ctx context.Context, partitions []sdk.Partition) ([]sdk.Offset, error)
+
+// Offsets implements OffsetReader.
+func (f OffsetReaderFunc) Offsets(ctx context.Context, ps []sdk.Partition) ([]sdk.Offset, error) {
+	return f(ctx, ps)
+}
+
+// ConnectorEvent is something a running connector asks of the runtime.
+type ConnectorEvent struct {
+	// Reconfigure asks for TaskConfigs to be called again.
+	Reconfigure bool
+	// Err fails the connector (a *sdk.TaskError).
+	Err error
+}
+
+// Connector is a running connector instance.
+type Connector interface {
+	TaskConfigs(ctx context.Context, maxTasks int) ([]map[string]string, error)
+	// Events delivers reconfiguration requests and failures; it is closed
+	// when the connector ends.
+	Events() <-chan ConnectorEvent
+	Stop(ctx context.Context) error
+}
+
+// SourceTask is a running source task. Poll and Committed may be called
+// concurrently with each other; Stop ends both.
+type SourceTask interface {
+	// Poll returns the next batch of records, blocking until one is ready.
+	// After the task failed it returns a *sdk.TaskError; after Stop,
+	// ErrStopped.
+	Poll(ctx context.Context) ([]sdk.SourceRecord, error)
+	// Committed tells the task which offsets are durably stored, in order.
+	Committed(ctx context.Context, offsets []sdk.SourceOffset) error
+	// Stop stops the task gracefully, or forcibly once ctx is done.
+	Stop(ctx context.Context) error
+}
+
+// SinkTask is a running sink task. Its methods must be called from one
+// goroutine; Stop may be called from any.
+type SinkTask interface {
+	Put(ctx context.Context, records []sdk.SinkRecord) error
+	Assigned(ctx context.Context, partitions []sdk.TopicPartition) error
+	Revoked(ctx context.Context, partitions []sdk.TopicPartition) error
+	// Flush returns the offsets the task reports durable (preCommit).
+	Flush(ctx context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error)
+	// Rewinds returns (and clears) the rewind requests made by the task.
+	Rewinds() map[sdk.TopicPartition]int64
+	Stop(ctx context.Context) error
+}
+
+// ErrStopped is returned by a task's methods after Stop.
+var ErrStopped = errors.New("plugins: task stopped")
+
+// ErrUnknownPlugin is wrapped when no plugin has the requested class.
+var ErrUnknownPlugin = errors.New("plugins: unknown plugin")
+
+func findSpec(specs []sdk.Spec, class string) (int, error) {
+	for i := range specs {
+		if specs[i].Matches(class) {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("%w %q", ErrUnknownPlugin, class)
+}

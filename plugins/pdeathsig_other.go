@@ -1,0 +1,7 @@
+//go:build !linux
+
+package plugins
+
+import "syscall"
+
+func parentDeathAttr() *syscall.SysProcAttr { return nil }

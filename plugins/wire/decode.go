@@ -1,0 +1,713 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+// ErrCorrupt is wrapped by every decoding error.
+var ErrCorrupt = errors.New("wire: corrupt batch")
+
+type decoder struct {
+	data []byte
+	pos  int
+	// prevPart is the encoding and value of the last source partition:
+	// records of a batch usually share it, and then share one map.
+	prevPart    []byte
+	prevPartMap map[string]any
+	schemas     []*schema.Schema
+	done        []bool
+	budget      int // elements that may still be decoded
+}
+
+func newDecoder(data []byte) *decoder {
+	return &decoder{data: data, budget: len(data) + 1024}
+}
+
+func (d *decoder) fail(format string, args ...any) error {
+	return fmt.Errorf("%w: at byte %d: %s", ErrCorrupt, d.pos, fmt.Sprintf(format, args...))
+}
+
+func (d *decoder) byte() (byte, error) {
+	if d.pos >= len(d.data) {
+		return 0, d.fail("unexpected end")
+	}
+	b := d.data[d.pos]
+	d.pos++
+	return b, nil
+}
+
+func (d *decoder) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(d.data[d.pos:])
+	if n <= 0 {
+		return 0, d.fail("bad uvarint")
+	}
+	d.pos += n
+	return v, nil
+}
+
+func (d *decoder) varint() (int64, error) {
+	v, n := binary.Varint(d.data[d.pos:])
+	if n <= 0 {
+		return 0, d.fail("bad varint")
+	}
+	d.pos += n
+	return v, nil
+}
+
+func (d *decoder) count() (int, error) {
+	n, err := d.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	if n > uint64(d.budget) {
+		return 0, d.fail("count %d exceeds what the batch can hold", n)
+	}
+	d.budget -= int(n)
+	return int(n), nil
+}
+
+func (d *decoder) raw() ([]byte, error) {
+	n, err := d.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	if n > uint64(len(d.data)-d.pos) {
+		return nil, d.fail("length %d past end", n)
+	}
+	b := d.data[d.pos : d.pos+int(n)]
+	d.pos += int(n)
+	return b, nil
+}
+
+func (d *decoder) str() (string, error) {
+	b, err := d.raw()
+	return string(b), err
+}
+
+func (d *decoder) bytes() ([]byte, error) {
+	b, err := d.raw()
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), b...), nil
+}
+
+func (d *decoder) fixed(n int) ([]byte, error) {
+	if n > len(d.data)-d.pos {
+		return nil, d.fail("unexpected end")
+	}
+	b := d.data[d.pos : d.pos+n]
+	d.pos += n
+	return b, nil
+}
+
+// Decode decodes a batch. countHint presizes the result and is capped by
+// the input size, so a wrong hint cannot cause a large allocation.
+func Decode(data []byte, countHint int) ([]Record, error) {
+	if countHint < 0 || countHint > len(data) {
+		countHint = len(data)
+	}
+	d := newDecoder(data)
+	recs := make([]Record, 0, countHint)
+	for d.pos < len(d.data) {
+		var r Record
+		if err := d.record(&r); err != nil {
+			return nil, err
+		}
+		recs = append(recs, r)
+	}
+	return recs, nil
+}
+
+func (d *decoder) record(r *Record) error {
+	flags, err := d.byte()
+	if err != nil {
+		return err
+	}
+	if flags&^(flagTimestamp|flagKafkaPartition|flagHeaders) != 0 {
+		return d.fail("unknown record flags %#x", flags)
+	}
+	start := d.pos
+	if err := d.skipSchemaless(0); err != nil {
+		return err
+	}
+	if enc := d.data[start:d.pos]; d.prevPart != nil && string(enc) == string(d.prevPart) {
+		r.Partition = d.prevPartMap
+	} else {
+		d.pos = start
+		if r.Partition, err = d.stringMap(); err != nil {
+			return err
+		}
+		d.prevPart, d.prevPartMap = d.data[start:d.pos], r.Partition
+	}
+	if r.Offset, err = d.stringMap(); err != nil {
+		return err
+	}
+	if r.Topic, err = d.str(); err != nil {
+		return err
+	}
+	r.KafkaPartition = NoPartition
+	if flags&flagKafkaPartition != 0 {
+		p, err := d.varint()
+		if err != nil {
+			return err
+		}
+		if p < 0 || p > math.MaxInt32 {
+			return d.fail("kafka partition %d out of range", p)
+		}
+		r.KafkaPartition = int32(p)
+	}
+	if r.KafkaOffset, err = d.varint(); err != nil {
+		return err
+	}
+	r.Timestamp = NoTimestamp
+	if flags&flagTimestamp != 0 {
+		if r.Timestamp, err = d.varint(); err != nil {
+			return err
+		}
+	}
+	if r.KeySchema, r.Key, err = d.schemaAndValue(); err != nil {
+		return err
+	}
+	if r.ValueSchema, r.Value, err = d.schemaAndValue(); err != nil {
+		return err
+	}
+	if flags&flagHeaders != 0 {
+		n, err := d.count()
+		if err != nil {
+			return err
+		}
+		r.Headers = make([]Header, n)
+		for i := range r.Headers {
+			h := &r.Headers[i]
+			if h.Key, err = d.str(); err != nil {
+				return err
+			}
+			if h.Schema, h.Value, err = d.schemaAndValue(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (d *decoder) stringMap() (map[string]any, error) {
+	v, err := d.schemaless(0)
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, d.fail("expected a map with string keys, got %T", v)
+	}
+	return m, nil
+}
+
+func (d *decoder) schemaAndValue() (*schema.Schema, any, error) {
+	s, err := d.schemaRef(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s == nil {
+		v, err := d.schemaless(0)
+		return nil, v, err
+	}
+	v, err := d.typed(s, 0)
+	return s, v, err
+}
+
+// schemaRef decodes a schema reference; nil means schemaless.
+func (d *decoder) schemaRef(depth int) (*schema.Schema, error) {
+	if depth > maxDepth {
+		return nil, d.fail("schema nested too deeply")
+	}
+	ref, err := d.uvarint()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case ref == refNone:
+		return nil, nil
+	case ref >= refBase:
+		i := ref - refBase
+		if i >= uint64(len(d.schemas)) || !d.done[i] {
+			return nil, d.fail("reference to unknown schema %d", i)
+		}
+		return d.schemas[i], nil
+	}
+	if d.budget <= 0 {
+		return nil, d.fail("too many schemas")
+	}
+	d.budget--
+	t, err := d.byte()
+	if err != nil {
+		return nil, err
+	}
+	s := &schema.Schema{Type: schema.Type(t)}
+	if !s.Type.Valid() {
+		return nil, d.fail("invalid schema type %d", t)
+	}
+	idx := len(d.schemas)
+	d.schemas = append(d.schemas, s)
+	d.done = append(d.done, false)
+	flags, err := d.byte()
+	if err != nil {
+		return nil, err
+	}
+	s.Optional = flags&sflagOptional != 0
+	if flags&sflagName != 0 {
+		if s.Name, err = d.str(); err != nil {
+			return nil, err
+		}
+	}
+	if flags&sflagVersion != 0 {
+		v, err := d.varint()
+		if err != nil {
+			return nil, err
+		}
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return nil, d.fail("schema version out of range")
+		}
+		s.Version = int32(v)
+	}
+	if flags&sflagDoc != 0 {
+		if s.Doc, err = d.str(); err != nil {
+			return nil, err
+		}
+	}
+	if flags&sflagParams != 0 {
+		n, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		s.Parameters = make(map[string]string, n)
+		for range n {
+			k, err := d.str()
+			if err != nil {
+				return nil, err
+			}
+			if s.Parameters[k], err = d.str(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	switch s.Type {
+	case schema.TypeStruct:
+		n, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		s.Fields = make([]schema.Field, n)
+		for i := range s.Fields {
+			f := &s.Fields[i]
+			f.Index = i
+			if f.Name, err = d.str(); err != nil {
+				return nil, err
+			}
+			for j := range i {
+				if s.Fields[j].Name == f.Name {
+					return nil, d.fail("duplicate field %q", f.Name)
+				}
+			}
+			if f.Schema, err = d.schemaRef(depth + 1); err != nil {
+				return nil, err
+			}
+			if f.Schema == nil {
+				return nil, d.fail("field %q without schema", f.Name)
+			}
+		}
+	case schema.TypeArray:
+		if s.ValueSchema, err = d.schemaRef(depth + 1); err != nil {
+			return nil, err
+		}
+		if s.ValueSchema == nil {
+			return nil, d.fail("array without element schema")
+		}
+	case schema.TypeMap:
+		if s.KeySchema, err = d.schemaRef(depth + 1); err != nil {
+			return nil, err
+		}
+		if s.ValueSchema, err = d.schemaRef(depth + 1); err != nil {
+			return nil, err
+		}
+		if s.KeySchema == nil || s.ValueSchema == nil {
+			return nil, d.fail("map without key or value schema")
+		}
+		if !s.KeySchema.Type.Primitive() && s.KeySchema.Type != schema.TypeStruct {
+			// Keys of a map[any]any must be comparable Go values.
+			return nil, d.fail("map keys of type %v are not supported", s.KeySchema.Type)
+		}
+	}
+	switch s.Name {
+	case schema.DecimalName:
+		if s.Type != schema.TypeBytes {
+			return nil, d.fail("decimal schema of type %v", s.Type)
+		}
+	case schema.DateName, schema.TimeName:
+		if s.Type != schema.TypeInt32 {
+			return nil, d.fail("%s schema of type %v", s.Name, s.Type)
+		}
+	case schema.TimestampName:
+		if s.Type != schema.TypeInt64 {
+			return nil, d.fail("timestamp schema of type %v", s.Type)
+		}
+	}
+	if flags&sflagDefault != 0 {
+		def, err := d.typed(s, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		if def == nil {
+			return nil, d.fail("null default")
+		}
+		s.Default = def
+	}
+	d.done[idx] = true
+	return s, nil
+}
+
+func (d *decoder) typed(s *schema.Schema, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, d.fail("value nested too deeply")
+	}
+	if s.Optional {
+		p, err := d.byte()
+		if err != nil {
+			return nil, err
+		}
+		switch p {
+		case 0:
+			return nil, nil
+		case 1:
+		default:
+			return nil, d.fail("bad presence byte %d", p)
+		}
+	}
+	switch s.Name {
+	case schema.DecimalName:
+		b, err := d.raw()
+		if err != nil {
+			return nil, err
+		}
+		return fromTwosComplement(b), nil
+	case schema.DateName, schema.TimeName, schema.TimestampName:
+		v, err := d.varint()
+		if err != nil {
+			return nil, err
+		}
+		if s.Name == schema.DateName {
+			if v > math.MaxInt32 || v < math.MinInt32 {
+				return nil, d.fail("date out of range")
+			}
+			v *= 86400000
+		}
+		if s.Name == schema.TimeName && (v < 0 || v >= 86400000) {
+			return nil, d.fail("time of day %d ms out of range", v)
+		}
+		return time.UnixMilli(v).UTC(), nil
+	}
+	switch s.Type {
+	case schema.TypeInt8:
+		b, err := d.byte()
+		return int8(b), err
+	case schema.TypeInt16:
+		v, err := d.varint()
+		if err == nil && (v < math.MinInt16 || v > math.MaxInt16) {
+			err = d.fail("int16 out of range")
+		}
+		return int16(v), err
+	case schema.TypeInt32:
+		v, err := d.varint()
+		if err == nil && (v < math.MinInt32 || v > math.MaxInt32) {
+			err = d.fail("int32 out of range")
+		}
+		return int32(v), err
+	case schema.TypeInt64:
+		return d.varint()
+	case schema.TypeFloat32:
+		b, err := d.fixed(4)
+		if err != nil {
+			return nil, err
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(b)), nil
+	case schema.TypeFloat64:
+		b, err := d.fixed(8)
+		if err != nil {
+			return nil, err
+		}
+		return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
+	case schema.TypeBoolean:
+		b, err := d.byte()
+		if err == nil && b > 1 {
+			err = d.fail("bad boolean %d", b)
+		}
+		return b == 1, err
+	case schema.TypeString:
+		return d.str()
+	case schema.TypeBytes:
+		return d.bytes()
+	case schema.TypeArray:
+		n, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		a := make([]any, n)
+		for i := range a {
+			if a[i], err = d.typed(s.ValueSchema, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return a, nil
+	case schema.TypeMap:
+		n, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		if s.KeySchema.Type == schema.TypeString && !s.KeySchema.Optional {
+			m := make(map[string]any, n)
+			for range n {
+				k, err := d.typed(s.KeySchema, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if m[k.(string)], err = d.typed(s.ValueSchema, depth+1); err != nil {
+					return nil, err
+				}
+			}
+			return m, nil
+		}
+		m := make(map[any]any, n)
+		for range n {
+			k, err := d.typed(s.KeySchema, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			if !comparableKey(k) {
+				return nil, d.fail("map key of Go type %T", k)
+			}
+			if m[k], err = d.typed(s.ValueSchema, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	case schema.TypeStruct:
+		st := schema.NewStruct(s)
+		for i, f := range s.Fields {
+			v, err := d.typed(f.Schema, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			st.SetIndex(i, v)
+		}
+		return st, nil
+	}
+	return nil, d.fail("invalid schema type %d", s.Type)
+}
+
+func comparableKey(k any) bool {
+	switch k.(type) {
+	case []byte, []any, map[string]any, map[any]any:
+		return false
+	}
+	return true
+}
+
+func (d *decoder) schemaless(depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, d.fail("value nested too deeply")
+	}
+	tag, err := d.byte()
+	if err != nil {
+		return nil, err
+	}
+	switch tag {
+	case tagNull:
+		return nil, nil
+	case tagFalse:
+		return false, nil
+	case tagTrue:
+		return true, nil
+	case tagInt8:
+		b, err := d.byte()
+		return int8(b), err
+	case tagInt16:
+		v, err := d.varint()
+		if err == nil && (v < math.MinInt16 || v > math.MaxInt16) {
+			err = d.fail("int16 out of range")
+		}
+		return int16(v), err
+	case tagInt32:
+		v, err := d.varint()
+		if err == nil && (v < math.MinInt32 || v > math.MaxInt32) {
+			err = d.fail("int32 out of range")
+		}
+		return int32(v), err
+	case tagInt64:
+		return d.varint()
+	case tagFloat32:
+		b, err := d.fixed(4)
+		if err != nil {
+			return nil, err
+		}
+		return math.Float32frombits(binary.LittleEndian.Uint32(b)), nil
+	case tagFloat64:
+		b, err := d.fixed(8)
+		if err != nil {
+			return nil, err
+		}
+		return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
+	case tagString:
+		return d.str()
+	case tagBytes:
+		return d.bytes()
+	case tagArray:
+		n, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		a := make([]any, n)
+		for i := range a {
+			if a[i], err = d.schemaless(depth + 1); err != nil {
+				return nil, err
+			}
+		}
+		return a, nil
+	case tagStringMap:
+		n, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]any, n)
+		for range n {
+			k, err := d.str()
+			if err != nil {
+				return nil, err
+			}
+			if m[k], err = d.schemaless(depth + 1); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	case tagAnyMap:
+		n, err := d.count()
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[any]any, n)
+		for range n {
+			k, err := d.schemaless(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			if !comparableKey(k) {
+				return nil, d.fail("map key of Go type %T", k)
+			}
+			if m[k], err = d.schemaless(depth + 1); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	}
+	return nil, d.fail("unknown value tag %d", tag)
+}
+
+// skipSchemaless advances past a schemaless value without allocating.
+func (d *decoder) skipSchemaless(depth int) error {
+	if depth > maxDepth {
+		return d.fail("value nested too deeply")
+	}
+	tag, err := d.byte()
+	if err != nil {
+		return err
+	}
+	switch tag {
+	case tagNull, tagFalse, tagTrue:
+		return nil
+	case tagInt8:
+		_, err = d.byte()
+	case tagInt16, tagInt32, tagInt64:
+		_, err = d.varint()
+	case tagFloat32:
+		_, err = d.fixed(4)
+	case tagFloat64:
+		_, err = d.fixed(8)
+	case tagString, tagBytes:
+		_, err = d.raw()
+	case tagArray, tagStringMap, tagAnyMap:
+		n, err := d.uvarint()
+		if err != nil {
+			return err
+		}
+		if n > uint64(len(d.data)-d.pos) {
+			return d.fail("count %d past end", n)
+		}
+		for range n {
+			if tag == tagStringMap {
+				if _, err := d.raw(); err != nil {
+					return err
+				}
+			} else if tag == tagAnyMap {
+				if err := d.skipSchemaless(depth + 1); err != nil {
+					return err
+				}
+			}
+			if err := d.skipSchemaless(depth + 1); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return d.fail("unknown value tag %d", tag)
+	}
+	return err
+}
+
+// DecodeOffsets decodes a list written by AppendOffsets.
+func DecodeOffsets(data []byte) ([]PartitionOffset, error) {
+	d := newDecoder(data)
+	n, err := d.count()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]PartitionOffset, n)
+	for i := range out {
+		if out[i].Partition, err = d.stringMap(); err != nil {
+			return nil, err
+		}
+		if out[i].Offset, err = d.stringMap(); err != nil {
+			return nil, err
+		}
+	}
+	if d.pos != len(data) {
+		return nil, d.fail("trailing bytes")
+	}
+	return out, nil
+}
+
+// DecodePartitions decodes a list written by AppendPartitions.
+func DecodePartitions(data []byte) ([]map[string]any, error) {
+	d := newDecoder(data)
+	n, err := d.count()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]map[string]any, n)
+	for i := range out {
+		if out[i], err = d.stringMap(); err != nil {
+			return nil, err
+		}
+	}
+	if d.pos != len(data) {
+		return nil, d.fail("trailing bytes")
+	}
+	return out, nil
+}

@@ -1,0 +1,289 @@
+package wire
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/big"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+var (
+	address = schema.StructOf("example.Address").
+		Field("street", schema.String).
+		Field("zip", schema.OptionalInt32).
+		Build()
+	everything = schema.StructOf("example.Everything").Version(3).Doc("all types").
+			Field("i8", schema.Int8).
+			Field("i16", schema.Int16).
+			Field("i32", schema.Int32).
+			Field("i64", schema.Int64).
+			Field("f32", schema.Float32).
+			Field("f64", schema.Float64).
+			Field("b", schema.Boolean).
+			Field("s", schema.String).
+			Field("raw", schema.Bytes).
+			Field("arr", schema.ArrayOf(schema.OptionalString)).
+			Field("smap", schema.MapOf(schema.String, schema.Int64)).
+			Field("imap", schema.MapOf(schema.Int32, address)).
+			Field("addr", address).
+			Field("opt", address.AsOptional()).
+			Field("dflt", schema.Int32.WithDefault(int32(42))).
+			Field("dec", schema.Decimal(2)).
+			Field("date", schema.Date).
+			Field("time", schema.Time).
+			Field("ts", schema.Timestamp).
+			Build()
+)
+
+func sampleRecords(t testing.TB) []Record {
+	addr := schema.NewStruct(address).Set("street", "Main St").Set("zip", int32(12345))
+	v := schema.NewStruct(everything).
+		Set("i8", int8(-8)).Set("i16", int16(-1600)).Set("i32", int32(math.MinInt32)).
+		Set("i64", int64(math.MaxInt64)).Set("f32", float32(1.5)).Set("f64", math.Inf(-1)).
+		Set("b", true).Set("s", "héllo").Set("raw", []byte{0, 1, 2}).
+		Set("arr", []any{"a", nil, "c"}).
+		Set("smap", map[string]any{"x": int64(1), "y": int64(-2)}).
+		Set("imap", map[any]any{int32(7): addr}).
+		Set("addr", addr).
+		Set("dec", big.NewInt(-12345)).
+		Set("date", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)).
+		Set("time", time.Date(1970, 1, 1, 13, 14, 15, 16e6, time.UTC)).
+		Set("ts", time.UnixMilli(1_700_000_000_123).UTC())
+	if err := v.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return []Record{
+		{
+			Partition: map[string]any{"filename": "/tmp/x"}, Offset: map[string]any{"position": int64(1) << 60},
+			Topic: "t", KafkaPartition: 3, KafkaOffset: 99, Timestamp: 1_700_000_000_000,
+			KeySchema: schema.String, Key: "k1", ValueSchema: everything, Value: v,
+			Headers: []Header{{Key: "h", Schema: schema.Int64, Value: int64(5)}, {Key: "free", Value: map[string]any{"a": []any{int32(1), "b", nil, 2.5}}}},
+		},
+		{
+			Topic: "t2", KafkaPartition: NoPartition, Timestamp: NoTimestamp,
+			Value: map[any]any{int64(1): []byte("x"), "s": float32(2)},
+		},
+		{
+			Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp,
+			KeySchema: schema.String, Key: "k2", ValueSchema: everything, Value: v,
+		},
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	recs := sampleRecords(t)
+	var e Encoder
+	for i := range recs {
+		if err := e.Append(&recs[i]); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	got, err := Decode(e.Bytes(), e.Count())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(recs) {
+		t.Fatalf("decoded %d records, want %d", len(got), len(recs))
+	}
+	for i := range recs {
+		assertRecordEqual(t, &recs[i], &got[i])
+	}
+	// The second use of the schema is a reference: the repeated record must
+	// cost far less than the first.
+	if got[0].ValueSchema != got[2].ValueSchema {
+		t.Error("schema shared in the batch decoded as two schemas")
+	}
+	// Decoded default is returned for the unset field.
+	if d := got[0].Value.(*schema.Struct).Get("dflt"); d != int32(42) {
+		t.Errorf("default field = %v, want 42", d)
+	}
+}
+
+func assertRecordEqual(t *testing.T, want, got *Record) {
+	t.Helper()
+	if !schema.ValueEqual(want.Partition, got.Partition) && !(len(want.Partition) == 0 && len(got.Partition) == 0) {
+		t.Errorf("partition %v, want %v", got.Partition, want.Partition)
+	}
+	if !schema.ValueEqual(want.Offset, got.Offset) && !(len(want.Offset) == 0 && len(got.Offset) == 0) {
+		t.Errorf("offset %v, want %v", got.Offset, want.Offset)
+	}
+	if want.Topic != got.Topic || want.KafkaPartition != got.KafkaPartition || want.KafkaOffset != got.KafkaOffset || want.Timestamp != got.Timestamp {
+		t.Errorf("envelope %+v, want %+v", got, want)
+	}
+	if !schema.Equal(want.KeySchema, got.KeySchema) || !schema.Equal(want.ValueSchema, got.ValueSchema) {
+		t.Errorf("schemas %v %v, want %v %v", got.KeySchema, got.ValueSchema, want.KeySchema, want.ValueSchema)
+	}
+	if !schema.ValueEqual(want.Key, got.Key) {
+		t.Errorf("key %v, want %v", got.Key, want.Key)
+	}
+	if !schema.ValueEqual(want.Value, got.Value) {
+		t.Errorf("value %v, want %v", got.Value, want.Value)
+	}
+	if len(want.Headers) != len(got.Headers) {
+		t.Fatalf("headers %v, want %v", got.Headers, want.Headers)
+	}
+	for i := range want.Headers {
+		if want.Headers[i].Key != got.Headers[i].Key || !schema.ValueEqual(want.Headers[i].Value, got.Headers[i].Value) {
+			t.Errorf("header %d %v, want %v", i, got.Headers[i], want.Headers[i])
+		}
+	}
+}
+
+func TestAppendRejectsInvalidAndRollsBack(t *testing.T) {
+	var e Encoder
+	good := Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp, ValueSchema: schema.String, Value: "ok"}
+	if err := e.Append(&good); err != nil {
+		t.Fatal(err)
+	}
+	size := e.Len()
+	cases := map[string]Record{
+		"wrong type":         {ValueSchema: schema.Int64, Value: "x"},
+		"null required":      {ValueSchema: address, Value: nil},
+		"struct field type":  {ValueSchema: everything, Value: schema.NewStruct(everything)},
+		"bad schemaless":     {Value: struct{}{}},
+		"int offset is fine": {Offset: map[string]any{"x": make(chan int)}},
+	}
+	for name, r := range cases {
+		r.KafkaPartition, r.Timestamp = NoPartition, NoTimestamp
+		if err := e.Append(&r); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		if e.Len() != size || e.Count() != 1 {
+			t.Fatalf("%s: batch not rolled back", name)
+		}
+	}
+	got, err := Decode(e.Bytes(), 1)
+	if err != nil || len(got) != 1 || got[0].Value != "ok" {
+		t.Fatalf("batch after failed appends: %v %v", got, err)
+	}
+}
+
+func TestDecimalTwosComplement(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 127, 128, -128, -129, 255, 256, -32768, math.MaxInt64, math.MinInt64} {
+		b := twosComplement(big.NewInt(v))
+		// Same bytes as Java's BigInteger.valueOf(v).toByteArray().
+		want := new(big.Int).SetInt64(v)
+		if got := fromTwosComplement(b); got.Cmp(want) != 0 {
+			t.Errorf("%d: round trip %v (bytes %x)", v, got, b)
+		}
+	}
+	if b := twosComplement(big.NewInt(-129)); !bytes.Equal(b, []byte{0xff, 0x7f}) {
+		t.Errorf("-129 = %x, want ff7f", b)
+	}
+	if b := twosComplement(big.NewInt(128)); !bytes.Equal(b, []byte{0x00, 0x80}) {
+		t.Errorf("128 = %x, want 0080", b)
+	}
+}
+
+func TestOffsetsRoundTrip(t *testing.T) {
+	offs := []PartitionOffset{
+		{Partition: map[string]any{"filename": "a"}, Offset: map[string]any{"position": int64(math.MaxInt64)}},
+		{Partition: map[string]any{"slot": "s", "n": int32(2)}, Offset: nil},
+	}
+	b, err := AppendOffsets(nil, offs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeOffsets(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Offset["position"] != int64(math.MaxInt64) || got[1].Offset != nil || got[1].Partition["n"] != int32(2) {
+		t.Fatalf("got %+v", got)
+	}
+	pb, _ := AppendPartitions(nil, []map[string]any{{"a": "b"}})
+	parts, err := DecodePartitions(pb)
+	if err != nil || len(parts) != 1 || parts[0]["a"] != "b" {
+		t.Fatalf("partitions %v %v", parts, err)
+	}
+}
+
+func TestDecodeCorrupt(t *testing.T) {
+	recs := sampleRecords(t)
+	var e Encoder
+	for i := range recs {
+		if err := e.Append(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := e.Bytes()
+	// Every strict prefix is corrupt (records are not self-delimiting at
+	// arbitrary cut points, but the decoder must never panic).
+	for n := 1; n < len(full); n++ {
+		_, _ = Decode(full[:n], 3)
+	}
+	// A huge count must be rejected without allocating it.
+	bad := []byte{0, tagArray, 0xff, 0xff, 0xff, 0xff, 0x0f}
+	if _, err := Decode(bad, 1); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "count") {
+		t.Fatalf("huge count: %v", err)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	recs := sampleRecords(f)
+	var e Encoder
+	for i := range recs {
+		if err := e.Append(&recs[i]); err != nil {
+			f.Fatal(err)
+		}
+	}
+	f.Add(e.Bytes())
+	f.Add([]byte{0, tagArray, 5, tagNull})
+	f.Add([]byte{0, 0, 0, 0, 0, 1, byte(schema.TypeStruct), 0, 1, 1, 'a', 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := Decode(data, 10)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error not ErrCorrupt: %v", err)
+			}
+			return
+		}
+		// Whatever decodes must re-encode and decode to equal records.
+		var e Encoder
+		for i := range got {
+			if err := e.Append(&got[i]); err != nil {
+				// Decoded structs may hold values that are valid by the
+				// decoder's rules; the encoder must accept them.
+				t.Fatalf("re-encode record %d: %v", i, err)
+			}
+		}
+		again, err := Decode(e.Bytes(), len(got))
+		if err != nil {
+			t.Fatalf("decode re-encoded: %v", err)
+		}
+		for i := range got {
+			assertRecordEqual(t, &got[i], &again[i])
+		}
+		_, _ = DecodeOffsets(data)
+		_, _ = DecodePartitions(data)
+	})
+}
+
+func BenchmarkEncodeDecode1KiB(b *testing.B) {
+	val := schema.StructOf("bench").Field("id", schema.Int64).Field("payload", schema.String).Build()
+	payload := strings.Repeat("x", 1000)
+	rec := Record{Partition: map[string]any{"task": int32(0)}, Offset: map[string]any{"seq": int64(1)}, Topic: "bench",
+		KafkaPartition: NoPartition, Timestamp: 1, KeySchema: schema.Int64, Key: int64(1), ValueSchema: val,
+		Value: schema.NewStruct(val).Set("id", int64(1)).Set("payload", payload)}
+	var e Encoder
+	b.ReportAllocs()
+	b.SetBytes(1024)
+	for i := 0; b.Loop(); i++ {
+		if i%1000 == 0 {
+			e.Reset()
+		}
+		if err := e.Append(&rec); err != nil {
+			b.Fatal(err)
+		}
+		if i%1000 == 999 {
+			if _, err := Decode(e.Bytes(), 1000); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

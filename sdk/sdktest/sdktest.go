@@ -1,0 +1,442 @@
+package sdktest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+// SourceDriver describes a source connector under test.
+type SourceDriver struct {
+	Connector sdk.Connector
+	// Config returns a valid configuration for a fresh test.
+	Config func(t *testing.T) map[string]string
+	// Seed makes n more records available in the source; nil for sources
+	// that always have data (generators).
+	Seed func(t *testing.T, cfg map[string]string, n int)
+	// Timeout bounds each wait for records (default 10 s).
+	Timeout time.Duration
+	// Deterministic says a record's key and value depend only on its
+	// position, so the resume check compares them too (not only the
+	// partitions and offsets).
+	Deterministic bool
+}
+
+// SinkDriver describes a sink connector under test.
+type SinkDriver struct {
+	Connector sdk.Connector
+	Config    func(t *testing.T) map[string]string
+	// ReadBack returns what the external system holds, one string per
+	// record, in write order.
+	ReadBack func(t *testing.T, cfg map[string]string) []string
+	// Render is what ReadBack returns for a record with a STRING value v;
+	// default: v itself.
+	Render func(v string) string
+}
+
+// RunSource runs the source acceptance checks as subtests.
+func RunSource(t *testing.T, d SourceDriver) {
+	t.Helper()
+	sp, ok := d.Connector.(sdk.SourcePlugin)
+	if !ok {
+		t.Fatalf("sdktest: %T is not a source connector", d.Connector)
+	}
+	if d.Timeout <= 0 {
+		d.Timeout = 10 * time.Second
+	}
+	t.Run("spec", func(t *testing.T) { checkSpec(t, d.Connector, sdk.Source) })
+	t.Run("validate", func(t *testing.T) { checkValidate(t, d.Connector, d.Config(t)) })
+	t.Run("records-and-resume", func(t *testing.T) { checkResume(t, sp, d) })
+	t.Run("prompt-stop", func(t *testing.T) { checkSourceStop(t, sp, d) })
+}
+
+// RunSink runs the sink acceptance checks as subtests.
+func RunSink(t *testing.T, d SinkDriver) {
+	t.Helper()
+	sp, ok := d.Connector.(sdk.SinkPlugin)
+	if !ok {
+		t.Fatalf("sdktest: %T is not a sink connector", d.Connector)
+	}
+	if d.Render == nil {
+		d.Render = func(v string) string { return v }
+	}
+	t.Run("spec", func(t *testing.T) { checkSpec(t, d.Connector, sdk.Sink) })
+	t.Run("validate", func(t *testing.T) { checkValidate(t, d.Connector, d.Config(t)) })
+	t.Run("durable-offsets", func(t *testing.T) { checkSinkDurable(t, sp, d) })
+}
+
+var kafkaTypes = []string{"BOOLEAN", "STRING", "SHORT", "INT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD"}
+
+func checkSpec(t *testing.T, c sdk.Connector, typ sdk.ConnectorType) {
+	spec := c.Spec()
+	if spec.Class == "" || spec.Version == "" {
+		t.Errorf("spec needs a class and a version: %+v", spec)
+	}
+	if spec.Type != typ {
+		t.Errorf("spec type %q, want %q", spec.Type, typ)
+	}
+	for _, a := range sdk.DefaultAliases(spec.Class) {
+		if !spec.Matches(a) {
+			t.Errorf("spec does not answer to Kafka Connect alias %q", a)
+		}
+	}
+	seen := map[string]bool{}
+	for _, k := range spec.Config {
+		if k.Name == "" || seen[k.Name] {
+			t.Errorf("config key %q empty or duplicated", k.Name)
+		}
+		seen[k.Name] = true
+		if strings.TrimSpace(k.Documentation) == "" {
+			t.Errorf("config key %q has no documentation", k.Name)
+		}
+		if !slices.Contains(kafkaTypes, k.Type) {
+			t.Errorf("config key %q has type %q", k.Name, k.Type)
+		}
+		if !slices.Contains([]string{"HIGH", "MEDIUM", "LOW"}, k.Importance) {
+			t.Errorf("config key %q has importance %q", k.Name, k.Importance)
+		}
+		if k.Required && k.DefaultValue != nil {
+			t.Errorf("config key %q is required but has a default", k.Name)
+		}
+	}
+	b, err := json.Marshal(spec.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var generic []map[string]any
+	if err := json.Unmarshal(b, &generic); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"name", "type", "required", "default_value", "importance", "documentation", "group", "order", "width", "display_name", "dependents"}
+	for _, m := range generic {
+		if got := slices.Sorted(maps.Keys(m)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+			t.Errorf("ConfigKeyInfo JSON keys %v, want Kafka Connect's %v", got, want)
+		}
+	}
+}
+
+func checkValidate(t *testing.T, c sdk.Connector, valid map[string]string) {
+	ctx := context.Background()
+	infos, err := c.Validate(ctx, valid)
+	if err != nil {
+		t.Fatalf("validate a valid config: %v", err)
+	}
+	if infos.ErrorCount != 0 {
+		t.Fatalf("valid config has errors: %v", infos.Errors())
+	}
+	spec := c.Spec()
+	if len(infos.Configs) != len(spec.Config) {
+		t.Errorf("validation lists %d keys, the spec %d", len(infos.Configs), len(spec.Config))
+	}
+	for _, k := range spec.Config {
+		var bad map[string]string
+		var why string
+		switch {
+		case k.Required:
+			bad = maps.Clone(valid)
+			delete(bad, k.Name)
+			why = "missing required key"
+		case k.Type == "INT" || k.Type == "LONG" || k.Type == "SHORT" || k.Type == "DOUBLE":
+			bad = maps.Clone(valid)
+			bad[k.Name] = "not-a-number"
+			why = "mistyped key"
+		case k.Type == "BOOLEAN":
+			bad = maps.Clone(valid)
+			bad[k.Name] = "maybe"
+			why = "mistyped key"
+		default:
+			continue
+		}
+		infos, err := c.Validate(ctx, bad)
+		if err != nil {
+			t.Errorf("%s %q: validate returned %v instead of a per-key error", why, k.Name, err)
+			continue
+		}
+		errs := infos.Errors()
+		if len(errs[k.Name]) == 0 || len(errs) != 1 || infos.ErrorCount != len(errs[k.Name]) {
+			t.Errorf("%s %q: errors %v, want errors on exactly that key", why, k.Name, errs)
+		}
+		if k.Required && !slices.Contains(errs[k.Name], fmt.Sprintf("Missing required configuration %q which has no default value.", k.Name)) {
+			t.Errorf("missing %q: errors %v lack Kafka Connect's message", k.Name, errs[k.Name])
+		}
+	}
+}
+
+// offsetStore is an in-memory offset store keyed by the partition's JSON.
+type offsetStore struct {
+	mu sync.Mutex
+	m  map[string]sdk.Offset
+}
+
+func key(p sdk.Partition) string {
+	b, _ := json.Marshal(p)
+	return string(b)
+}
+
+func (s *offsetStore) commit(p sdk.Partition, o sdk.Offset) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]sdk.Offset{}
+	}
+	// Round-trip through JSON like the offsets topic does (numbers become
+	// float64 or json.Number): tasks must cope.
+	b, _ := json.Marshal(o)
+	var back sdk.Offset
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	_ = dec.Decode(&back)
+	s.m[key(p)] = back
+}
+
+type sourceContext struct {
+	store  *offsetStore
+	logger *slog.Logger
+}
+
+func (c *sourceContext) Info() sdk.TaskInfo   { return sdk.TaskInfo{Connector: "sdktest", Task: 0} }
+func (c *sourceContext) Logger() *slog.Logger { return c.logger }
+func (c *sourceContext) Offset(ctx context.Context, p sdk.Partition) (sdk.Offset, error) {
+	offs, err := c.Offsets(ctx, []sdk.Partition{p})
+	if err != nil {
+		return nil, err
+	}
+	return offs[0], nil
+}
+func (c *sourceContext) Offsets(_ context.Context, ps []sdk.Partition) ([]sdk.Offset, error) {
+	c.store.mu.Lock()
+	defer c.store.mu.Unlock()
+	out := make([]sdk.Offset, len(ps))
+	for i, p := range ps {
+		out[i] = c.store.m[key(p)]
+	}
+	return out, nil
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type tWriter struct{ t *testing.T }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func openSource(t *testing.T, sp sdk.SourcePlugin, cfg map[string]string, store *offsetStore) sdk.SourceTask {
+	t.Helper()
+	task, err := sp.NewSourceTask(cfg)
+	if err != nil {
+		t.Fatalf("new task: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := task.Open(ctx, &sourceContext{store: store, logger: testLogger(t)}); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return task
+}
+
+func closeSource(t *testing.T, task sdk.SourceTask) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := task.Close(ctx); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("close took %v", d)
+	}
+}
+
+// pollN polls until n records arrived, with max per poll.
+func pollN(t *testing.T, task sdk.SourceTask, n, max int, timeout time.Duration) []sdk.SourceRecord {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var out []sdk.SourceRecord
+	for len(out) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("got %d records within %v, want %d", len(out), timeout, n)
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		recs, err := task.Poll(ctx, max)
+		cancel()
+		if err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		if len(recs) > max {
+			t.Fatalf("poll(max=%d) returned %d records", max, len(recs))
+		}
+		for i := range recs {
+			r := &recs[i]
+			if len(r.Partition) == 0 || len(r.Offset) == 0 {
+				t.Fatalf("record without source partition or offset: %+v", r)
+			}
+			if err := r.Validate(); err != nil {
+				t.Fatalf("record does not match its schemas: %v", err)
+			}
+			if _, err := json.Marshal(map[string]any{"p": r.Partition, "o": r.Offset}); err != nil {
+				t.Fatalf("partition or offset is not JSON-serialisable: %v", err)
+			}
+		}
+		out = append(out, recs...)
+	}
+	return out
+}
+
+func checkResume(t *testing.T, sp sdk.SourcePlugin, d SourceDriver) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := d.Config(t)
+	const total, k = 40, 17
+	if d.Seed != nil {
+		d.Seed(t, cfg, total)
+	}
+	store := &offsetStore{}
+	task := openSource(t, sp, cfg, store)
+	first := pollN(t, task, total, 7, d.Timeout)
+	closeSource(t, task)
+
+	// Commit the offset of record k-1, as the worker would after Kafka
+	// acknowledged it, and restart: the next record must be record k.
+	store.commit(first[k-1].Partition, first[k-1].Offset)
+	task = openSource(t, sp, cfg, store)
+	again := pollN(t, task, total-k, 1000, d.Timeout)
+	closeSource(t, task)
+	for i := range total - k {
+		a, b := &first[k+i], &again[i]
+		if key(a.Partition) != key(b.Partition) || !offsetEqual(a.Offset, b.Offset) ||
+			(d.Deterministic && (!schema.ValueEqual(a.Key, b.Key) || !schema.ValueEqual(a.Value, b.Value))) {
+			t.Fatalf("after resuming from record %d, record %d is %v@%v=%v, want %v@%v=%v",
+				k-1, i, b.Partition, b.Offset, b.Value, a.Partition, a.Offset, a.Value)
+		}
+	}
+}
+
+func offsetEqual(a, b sdk.Offset) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+func checkSourceStop(t *testing.T, sp sdk.SourcePlugin, d SourceDriver) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := d.Config(t)
+	task := openSource(t, sp, cfg, &offsetStore{})
+	// With nothing to read (or after reading), a cancelled Poll must
+	// return promptly.
+	for range 3 {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		start := time.Now()
+		_, err := task.Poll(ctx, 100)
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			t.Fatalf("poll: %v", err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("poll ignored its cancelled context for %v", d)
+		}
+	}
+	closeSource(t, task)
+}
+
+type sinkContext struct {
+	logger *slog.Logger
+}
+
+func (c *sinkContext) Info() sdk.TaskInfo                  { return sdk.TaskInfo{Connector: "sdktest", Task: 0} }
+func (c *sinkContext) Logger() *slog.Logger                { return c.logger }
+func (c *sinkContext) Rewind(map[sdk.TopicPartition]int64) {}
+
+func checkSinkDurable(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := d.Config(t)
+	task, err := sp.NewSinkTask(cfg)
+	if err != nil {
+		t.Fatalf("new task: %v", err)
+	}
+	ctx := context.Background()
+	if err := task.Open(ctx, &sinkContext{logger: testLogger(t)}); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	tps := []sdk.TopicPartition{{Topic: "sdktest-a", Partition: 0}, {Topic: "sdktest-b", Partition: 3}}
+	if h, ok := task.(sdk.PartitionsHandler); ok {
+		if err := h.Assigned(ctx, tps); err != nil {
+			t.Fatalf("assigned: %v", err)
+		}
+	}
+	next := map[sdk.TopicPartition]int64{}
+	put := func(n int) {
+		var recs []sdk.SinkRecord
+		for i := range n {
+			tp := tps[i%len(tps)]
+			v := fmt.Sprintf("sdktest %s-%d@%d", tp.Topic, tp.Partition, next[tp])
+			recs = append(recs, sdk.SinkRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: next[tp], ValueSchema: schema.String, Value: v,
+				Timestamp: time.UnixMilli(1_700_000_000_000)})
+			next[tp]++
+		}
+		if err := task.Put(ctx, recs); err != nil {
+			t.Fatalf("put: %v", err)
+		}
+	}
+	put(10)
+	put(7)
+	given := maps.Clone(next)
+	durable, err := task.Flush(ctx, given)
+	if err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	for tp, o := range durable {
+		if g, ok := given[tp]; !ok || o > g {
+			t.Fatalf("flush reported %s durable up to %d, but was given %v", tp, o, given)
+		}
+	}
+	// Honesty: every record below a reported offset is readable now,
+	// without Close.
+	have := map[string]bool{}
+	for _, s := range d.ReadBack(t, cfg) {
+		have[s] = true
+	}
+	for tp, o := range durable {
+		for off := int64(0); off < o; off++ {
+			v := d.Render(fmt.Sprintf("sdktest %s-%d@%d", tp.Topic, tp.Partition, off))
+			if !have[v] {
+				t.Fatalf("flush reported %s durable up to %d, but record %d is not in the external system", tp, o, off)
+			}
+		}
+	}
+	// A flush given fewer partitions must not report others.
+	put(4)
+	only := map[sdk.TopicPartition]int64{tps[0]: next[tps[0]]}
+	durable, err = task.Flush(ctx, only)
+	if err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	for tp := range durable {
+		if tp != tps[0] {
+			t.Fatalf("flush given only %s reported %s", tps[0], tp)
+		}
+	}
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := task.Close(cctx); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("close took %v", d)
+	}
+}

@@ -1,0 +1,205 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+)
+
+// Version is the SDK version reported to hosts.
+const Version = "0.1.0"
+
+// protocolVersions are the plugin protocol versions this SDK speaks.
+var protocolVersions = []int{pluginpb.ProtocolVersion}
+
+// Serve serves the given connectors as a plugin process and never returns:
+// call it from main and do nothing else there. Nothing may be written to
+// stdout before Serve (stdout carries go-plugin's handshake); log with the
+// Logger of the task or connector context, which writes JSON lines to stderr
+// that the host re-emits in its own log with connector and task attributes.
+//
+// The process exits when the host closes the connection, and also when the
+// host dies without closing it (Serve watches its parent process).
+func Serve(connectors ...Connector) {
+	os.Exit(serveMain(os.Stderr, connectors))
+}
+
+func serveMain(stderr *os.File, connectors []Connector) int {
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	if err := checkHostVersions(os.Getenv("PLUGIN_PROTOCOL_VERSIONS")); err != nil {
+		fmt.Fprintln(stderr, err.Error())
+		return 1
+	}
+	if os.Getenv(pluginpb.MagicCookieKey) != pluginpb.MagicCookieValue {
+		fmt.Fprintln(stderr, "This binary is a Tributary connector plugin: it is started by a Tributary worker, found under plugin.path, not run by hand.")
+		return 1
+	}
+	srv, err := newServer(logger, connectors)
+	if err != nil {
+		fmt.Fprintln(stderr, err.Error())
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go watchParent(ctx, logger, os.Getppid(), 200*time.Millisecond)
+
+	versioned := map[int]plugin.PluginSet{}
+	for _, v := range protocolVersions {
+		versioned[v] = plugin.PluginSet{pluginpb.PluginName: &grpcPlugin{srv: srv}}
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig: plugin.HandshakeConfig{
+			ProtocolVersion:  uint(pluginpb.ProtocolVersion),
+			MagicCookieKey:   pluginpb.MagicCookieKey,
+			MagicCookieValue: pluginpb.MagicCookieValue,
+		},
+		VersionedPlugins: versioned,
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(pluginpb.MaxMessageSize), grpc.MaxSendMsgSize(pluginpb.MaxMessageSize),
+				grpc.InitialWindowSize(pluginpb.WindowSize), grpc.InitialConnWindowSize(pluginpb.WindowSize),
+				grpc.WriteBufferSize(pluginpb.BufferSize), grpc.ReadBufferSize(pluginpb.BufferSize))
+			return grpc.NewServer(opts...)
+		},
+		Logger: hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Warn}),
+	})
+	return 0
+}
+
+// checkHostVersions refuses to serve a host that speaks none of our
+// protocol versions, with a message the host shows to the user.
+func checkHostVersions(env string) error {
+	if env == "" {
+		return nil
+	}
+	var host []int
+	for _, s := range strings.Split(env, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("tributary plugin: host sent invalid protocol versions %q", env)
+		}
+		host = append(host, v)
+	}
+	for _, v := range host {
+		if slices.Contains(protocolVersions, v) {
+			return nil
+		}
+	}
+	return fmt.Errorf("tributary plugin: incompatible plugin protocol: the host speaks versions %v, this plugin (sdk %s) speaks %v; upgrade the older of the two", host, Version, protocolVersions)
+}
+
+// watchParent exits the process when the parent (the host) dies: go-plugin
+// does not notice a host killed with SIGKILL until it writes to a closed
+// pipe, so an idle plugin would be orphaned.
+func watchParent(ctx context.Context, logger *slog.Logger, ppid int, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if os.Getppid() != ppid {
+				logger.Warn("host process is gone; plugin exiting", "host_pid", ppid)
+				os.Exit(3)
+			}
+		}
+	}
+}
+
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	srv *server
+}
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pluginpb.RegisterPluginServer(s, p.srv)
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, errors.New("sdk: the plugin side has no client")
+}
+
+// server implements the plugin protocol over a set of connectors.
+type server struct {
+	pluginpb.UnimplementedPluginServer
+	logger     *slog.Logger
+	connectors []Connector
+	specs      []Spec
+}
+
+func newServer(logger *slog.Logger, connectors []Connector) (*server, error) {
+	s := &server{logger: logger, connectors: connectors}
+	for _, c := range connectors {
+		var spec Spec
+		if err := safeCall(func() error { spec = c.Spec(); return nil }); err != nil {
+			return nil, fmt.Errorf("sdk: invalid connector: %w", err)
+		}
+		if spec.Class == "" {
+			return nil, errors.New("sdk: a connector has no Class")
+		}
+		s.specs = append(s.specs, spec)
+	}
+	return s, nil
+}
+
+func (s *server) find(class string) (Connector, error) {
+	for i := range s.specs {
+		if s.specs[i].Matches(class) {
+			return s.connectors[i], nil
+		}
+	}
+	return nil, fmt.Errorf("sdk: this plugin has no connector %q", class)
+}
+
+func (s *server) Specify(context.Context, *pluginpb.SpecifyRequest) (*pluginpb.SpecifyResponse, error) {
+	b, err := json.Marshal(s.specs)
+	if err != nil {
+		return nil, fmt.Errorf("sdk: encode specs: %w", err)
+	}
+	return &pluginpb.SpecifyResponse{SpecsJson: b, SdkVersion: Version}, nil
+}
+
+func (s *server) Validate(ctx context.Context, req *pluginpb.ValidateRequest) (*pluginpb.ValidateResponse, error) {
+	c, err := s.find(req.GetClass())
+	if err != nil {
+		return nil, err
+	}
+	var infos ConfigInfos
+	err = safeCall(func() error {
+		var err error
+		infos, err = c.Validate(ctx, req.GetConfig())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(infos)
+	if err != nil {
+		return nil, fmt.Errorf("sdk: encode validation: %w", err)
+	}
+	return &pluginpb.ValidateResponse{ConfigInfosJson: b}, nil
+}
+
+// failure converts an error to the protocol's Failure.
+func failure(err error) *pluginpb.Failure {
+	f := &pluginpb.Failure{Message: err.Error(), Trace: err.Error(), Retriable: IsRetriable(err)}
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		f.Trace = pe.Error() + "\n\n" + pe.Stack
+	}
+	return f
+}

@@ -1,0 +1,189 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/plugins/wire"
+)
+
+type sinkTaskContext struct {
+	info   TaskInfo
+	logger *slog.Logger
+	send   func(*pluginpb.SinkPluginMessage) error
+}
+
+func (c *sinkTaskContext) Info() TaskInfo       { return c.info }
+func (c *sinkTaskContext) Logger() *slog.Logger { return c.logger }
+
+func (c *sinkTaskContext) Rewind(offsets map[TopicPartition]int64) {
+	ps := &pluginpb.Partitions{}
+	for tp, o := range offsets {
+		ps.Partitions = append(ps.Partitions, &pluginpb.TopicPartition{Topic: tp.Topic, Partition: tp.Partition, Offset: o})
+	}
+	if err := c.send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Rewind{Rewind: ps}}); err != nil {
+		c.logger.Warn("rewind request not sent", "error", err)
+	}
+}
+
+func tpsFromProto(ps []*pluginpb.TopicPartition) []TopicPartition {
+	out := make([]TopicPartition, len(ps))
+	for i, p := range ps {
+		out[i] = TopicPartition{Topic: p.GetTopic(), Partition: p.GetPartition()}
+	}
+	return out
+}
+
+// RunSinkTask runs one sink task for the life of the stream. Messages are
+// handled in order on this goroutine, so a Flush answer covers every Put
+// before it.
+func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return fmt.Errorf("sdk: sink task: waiting for start: %w", err)
+	}
+	start := first.GetStart()
+	if start == nil {
+		return errors.New("sdk: sink task: first message is not start")
+	}
+	info := TaskInfo{Connector: start.GetConnector(), Task: int(start.GetTask())}
+	logger := s.logger.With("connector", info.Connector, "task", info.Task)
+	var sendMu sync.Mutex
+	send := func(m *pluginpb.SinkPluginMessage) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return stream.Send(m)
+	}
+	fail := func(err error) error {
+		logger.Error("sink task failed", "error", err)
+		return send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Failure{Failure: failure(err)}})
+	}
+	c, err := s.find(start.GetClass())
+	if err != nil {
+		return fail(err)
+	}
+	sp, ok := c.(SinkPlugin)
+	if !ok {
+		return fail(fmt.Errorf("sdk: %s is not a sink connector", start.GetClass()))
+	}
+	var task SinkTask
+	if err := safeCall(func() error { task, err = sp.NewSinkTask(start.GetConfig()); return err }); err != nil {
+		return fail(err)
+	}
+	ctx := stream.Context()
+	tc := &sinkTaskContext{info: info, logger: logger, send: send}
+	closeTask := func() error {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		return safeCall(func() error { return task.Close(cctx) })
+	}
+	failAndClose := func(err error) error {
+		sendErr := fail(err)
+		_ = closeTask()
+		return sendErr
+	}
+	if err := safeCall(func() error { return task.Open(ctx, tc) }); err != nil {
+		return failAndClose(fmt.Errorf("open: %w", err))
+	}
+	if err := send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Started{Started: &pluginpb.Started{}}}); err != nil {
+		_ = closeTask()
+		return err
+	}
+	handler, _ := task.(PartitionsHandler)
+	for {
+		m, err := stream.Recv()
+		if err != nil {
+			_ = closeTask() // host gone
+			return nil
+		}
+		switch x := m.GetMsg().(type) {
+		case *pluginpb.SinkHostMessage_Put:
+			wrecs, err := wire.Decode(x.Put.GetBatch().GetRecords(), int(x.Put.GetBatch().GetCount()))
+			if err != nil {
+				return failAndClose(fmt.Errorf("put: %w", err))
+			}
+			recs := make([]SinkRecord, len(wrecs))
+			for i := range wrecs {
+				recs[i] = sinkFromWire(&wrecs[i])
+			}
+			if err := putWithRetry(ctx, logger, task, recs); err != nil {
+				if ctx.Err() != nil {
+					_ = closeTask()
+					return nil
+				}
+				return failAndClose(fmt.Errorf("put: %w", err))
+			}
+			if err := send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Ack{Ack: &pluginpb.Ack{Id: x.Put.GetId()}}}); err != nil {
+				_ = closeTask()
+				return nil
+			}
+		case *pluginpb.SinkHostMessage_Open:
+			if handler != nil {
+				if err := safeCall(func() error { return handler.Assigned(ctx, tpsFromProto(x.Open.GetPartitions())) }); err != nil {
+					return failAndClose(fmt.Errorf("open partitions: %w", err))
+				}
+			}
+		case *pluginpb.SinkHostMessage_Close:
+			if handler != nil {
+				if err := safeCall(func() error { return handler.Revoked(ctx, tpsFromProto(x.Close.GetPartitions())) }); err != nil {
+					return failAndClose(fmt.Errorf("close partitions: %w", err))
+				}
+			}
+		case *pluginpb.SinkHostMessage_Flush:
+			given := map[TopicPartition]int64{}
+			for _, p := range x.Flush.GetOffsets() {
+				given[TopicPartition{Topic: p.GetTopic(), Partition: p.GetPartition()}] = p.GetOffset()
+			}
+			var durable map[TopicPartition]int64
+			if err := safeCall(func() error {
+				var err error
+				durable, err = task.Flush(ctx, given)
+				return err
+			}); err != nil {
+				return failAndClose(fmt.Errorf("flush: %w", err))
+			}
+			ack := &pluginpb.Ack{Id: x.Flush.GetId()}
+			for tp, o := range durable {
+				g, ok := given[tp]
+				if !ok || o > g {
+					// A sink may not claim more than it was given: clamp and warn.
+					logger.Warn("Flush returned an offset beyond what was delivered; ignoring it", "topic", tp.Topic, "partition", tp.Partition, "offset", o)
+					continue
+				}
+				ack.Offsets = append(ack.Offsets, &pluginpb.TopicPartition{Topic: tp.Topic, Partition: tp.Partition, Offset: o})
+			}
+			if err := send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Ack{Ack: ack}}); err != nil {
+				_ = closeTask()
+				return nil
+			}
+		case *pluginpb.SinkHostMessage_Stop:
+			stopped := &pluginpb.Stopped{}
+			if err := closeTask(); err != nil {
+				stopped.Error = failure(err)
+			}
+			return send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Stopped{Stopped: stopped}})
+		}
+	}
+}
+
+func putWithRetry(ctx context.Context, logger *slog.Logger, task SinkTask, recs []SinkRecord) error {
+	backoff := 100 * time.Millisecond
+	for {
+		err := safeCall(func() error { return task.Put(ctx, recs) })
+		if err == nil || !IsRetriable(err) {
+			return err
+		}
+		logger.Warn("retriable put error; redelivering the batch", "error", err, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 10*time.Second)
+	}
+}

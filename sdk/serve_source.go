@@ -1,0 +1,357 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/plugins/wire"
+)
+
+// Default batch limits, used when the host sends none.
+const (
+	defaultMaxRecords = 2000
+	defaultMaxBytes   = 1 << 20
+	defaultLinger     = 5 * time.Millisecond
+)
+
+type sourceStream = pluginpb.Plugin_RunSourceTaskServer
+
+// sourceTaskContext implements SourceTaskContext over the stream.
+type sourceTaskContext struct {
+	info   TaskInfo
+	logger *slog.Logger
+	send   func(*pluginpb.SourcePluginMessage) error
+
+	mu      sync.Mutex
+	nextID  uint64
+	pending map[uint64]chan *pluginpb.OffsetsReply
+}
+
+func (c *sourceTaskContext) Info() TaskInfo       { return c.info }
+func (c *sourceTaskContext) Logger() *slog.Logger { return c.logger }
+
+func (c *sourceTaskContext) Offset(ctx context.Context, p Partition) (Offset, error) {
+	offs, err := c.Offsets(ctx, []Partition{p})
+	if err != nil {
+		return nil, err
+	}
+	return offs[0], nil
+}
+
+func (c *sourceTaskContext) Offsets(ctx context.Context, ps []Partition) ([]Offset, error) {
+	b, err := wire.AppendPartitions(nil, toPartitions(ps))
+	if err != nil {
+		return nil, fmt.Errorf("sdk: offsets query: %w", err)
+	}
+	ch := make(chan *pluginpb.OffsetsReply, 1)
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	if c.pending == nil {
+		c.pending = map[uint64]chan *pluginpb.OffsetsReply{}
+	}
+	c.pending[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+	if err := c.send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Offsets{
+		Offsets: &pluginpb.OffsetsQuery{Id: id, Partitions: b}}}); err != nil {
+		return nil, fmt.Errorf("sdk: offsets query: %w", err)
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-ch:
+		if r.GetError() != "" {
+			return nil, fmt.Errorf("sdk: offsets query: host: %s", r.GetError())
+		}
+		pos, err := wire.DecodeOffsets(r.GetOffsets())
+		if err != nil {
+			return nil, fmt.Errorf("sdk: offsets reply: %w", err)
+		}
+		if len(pos) != len(ps) {
+			return nil, fmt.Errorf("sdk: offsets reply has %d offsets for %d partitions", len(pos), len(ps))
+		}
+		out := make([]Offset, len(pos))
+		for i, po := range pos {
+			out[i] = po.Offset
+		}
+		return out, nil
+	}
+}
+
+func (c *sourceTaskContext) deliver(r *pluginpb.OffsetsReply) {
+	c.mu.Lock()
+	ch := c.pending[r.GetId()]
+	c.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+// RunSourceTask runs one source task for the life of the stream:
+//
+//	recv goroutine: offset replies, commit notifications, stop
+//	poll goroutine: Poll → polled channel
+//	this goroutine: encode polled records into batches, send when a batch
+//	                is full (count or bytes) or its linger time has passed
+func (s *server) RunSourceTask(stream sourceStream) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return fmt.Errorf("sdk: source task: waiting for start: %w", err)
+	}
+	start := first.GetStart()
+	if start == nil {
+		return errors.New("sdk: source task: first message is not start")
+	}
+	info := TaskInfo{Connector: start.GetConnector(), Task: int(start.GetTask())}
+	logger := s.logger.With("connector", info.Connector, "task", info.Task)
+	var sendMu sync.Mutex
+	send := func(m *pluginpb.SourcePluginMessage) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return stream.Send(m)
+	}
+	fail := func(err error) error {
+		logger.Error("source task failed", "error", err)
+		return send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Failure{Failure: failure(err)}})
+	}
+
+	c, err := s.find(start.GetClass())
+	if err != nil {
+		return fail(err)
+	}
+	sp, ok := c.(SourcePlugin)
+	if !ok {
+		return fail(fmt.Errorf("sdk: %s is not a source connector", start.GetClass()))
+	}
+	var task SourceTask
+	if err := safeCall(func() error { task, err = sp.NewSourceTask(start.GetConfig()); return err }); err != nil {
+		return fail(err)
+	}
+
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	pollCtx, stopPolling := context.WithCancel(ctx)
+	defer stopPolling()
+	tc := &sourceTaskContext{info: info, logger: logger, send: send}
+
+	// recv goroutine
+	commits := make(chan []SourceOffset, 64)
+	go func() {
+		defer close(commits)
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				cancel() // host gone: stop everything
+				return
+			}
+			switch x := m.GetMsg().(type) {
+			case *pluginpb.SourceHostMessage_Offsets:
+				tc.deliver(x.Offsets)
+			case *pluginpb.SourceHostMessage_Committed:
+				pos, err := wire.DecodeOffsets(x.Committed.GetOffsets())
+				if err != nil {
+					logger.Error("bad committed offsets from host", "error", err)
+					continue
+				}
+				offs := make([]SourceOffset, len(pos))
+				for i, po := range pos {
+					offs[i] = SourceOffset{Partition: po.Partition, Offset: po.Offset}
+				}
+				select {
+				case commits <- offs:
+				case <-ctx.Done():
+					return
+				}
+			case *pluginpb.SourceHostMessage_Stop:
+				stopPolling()
+			}
+		}
+	}()
+
+	// commit goroutine: OffsetsCommitted in order, never concurrently.
+	committer, _ := task.(OffsetsCommitter)
+	var commitMu sync.Mutex // held by Close so commits never overlap it
+	commitDone := make(chan struct{})
+	go func() {
+		defer close(commitDone)
+		for {
+			var offs []SourceOffset
+			select {
+			case o, ok := <-commits:
+				if !ok {
+					return
+				}
+				offs = o
+			case <-ctx.Done():
+				return
+			}
+			if committer == nil {
+				continue
+			}
+			commitMu.Lock()
+			err := safeCall(func() error { return committer.OffsetsCommitted(ctx, offs) })
+			commitMu.Unlock()
+			if err != nil {
+				logger.Warn("OffsetsCommitted failed", "error", err)
+			}
+		}
+	}()
+
+	closeTask := func() error {
+		commitMu.Lock()
+		defer commitMu.Unlock()
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer ccancel()
+		return safeCall(func() error { return task.Close(cctx) })
+	}
+	type polled struct {
+		recs []SourceRecord
+		err  error
+	}
+	var polledCh chan polled
+	finish := func(runErr error) error {
+		var sendErr error
+		if runErr != nil {
+			sendErr = fail(runErr)
+		}
+		stopPolling()
+		if polledCh != nil {
+			for range polledCh { // wait for Poll to return: Close never overlaps it
+			}
+		}
+		closeErr := closeTask()
+		if runErr == nil {
+			stopped := &pluginpb.Stopped{}
+			if closeErr != nil {
+				stopped.Error = failure(closeErr)
+			}
+			sendErr = send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Stopped{Stopped: stopped}})
+		}
+		cancel()
+		<-commitDone
+		return sendErr
+	}
+
+	if err := safeCall(func() error { return task.Open(pollCtx, tc) }); err != nil {
+		if pollCtx.Err() != nil {
+			return finish(nil)
+		}
+		return finish(fmt.Errorf("open: %w", err))
+	}
+	if err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Started{Started: &pluginpb.Started{}}}); err != nil {
+		return finish(err)
+	}
+
+	limits := start.GetBatch()
+	maxRecords, maxBytes, linger := int(limits.GetMaxRecords()), int(limits.GetMaxBytes()), time.Duration(limits.GetLingerMs())*time.Millisecond
+	if maxRecords <= 0 {
+		maxRecords = defaultMaxRecords
+	}
+	if maxBytes <= 0 {
+		maxBytes = defaultMaxBytes
+	}
+	if linger <= 0 {
+		linger = defaultLinger
+	}
+
+	// poll goroutine
+	polledCh = make(chan polled, 2)
+	go func() {
+		defer close(polledCh)
+		backoff := 100 * time.Millisecond
+		for pollCtx.Err() == nil {
+			var recs []SourceRecord
+			err := safeCall(func() error {
+				var err error
+				recs, err = task.Poll(pollCtx, maxRecords)
+				return err
+			})
+			if err != nil && pollCtx.Err() != nil {
+				return // stopping: cancellation errors are expected
+			}
+			if err != nil && IsRetriable(err) {
+				logger.Warn("retriable poll error; retrying", "error", err, "backoff", backoff)
+				select {
+				case <-time.After(backoff):
+				case <-pollCtx.Done():
+				}
+				backoff = min(2*backoff, 10*time.Second)
+				continue
+			}
+			backoff = 100 * time.Millisecond
+			if err != nil || len(recs) > 0 {
+				select {
+				case polledCh <- polled{recs, err}:
+				case <-pollCtx.Done():
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	// batching loop
+	var enc wire.Encoder
+	var w wire.Record
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	flush := func() error {
+		timer.Stop()
+		if enc.Count() == 0 {
+			return nil
+		}
+		err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Batch{
+			Batch: &pluginpb.RecordBatch{Count: uint32(enc.Count()), Records: enc.Bytes()}}})
+		enc.Reset()
+		return err
+	}
+	for {
+		select {
+		case p, ok := <-polledCh:
+			if !ok {
+				// Poll loop ended: stopped by the host, or the host is gone.
+				_ = flush()
+				return finish(nil)
+			}
+			if p.err != nil {
+				if err := flush(); err != nil {
+					return finish(nil)
+				}
+				return finish(fmt.Errorf("poll: %w", p.err))
+			}
+			for i := range p.recs {
+				sourceToWire(&p.recs[i], &w)
+				wasEmpty := enc.Count() == 0
+				if err := enc.Append(&w); err != nil {
+					_ = flush()
+					return finish(fmt.Errorf("record %d of poll (topic %q): %w", i, p.recs[i].Topic, err))
+				}
+				if enc.Count() >= maxRecords || enc.Len() >= maxBytes {
+					if err := flush(); err != nil {
+						return finish(nil)
+					}
+				} else if wasEmpty {
+					timer.Reset(linger)
+				}
+			}
+		case <-timer.C:
+			if err := flush(); err != nil {
+				return finish(nil)
+			}
+		case <-ctx.Done():
+			return finish(nil)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+package sdk
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }
