@@ -3,5 +3,8 @@ package main
 // extraCommands returns the subcommands contributed by later parts of the
 // project (worker, dev, plugin mode, bench); each part appends its own.
 func extraCommands() []command {
-	return nil
+	return []command{
+		benchCommand(),
+		pluginCommand(),
+	}
 }

@@ -1,0 +1,246 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tributary-dev/tributary/internal/bench"
+)
+
+func benchCommand() command {
+	return command{
+		name:    "bench",
+		summary: "benchmark the bundled broker against kfake and Apache Kafka",
+		run:     runBench,
+	}
+}
+
+const benchHelp = `Usage: tributary bench broker [flags]
+
+Runs the same franz-go producer and consumer, in one run and all on
+127.0.0.1, against each target in turn:
+
+  tributary      Tributary's broker in-process (fsync, group-committed, before
+                 acking acks=all)
+  kfake-memory   franz-go's kfake, one broker, in memory
+  kfake-sync     kfake with DataDir and SyncWrites (fsync every batch)
+  kafka          Apache Kafka 4.4 (KRaft, one node) with its defaults
+                 (flushing left to the page cache)
+  kafka-durable  Apache Kafka 4.4 with log.flush.interval.messages=1
+
+Each target is started once. For every record size x partition count it
+creates fresh topics, warms up (produce and read back a separate topic),
+then, --runs times on a new topic each, produces N records with acks=all and
+the idempotent producer (franz-go defaults: linger 10ms, 1 MB batches, but
+no compression unless --compression; random values, no keys), timed from
+the first Produce to the end of Flush, and reads all N back from the start
+with a new client, verifying count, per-partition order and offsets. It
+prints the median run's records/s and MB/s (10^6 bytes of record values) per
+target and the ratios behind the broker's goals:
+
+  produce  tributary / kfake-sync     >= 1.5
+  produce  tributary / kafka-durable  >= 1.0
+  consume  tributary / kfake-memory   >= 1.0
+
+Apache Kafka runs from the jars fetched by integration/fetch-jars.sh (or
+$TRIBUTARY_JARS) with Java 17+, with Kafka's own start-script heap and GC
+settings (-Xmx1g, G1). Without java or the jars those targets are reported
+as skipped; --no-kafka leaves them out. Progress goes to stderr, one line per
+step; the tables (or JSON) go to stdout.
+
+Flags:
+  --records N          records per run (default: 256 MiB of values, at
+                       most 1000000: 1000000 x 100 B, 262144 x 1 KiB)
+  --runs N             measured runs per workload and target, each on a
+                       fresh topic; the tables show the median run and the
+                       spread (max-min)/median (default 3)
+  --warmup N           warm-up records per workload (default: N/10, at most
+                       50000; 0 disables)
+  --sizes LIST         record value sizes in bytes, comma-separated; k/KiB
+                       suffix allowed (default 100,1024; minimum 8)
+  --partitions LIST    partition counts, comma-separated (default 1,6)
+  --compression C      producer batch compression: none, snappy (franz-go's
+                       default), lz4, zstd or gzip (default none; values
+                       are random, so compression only costs CPU)
+  --targets LIST       targets to run, comma-separated, in the order above
+                       (default all)
+  --no-kafka           leave out kafka and kafka-durable
+  --dir DIR            where data directories are created (default $TMPDIR
+                       or /tmp); removed afterwards
+  --timeout DURATION   limit for each produce or consume phase (default 5m)
+  --json               print the report as JSON instead of tables
+  --cpuprofile FILE    write a CPU profile of this process (client, the
+                       in-process tributary and kfake brokers; not Apache
+                       Kafka) for 'go tool pprof'; best with one --targets
+  -h, --help           show this help
+
+Exit status: 0 when every selected target ran every workload (whether or not
+the goals were met), 1 when a target failed or was skipped, 2 on bad flags.
+
+Examples:
+  tributary bench broker
+  tributary bench broker --records 20000 --no-kafka
+  tributary bench broker --sizes 100 --partitions 6 --targets tributary,kfake-sync --json
+`
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, benchHelp)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	if args[0] != "broker" {
+		fmt.Fprintf(stderr, "tributary bench: unknown benchmark %q; only 'broker' exists (see --help)\n", args[0])
+		return 2
+	}
+	fs := flag.NewFlagSet("bench broker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		records, warmup, runs           int
+		sizes, partitions, targets, dir string
+		compression                     string
+		noKafka, asJSON                 bool
+		cpuProfile                      string
+		timeout                         time.Duration
+	)
+	fs.IntVar(&records, "records", 0, "")
+	fs.IntVar(&warmup, "warmup", -1, "")
+	fs.IntVar(&runs, "runs", bench.DefaultRuns, "")
+	fs.StringVar(&sizes, "sizes", "100,1024", "")
+	fs.StringVar(&partitions, "partitions", "1,6", "")
+	fs.StringVar(&targets, "targets", "all", "")
+	fs.StringVar(&dir, "dir", "", "")
+	fs.BoolVar(&noKafka, "no-kafka", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "")
+	fs.StringVar(&compression, "compression", "none", "")
+	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "")
+	if err := fs.Parse(args[1:]); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprint(stdout, benchHelp)
+			return 0
+		}
+		fmt.Fprintf(stderr, "tributary bench broker: %v (see --help)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tributary bench broker: unexpected argument %q (see --help)\n", fs.Arg(0))
+		return 2
+	}
+	usageErr := func(err error) int {
+		fmt.Fprintf(stderr, "tributary bench broker: %v (see --help)\n", err)
+		return 2
+	}
+	if runs < 1 {
+		return usageErr(fmt.Errorf("--runs must be at least 1"))
+	}
+	o := bench.Options{Records: records, Warmup: warmup, Runs: runs, Compression: compression, Dir: dir, PhaseTimeout: timeout, Progress: stderr}
+	var err error
+	if o.Sizes, err = parseIntList(sizes, true); err != nil {
+		return usageErr(fmt.Errorf("--sizes: %w", err))
+	}
+	if o.Partitions, err = parseIntList(partitions, false); err != nil {
+		return usageErr(fmt.Errorf("--partitions: %w", err))
+	}
+	if o.Targets, err = bench.ParseTargets(targets); err != nil {
+		return usageErr(fmt.Errorf("--targets: %w", err))
+	}
+	if noKafka {
+		var kept []bench.Target
+		for _, t := range o.Targets {
+			if !t.IsApacheKafka() {
+				kept = append(kept, t)
+			}
+		}
+		if len(kept) == 0 {
+			return usageErr(fmt.Errorf("--no-kafka leaves no targets"))
+		}
+		o.Targets = kept
+	}
+	if err := o.Validate(); err != nil {
+		return usageErr(err)
+	}
+
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
+	rep, err := bench.Run(ctx, o)
+	if rep == nil {
+		fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
+		return 1
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "tributary bench broker: interrupted; the report is partial")
+		return 1
+	}
+	if len(rep.TargetErrors) > 0 {
+		return 1
+	}
+	for _, w := range rep.Workloads {
+		for _, r := range w.Results {
+			if r.Error != "" {
+				return 1
+			}
+		}
+	}
+	return 0
+}
+
+// parseIntList parses "100,1024" (and, with sizes, "1k" or "1KiB" for 1024).
+func parseIntList(s string, sizes bool) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		mul := 1
+		if sizes {
+			lf := strings.ToLower(f)
+			for _, suf := range []string{"kib", "kb", "k"} {
+				if strings.HasSuffix(lf, suf) {
+					f, mul = f[:len(f)-len(suf)], 1024
+					break
+				}
+			}
+			f = strings.TrimSuffix(strings.TrimSuffix(f, "B"), "b")
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", f)
+		}
+		out = append(out, n*mul)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("empty list")
+	}
+	return out, nil
+}
