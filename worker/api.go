@@ -1,0 +1,201 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// Herder is what the REST API needs from the worker. Every method is safe
+// for concurrent use. Errors are *Error values whose Kind the REST layer maps
+// to an HTTP status; any other error is a 500.
+type Herder interface {
+	// ServerInfo is GET /.
+	ServerInfo(ctx context.Context) ServerInfo
+	// Health is GET /health: nil when the worker has started and its herder
+	// loop answers; an *Error of KindUnavailable (starting) or KindInternal
+	// (stuck) otherwise.
+	Health(ctx context.Context) error
+
+	Connectors(ctx context.Context) ([]string, error)
+	ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error)
+	ConnectorConfig(ctx context.Context, name string) (map[string]string, error)
+	// PutConnectorConfig creates or (if allowReplace) replaces a connector's
+	// config; initialState is "", RUNNING, PAUSED or STOPPED (creation only).
+	// The config is validated first; an invalid one is a KindBadRequest error
+	// with Kafka Connect's message and nothing is written.
+	PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string) (created bool, info ConnectorInfo, err error)
+	// PatchConnectorConfig merges patch into the stored config; a nil value
+	// deletes the key.
+	PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error)
+	DeleteConnector(ctx context.Context, name string) error
+
+	ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error)
+	TaskStatus(ctx context.Context, name string, task int) (TaskState, error)
+	TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error)
+
+	// RestartConnector restarts the connector (and, per the flags, tasks).
+	// With both flags false it returns nil state (204); otherwise the state
+	// with the instances to restart shown as RESTARTING (202).
+	RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*ConnectorStateInfo, error)
+	RestartTask(ctx context.Context, name string, task int) error
+	PauseConnector(ctx context.Context, name string) error
+	ResumeConnector(ctx context.Context, name string) error
+	StopConnector(ctx context.Context, name string) error
+
+	ConnectorTopics(ctx context.Context, name string) ([]string, error)
+	ResetConnectorTopics(ctx context.Context, name string) error
+
+	// Offsets, AlterOffsets and ResetOffsets are the /offsets endpoints;
+	// the last two need a STOPPED connector and return the message to show.
+	Offsets(ctx context.Context, name string) (ConnectorOffsets, error)
+	AlterOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (string, error)
+	ResetOffsets(ctx context.Context, name string) (string, error)
+
+	// Plugins lists installed plugins (connectors only unless all).
+	Plugins(ctx context.Context, all bool) ([]PluginInfo, error)
+	// PluginConfig is GET /connector-plugins/{plugin}/config.
+	PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigKeyInfo, error)
+	// ValidateConfig is PUT /connector-plugins/{plugin}/config/validate:
+	// validation problems are in the result, not the error.
+	ValidateConfig(ctx context.Context, plugin string, config map[string]string) (sdk.ConfigInfos, error)
+
+	// Loggers, Logger and SetLogLevel are the /admin/loggers endpoints;
+	// SetLogLevel returns the affected logger names (scope worker).
+	Loggers(ctx context.Context) (map[string]LoggerLevel, error)
+	Logger(ctx context.Context, name string) (LoggerLevel, error)
+	SetLogLevel(ctx context.Context, name, level, scope string) ([]string, error)
+}
+
+// ServerInfo is the body of GET /.
+type ServerInfo struct {
+	Version        string `json:"version"`
+	Commit         string `json:"commit"`
+	KafkaClusterID string `json:"kafka_cluster_id"`
+}
+
+// ConnectorInfo is Kafka Connect's ConnectorInfo entity.
+type ConnectorInfo struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	Tasks  []TaskID          `json:"tasks"`
+	Type   string            `json:"type"` // source, sink or unknown
+}
+
+// TaskID names a task.
+type TaskID struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+}
+
+// TaskInfo is an entry of GET /connectors/{name}/tasks.
+type TaskInfo struct {
+	ID     TaskID            `json:"id"`
+	Config map[string]string `json:"config"`
+}
+
+// Connector and task states, as Kafka Connect names them.
+const (
+	StateUnassigned = "UNASSIGNED"
+	StateRunning    = "RUNNING"
+	StatePaused     = "PAUSED"
+	StateStopped    = "STOPPED"
+	StateFailed     = "FAILED"
+	StateRestarting = "RESTARTING"
+)
+
+// ConnectorStateInfo is the body of GET /connectors/{name}/status.
+type ConnectorStateInfo struct {
+	Name      string         `json:"name"`
+	Connector ConnectorState `json:"connector"`
+	Tasks     []TaskState    `json:"tasks"`
+	Type      string         `json:"type"`
+}
+
+// ConnectorState is the connector part of a status.
+type ConnectorState struct {
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+// TaskState is one task's status.
+type TaskState struct {
+	ID       int    `json:"id"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+// ConnectorOffsets is the body of the /offsets endpoints.
+type ConnectorOffsets struct {
+	Offsets []PartitionOffset `json:"offsets"`
+}
+
+// PartitionOffset is one partition's offset; Offset nil resets it.
+type PartitionOffset struct {
+	Partition map[string]any `json:"partition"`
+	Offset    map[string]any `json:"offset"`
+}
+
+// PluginInfo is an entry of GET /connector-plugins.
+type PluginInfo struct {
+	Class   string `json:"class"`
+	Type    string `json:"type"`
+	Version string `json:"version,omitempty"`
+}
+
+// LoggerLevel is a logger's level; LastModified is null until changed.
+type LoggerLevel struct {
+	Level        string `json:"level"`
+	LastModified *int64 `json:"last_modified"`
+}
+
+// Kind classifies a herder error; the REST layer maps it to a status code.
+type Kind int
+
+// Error kinds, with the HTTP status Kafka Connect answers.
+const (
+	KindBadRequest  Kind = 400
+	KindForbidden   Kind = 403
+	KindNotFound    Kind = 404
+	KindConflict    Kind = 409
+	KindInternal    Kind = 500
+	KindUnavailable Kind = 503
+)
+
+// Error is a herder error with Kafka Connect's message.
+type Error struct {
+	Kind    Kind
+	Message string
+	Err     error // optional cause
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf makes an *Error.
+func Errorf(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// KindOf returns the kind of err (KindInternal if it is not an *Error).
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}
+
+// Common errors with Kafka Connect's messages.
+func ErrUnknownConnector(name string) *Error {
+	return Errorf(KindNotFound, "Connector %s not found", name)
+}
+
+// ErrConnectorExists is the 409 for a duplicate create.
+func ErrConnectorExists(name string) *Error {
+	return Errorf(KindConflict, "Connector %s already exists", name)
+}
