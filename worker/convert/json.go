@@ -1,0 +1,1115 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+// JSONConverter is Kafka's org.apache.kafka.connect.json.JsonConverter.
+type JSONConverter struct {
+	schemas         bool
+	numericDecimal  bool
+	replaceNull     bool
+	cacheSize       int
+	mu              sync.Mutex
+	schemaJSON      map[*schema.Schema][]byte // FromConnect cache
+	schemaFromBytes map[string]*schema.Schema // ToConnect cache
+}
+
+// NewJSON returns a JsonConverter configured with Kafka's settings:
+// schemas.enable (default true), decimal.format (BASE64 or NUMERIC, default
+// BASE64), replace.null.with.default (default true) and schemas.cache.size
+// (default 1000). converter.type is accepted and ignored.
+func NewJSON(config map[string]string) (*JSONConverter, error) {
+	c := &JSONConverter{schemas: true, replaceNull: true, cacheSize: 1000,
+		schemaJSON: map[*schema.Schema][]byte{}, schemaFromBytes: map[string]*schema.Schema{}}
+	var errs []string
+	boolean := func(key string, dst *bool) {
+		if v, ok := config[key]; ok {
+			switch strings.ToLower(strings.TrimSpace(v)) {
+			case "true":
+				*dst = true
+			case "false":
+				*dst = false
+			default:
+				errs = append(errs, fmt.Sprintf("Invalid value %s for configuration %s: Expected value to be either true or false", v, key))
+			}
+		}
+	}
+	boolean("schemas.enable", &c.schemas)
+	boolean("replace.null.with.default", &c.replaceNull)
+	if v, ok := config["decimal.format"]; ok {
+		switch strings.ToUpper(strings.TrimSpace(v)) {
+		case "BASE64":
+		case "NUMERIC":
+			c.numericDecimal = true
+		default:
+			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration decimal.format: String must be one of (case insensitive): BASE64, NUMERIC", v))
+		}
+	}
+	if v, ok := config["schemas.cache.size"]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 0 {
+			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration schemas.cache.size", v))
+		}
+		c.cacheSize = n
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("convert: JsonConverter: %s", strings.Join(errs, "; "))
+	}
+	return c, nil
+}
+
+// FromConnect implements Converter.
+func (c *JSONConverter) FromConnect(_ string, s *schema.Schema, v any) ([]byte, error) {
+	if s == nil && v == nil {
+		return nil, nil
+	}
+	var b []byte
+	var err error
+	if c.schemas {
+		b = append(make([]byte, 0, 256), `{"schema":`...)
+		b, err = c.appendSchemaCached(b, s)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"payload":`...)
+		if b, err = c.appendValue(b, s, v, 0); err != nil {
+			return nil, err
+		}
+		b = append(b, '}')
+		return b, nil
+	}
+	if b, err = c.appendValue(make([]byte, 0, 128), s, v, 0); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+func (c *JSONConverter) appendSchemaCached(b []byte, s *schema.Schema) ([]byte, error) {
+	if s == nil {
+		return append(b, "null"...), nil
+	}
+	c.mu.Lock()
+	cached, ok := c.schemaJSON[s]
+	c.mu.Unlock()
+	if ok {
+		return append(b, cached...), nil
+	}
+	enc, err := c.appendSchema(nil, s, "", false, 0)
+	if err != nil {
+		return nil, err
+	}
+	if c.cacheSize > 0 {
+		c.mu.Lock()
+		if len(c.schemaJSON) >= c.cacheSize {
+			clear(c.schemaJSON)
+		}
+		c.schemaJSON[s] = enc
+		c.mu.Unlock()
+	}
+	return append(b, enc...), nil
+}
+
+var jsonTypeNames = map[schema.Type]string{
+	schema.TypeInt8: "int8", schema.TypeInt16: "int16", schema.TypeInt32: "int32", schema.TypeInt64: "int64",
+	schema.TypeFloat32: "float", schema.TypeFloat64: "double", schema.TypeBoolean: "boolean",
+	schema.TypeString: "string", schema.TypeBytes: "bytes", schema.TypeArray: "array",
+	schema.TypeMap: "map", schema.TypeStruct: "struct",
+}
+
+const maxDepth = 100
+
+// appendSchema writes s in Kafka's order: type, items|keys,values|fields,
+// optional, name, version, doc, parameters, default, and for a struct
+// field its name last.
+func (c *JSONConverter) appendSchema(b []byte, s *schema.Schema, field string, isField bool, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("convert: schema nested deeper than %d", maxDepth)
+	}
+	name, ok := jsonTypeNames[s.Type]
+	if !ok {
+		return nil, fmt.Errorf("convert: invalid schema type %v", s.Type)
+	}
+	b = append(b, `{"type":"`...)
+	b = append(b, name...)
+	b = append(b, '"')
+	var err error
+	switch s.Type {
+	case schema.TypeArray:
+		if s.ValueSchema == nil {
+			return nil, fmt.Errorf("convert: array schema without element schema")
+		}
+		b = append(b, `,"items":`...)
+		if b, err = c.appendSchema(b, s.ValueSchema, "", false, depth+1); err != nil {
+			return nil, err
+		}
+	case schema.TypeMap:
+		if s.KeySchema == nil || s.ValueSchema == nil {
+			return nil, fmt.Errorf("convert: map schema without key or value schema")
+		}
+		b = append(b, `,"keys":`...)
+		if b, err = c.appendSchema(b, s.KeySchema, "", false, depth+1); err != nil {
+			return nil, err
+		}
+		b = append(b, `,"values":`...)
+		if b, err = c.appendSchema(b, s.ValueSchema, "", false, depth+1); err != nil {
+			return nil, err
+		}
+	case schema.TypeStruct:
+		b = append(b, `,"fields":[`...)
+		for i, f := range s.Fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if f.Schema == nil {
+				return nil, fmt.Errorf("convert: struct field %q without schema", f.Name)
+			}
+			if b, err = c.appendSchema(b, f.Schema, f.Name, true, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	}
+	if s.Optional {
+		b = append(b, `,"optional":true`...)
+	} else {
+		b = append(b, `,"optional":false`...)
+	}
+	if s.Name != "" {
+		b = append(b, `,"name":`...)
+		b = appendString(b, s.Name)
+	}
+	if s.Version != 0 {
+		b = append(b, `,"version":`...)
+		b = strconv.AppendInt(b, int64(s.Version), 10)
+	}
+	if s.Doc != "" {
+		b = append(b, `,"doc":`...)
+		b = appendString(b, s.Doc)
+	}
+	if len(s.Parameters) > 0 {
+		// Kafka keeps insertion order; Go maps have none, so sort.
+		keys := make([]string, 0, len(s.Parameters))
+		for k := range s.Parameters {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, `,"parameters":{`...)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendString(b, s.Parameters[k])
+		}
+		b = append(b, '}')
+	}
+	if s.Default != nil {
+		b = append(b, `,"default":`...)
+		if b, err = c.appendValue(b, s, s.Default, depth+1); err != nil {
+			return nil, fmt.Errorf("convert: default value: %w", err)
+		}
+	}
+	if isField {
+		b = append(b, `,"field":`...)
+		b = appendString(b, field)
+	}
+	return append(b, '}'), nil
+}
+
+func mismatch(s *schema.Schema, v any) error {
+	return fmt.Errorf("convert: value of Go type %T does not match schema %v", v, s)
+}
+
+const msPerDay = 24 * 60 * 60 * 1000
+
+// appendValue writes v described by s (nil: schemaless).
+func (c *JSONConverter) appendValue(b []byte, s *schema.Schema, v any, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
+	}
+	if s == nil {
+		return c.appendSchemaless(b, v, depth)
+	}
+	if v == nil {
+		if s.Default != nil && c.replaceNull {
+			return c.appendValue(b, s, s.Default, depth+1)
+		}
+		if s.Optional {
+			return append(b, "null"...), nil
+		}
+		return nil, fmt.Errorf("convert: null value for required %v without default", s)
+	}
+	switch s.Name {
+	case schema.DecimalName:
+		x, ok := v.(*big.Int)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		if c.numericDecimal {
+			scale, err := s.Scale()
+			if err != nil {
+				return nil, err
+			}
+			return appendBigDecimal(b, x, scale), nil
+		}
+		return appendBase64(b, twosComplement(x)), nil
+	case schema.DateName:
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		ms := t.UnixMilli()
+		if ms%msPerDay != 0 || t.Nanosecond()%1e6 != 0 {
+			return nil, fmt.Errorf("convert: Kafka Connect Date type should not have any time fields set to non-zero values")
+		}
+		return strconv.AppendInt(b, ms/msPerDay, 10), nil
+	case schema.TimeName:
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		ms := t.UnixMilli()
+		if ms < 0 || ms >= msPerDay {
+			return nil, fmt.Errorf("convert: Kafka Connect Time type should not have any date fields set to non-zero values")
+		}
+		return strconv.AppendInt(b, ms, 10), nil
+	case schema.TimestampName:
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return strconv.AppendInt(b, t.UnixMilli(), 10), nil
+	}
+	switch s.Type {
+	case schema.TypeInt8:
+		x, ok := v.(int8)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case schema.TypeInt16:
+		x, ok := v.(int16)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case schema.TypeInt32:
+		x, ok := v.(int32)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case schema.TypeInt64:
+		x, ok := v.(int64)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return strconv.AppendInt(b, x, 10), nil
+	case schema.TypeFloat32:
+		x, ok := v.(float32)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return appendJavaFloat(b, float64(x), 32), nil
+	case schema.TypeFloat64:
+		x, ok := v.(float64)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return appendJavaFloat(b, x, 64), nil
+	case schema.TypeBoolean:
+		x, ok := v.(bool)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return strconv.AppendBool(b, x), nil
+	case schema.TypeString:
+		x, ok := v.(string)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return appendString(b, x), nil
+	case schema.TypeBytes:
+		x, ok := v.([]byte)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		return appendBase64(b, x), nil
+	case schema.TypeArray:
+		a, ok := v.([]any)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		b = append(b, '[')
+		var err error
+		for i, e := range a {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = c.appendValue(b, s.ValueSchema, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case schema.TypeMap:
+		return c.appendMap(b, s, v, depth)
+	case schema.TypeStruct:
+		st, ok := v.(*schema.Struct)
+		if !ok {
+			return nil, mismatch(s, v)
+		}
+		if st.Schema() != s && !schema.Equal(st.Schema(), s) {
+			return nil, fmt.Errorf("convert: struct schema %v does not match %v", st.Schema(), s)
+		}
+		b = append(b, '{')
+		var err error
+		for i, f := range s.Fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, f.Name)
+			b = append(b, ':')
+			if b, err = c.appendValue(b, f.Schema, st.GetIndex(i), depth+1); err != nil {
+				return nil, fmt.Errorf("field %q: %w", f.Name, err)
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return nil, fmt.Errorf("convert: invalid schema type %v", s.Type)
+}
+
+func (c *JSONConverter) appendMap(b []byte, s *schema.Schema, v any, depth int) ([]byte, error) {
+	objectMode := s.KeySchema.Type == schema.TypeString && !s.KeySchema.Optional
+	var err error
+	switch m := v.(type) {
+	case map[string]any:
+		keys := sortedKeys(m)
+		if objectMode {
+			b = append(b, '{')
+			for i, k := range keys {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, k)
+				b = append(b, ':')
+				if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
+					return nil, err
+				}
+			}
+			return append(b, '}'), nil
+		}
+		b = append(b, '[')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '[')
+			if b, err = c.appendValue(b, s.KeySchema, k, depth+1); err != nil {
+				return nil, err
+			}
+			b = append(b, ',')
+			if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
+				return nil, err
+			}
+			b = append(b, ']')
+		}
+		return append(b, ']'), nil
+	case map[any]any:
+		keys := sortedAnyKeys(m)
+		if objectMode {
+			b = append(b, '{')
+			for i, k := range keys {
+				ks, ok := k.(string)
+				if !ok {
+					return nil, mismatch(s.KeySchema, k)
+				}
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendString(b, ks)
+				b = append(b, ':')
+				if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
+					return nil, err
+				}
+			}
+			return append(b, '}'), nil
+		}
+		b = append(b, '[')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '[')
+			if b, err = c.appendValue(b, s.KeySchema, k, depth+1); err != nil {
+				return nil, err
+			}
+			b = append(b, ',')
+			if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
+				return nil, err
+			}
+			b = append(b, ']')
+		}
+		return append(b, ']'), nil
+	}
+	return nil, mismatch(s, v)
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// sortedAnyKeys orders map keys deterministically: numbers by value, then
+// strings, then anything else by its printed form.
+func sortedAnyKeys(m map[any]any) []any {
+	keys := make([]any, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return lessKey(keys[i], keys[j]) })
+	return keys
+}
+
+func keyNum(k any) (float64, bool) {
+	switch x := k.(type) {
+	case int8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float32:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+func lessKey(a, b any) bool {
+	an, aok := keyNum(a)
+	bn, bok := keyNum(b)
+	switch {
+	case aok && bok:
+		if an != bn {
+			return an < bn
+		}
+		ai, _ := a.(int64)
+		bi, _ := b.(int64)
+		return ai < bi
+	case aok != bok:
+		return aok
+	}
+	as, aok := a.(string)
+	bs, bok := b.(string)
+	switch {
+	case aok && bok:
+		return as < bs
+	case aok != bok:
+		return aok
+	}
+	return fmt.Sprint(a) < fmt.Sprint(b)
+}
+
+// appendSchemaless writes a value without a schema, as Kafka infers one
+// from the Java type.
+func (c *JSONConverter) appendSchemaless(b []byte, v any, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
+	}
+	var err error
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case int64:
+		return strconv.AppendInt(b, x, 10), nil
+	case int:
+		return strconv.AppendInt(b, int64(x), 10), nil
+	case float32:
+		return appendJavaFloat(b, float64(x), 32), nil
+	case float64:
+		return appendJavaFloat(b, x, 64), nil
+	case string:
+		return appendString(b, x), nil
+	case []byte:
+		return appendBase64(b, x), nil
+	case []any:
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = c.appendSchemaless(b, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case map[string]any:
+		b = append(b, '{')
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			if b, err = c.appendSchemaless(b, x[k], depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case map[any]any:
+		keys := sortedAnyKeys(x)
+		object := true
+		for _, k := range keys {
+			if _, ok := k.(string); !ok {
+				object = false
+				break
+			}
+		}
+		b = append(b, "{["[boolIdx(!object)])
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if object {
+				b = appendString(b, k.(string))
+				b = append(b, ':')
+			} else {
+				b = append(b, '[')
+				if b, err = c.appendSchemaless(b, k, depth+1); err != nil {
+					return nil, err
+				}
+				b = append(b, ',')
+			}
+			if b, err = c.appendSchemaless(b, x[k], depth+1); err != nil {
+				return nil, err
+			}
+			if !object {
+				b = append(b, ']')
+			}
+		}
+		return append(b, "}]"[boolIdx(!object)]), nil
+	case *schema.Struct:
+		return c.appendValue(b, x.Schema(), x, depth+1)
+	}
+	return nil, fmt.Errorf("convert: Go type %T has no schemaless JSON form", v)
+}
+
+func boolIdx(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ToConnect implements Converter.
+func (c *JSONConverter) ToConnect(_ string, b []byte) (*schema.Schema, any, error) {
+	if b == nil {
+		return nil, nil, nil
+	}
+	if !c.schemas {
+		v, err := decodeJSON(b)
+		if err != nil {
+			return nil, nil, err
+		}
+		out, err := c.toConnect(nil, v, 0)
+		return nil, out, err
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(b, &env); err != nil || len(env) != 2 || env["schema"] == nil || env["payload"] == nil {
+		if err != nil && !isObject(b) {
+			if _, perr := decodeJSON(b); perr != nil {
+				return nil, nil, perr
+			}
+		}
+		return nil, nil, fmt.Errorf("convert: JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may not contain additional fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter configuration")
+	}
+	s, err := c.schemaCached(env["schema"])
+	if err != nil {
+		return nil, nil, err
+	}
+	payload, err := decodeJSON(env["payload"])
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := c.toConnect(s, payload, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, v, nil
+}
+
+func isObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, fmt.Errorf("convert: converting byte[] to Kafka Connect data failed due to serialization error: %w", err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("convert: converting byte[] to Kafka Connect data failed: trailing data after JSON value")
+	}
+	return v, nil
+}
+
+func (c *JSONConverter) schemaCached(raw json.RawMessage) (*schema.Schema, error) {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return nil, nil
+	}
+	c.mu.Lock()
+	s, ok := c.schemaFromBytes[string(raw)]
+	c.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	v, err := decodeJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	s, err = c.parseSchema(v, 0)
+	if err != nil {
+		return nil, err
+	}
+	if c.cacheSize > 0 {
+		c.mu.Lock()
+		if len(c.schemaFromBytes) >= c.cacheSize {
+			clear(c.schemaFromBytes)
+		}
+		c.schemaFromBytes[string(raw)] = s
+		c.mu.Unlock()
+	}
+	return s, nil
+}
+
+var jsonTypes = map[string]schema.Type{
+	"int8": schema.TypeInt8, "int16": schema.TypeInt16, "int32": schema.TypeInt32, "int64": schema.TypeInt64,
+	"float": schema.TypeFloat32, "double": schema.TypeFloat64, "boolean": schema.TypeBoolean,
+	"string": schema.TypeString, "bytes": schema.TypeBytes, "array": schema.TypeArray,
+	"map": schema.TypeMap, "struct": schema.TypeStruct,
+}
+
+// parseSchema is Kafka's asConnectSchema.
+func (c *JSONConverter) parseSchema(v any, depth int) (*schema.Schema, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("convert: schema nested deeper than %d", maxDepth)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("convert: schema must be a JSON object")
+	}
+	tn, _ := obj["type"].(string)
+	t, ok := jsonTypes[tn]
+	if !ok {
+		return nil, fmt.Errorf("convert: unknown schema type: %v", obj["type"])
+	}
+	s := &schema.Schema{Type: t}
+	var err error
+	switch t {
+	case schema.TypeArray:
+		items, ok := obj["items"]
+		if !ok || items == nil {
+			return nil, fmt.Errorf("convert: array schema did not specify the element type")
+		}
+		if s.ValueSchema, err = c.parseSchema(items, depth+1); err != nil {
+			return nil, err
+		}
+	case schema.TypeMap:
+		keys, vals := obj["keys"], obj["values"]
+		if keys == nil || vals == nil {
+			return nil, fmt.Errorf("convert: map schema did not specify the key or value type")
+		}
+		if s.KeySchema, err = c.parseSchema(keys, depth+1); err != nil {
+			return nil, err
+		}
+		if s.ValueSchema, err = c.parseSchema(vals, depth+1); err != nil {
+			return nil, err
+		}
+	case schema.TypeStruct:
+		fields, ok := obj["fields"].([]any)
+		if !ok {
+			return nil, fmt.Errorf("convert: struct schema's \"fields\" argument is not an array")
+		}
+		seen := map[string]bool{}
+		for i, f := range fields {
+			fo, ok := f.(map[string]any)
+			if !ok {
+				return nil, fmt.Errorf("convert: struct field %d is not an object", i)
+			}
+			name, ok := fo["field"].(string)
+			if !ok {
+				return nil, fmt.Errorf("convert: struct schema's field name not specified properly")
+			}
+			if seen[name] {
+				return nil, fmt.Errorf("convert: struct field %q duplicated", name)
+			}
+			seen[name] = true
+			fs, err := c.parseSchema(fo, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			s.Fields = append(s.Fields, schema.Field{Name: name, Index: i, Schema: fs})
+		}
+	}
+	if o, ok := obj["optional"].(bool); ok && o {
+		s.Optional = true
+	}
+	if n, ok := obj["name"].(string); ok {
+		s.Name = n
+	}
+	if n, ok := obj["version"].(json.Number); ok {
+		ver, err := strconv.ParseInt(string(n), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("convert: schema version %q: %w", n, err)
+		}
+		s.Version = int32(ver)
+	}
+	if d, ok := obj["doc"].(string); ok {
+		s.Doc = d
+	}
+	if p, ok := obj["parameters"]; ok && p != nil {
+		po, ok := p.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("convert: schema parameters must be an object")
+		}
+		s.Parameters = make(map[string]string, len(po))
+		for k, pv := range po {
+			ps, ok := pv.(string)
+			if !ok {
+				return nil, fmt.Errorf("convert: schema parameter %q must be a string", k)
+			}
+			s.Parameters[k] = ps
+		}
+	}
+	if s.Name == schema.DecimalName {
+		if _, err := s.Scale(); err != nil || s.Type != schema.TypeBytes {
+			return nil, fmt.Errorf("convert: invalid Decimal schema")
+		}
+	}
+	if (s.Name == schema.DateName || s.Name == schema.TimeName) && s.Type != schema.TypeInt32 ||
+		s.Name == schema.TimestampName && s.Type != schema.TypeInt64 {
+		return nil, fmt.Errorf("convert: logical type %s on %v", s.Name, s.Type)
+	}
+	if d, ok := obj["default"]; ok && d != nil {
+		if s.Default, err = c.toConnect(s, d, depth+1); err != nil {
+			return nil, fmt.Errorf("convert: schema default: %w", err)
+		}
+	}
+	return s, nil
+}
+
+func typeErr(s *schema.Schema, v any) error {
+	return fmt.Errorf("convert: JSON value %.40v does not match schema %v", v, s)
+}
+
+// toConnect is Kafka's convertToConnect: v is a decoded JSON value
+// (json.Number for numbers).
+func (c *JSONConverter) toConnect(s *schema.Schema, v any, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
+	}
+	if s == nil {
+		return schemalessToConnect(v, depth)
+	}
+	if v == nil {
+		if s.Default != nil {
+			return s.Default, nil
+		}
+		if s.Optional {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("convert: invalid null value for required %v field", s.Type)
+	}
+	switch s.Name {
+	case schema.DecimalName:
+		scale, err := s.Scale()
+		if err != nil {
+			return nil, err
+		}
+		switch x := v.(type) {
+		case string:
+			raw, err := base64.StdEncoding.DecodeString(x)
+			if err != nil {
+				return nil, fmt.Errorf("convert: Decimal: %w", err)
+			}
+			if len(raw) == 0 {
+				return nil, fmt.Errorf("convert: Decimal: zero length BigInteger")
+			}
+			return fromTwosComplement(raw), nil
+		case json.Number:
+			return unscaled(string(x), scale)
+		}
+		return nil, typeErr(s, v)
+	case schema.DateName, schema.TimeName, schema.TimestampName:
+		n, ok := v.(json.Number)
+		if !ok {
+			return nil, typeErr(s, v)
+		}
+		ms, err := strconv.ParseInt(string(n), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("convert: %s: %w", s.Name, err)
+		}
+		if s.Name == schema.DateName {
+			if ms > math.MaxInt64/msPerDay || ms < math.MinInt64/msPerDay {
+				return nil, fmt.Errorf("convert: Date %d out of range", ms)
+			}
+			ms *= msPerDay
+		}
+		return time.UnixMilli(ms).UTC(), nil
+	}
+	switch s.Type {
+	case schema.TypeInt8, schema.TypeInt16, schema.TypeInt32, schema.TypeInt64:
+		n, ok := v.(json.Number)
+		if !ok {
+			return nil, typeErr(s, v)
+		}
+		bits := map[schema.Type]int{schema.TypeInt8: 8, schema.TypeInt16: 16, schema.TypeInt32: 32, schema.TypeInt64: 64}[s.Type]
+		x, err := strconv.ParseInt(string(n), 10, bits)
+		if err != nil {
+			return nil, fmt.Errorf("convert: %v: %w", s.Type, err)
+		}
+		switch s.Type {
+		case schema.TypeInt8:
+			return int8(x), nil
+		case schema.TypeInt16:
+			return int16(x), nil
+		case schema.TypeInt32:
+			return int32(x), nil
+		}
+		return x, nil
+	case schema.TypeFloat32, schema.TypeFloat64:
+		bits := 64
+		if s.Type == schema.TypeFloat32 {
+			bits = 32
+		}
+		var f float64
+		switch x := v.(type) {
+		case json.Number:
+			var err error
+			if f, err = strconv.ParseFloat(string(x), bits); err != nil {
+				return nil, fmt.Errorf("convert: %v: %w", s.Type, err)
+			}
+		case string:
+			switch x {
+			case "NaN":
+				f = math.NaN()
+			case "Infinity":
+				f = math.Inf(1)
+			case "-Infinity":
+				f = math.Inf(-1)
+			default:
+				return nil, typeErr(s, v)
+			}
+		default:
+			return nil, typeErr(s, v)
+		}
+		if bits == 32 {
+			return float32(f), nil
+		}
+		return f, nil
+	case schema.TypeBoolean:
+		x, ok := v.(bool)
+		if !ok {
+			return nil, typeErr(s, v)
+		}
+		return x, nil
+	case schema.TypeString:
+		x, ok := v.(string)
+		if !ok {
+			return nil, typeErr(s, v)
+		}
+		return x, nil
+	case schema.TypeBytes:
+		x, ok := v.(string)
+		if !ok {
+			return nil, typeErr(s, v)
+		}
+		raw, err := base64.StdEncoding.DecodeString(x)
+		if err != nil {
+			return nil, fmt.Errorf("convert: bytes: %w", err)
+		}
+		return raw, nil
+	case schema.TypeArray:
+		a, ok := v.([]any)
+		if !ok {
+			return nil, typeErr(s, v)
+		}
+		out := make([]any, len(a))
+		for i, e := range a {
+			var err error
+			if out[i], err = c.toConnect(s.ValueSchema, e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case schema.TypeMap:
+		switch m := v.(type) {
+		case map[string]any:
+			if s.KeySchema.Type != schema.TypeString {
+				return nil, typeErr(s, v)
+			}
+			out := make(map[string]any, len(m))
+			for k, e := range m {
+				cv, err := c.toConnect(s.ValueSchema, e, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				out[k] = cv
+			}
+			return out, nil
+		case []any:
+			out := make(map[any]any, len(m))
+			for _, e := range m {
+				pair, ok := e.([]any)
+				if !ok || len(pair) != 2 {
+					return nil, fmt.Errorf("convert: found invalid map entry instead of array tuple")
+				}
+				k, err := c.toConnect(s.KeySchema, pair[0], depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if !hashable(k) {
+					return nil, fmt.Errorf("convert: map key of Go type %T cannot be a map key", k)
+				}
+				val, err := c.toConnect(s.ValueSchema, pair[1], depth+1)
+				if err != nil {
+					return nil, err
+				}
+				out[k] = val
+			}
+			return out, nil
+		}
+		return nil, typeErr(s, v)
+	case schema.TypeStruct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, typeErr(s, v)
+		}
+		st := schema.NewStruct(s)
+		for i, f := range s.Fields {
+			fv, err := c.toConnect(f.Schema, obj[f.Name], depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("field %q: %w", f.Name, err)
+			}
+			st.SetIndex(i, fv)
+		}
+		return st, nil
+	}
+	return nil, fmt.Errorf("convert: invalid schema type %v", s.Type)
+}
+
+func hashable(k any) bool {
+	switch k.(type) {
+	case nil, bool, int8, int16, int32, int64, float32, float64, string, *schema.Struct, time.Time:
+		return true
+	}
+	return false
+}
+
+// unscaled parses a JSON number as a decimal with the given scale and
+// returns its unscaled value; digits beyond the scale must be zero (Java's
+// BigDecimal.setScale without rounding).
+func unscaled(num string, scale int32) (*big.Int, error) {
+	mant, expStr, hasExp := strings.Cut(strings.ToLower(num), "e")
+	exp := int64(0)
+	if hasExp {
+		var err error
+		if exp, err = strconv.ParseInt(expStr, 10, 32); err != nil {
+			return nil, fmt.Errorf("convert: Decimal %q: %w", num, err)
+		}
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := intPart + frac
+	cur := int64(len(frac)) - exp // the number's own scale
+	x, ok := new(big.Int).SetString(digits, 10)
+	if !ok {
+		return nil, fmt.Errorf("convert: Decimal %q is not a number", num)
+	}
+	diff := int64(scale) - cur
+	if diff > 1000 || diff < -1000 {
+		return nil, fmt.Errorf("convert: Decimal %q: scale out of range", num)
+	}
+	switch {
+	case diff > 0:
+		x.Mul(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(diff), nil))
+	case diff < 0:
+		q, r := new(big.Int).QuoRem(x, new(big.Int).Exp(big.NewInt(10), big.NewInt(-diff), nil), new(big.Int))
+		if r.Sign() != 0 {
+			return nil, fmt.Errorf("convert: Decimal %q: rounding necessary for scale %d", num, scale)
+		}
+		x = q
+	}
+	return x, nil
+}
+
+func schemalessToConnect(v any, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
+	}
+	switch x := v.(type) {
+	case nil, bool, string:
+		return x, nil
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i, nil
+		}
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil && !math.IsInf(f, 0) {
+			return nil, fmt.Errorf("convert: number %q: %w", x, err)
+		}
+		return f, nil
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			var err error
+			if out[i], err = schemalessToConnect(e, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			cv, err := schemalessToConnect(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = cv
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("convert: unexpected JSON value %T", v)
+}

@@ -1,0 +1,519 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/worker/convert"
+)
+
+// SinkConfig configures a SinkRunner.
+type SinkConfig struct {
+	Info sdk.TaskInfo
+	Task plugins.SinkTask
+	// Topics (the topics setting) or TopicsRegex (topics.regex); exactly
+	// one must be set.
+	Topics      []string
+	TopicsRegex string
+	Key, Value  convert.Converter
+	Header      convert.HeaderConverter
+	Transforms  []SinkTransform
+	// ClientOpts must hold kgo.SeedBrokers and carries the worker's
+	// consumer. overrides. The group (connect-<connector>), manual commits
+	// and the rebalance callbacks are always the runner's.
+	ClientOpts []kgo.Opt
+	Status     StatusReporter
+	// FlushInterval is offset.flush.interval.ms; default 60 s.
+	FlushInterval time.Duration
+	// MaxPollRecords bounds a Put batch (max.poll.records, default 500).
+	MaxPollRecords int
+	Logger         *slog.Logger
+}
+
+// SinkRunner runs one sink task.
+type SinkRunner struct {
+	cfg    SinkConfig
+	log    *slog.Logger
+	client *kgo.Client
+
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+	pollCtx   context.Context // cancelled when stopping
+	stopPoll  context.CancelFunc
+
+	// mu serializes every call into the plugin task (poll loop and
+	// rebalance callbacks) and guards the fields below.
+	mu            sync.Mutex
+	assigned      map[string][]int32
+	consumed      map[sdk.TopicPartition]int64 // next offset to read
+	committed     map[sdk.TopicPartition]int64
+	lastFlush     time.Time
+	paused        bool
+	failed        bool
+	closed        bool
+	statusMu      sync.Mutex
+	startOnce     sync.Once
+	stopOnce      sync.Once
+	stopErr       error
+	stopping      chan struct{}
+	done          chan struct{}
+	wg            sync.WaitGroup
+	retryBackoff  time.Duration
+	flushInterval time.Duration
+}
+
+// NewSink creates the runner and its consumer; Start starts consuming.
+func NewSink(cfg SinkConfig) (*SinkRunner, error) {
+	if cfg.Task == nil || cfg.Key == nil || cfg.Value == nil {
+		return nil, errors.New("task: sink needs Task, Key and Value")
+	}
+	if (len(cfg.Topics) == 0) == (cfg.TopicsRegex == "") {
+		return nil, errors.New("task: sink needs exactly one of topics and topics.regex")
+	}
+	if cfg.TopicsRegex != "" {
+		if _, err := regexp.Compile(cfg.TopicsRegex); err != nil {
+			return nil, fmt.Errorf("task: topics.regex: %w", err)
+		}
+	}
+	if cfg.Header == nil {
+		cfg.Header = convert.SimpleHeaderConverter{}
+	}
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = DefaultFlushInterval
+	}
+	if cfg.MaxPollRecords <= 0 {
+		cfg.MaxPollRecords = 500
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	r := &SinkRunner{cfg: cfg, assigned: map[string][]int32{}, consumed: map[sdk.TopicPartition]int64{},
+		committed: map[sdk.TopicPartition]int64{}, stopping: make(chan struct{}), done: make(chan struct{}),
+		retryBackoff: 100 * time.Millisecond, flushInterval: cfg.FlushInterval,
+		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
+	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
+	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
+	opts := []kgo.Opt{
+		kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", cfg.Info.Connector, cfg.Info.Task)),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+	}
+	opts = append(opts, cfg.ClientOpts...)
+	topics := cfg.Topics
+	if cfg.TopicsRegex != "" {
+		topics = []string{cfg.TopicsRegex}
+		opts = append(opts, kgo.ConsumeRegex())
+	}
+	opts = append(opts,
+		kgo.ConsumerGroup("connect-"+cfg.Info.Connector),
+		kgo.ConsumeTopics(topics...),
+		kgo.DisableAutoCommit(),
+		kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsAssigned(r.onAssigned),
+		kgo.OnPartitionsRevoked(r.onRevoked),
+		kgo.OnPartitionsLost(r.onLost),
+	)
+	client, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("task: sink consumer: %w", err)
+	}
+	r.client = client
+	return r, nil
+}
+
+// Start reports RUNNING and starts consuming.
+func (r *SinkRunner) Start() {
+	r.startOnce.Do(func() {
+		r.report(StateRunning, nil)
+		r.mu.Lock()
+		r.lastFlush = time.Now()
+		r.mu.Unlock()
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); defer close(r.done); r.loop() }()
+	})
+}
+
+// Done is closed when the task stopped consuming: it failed or is stopping.
+func (r *SinkRunner) Done() <-chan struct{} { return r.done }
+
+func (r *SinkRunner) report(s State, err *sdk.TaskError) {
+	if r.cfg.Status == nil {
+		return
+	}
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	r.cfg.Status.ReportStatus(r.cfg.Info, s, err)
+}
+
+func (r *SinkRunner) isStopping() bool {
+	select {
+	case <-r.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// fail reports FAILED; r.mu held.
+func (r *SinkRunner) fail(err error, what string) {
+	if r.failed {
+		return
+	}
+	r.failed = true
+	if r.isStopping() && (errors.Is(err, context.Canceled) || errors.Is(err, plugins.ErrStopped)) {
+		return
+	}
+	te := taskError(err, what)
+	r.log.Error("task failed", "err", te.Message)
+	r.report(StateFailed, te)
+}
+
+// Pause stops fetching (the connector is PAUSED); offsets are still
+// flushed and committed.
+func (r *SinkRunner) Pause() {
+	r.mu.Lock()
+	if r.paused || r.failed {
+		r.mu.Unlock()
+		return
+	}
+	r.paused = true
+	r.client.PauseFetchPartitions(r.assigned)
+	r.mu.Unlock()
+	r.report(StatePaused, nil)
+}
+
+// Resume resumes fetching.
+func (r *SinkRunner) Resume() {
+	r.mu.Lock()
+	if !r.paused || r.failed {
+		r.mu.Unlock()
+		return
+	}
+	r.paused = false
+	r.client.ResumeFetchPartitions(r.assigned)
+	r.mu.Unlock()
+	r.report(StateRunning, nil)
+}
+
+func tps(m map[string][]int32) []sdk.TopicPartition {
+	var out []sdk.TopicPartition
+	for t, ps := range m {
+		for _, p := range ps {
+			out = append(out, sdk.TopicPartition{Topic: t, Partition: p})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
+		}
+		return out[i].Partition < out[j].Partition
+	})
+	return out
+}
+
+func (r *SinkRunner) onAssigned(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for t, ps := range m {
+		r.assigned[t] = append(r.assigned[t], ps...)
+	}
+	if r.paused {
+		cl.PauseFetchPartitions(m)
+	}
+	if r.closed || r.failed {
+		return
+	}
+	if err := r.cfg.Task.Assigned(ctx, tps(m)); err != nil {
+		r.fail(err, "assign partitions")
+	}
+}
+
+func (r *SinkRunner) onRevoked(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.revoke(ctx, m, true)
+}
+
+func (r *SinkRunner) onLost(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.revoke(ctx, m, false)
+}
+
+// revoke flushes and commits (unless the partitions were lost), then tells
+// the task; r.mu held.
+func (r *SinkRunner) revoke(ctx context.Context, m map[string][]int32, commit bool) {
+	parts := tps(m)
+	if !r.closed && !r.failed && len(parts) > 0 {
+		if commit {
+			if err := r.flushCommit(ctx, parts); err != nil {
+				r.log.Warn("commit on revocation failed", "err", err)
+			}
+		}
+		if err := r.cfg.Task.Revoked(ctx, parts); err != nil {
+			r.fail(err, "revoke partitions")
+		}
+	}
+	for _, tp := range parts {
+		delete(r.consumed, tp)
+		delete(r.committed, tp)
+	}
+	for t, ps := range m {
+		keep := r.assigned[t][:0]
+		for _, p := range r.assigned[t] {
+			gone := false
+			for _, q := range ps {
+				gone = gone || p == q
+			}
+			if !gone {
+				keep = append(keep, p)
+			}
+		}
+		if len(keep) == 0 {
+			delete(r.assigned, t)
+		} else {
+			r.assigned[t] = keep
+		}
+	}
+}
+
+// flushCommit calls Flush with the consumed positions of parts (all when
+// nil) and commits what the task reports durable; r.mu held.
+func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition) error {
+	offs := map[sdk.TopicPartition]int64{}
+	if parts == nil {
+		for tp, o := range r.consumed {
+			offs[tp] = o
+		}
+	} else {
+		for _, tp := range parts {
+			if o, ok := r.consumed[tp]; ok {
+				offs[tp] = o
+			}
+		}
+	}
+	r.lastFlush = time.Now()
+	if len(offs) == 0 {
+		return nil
+	}
+	durable, err := r.cfg.Task.Flush(ctx, offs)
+	if err != nil {
+		if !sdk.IsRetriable(err) {
+			r.fail(err, "flush")
+		}
+		return fmt.Errorf("task: flush: %w", err)
+	}
+	commit := map[string]map[int32]kgo.EpochOffset{}
+	next := map[sdk.TopicPartition]int64{}
+	for tp, o := range durable {
+		given, ok := offs[tp]
+		if !ok {
+			continue // not ours to commit
+		}
+		o = min(o, given)
+		if c, ok := r.committed[tp]; ok && o <= c {
+			continue
+		}
+		if commit[tp.Topic] == nil {
+			commit[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		commit[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
+		next[tp] = o
+	}
+	if len(commit) == 0 {
+		return nil
+	}
+	var commitErr error
+	r.client.CommitOffsetsSync(ctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			commitErr = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				tp := sdk.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+				if p.ErrorCode != 0 {
+					commitErr = fmt.Errorf("commit %s: error code %d", tp, p.ErrorCode)
+					delete(next, tp)
+				}
+			}
+		}
+	})
+	for tp, o := range next {
+		if commitErr == nil || r.committed[tp] < o {
+			r.committed[tp] = o
+		}
+	}
+	if commitErr != nil {
+		return fmt.Errorf("task: commit offsets: %w", commitErr)
+	}
+	return nil
+}
+
+func (r *SinkRunner) loop() {
+	for !r.isStopping() {
+		r.mu.Lock()
+		wait := time.Until(r.lastFlush.Add(r.flushInterval))
+		r.mu.Unlock()
+		if wait < time.Millisecond {
+			wait = time.Millisecond
+		}
+		ctx, cancel := context.WithTimeout(r.pollCtx, wait)
+		fetches := r.client.PollRecords(ctx, r.cfg.MaxPollRecords)
+		cancel()
+		if fetches.IsClientClosed() {
+			return
+		}
+		fetches.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				r.log.Warn("fetch error", "topic", t, "partition", p, "err", err)
+			}
+		})
+		r.mu.Lock()
+		ok := r.deliver(fetches.Records())
+		if ok && time.Since(r.lastFlush) >= r.flushInterval {
+			if err := r.flushCommit(r.runCtx, nil); err != nil && !r.isStopping() {
+				r.log.Warn("offset commit failed", "err", err)
+			}
+		}
+		failed := r.failed
+		r.mu.Unlock()
+		r.client.AllowRebalance()
+		if failed {
+			return
+		}
+	}
+}
+
+// deliver converts and Puts a batch; r.mu held. It returns false once the
+// task failed.
+func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
+	if r.failed {
+		return false
+	}
+	if len(recs) == 0 {
+		return true
+	}
+	batch := make([]sdk.SinkRecord, 0, len(recs))
+	for _, kr := range recs {
+		rec, err := r.fromKafka(kr)
+		if err != nil {
+			r.fail(err, fmt.Sprintf("convert record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset))
+			return false
+		}
+		keep := true
+		for _, t := range r.cfg.Transforms {
+			if rec, keep = t(rec); !keep {
+				break
+			}
+		}
+		if keep {
+			batch = append(batch, rec)
+		}
+	}
+	for len(batch) > 0 {
+		err := r.cfg.Task.Put(r.runCtx, batch)
+		if err == nil {
+			break
+		}
+		if !sdk.IsRetriable(err) || r.isStopping() {
+			r.fail(err, "put")
+			return false
+		}
+		r.log.Warn("put failed; retrying", "err", err)
+		select {
+		case <-time.After(r.retryBackoff):
+		case <-r.stopping:
+			return false
+		}
+	}
+	for _, kr := range recs {
+		r.consumed[sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}] = kr.Offset + 1
+	}
+	if rw := r.cfg.Task.Rewinds(); len(rw) > 0 {
+		set := map[string]map[int32]kgo.EpochOffset{}
+		for tp, o := range rw {
+			if set[tp.Topic] == nil {
+				set[tp.Topic] = map[int32]kgo.EpochOffset{}
+			}
+			set[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
+			r.consumed[tp] = o
+		}
+		r.client.SetOffsets(set)
+	}
+	return true
+}
+
+func (r *SinkRunner) fromKafka(kr *kgo.Record) (sdk.SinkRecord, error) {
+	rec := sdk.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
+	var err error
+	if rec.KeySchema, rec.Key, err = r.cfg.Key.ToConnect(kr.Topic, kr.Key); err != nil {
+		return rec, fmt.Errorf("key: %w", err)
+	}
+	if rec.ValueSchema, rec.Value, err = r.cfg.Value.ToConnect(kr.Topic, kr.Value); err != nil {
+		return rec, fmt.Errorf("value: %w", err)
+	}
+	if len(kr.Headers) > 0 {
+		rec.Headers = make([]sdk.Header, len(kr.Headers))
+		for i, h := range kr.Headers {
+			s, v, err := r.cfg.Header.ToConnectHeader(kr.Topic, h.Key, h.Value)
+			if err != nil {
+				return rec, fmt.Errorf("header %q: %w", h.Key, err)
+			}
+			rec.Headers[i] = sdk.Header{Key: h.Key, Schema: s, Value: v}
+		}
+	}
+	return rec, nil
+}
+
+// Stop stops consuming, flushes and commits what the task reports
+// durable, closes the partitions (Revoked), stops the plugin task and
+// leaves the group. ctx bounds the graceful part
+// (task.shutdown.graceful.timeout.ms). Idempotent.
+func (r *SinkRunner) Stop(ctx context.Context) error {
+	r.stopOnce.Do(func() { r.stopErr = r.stop(ctx) })
+	return r.stopErr
+}
+
+func (r *SinkRunner) stop(ctx context.Context) error {
+	r.startOnce.Do(func() { close(r.done) })
+	close(r.stopping)
+	r.stopPoll()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		r.cancelRun()
+		_ = r.cfg.Task.Stop(ctx)
+		<-r.done
+	}
+	var errs []error
+	r.mu.Lock()
+	if !r.failed && len(r.assigned) > 0 {
+		if err := r.flushCommit(ctx, nil); err != nil {
+			errs = append(errs, err)
+		}
+		if err := r.cfg.Task.Revoked(ctx, tps(r.assigned)); err != nil && !errors.Is(err, plugins.ErrStopped) {
+			errs = append(errs, fmt.Errorf("task: revoke: %w", err))
+		}
+	}
+	r.closed = true
+	r.mu.Unlock()
+	if err := r.cfg.Task.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
+		errs = append(errs, fmt.Errorf("task: stop: %w", err))
+	}
+	r.client.AllowRebalance()
+	r.client.Close()
+	r.cancelRun()
+	r.wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,226 @@
+package task
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+func produceLines(t testing.TB, addr, topic string, from, n int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	for i := from; i < from+n; i++ {
+		recs = append(recs, &kgo.Record{Key: []byte(fmt.Sprint(i)), Value: fmt.Appendf(nil, "line-%06d", i)})
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func committedTotal(t testing.TB, addr, group string) int64 {
+	t.Helper()
+	offs, err := admin(t, addr).FetchOffsets(context.Background(), group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	offs.Each(func(o offsetResponse) { total += o.At })
+	return total
+}
+
+// recordingSink wraps a plugin sink task and remembers what Flush returned.
+type recordingSink struct {
+	plugins.SinkTask
+	mu       sync.Mutex
+	durable  map[sdk.TopicPartition]int64
+	assigned []sdk.TopicPartition
+	revoked  []sdk.TopicPartition
+}
+
+func (s *recordingSink) Flush(ctx context.Context, o map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	d, err := s.SinkTask.Flush(ctx, o)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.durable == nil {
+		s.durable = map[sdk.TopicPartition]int64{}
+	}
+	for tp, off := range d {
+		s.durable[tp] = max(s.durable[tp], off)
+	}
+	return d, err
+}
+
+func (s *recordingSink) Assigned(ctx context.Context, p []sdk.TopicPartition) error {
+	s.mu.Lock()
+	s.assigned = append(s.assigned, p...)
+	s.mu.Unlock()
+	return s.SinkTask.Assigned(ctx, p)
+}
+
+func (s *recordingSink) Revoked(ctx context.Context, p []sdk.TopicPartition) error {
+	s.mu.Lock()
+	s.revoked = append(s.revoked, p...)
+	s.mu.Unlock()
+	return s.SinkTask.Revoked(ctx, p)
+}
+
+func (s *recordingSink) durableTotal() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var n int64
+	for _, o := range s.durable {
+		n += o
+	}
+	return n
+}
+
+func startFileSink(t testing.TB, addr, name string, task int, out string, cfg func(*SinkConfig)) (*SinkRunner, *recordingSink, *statuses) {
+	t.Helper()
+	info := sdk.TaskInfo{Connector: name, Task: task}
+	pt, err := loader(t).StartSinkTask(context.Background(), file.SinkClass, info, map[string]string{"file": out, "topics": "in"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &recordingSink{SinkTask: pt}
+	st := &statuses{}
+	sc := SinkConfig{Info: info, Task: rs, Topics: []string{"in"}, Key: jsonConv(t, false),
+		Value: stringConv(t), ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Status: st,
+		FlushInterval: 50 * time.Millisecond, Logger: quietLogger()}
+	if cfg != nil {
+		cfg(&sc)
+	}
+	r, err := NewSink(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	return r, rs, st
+}
+
+func TestSinkTopicToFile(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "in", 2)
+	produceLines(t, addr, "in", 0, 300)
+	out := filepath.Join(t.TempDir(), "out.txt")
+	r, rs, st := startFileSink(t, addr, "snk", 0, out, nil)
+	waitFor(t, 15*time.Second, "300 lines in the file", func() bool { return len(readLines(t, out)) == 300 })
+	waitFor(t, 15*time.Second, "offsets committed", func() bool { return committedTotal(t, addr, "connect-snk") == 300 })
+	// Invariant 3: the group never holds more than the sink said durable.
+	if c, d := committedTotal(t, addr, "connect-snk"), rs.durableTotal(); c > d {
+		t.Errorf("committed %d > durable %d", c, d)
+	}
+	r.Pause()
+	time.Sleep(100 * time.Millisecond)
+	produceLines(t, addr, "in", 300, 20)
+	time.Sleep(300 * time.Millisecond)
+	if n := len(readLines(t, out)); n != 300 {
+		t.Fatalf("paused sink wrote %d lines", n)
+	}
+	r.Resume()
+	waitFor(t, 15*time.Second, "320 lines", func() bool { return len(readLines(t, out)) == 320 })
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if c := committedTotal(t, addr, "connect-snk"); c != 320 {
+		t.Errorf("committed after stop: %d", c)
+	}
+	if want := []State{StateRunning, StatePaused, StateRunning}; fmt.Sprint(st.all) != fmt.Sprint(want) {
+		t.Errorf("statuses %v", st.all)
+	}
+}
+
+// partialSink reports only offsets below a limit as durable.
+type partialSink struct {
+	plugins.SinkTask
+	limit int64
+}
+
+func (s partialSink) Flush(ctx context.Context, o map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	if _, err := s.SinkTask.Flush(ctx, o); err != nil {
+		return nil, err
+	}
+	d := map[sdk.TopicPartition]int64{}
+	for tp, off := range o {
+		d[tp] = min(off, s.limit)
+	}
+	return d, nil
+}
+
+func TestSinkCommitsOnlyDurable(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "in", 1)
+	produceLines(t, addr, "in", 0, 50)
+	out := filepath.Join(t.TempDir(), "out.txt")
+	r, _, _ := startFileSink(t, addr, "part", 0, out, func(c *SinkConfig) { c.Task = partialSink{c.Task, 20} })
+	waitFor(t, 15*time.Second, "50 lines", func() bool { return len(readLines(t, out)) == 50 })
+	time.Sleep(200 * time.Millisecond)
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if c := committedTotal(t, addr, "connect-part"); c != 20 {
+		t.Errorf("committed %d, want 20 (what Flush returned)", c)
+	}
+}
+
+func TestSinkRevocationTwoRunners(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "in", 4)
+	produceLines(t, addr, "in", 0, 200)
+	dir := t.TempDir()
+	out1, out2 := filepath.Join(dir, "1.txt"), filepath.Join(dir, "2.txt")
+	r1, rs1, _ := startFileSink(t, addr, "grp", 0, out1, nil)
+	waitFor(t, 15*time.Second, "first runner consumed all", func() bool { return len(readLines(t, out1)) == 200 })
+	r2, rs2, _ := startFileSink(t, addr, "grp", 1, out2, nil)
+	waitFor(t, 20*time.Second, "rebalance to both runners", func() bool {
+		rs1.mu.Lock()
+		rs2.mu.Lock()
+		defer rs1.mu.Unlock()
+		defer rs2.mu.Unlock()
+		return len(rs1.revoked) > 0 && len(rs2.assigned) > 0
+	})
+	produceLines(t, addr, "in", 200, 200)
+	waitFor(t, 20*time.Second, "all 400 lines across both files", func() bool {
+		return len(readLines(t, out1))+len(readLines(t, out2)) >= 400
+	})
+	// Revocation committed what runner 1 had flushed, so runner 2 did not
+	// re-read the first 200 lines.
+	if n := len(readLines(t, out1)) + len(readLines(t, out2)); n != 400 {
+		t.Errorf("%d lines, want 400 (no redelivery after a clean revocation)", n)
+	}
+	ctx := stopCtx(t)
+	if err := r2.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := committedTotal(t, addr, "connect-grp"); c != 400 {
+		t.Errorf("committed %d, want 400", c)
+	}
+}
+
+func TestSinkConfigErrors(t *testing.T) {
+	for _, c := range []SinkConfig{
+		{Task: &recordingSink{}, Key: stringConvNoT(), Value: stringConvNoT()},
+		{Task: &recordingSink{}, Key: stringConvNoT(), Value: stringConvNoT(), Topics: []string{"a"}, TopicsRegex: "b"},
+		{Task: &recordingSink{}, Key: stringConvNoT(), Value: stringConvNoT(), TopicsRegex: "("},
+	} {
+		if _, err := NewSink(c); err == nil {
+			t.Errorf("NewSink(%+v) accepted", c)
+		}
+	}
+}

@@ -1,0 +1,485 @@
+package task
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/worker/convert"
+)
+
+// DefaultFlushInterval is Kafka Connect's offset.flush.interval.ms default.
+const DefaultFlushInterval = 60 * time.Second
+
+// SourceConfig configures a SourceRunner.
+type SourceConfig struct {
+	Info sdk.TaskInfo
+	Task plugins.SourceTask
+	// Key, Value and Header convert the records; Header defaults to
+	// SimpleHeaderConverter.
+	Key, Value convert.Converter
+	Header     convert.HeaderConverter
+	// Transforms run in order before conversion (the SMT chain).
+	Transforms []SourceTransform
+	// ClientOpts must hold kgo.SeedBrokers and carries the worker's
+	// producer. overrides; they apply after the runner's defaults
+	// (acks=all, client id connector-producer-<connector>-<task>).
+	ClientOpts []kgo.Opt
+	Offsets    OffsetWriter
+	Status     StatusReporter
+	// FlushInterval is offset.flush.interval.ms; default 60 s.
+	FlushInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// SourceRunner runs one source task.
+type SourceRunner struct {
+	cfg    SourceConfig
+	log    *slog.Logger
+	client *kgo.Client
+
+	runCtx    context.Context // cancelled on forced stop
+	cancelRun context.CancelFunc
+	pollCtx   context.Context // cancelled when stopping
+	stopPoll  context.CancelFunc
+
+	mu       sync.Mutex // guards the fields below
+	parts    map[string]*partState
+	paused   bool
+	resumeCh chan struct{}
+	failed   bool
+
+	flushMu   sync.Mutex // one offset flush at a time
+	statusMu  sync.Mutex
+	startOnce sync.Once
+	stopOnce  sync.Once
+	stopErr   error
+	stopping  chan struct{}
+	done      chan struct{} // closed when the poll loop ended
+	wg        sync.WaitGroup
+}
+
+type partState struct {
+	part    sdk.Partition
+	pending []*pendingRecord // in poll order
+	// committable is the offset of the last record that, with all earlier
+	// ones, was acked; dirty when not yet written.
+	committable sdk.Offset
+	dirty       bool
+}
+
+type pendingRecord struct {
+	offset sdk.Offset
+	acked  bool
+}
+
+// NewSource creates the runner and its producer; Start starts it.
+func NewSource(cfg SourceConfig) (*SourceRunner, error) {
+	if cfg.Task == nil || cfg.Key == nil || cfg.Value == nil || cfg.Offsets == nil {
+		return nil, errors.New("task: source needs Task, Key, Value and Offsets")
+	}
+	if cfg.Header == nil {
+		cfg.Header = convert.SimpleHeaderConverter{}
+	}
+	if cfg.FlushInterval <= 0 {
+		cfg.FlushInterval = DefaultFlushInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	opts := []kgo.Opt{
+		kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", cfg.Info.Connector, cfg.Info.Task)),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.RecordPartitioner(explicitPartitioner{kgo.StickyKeyPartitioner(nil)}),
+		kgo.ProducerLinger(5 * time.Millisecond),
+	}
+	client, err := kgo.NewClient(append(opts, cfg.ClientOpts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("task: source producer: %w", err)
+	}
+	r := &SourceRunner{cfg: cfg, client: client, parts: map[string]*partState{},
+		stopping: make(chan struct{}), done: make(chan struct{}), resumeCh: make(chan struct{}),
+		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
+	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
+	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
+	return r, nil
+}
+
+// Start reports RUNNING and starts polling and the periodic offset flush.
+func (r *SourceRunner) Start() {
+	r.startOnce.Do(func() {
+		r.report(StateRunning, nil)
+		r.wg.Add(2)
+		go func() { defer r.wg.Done(); defer close(r.done); r.loop() }()
+		go func() { defer r.wg.Done(); r.flushLoop() }()
+	})
+}
+
+// Done is closed when the task stopped polling: it failed or is stopping.
+func (r *SourceRunner) Done() <-chan struct{} { return r.done }
+
+func (r *SourceRunner) report(s State, err *sdk.TaskError) {
+	if r.cfg.Status == nil {
+		return
+	}
+	r.statusMu.Lock()
+	defer r.statusMu.Unlock()
+	r.cfg.Status.ReportStatus(r.cfg.Info, s, err)
+}
+
+// Pause stops polling (the connector is PAUSED); in-flight records are
+// still acked and their offsets flushed.
+func (r *SourceRunner) Pause() {
+	r.mu.Lock()
+	if r.paused || r.failed {
+		r.mu.Unlock()
+		return
+	}
+	r.paused = true
+	r.resumeCh = make(chan struct{})
+	r.mu.Unlock()
+	r.report(StatePaused, nil)
+}
+
+// Resume resumes polling.
+func (r *SourceRunner) Resume() {
+	r.mu.Lock()
+	if !r.paused || r.failed {
+		r.mu.Unlock()
+		return
+	}
+	r.paused = false
+	close(r.resumeCh)
+	r.mu.Unlock()
+	r.report(StateRunning, nil)
+}
+
+func (r *SourceRunner) fail(err error, what string) {
+	r.mu.Lock()
+	if r.failed {
+		r.mu.Unlock()
+		return
+	}
+	r.failed = true
+	r.mu.Unlock()
+	select {
+	case <-r.stopping:
+		if errors.Is(err, context.Canceled) || errors.Is(err, plugins.ErrStopped) {
+			return
+		}
+	default:
+	}
+	te := taskError(err, what)
+	r.log.Error("task failed", "err", te.Message)
+	r.report(StateFailed, te)
+	r.stopPoll()
+}
+
+func (r *SourceRunner) isStopping() bool {
+	select {
+	case <-r.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *SourceRunner) loop() {
+	for {
+		r.mu.Lock()
+		paused, resume, failed := r.paused, r.resumeCh, r.failed
+		r.mu.Unlock()
+		if failed || r.isStopping() {
+			return
+		}
+		if paused {
+			select {
+			case <-resume:
+			case <-r.stopping:
+				return
+			}
+			continue
+		}
+		recs, err := r.cfg.Task.Poll(r.pollCtx)
+		if err != nil {
+			if r.isStopping() {
+				return
+			}
+			r.fail(err, "poll")
+			return
+		}
+		// A batch polled across a Pause waits for Resume: nothing is
+		// produced while the task is paused.
+		if !r.waitResumed() {
+			return
+		}
+		if err := r.send(recs); err != nil {
+			if !r.isStopping() {
+				r.fail(err, "send")
+			}
+			return
+		}
+	}
+}
+
+// waitResumed blocks while paused; false when stopping.
+func (r *SourceRunner) waitResumed() bool {
+	for {
+		r.mu.Lock()
+		paused, resume := r.paused, r.resumeCh
+		r.mu.Unlock()
+		if !paused {
+			return !r.isStopping()
+		}
+		select {
+		case <-resume:
+		case <-r.stopping:
+			return false
+		}
+	}
+}
+
+func partitionKey(p sdk.Partition) string {
+	b, err := json.Marshal(p) // map keys sorted: a canonical key
+	if err != nil {
+		return fmt.Sprint(p)
+	}
+	return string(b)
+}
+
+// track queues a record's offset for its source partition.
+func (r *SourceRunner) track(rec *sdk.SourceRecord, acked bool) *pendingRecord {
+	if rec.Partition == nil || rec.Offset == nil {
+		return nil
+	}
+	key := partitionKey(rec.Partition)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ps := r.parts[key]
+	if ps == nil {
+		ps = &partState{part: rec.Partition}
+		r.parts[key] = ps
+	}
+	pr := &pendingRecord{offset: rec.Offset, acked: acked}
+	ps.pending = append(ps.pending, pr)
+	if acked {
+		ps.advance()
+	}
+	return pr
+}
+
+// advance moves committable past the acked head of the queue; r.mu held.
+func (ps *partState) advance() {
+	n := 0
+	for n < len(ps.pending) && ps.pending[n].acked {
+		ps.committable = ps.pending[n].offset
+		ps.dirty = true
+		n++
+	}
+	if n > 0 {
+		clear(ps.pending[:n])
+		ps.pending = ps.pending[n:]
+	}
+}
+
+func (r *SourceRunner) ack(rec *sdk.SourceRecord, pr *pendingRecord) {
+	if pr == nil {
+		return
+	}
+	r.mu.Lock()
+	pr.acked = true
+	r.parts[partitionKey(rec.Partition)].advance()
+	r.mu.Unlock()
+}
+
+func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
+	for i := range recs {
+		rec := recs[i]
+		keep := true
+		for _, t := range r.cfg.Transforms {
+			if rec, keep = t(rec); !keep {
+				break
+			}
+		}
+		if !keep || rec.Topic == "" {
+			// Dropped records and heartbeats only advance the offset.
+			r.track(&recs[i], true)
+			continue
+		}
+		kr, err := r.toKafka(&rec)
+		if err != nil {
+			return err
+		}
+		orig := recs[i]
+		pr := r.track(&orig, false)
+		r.client.Produce(r.runCtx, kr, func(_ *kgo.Record, err error) {
+			if err != nil {
+				r.fail(err, "produce to "+kr.Topic)
+				return
+			}
+			r.ack(&orig, pr)
+		})
+	}
+	return nil
+}
+
+func (r *SourceRunner) toKafka(rec *sdk.SourceRecord) (*kgo.Record, error) {
+	key, err := r.cfg.Key.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
+	if err != nil {
+		return nil, fmt.Errorf("convert key for topic %s: %w", rec.Topic, err)
+	}
+	val, err := r.cfg.Value.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
+	if err != nil {
+		return nil, fmt.Errorf("convert value for topic %s: %w", rec.Topic, err)
+	}
+	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
+	if rec.KafkaPartition != nil {
+		kr.Partition = *rec.KafkaPartition
+		kr.Context = explicitCtx
+	}
+	if len(rec.Headers) > 0 {
+		kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
+		for i, h := range rec.Headers {
+			b, err := r.cfg.Header.FromConnectHeader(rec.Topic, h.Key, h.Schema, h.Value)
+			if err != nil {
+				return nil, fmt.Errorf("convert header %q: %w", h.Key, err)
+			}
+			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: b}
+		}
+	}
+	return kr, nil
+}
+
+func (r *SourceRunner) flushLoop() {
+	t := time.NewTicker(r.cfg.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopping:
+			return
+		case <-t.C:
+			if err := r.commitOffsets(r.runCtx); err != nil && !r.isStopping() {
+				r.log.Warn("offset flush failed; retrying at the next interval", "err", err)
+			}
+		}
+	}
+}
+
+// commitOffsets writes the committable offsets and then tells the task.
+func (r *SourceRunner) commitOffsets(ctx context.Context) error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	var offs []sdk.SourceOffset
+	var keys []string
+	r.mu.Lock()
+	for k, ps := range r.parts {
+		if ps.dirty {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		ps := r.parts[k]
+		offs = append(offs, sdk.SourceOffset{Partition: ps.part, Offset: ps.committable})
+		ps.dirty = false
+	}
+	r.mu.Unlock()
+	if len(offs) == 0 {
+		return nil
+	}
+	if err := r.cfg.Offsets.WriteOffsets(ctx, r.cfg.Info.Connector, offs); err != nil {
+		r.mu.Lock()
+		for _, k := range keys {
+			r.parts[k].dirty = true
+		}
+		r.mu.Unlock()
+		return fmt.Errorf("task: write offsets: %w", err)
+	}
+	if err := r.cfg.Task.Committed(ctx, offs); err != nil && !errors.Is(err, plugins.ErrStopped) {
+		r.log.Warn("task rejected committed offsets", "err", err)
+	}
+	return nil
+}
+
+// Stop stops polling, waits for in-flight records until ctx is done
+// (task.shutdown.graceful.timeout.ms), writes the offsets of the acked
+// records, stops the plugin task and closes the producer. It is
+// idempotent and returns the first call's result.
+func (r *SourceRunner) Stop(ctx context.Context) error {
+	r.stopOnce.Do(func() { r.stopErr = r.stop(ctx) })
+	return r.stopErr
+}
+
+func (r *SourceRunner) stop(ctx context.Context) error {
+	r.startOnce.Do(func() { close(r.done) }) // never started
+	close(r.stopping)
+	r.stopPoll()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		// A Poll that ignores cancellation: stop the plugin to unblock it.
+		_ = r.cfg.Task.Stop(ctx)
+		r.cancelRun()
+		<-r.done
+	}
+	var errs []error
+	if err := r.client.Flush(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("task: flush producer: %w", err))
+	}
+	if err := r.commitOffsets(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := r.cfg.Task.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
+		errs = append(errs, fmt.Errorf("task: stop: %w", err))
+	}
+	r.cancelRun()
+	r.client.Close()
+	r.wg.Wait()
+	return errors.Join(errs...)
+}
+
+// explicitCtx marks records whose Partition was set by the source task.
+var explicitCtx = context.WithValue(context.Background(), explicitKey{}, true)
+
+type explicitKey struct{}
+
+// explicitPartitioner honours SourceRecord.KafkaPartition and otherwise
+// uses Kafka's default (murmur2 of the key, sticky for null keys).
+type explicitPartitioner struct{ kgo.Partitioner }
+
+func (p explicitPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	tp := p.Partitioner.ForTopic(topic)
+	if nb, ok := tp.(kgo.TopicPartitionerOnNewBatch); ok {
+		return explicitTopicPartitionerBatch{explicitTopicPartitioner{tp}, nb}
+	}
+	return explicitTopicPartitioner{tp}
+}
+
+type explicitTopicPartitioner struct{ kgo.TopicPartitioner }
+
+func (p explicitTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
+	return r.Context == explicitCtx || p.TopicPartitioner.RequiresConsistency(r)
+}
+
+func (p explicitTopicPartitioner) Partition(r *kgo.Record, n int) int {
+	if r.Context == explicitCtx {
+		return int(r.Partition)
+	}
+	return p.TopicPartitioner.Partition(r, n)
+}
+
+type explicitTopicPartitionerBatch struct {
+	explicitTopicPartitioner
+	nb kgo.TopicPartitionerOnNewBatch
+}
+
+func (p explicitTopicPartitionerBatch) OnNewBatch() { p.nb.OnNewBatch() }

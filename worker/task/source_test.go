@@ -1,0 +1,202 @@
+package task
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+func consumeAll(t testing.TB, addr, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records", len(out), n)
+		}
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+func TestSourceFileToTopic(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "lines", 1)
+	in := filepath.Join(t.TempDir(), "in.txt")
+	lines := writeLines(t, in, 0, 500)
+	adm := admin(t, addr)
+	offsets := &memOffsets{}
+	// Invariant 2: every offset written is covered by records already in
+	// the topic (acked).
+	offsets.check = func(ctx context.Context, offs []sdk.SourceOffset) error {
+		n, err := endOffset(ctx, adm, "lines")
+		if err != nil {
+			return err
+		}
+		for _, o := range offs {
+			pos, _ := o.Offset.Int64("position")
+			if maxPos := n * int64(len("line-000000\n")); pos > maxPos {
+				t.Errorf("offset position %d written with only %d records acked (max %d)", pos, n, maxPos)
+			}
+		}
+		return nil
+	}
+	l := loader(t)
+	info := sdk.TaskInfo{Connector: "src", Task: 0}
+	pt, err := l.StartSourceTask(context.Background(), file.SourceClass, info,
+		map[string]string{"file": in, "topic": "lines", "batch.size": "7"}, offsets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &statuses{}
+	r, err := NewSource(SourceConfig{Info: info, Task: pt, Key: jsonConv(t, false), Value: jsonConv(t, true),
+		ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Offsets: offsets, Status: st,
+		FlushInterval: 20 * time.Millisecond, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	recs := consumeAll(t, addr, "lines", len(lines))
+	for i, rec := range recs {
+		if want := fmt.Sprintf(`{"schema":{"type":"string","optional":false},"payload":"%s"}`, lines[i]); string(rec.Value) != want {
+			t.Fatalf("record %d: %s, want %s", i, rec.Value, want)
+		}
+	}
+	// Pause: no new lines flow until Resume.
+	r.Pause()
+	time.Sleep(100 * time.Millisecond)
+	more := writeLines(t, in, 500, 10)
+	time.Sleep(300 * time.Millisecond)
+	if n, _ := endOffset(context.Background(), adm, "lines"); n != int64(len(lines)) {
+		t.Fatalf("paused task produced: %d records", n)
+	}
+	r.Resume()
+	consumeAll(t, addr, "lines", len(lines)+len(more))
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	wantPos := int64(len(lines)+len(more)) * int64(len("line-000000\n"))
+	got, _ := offsets.latest[partitionKey(sdk.Partition{"filename": in})].Int64("position")
+	if got != wantPos {
+		t.Errorf("final offset %d, want %d", got, wantPos)
+	}
+	if want := []State{StateRunning, StatePaused, StateRunning}; fmt.Sprint(st.all) != fmt.Sprint(want) {
+		t.Errorf("statuses %v, want %v", st.all, want)
+	}
+}
+
+// flakySource fails after a few batches, and emits heartbeats.
+type scriptedTask struct {
+	batches [][]sdk.SourceRecord
+	err     error
+	i       int
+	commits [][]sdk.SourceOffset
+}
+
+func (s *scriptedTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
+	if s.i < len(s.batches) {
+		s.i++
+		return s.batches[s.i-1], nil
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (s *scriptedTask) Committed(_ context.Context, o []sdk.SourceOffset) error {
+	s.commits = append(s.commits, o)
+	return nil
+}
+
+func (s *scriptedTask) Stop(context.Context) error { return nil }
+
+func TestSourceFailureAndHeartbeats(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "t", 3)
+	p := sdk.Partition{"p": "a"}
+	hb := sdk.Partition{"p": "hb"}
+	task := &scriptedTask{
+		batches: [][]sdk.SourceRecord{
+			{{Partition: p, Offset: sdk.Offset{"n": int64(1)}, Topic: "t", Value: "x"},
+				{Partition: hb, Offset: sdk.Offset{"n": int64(9)}}, // heartbeat: offset only
+				{Partition: p, Offset: sdk.Offset{"n": int64(2)}, Topic: "t", Value: "dropped"}},
+		},
+		err: &sdk.TaskError{Message: "boom", Trace: "stack"},
+	}
+	drop := func(r sdk.SourceRecord) (sdk.SourceRecord, bool) { return r, r.Value != "dropped" }
+	st := &statuses{}
+	offsets := &memOffsets{}
+	r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "c"}, Task: task, Key: jsonConv(t, false),
+		Value: jsonConv(t, false), Transforms: []SourceTransform{drop}, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
+		Offsets: offsets, Status: st, FlushInterval: time.Hour, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	<-r.Done()
+	if st.last() != StateFailed || st.err == nil || st.err.Trace != "stack" {
+		t.Fatalf("status %v %v", st.all, st.err)
+	}
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := offsets.latest[partitionKey(p)].Int64("n"); n != 2 {
+		t.Errorf("offset of p: %d, want 2 (dropped records advance offsets)", n)
+	}
+	if n, _ := offsets.latest[partitionKey(hb)].Int64("n"); n != 9 {
+		t.Errorf("heartbeat offset: %d", n)
+	}
+	if len(task.commits) != 1 || len(task.commits[0]) != 2 {
+		t.Errorf("Committed calls: %v", task.commits)
+	}
+	if recs := consumeAll(t, addr, "t", 1); len(recs) != 1 || string(recs[0].Value) != `"x"` {
+		t.Errorf("records: %v", recs)
+	}
+}
+
+func TestSourceOffsetWriteFailureRetried(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "t", 1)
+	p := sdk.Partition{"p": "a"}
+	task := &scriptedTask{batches: [][]sdk.SourceRecord{{{Partition: p, Offset: sdk.Offset{"n": int64(1)}, Topic: "t", Value: "x"}}}}
+	fails := 2
+	offsets := &memOffsets{}
+	offsets.check = func(context.Context, []sdk.SourceOffset) error {
+		if fails > 0 {
+			fails--
+			return errors.New("offsets topic unavailable")
+		}
+		return nil
+	}
+	r, err := NewSource(SourceConfig{Task: task, Key: jsonConv(t, false), Value: jsonConv(t, false),
+		ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Offsets: offsets, FlushInterval: 10 * time.Millisecond, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	waitFor(t, 10*time.Second, "offset written after failures", func() bool {
+		offsets.mu.Lock()
+		defer offsets.mu.Unlock()
+		return len(offsets.writes) == 1
+	})
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+}
