@@ -49,6 +49,27 @@ target and the ratios behind the broker's goals:
   produce  tributary / kafka-durable  >= 1.0
   consume  tributary / kfake-memory   >= 1.0
 
+Consumer groups (--groups, on by default; on the tributary, kfake-memory and
+kafka targets, whichever are selected): 3 franz-go members (kgo.ConsumerGroup,
+default cooperative-sticky balancer, autocommit) in one group on a
+6-partition topic of 100 B records, session.timeout.ms=6000 and
+heartbeat.interval.ms=1000; group.initial.rebalance.delay.ms is 0 on
+tributary (broker.Config.GroupInitialRebalanceDelay) and kafka (server
+property); kfake has no such delay.
+
+  group consume  --group-records records are produced (round robin over the
+                 partitions), then read from the start by a new group,
+                 --runs times: the 3 members join with fetching paused and,
+                 once each owns 2 partitions, resume; records/s from then
+                 to the last record (the join time is shown apart)
+  rebalance      --rebalance-runs times, on a new group consuming a
+                 continuous stream (600 records/s): one member runs in a
+                 child process (this executable again) and is SIGKILLed once
+                 the group is stable, so it sends no LeaveGroup; measured is
+                 the time from the kill until the 2 survivors received
+                 records from every partition it owned (median, min, max).
+                 Goal: every run within 8s (session timeout 6s).
+
 Apache Kafka runs from the jars fetched by integration/fetch-jars.sh (or
 $TRIBUTARY_JARS) with Java 17+, with Kafka's own start-script heap and GC
 settings (-Xmx1g, G1). Without java or the jars those targets are reported
@@ -75,22 +96,36 @@ Flags:
   --dir DIR            where data directories are created (default $TMPDIR
                        or /tmp); removed afterwards
   --timeout DURATION   limit for each produce or consume phase (default 5m)
+  --groups             run the consumer group benchmarks (default true;
+                       --groups=false skips them)
+  --only-groups        run only the consumer group benchmarks, not the
+                       produce/consume workloads
+  --group-records N    records of the group consume run (default 2000000)
+  --rebalance-runs N   repetitions of the rebalance run per target (default
+                       3; 0 skips it)
+  --rebalance-timeout DURATION
+                       how long to wait for the survivors after a kill
+                       before the run counts as failed (default 1m)
   --json               print the report as JSON instead of tables
   --cpuprofile FILE    write a CPU profile of this process (client, the
                        in-process tributary and kfake brokers; not Apache
                        Kafka) for 'go tool pprof'; best with one --targets
   -h, --help           show this help
 
-Exit status: 0 when every selected target ran every workload (whether or not
-the goals were met), 1 when a target failed or was skipped, 2 on bad flags.
+Exit status: 0 when every selected target ran every workload and group run
+(whether or not the goals were met), 1 when a target failed or was skipped, 2 on bad flags.
 
 Examples:
   tributary bench broker
   tributary bench broker --records 20000 --no-kafka
   tributary bench broker --sizes 100 --partitions 6 --targets tributary,kfake-sync --json
+  tributary bench broker --only-groups --targets tributary,kfake-memory,kafka
 `
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if bench.IsMemberChild() { // the rebalance run's member child
+		return bench.RunMemberChild(ctx, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, benchHelp)
 		if len(args) == 0 {
@@ -111,7 +146,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		noKafka, asJSON                 bool
 		cpuProfile                      string
 		timeout                         time.Duration
+		groups, onlyGroups              bool
+		groupRecords, rebalanceRuns     int
+		rebalanceTimeout                time.Duration
 	)
+	fs.BoolVar(&groups, "groups", true, "")
+	fs.BoolVar(&onlyGroups, "only-groups", false, "")
+	fs.IntVar(&groupRecords, "group-records", bench.DefaultGroupRecords, "")
+	fs.IntVar(&rebalanceRuns, "rebalance-runs", bench.DefaultRebalanceRuns, "")
+	fs.DurationVar(&rebalanceTimeout, "rebalance-timeout", time.Minute, "")
 	fs.IntVar(&records, "records", 0, "")
 	fs.IntVar(&warmup, "warmup", -1, "")
 	fs.IntVar(&runs, "runs", bench.DefaultRuns, "")
@@ -143,7 +186,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if runs < 1 {
 		return usageErr(fmt.Errorf("--runs must be at least 1"))
 	}
-	o := bench.Options{Records: records, Warmup: warmup, Runs: runs, Compression: compression, Dir: dir, PhaseTimeout: timeout, Progress: stderr}
+	if onlyGroups && !groups {
+		return usageErr(fmt.Errorf("--only-groups with --groups=false leaves nothing to run"))
+	}
+	if groupRecords < 1 {
+		return usageErr(fmt.Errorf("--group-records must be at least 1"))
+	}
+	if rebalanceRuns < 0 {
+		return usageErr(fmt.Errorf("--rebalance-runs must not be negative"))
+	}
+	if rebalanceTimeout <= 0 {
+		return usageErr(fmt.Errorf("--rebalance-timeout must be positive"))
+	}
+	o := bench.Options{Records: records, Warmup: warmup, Runs: runs, Compression: compression, Dir: dir, PhaseTimeout: timeout, Progress: stderr,
+		Groups: groups || onlyGroups, NoWorkloads: onlyGroups, GroupRecords: groupRecords, RebalanceRuns: rebalanceRuns,
+		RebalanceTimeout: rebalanceTimeout, MemberArgs: []string{"bench", "broker"}}
 	var err error
 	if o.Sizes, err = parseIntList(sizes, true); err != nil {
 		return usageErr(fmt.Errorf("--sizes: %w", err))
@@ -202,6 +259,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	if len(rep.TargetErrors) > 0 {
+		return 1
+	}
+	if rep.Groups != nil && rep.Groups.Failed() {
 		return 1
 	}
 	for _, w := range rep.Workloads {

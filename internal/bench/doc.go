@@ -33,4 +33,12 @@
 // Report computes the ratios the issue sets targets for: Tributary's produce
 // rate at least 1.5x kfake-sync's and at least kafka-durable's, and its
 // consume rate at least kfake-memory's.
+//
+// With Options.Groups, the targets tributary, kfake-memory and kafka also
+// run the consumer group benchmarks of issue 3 (groups.go): a consume run
+// by 3 members of one group on 6 partitions, and a rebalance run that
+// SIGKILLs one of 3 members (a child process, see RunMemberChild) and times
+// how long the survivors take to consume its partitions, with
+// session.timeout.ms = 6 s and heartbeat.interval.ms = 1 s; the goal is
+// 8 s. group.initial.rebalance.delay.ms is 0 on tributary and kafka.
 package bench

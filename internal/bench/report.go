@@ -170,7 +170,10 @@ type Report struct {
 	Workloads      []WorkloadReport  `json:"workloads"`
 	Elapsed        time.Duration     `json:"-"`
 	ElapsedSeconds float64           `json:"elapsed_seconds"`
-	// AllMet is true when every goal was computed for every workload and met.
+	// Groups holds the consumer group benchmarks, when they ran.
+	Groups *GroupReport `json:"groups,omitempty"`
+	// AllMet is true when every goal was computed for every workload and
+	// met, and, when the rebalance run ran, Tributary met its goal.
 	AllMet bool `json:"all_goals_met"`
 }
 
@@ -203,6 +206,13 @@ func (r *Report) setTargetError(t Target, err error) {
 // compute fills in every workload's ratios and AllMet.
 func (r *Report) compute() {
 	r.AllMet = len(r.Workloads) > 0
+	if r.Groups != nil {
+		r.Groups.compute()
+		if len(r.Groups.Rebalance) > 0 {
+			// Workload goals, if any, are checked below.
+			r.AllMet = r.Groups.GoalMet != nil && *r.Groups.GoalMet
+		}
+	}
 	for i := range r.Workloads {
 		w := &r.Workloads[i]
 		w.Ratios = w.Ratios[:0]
@@ -290,9 +300,12 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %-40s %s\n", ra.Goal.String()+":", ra.verdict())
 		}
 	}
+	if r.Groups != nil {
+		r.Groups.writeText(&b)
+	}
 	fmt.Fprintf(&b, "\nSummary: ")
 	if r.AllMet {
-		fmt.Fprintf(&b, "every goal met in every workload.")
+		fmt.Fprintf(&b, "every goal met.")
 	} else {
 		fmt.Fprintf(&b, "%s.", r.summary())
 	}
@@ -314,6 +327,16 @@ func (r *Report) summary() string {
 			default:
 				missed++
 			}
+		}
+	}
+	if r.Groups != nil && len(r.Groups.Rebalance) > 0 {
+		switch g := r.Groups.GoalMet; {
+		case g == nil:
+			na++
+		case *g:
+			met++
+		default:
+			missed++
 		}
 	}
 	s := fmt.Sprintf("%d goal checks met, %d missed", met, missed)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -95,6 +96,27 @@ type Options struct {
 	PhaseTimeout time.Duration
 	// Progress receives one line per step; nil discards.
 	Progress io.Writer
+
+	// NoWorkloads skips the produce/consume workloads (only the group
+	// benchmarks run).
+	NoWorkloads bool
+	// Groups runs the consumer group benchmarks on the targets that have
+	// them (tributary, kfake-memory, kafka).
+	Groups bool
+	// GroupRecords is the record count of the group consume run (default
+	// DefaultGroupRecords); it runs Runs times.
+	GroupRecords int
+	// RebalanceRuns is the repetition count of the rebalance run (0: no
+	// rebalance run).
+	RebalanceRuns int
+	// RebalanceTimeout bounds the wait for the survivors after a kill
+	// (default 60 s).
+	RebalanceTimeout time.Duration
+	// MemberExe and MemberArgs start the rebalance run's member child:
+	// a process that calls RunMemberChild when MemberChildEnv is set
+	// (default: this executable, no arguments).
+	MemberExe  string
+	MemberArgs []string
 }
 
 // Workloads expands the options into the workload list, sizes outermost.
@@ -144,6 +166,18 @@ func (o *Options) Validate() error {
 	if o.Records < 0 {
 		return fmt.Errorf("negative record count %d", o.Records)
 	}
+	if o.GroupRecords < 0 {
+		return fmt.Errorf("negative group record count %d", o.GroupRecords)
+	}
+	if o.RebalanceRuns < 0 || o.RebalanceRuns > 100 {
+		return fmt.Errorf("rebalance run count %d out of range [0, 100]", o.RebalanceRuns)
+	}
+	if o.NoWorkloads && !o.Groups {
+		return errors.New("nothing to run: workloads and group runs both disabled")
+	}
+	if o.Groups && o.NoWorkloads && !slices.ContainsFunc(o.Targets, Target.hasGroups) {
+		return errNoGroupTargets
+	}
 	return nil
 }
 
@@ -170,7 +204,24 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Compression = "none"
 	}
 	codec, _ := compressionCodec(o.Compression)
-	rep := newReport(o.Workloads(), o.Targets, o.Compression)
+	if o.GroupRecords <= 0 {
+		o.GroupRecords = DefaultGroupRecords
+	}
+	if o.RebalanceTimeout <= 0 {
+		o.RebalanceTimeout = time.Minute
+	}
+	runs := o.Runs
+	if runs <= 0 {
+		runs = DefaultRuns
+	}
+	var ws []Workload
+	if !o.NoWorkloads {
+		ws = o.Workloads()
+	}
+	rep := newReport(ws, o.Targets, o.Compression)
+	if o.Groups {
+		rep.Groups = &GroupReport{Settings: groupSettings(o.GroupRecords, runs, o.RebalanceRuns)}
+	}
 	begin := time.Now()
 	for _, t := range o.Targets {
 		if err := ctx.Err(); err != nil {
@@ -191,6 +242,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 			res := runWorkload(ctx, t, r.bootstrap, w.Workload, codec, o.PhaseTimeout, logf)
 			rep.Workloads[i].Results = append(rep.Workloads[i].Results, res)
+		}
+		if o.Groups && t.hasGroups() && ctx.Err() == nil {
+			rep.Groups.Consume = append(rep.Groups.Consume, groupConsume(ctx, t, r.bootstrap, o.GroupRecords, runs, o.PhaseTimeout, logf))
+			if o.RebalanceRuns > 0 && ctx.Err() == nil {
+				rep.Groups.Rebalance = append(rep.Groups.Rebalance, rebalance(ctx, t, r.bootstrap, &o, logf))
+			}
 		}
 		if err := r.close(); err != nil {
 			logf("%s: stop: %v", t, err)

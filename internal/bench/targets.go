@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
@@ -129,6 +131,7 @@ func start(ctx context.Context, t Target, baseDir string) (*running, error) {
 		cfg := broker.DefaultConfig()
 		cfg.Listener = "127.0.0.1:0"
 		cfg.LogDir = filepath.Join(dir, "data")
+		cfg.GroupInitialRebalanceDelay = InitialRebalanceDelay * time.Millisecond
 		b, err := broker.Open(cfg)
 		if err != nil {
 			return nil, cleanup(err)
@@ -158,9 +161,11 @@ func start(ctx context.Context, t Target, baseDir string) (*running, error) {
 		}}, nil
 
 	case Kafka, KafkaDurable:
-		var props map[string]string
+		props := map[string]string{
+			"group.initial.rebalance.delay.ms": strconv.Itoa(InitialRebalanceDelay),
+		}
 		if t == KafkaDurable {
-			props = map[string]string{"log.flush.interval.messages": "1"}
+			props["log.flush.interval.messages"] = "1"
 		}
 		k, err := harness.StartApacheKafka(ctx, dir, props, harness.WithKafkaJVMArgs(kafkaJVMArgs...))
 		if errors.Is(err, harness.ErrUnavailable) {
