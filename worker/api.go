@@ -119,6 +119,7 @@ type ConnectorState struct {
 	State    string `json:"state"`
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace,omitempty"`
+	Version  string `json:"version,omitempty"` // plugin version (KIP-891, Kafka 4.1+)
 }
 
 // TaskState is one task's status.
@@ -127,6 +128,7 @@ type TaskState struct {
 	State    string `json:"state"`
 	WorkerID string `json:"worker_id"`
 	Trace    string `json:"trace,omitempty"`
+	Version  string `json:"version,omitempty"` // plugin version (KIP-891, Kafka 4.1+)
 }
 
 // ConnectorOffsets is the body of the /offsets endpoints.

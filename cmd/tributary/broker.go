@@ -133,9 +133,18 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	l, _, err := newLevelLogger(w, level)
+	return l, err
+}
+
+// newLevelLogger returns a text logger on w whose level can be changed at
+// run time (the worker's /admin/loggers endpoint does).
+func newLevelLogger(w io.Writer, level string) (*slog.Logger, *slog.LevelVar, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+		return nil, nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+	v := new(slog.LevelVar)
+	v.Set(l)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: v})), v, nil
 }

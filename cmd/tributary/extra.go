@@ -5,6 +5,8 @@ package main
 func extraCommands() []command {
 	return []command{
 		benchCommand(),
+		devCommand(),
 		pluginCommand(),
+		workerCommand(),
 	}
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/tributary-dev/tributary/restapi"
+	"github.com/tributary-dev/tributary/worker"
+)
+
+// runningWorker is a worker with its REST API being served.
+type runningWorker struct {
+	w    *worker.Worker
+	url  string
+	done chan error
+}
+
+// startWorker binds the REST listener, starts the worker and serves its REST
+// API. The worker stops when ctx is cancelled; done then yields Run's error.
+func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, level *slog.LevelVar) (*runningWorker, error) {
+	ln, err := net.Listen("tcp", cfg.Listener)
+	if err != nil {
+		return nil, fmt.Errorf("REST listener %s: %w (change listeners, or stop what uses the port)", cfg.Listener, err)
+	}
+	w, err := worker.New(cfg, worker.Options{Logger: logger, LogLevel: level, RESTAddr: ln.Addr()})
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	srv := restapi.NewServer(restapi.New(w.Herder(), restapi.Options{Logger: logger}), logger)
+	srv.Start(ln)
+	rw := &runningWorker{w: w, url: "http://" + ln.Addr().String(), done: make(chan error, 1)}
+	logger.Info("REST API listening", "url", rw.url, "worker", w.ID())
+	go func() {
+		err := w.Run(ctx)
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		rw.done <- err
+	}()
+	return rw, nil
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/tributary-dev/tributary/worker"
+)
+
+func workerCommand() command {
+	return command{name: "worker", summary: "run a Kafka Connect-compatible connect worker", run: runWorker}
+}
+
+const workerHelp = `Usage: tributary worker [--config] FILE [--override key=value]...
+
+Runs a connect worker. FILE is a Kafka Connect connect-distributed.properties:
+Tributary reads the same keys, so an existing file works. Workers with the same
+group.id form one cluster through the broker in bootstrap.servers (Tributary's
+bundled broker, Apache Kafka or Redpanda).
+
+Settings are applied in this order: the file, then CONNECT_* environment
+variables (Confluent image style: CONNECT_BOOTSTRAP_SERVERS sets
+bootstrap.servers; _ is a dot, __ a dash, ___ an underscore), then --override.
+
+Flags:
+  --config FILE           the worker properties file (or give it as the argument)
+  --override key=value    set one setting (repeatable)
+  --log-level LEVEL       debug, info, warn or error (default info)
+  -h, --help              show this help
+
+Required settings: group.id, config.storage.topic, offset.storage.topic,
+status.storage.topic, key.converter, value.converter.
+Main optional settings (defaults in brackets):
+  bootstrap.servers                   [localhost:9092]
+  listeners                           REST listener [http://:8083]
+  plugin.path                         directories of third-party plugin executables
+  offset.flush.interval.ms            [60000]
+  task.shutdown.graceful.timeout.ms   [5000]
+  config/offset/status.storage.replication.factor [3], offset.storage.partitions [25],
+  status.storage.partitions [5]
+  producer.*, consumer.*, admin.*     client settings for task clients
+
+The REST API (Kafka Connect's) is served on listeners; GET /health answers 200
+once the worker is ready. SIGINT or SIGTERM stops the worker cleanly.
+
+Example:
+  tributary worker config/connect-distributed.properties \
+    --override bootstrap.servers=127.0.0.1:9092
+`
+
+func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var configFile, level string
+	var overrides multiFlag
+	fs.StringVar(&configFile, "config", "", "")
+	fs.Var(&overrides, "override", "")
+	fs.StringVar(&level, "log-level", "info", "")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprint(stdout, workerHelp)
+			return 0
+		}
+		fmt.Fprintf(stderr, "tributary worker: %v (see --help)\n", err)
+		return 2
+	}
+	switch {
+	case fs.NArg() == 1 && configFile == "":
+		configFile = fs.Arg(0)
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "tributary worker: unexpected argument %q (see --help)\n", fs.Arg(fs.NArg()-1))
+		return 2
+	}
+	logger, levelVar, err := newLevelLogger(stderr, level)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
+		return 2
+	}
+	cfg, warnings, err := worker.LoadConfig(configFile, overrides)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return 2
+	}
+	for _, w := range warnings {
+		logger.Warn(w)
+	}
+	rw, err := startWorker(ctx, cfg, logger, levelVar)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
+		return 1
+	}
+	if err := <-rw.done; err != nil {
+		logger.Error("worker failed", "err", err)
+		return 1
+	}
+	return 0
+}

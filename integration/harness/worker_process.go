@@ -1,0 +1,178 @@
+package harness
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// WorkerProcess is a Tributary connect worker running as a child process
+// (`tributary worker`) in its own process group, so that a test can SIGKILL
+// it like a crash and start it again.
+type WorkerProcess struct {
+	t       testing.TB
+	cmd     *exec.Cmd
+	url     string
+	logPath string
+	logFile *os.File
+	done    chan struct{}
+	waitErr error
+	started time.Time
+	ready   time.Duration
+
+	killOnce sync.Once
+}
+
+// WorkerProps returns worker properties for a test: bootstrap, a group and
+// internal topics named after group, replication factor 1, JsonConverter,
+// a REST listener on a free port and a 1 s offset flush; extra wins.
+func WorkerProps(t testing.TB, bootstrap, group string, extra map[string]string) map[string]string {
+	p := map[string]string{
+		"bootstrap.servers":                 bootstrap,
+		"group.id":                          group,
+		"config.storage.topic":              group + "-configs",
+		"offset.storage.topic":              group + "-offsets",
+		"status.storage.topic":              group + "-status",
+		"config.storage.replication.factor": "1",
+		"offset.storage.replication.factor": "1",
+		"status.storage.replication.factor": "1",
+		"key.converter":                     "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
+		"listeners":                         "http://127.0.0.1:" + strconv.Itoa(FreePort(t)),
+		"offset.flush.interval.ms":          "1000",
+	}
+	for k, v := range extra {
+		p[k] = v
+	}
+	return p
+}
+
+// StartWorkerProcess writes props to DIR/worker.properties, starts `bin
+// worker` on it and waits until GET /health answers 200. Output goes to
+// DIR/worker.log (appended across restarts). The worker is killed at the end
+// of the test if still running.
+func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) *WorkerProcess {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	propsPath := filepath.Join(dir, "worker.properties")
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf []byte
+	for _, k := range keys {
+		buf = fmt.Appendf(buf, "%s=%s\n", k, props[k])
+	}
+	if err := os.WriteFile(propsPath, buf, 0o644); err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	l, err := parseListenerURL(props["listeners"])
+	if err != nil {
+		t.Fatalf("harness: listeners: %v", err)
+	}
+	logPath := filepath.Join(dir, "worker.log")
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatalf("harness: open worker log: %v", err)
+	}
+	fmt.Fprintf(f, "=== harness: starting worker at %s ===\n", time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(bin, "worker", propsPath)
+	cmd.Stdout, cmd.Stderr = f, f
+	setProcAttr(cmd)
+	w := &WorkerProcess{t: t, cmd: cmd, url: "http://" + l, logPath: logPath, logFile: f, done: make(chan struct{}), started: time.Now()}
+	if err := cmd.Start(); err != nil {
+		f.Close()
+		t.Fatalf("harness: start worker: %v", err)
+	}
+	go func() {
+		w.waitErr = cmd.Wait()
+		close(w.done)
+	}()
+	t.Cleanup(func() { w.Kill() })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		select {
+		case <-w.done:
+			t.Fatalf("harness: worker exited during start-up: %v\n--- %s ---\n%s", w.waitErr, logPath, logTail(logPath, 40))
+		default:
+		}
+		resp, err := http.Get(w.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				w.ready = time.Since(w.started)
+				return w
+			}
+		}
+		if time.Now().After(deadline) {
+			w.Kill()
+			t.Fatalf("harness: worker not healthy at %s after 60s\n--- %s ---\n%s", w.url, logPath, logTail(logPath, 60))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func parseListenerURL(v string) (string, error) {
+	const prefix = "http://"
+	if len(v) <= len(prefix) || v[:len(prefix)] != prefix {
+		return "", fmt.Errorf("%q is not http://host:port", v)
+	}
+	hp := v[len(prefix):]
+	if _, _, err := net.SplitHostPort(hp); err != nil {
+		return "", err
+	}
+	return hp, nil
+}
+
+// URL is the worker's REST base URL.
+func (w *WorkerProcess) URL() string { return w.url }
+
+// LogPath is the worker's log file.
+func (w *WorkerProcess) LogPath() string { return w.logPath }
+
+// ReadyAfter is the time from process start to GET /health answering 200.
+func (w *WorkerProcess) ReadyAfter() time.Duration { return w.ready }
+
+// Pid is the worker's process id.
+func (w *WorkerProcess) Pid() int { return w.cmd.Process.Pid }
+
+// Kill sends SIGKILL to the worker's process group (its plugins included)
+// and waits for it. It is safe to call more than once.
+func (w *WorkerProcess) Kill() {
+	w.killOnce.Do(func() {
+		if err := killGroup(w.cmd); err != nil {
+			w.t.Errorf("harness: kill worker: %v", err)
+		}
+		<-w.done
+		w.logFile.Close()
+	})
+}
+
+// Stop sends SIGTERM and waits up to 30 s for a clean exit (then kills).
+func (w *WorkerProcess) Stop() error {
+	var err error
+	w.killOnce.Do(func() {
+		w.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-w.done:
+			err = w.waitErr
+		case <-time.After(30 * time.Second):
+			killGroup(w.cmd)
+			<-w.done
+			err = fmt.Errorf("worker did not stop within 30s")
+		}
+		w.logFile.Close()
+	})
+	return err
+}

@@ -1,0 +1,24 @@
+package restapi_test
+
+import (
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/tributary-dev/tributary/restapi"
+	"github.com/tributary-dev/tributary/restapi/contract"
+	"github.com/tributary-dev/tributary/restapi/restapitest"
+)
+
+// TestContract plays the contract table against the REST layer over a fake
+// herder.
+func TestContract(t *testing.T) {
+	srv := httptest.NewServer(restapi.New(restapitest.NewHerder(), restapi.Options{}))
+	defer srv.Close()
+	contract.Run(t, contract.Config{
+		BaseURL:     srv.URL,
+		Client:      srv.Client(),
+		Dir:         t.TempDir(),
+		PollTimeout: time.Second,
+	})
+}

@@ -1,0 +1,395 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tributary-dev/tributary/internal/properties"
+)
+
+// Config is a worker's configuration, read from Kafka Connect's
+// connect-distributed.properties keys (see FromProperties).
+type Config struct {
+	BootstrapServers []string // bootstrap.servers [localhost:9092]
+	GroupID          string   // group.id (required)
+
+	ConfigTopic             string // config.storage.topic (required)
+	OffsetTopic             string // offset.storage.topic (required)
+	StatusTopic             string // status.storage.topic (required)
+	ConfigReplication       int16  // config.storage.replication.factor [3; -1 broker default]
+	OffsetReplication       int16  // offset.storage.replication.factor [3]
+	StatusReplication       int16  // status.storage.replication.factor [3]
+	OffsetPartitions        int32  // offset.storage.partitions [25]
+	StatusPartitions        int32  // status.storage.partitions [5]
+	ConfigTopicSettings     map[string]string
+	OffsetTopicSettings     map[string]string
+	StatusTopicSettings     map[string]string
+	KeyConverter            string            // key.converter (required)
+	ValueConverter          string            // value.converter (required)
+	HeaderConverter         string            // header.converter [SimpleHeaderConverter]
+	KeyConverterConfig      map[string]string // key.converter.* without the prefix
+	ValueConverterConfig    map[string]string // value.converter.* without the prefix
+	HeaderConverterConfig   map[string]string // header.converter.* without the prefix
+	PluginPath              []string          // plugin.path
+	Listener                string            // listeners: host:port [:8083]
+	AdvertisedHost          string            // rest.advertised.host.name
+	AdvertisedPort          int               // rest.advertised.port
+	OffsetFlushInterval     time.Duration     // offset.flush.interval.ms [60000]
+	OffsetFlushTimeout      time.Duration     // offset.flush.timeout.ms [5000]
+	TaskShutdownTimeout     time.Duration     // task.shutdown.graceful.timeout.ms [5000]
+	SessionTimeout          time.Duration     // session.timeout.ms [10000]
+	HeartbeatInterval       time.Duration     // heartbeat.interval.ms [3000]
+	RebalanceTimeout        time.Duration     // rebalance.timeout.ms [60000]
+	ScheduledRebalanceDelay time.Duration     // scheduled.rebalance.max.delay.ms [300000]
+	ConnectProtocol         string            // connect.protocol [sessioned]
+	TopicTracking           bool              // topic.tracking.enable [true]
+	TopicTrackingReset      bool              // topic.tracking.allow.reset [true]
+	ProducerConfig          map[string]string // producer.* without the prefix
+	ConsumerConfig          map[string]string // consumer.* without the prefix
+	AdminConfig             map[string]string // admin.* without the prefix
+	ClientConfig            map[string]string // unprefixed client settings (security, client.id, …)
+}
+
+// workerKeys are the keys FromProperties understands, besides the prefixed
+// families; anything else produces a warning.
+var workerKeys = map[string]bool{}
+
+func init() {
+	for _, k := range []string{
+		"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic",
+		"config.storage.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor",
+		"offset.storage.partitions", "status.storage.partitions", "key.converter", "value.converter",
+		"header.converter", "plugin.path", "plugin.discovery", "listeners", "rest.advertised.host.name",
+		"rest.advertised.port", "rest.advertised.listener", "offset.flush.interval.ms", "offset.flush.timeout.ms",
+		"task.shutdown.graceful.timeout.ms", "session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
+		"scheduled.rebalance.max.delay.ms", "connect.protocol", "topic.tracking.enable", "topic.tracking.allow.reset",
+		"topic.creation.enable", "connector.client.config.override.policy", "worker.sync.timeout.ms",
+		"worker.unsync.backoff.ms", "exactly.once.source.support", "inter.worker.key.generation.algorithm",
+		"inter.worker.key.size", "inter.worker.key.ttl.ms", "inter.worker.signature.algorithm",
+		"inter.worker.verification.algorithms", "config.providers", "access.control.allow.origin",
+		"access.control.allow.methods", "admin.listeners", "rest.extension.classes", "client.id",
+		"metrics.sample.window.ms", "metrics.num.samples", "metrics.recording.level", "metric.reporters",
+		"key.converter.schemas.enable", "value.converter.schemas.enable", "response.http.headers.config",
+	} {
+		workerKeys[k] = true
+	}
+}
+
+// clientKeys are unprefixed Kafka client settings that apply to every client.
+var clientKeys = map[string]bool{
+	"security.protocol": true, "client.id": true, "sasl.mechanism": true, "sasl.jaas.config": true,
+	"request.timeout.ms": true, "retry.backoff.ms": true, "metadata.max.age.ms": true,
+	"connections.max.idle.ms": true, "reconnect.backoff.ms": true, "reconnect.backoff.max.ms": true,
+	"send.buffer.bytes": true, "receive.buffer.bytes": true, "client.dns.lookup": true,
+}
+
+// Short names of Kafka's converters, accepted wherever a class is.
+const (
+	JSONConverter         = "org.apache.kafka.connect.json.JsonConverter"
+	StringConverter       = "org.apache.kafka.connect.storage.StringConverter"
+	ByteArrayConverter    = "org.apache.kafka.connect.converters.ByteArrayConverter"
+	SimpleHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+)
+
+// DefaultConfig returns Kafka Connect's defaults for the optional settings.
+func DefaultConfig() Config {
+	return Config{
+		BootstrapServers:        []string{"localhost:9092"},
+		ConfigReplication:       3,
+		OffsetReplication:       3,
+		StatusReplication:       3,
+		OffsetPartitions:        25,
+		StatusPartitions:        5,
+		HeaderConverter:         SimpleHeaderConverter,
+		Listener:                ":8083",
+		OffsetFlushInterval:     60 * time.Second,
+		OffsetFlushTimeout:      5 * time.Second,
+		TaskShutdownTimeout:     5 * time.Second,
+		SessionTimeout:          10 * time.Second,
+		HeartbeatInterval:       3 * time.Second,
+		RebalanceTimeout:        60 * time.Second,
+		ScheduledRebalanceDelay: 5 * time.Minute,
+		ConnectProtocol:         "sessioned",
+		TopicTracking:           true,
+		TopicTrackingReset:      true,
+		ConfigTopicSettings:     map[string]string{},
+		OffsetTopicSettings:     map[string]string{},
+		StatusTopicSettings:     map[string]string{},
+		KeyConverterConfig:      map[string]string{},
+		ValueConverterConfig:    map[string]string{},
+		HeaderConverterConfig:   map[string]string{},
+		ProducerConfig:          map[string]string{},
+		ConsumerConfig:          map[string]string{},
+		AdminConfig:             map[string]string{},
+		ClientConfig:            map[string]string{},
+	}
+}
+
+// EnvOverrides turns Confluent-image style environment variables into
+// properties: CONNECT_BOOTSTRAP_SERVERS=x sets bootstrap.servers=x (one
+// underscore is a dot, two are a dash, three an underscore).
+func EnvOverrides(environ []string) properties.Properties {
+	p := properties.Properties{}
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(k, "CONNECT_") {
+			continue
+		}
+		name := strings.ToLower(strings.TrimPrefix(k, "CONNECT_"))
+		name = strings.ReplaceAll(name, "___", "\x00")
+		name = strings.ReplaceAll(name, "__", "-")
+		name = strings.ReplaceAll(name, "_", ".")
+		name = strings.ReplaceAll(name, "\x00", "_")
+		p[name] = v
+	}
+	return p
+}
+
+// LoadConfig reads a worker properties file (may be ""), applies the
+// CONNECT_* environment, then the overrides, and parses the result.
+func LoadConfig(file string, overrides []string) (Config, []string, error) {
+	p := properties.Properties{}
+	if file != "" {
+		var err error
+		if p, err = properties.Load(file); err != nil {
+			return Config{}, nil, err
+		}
+	}
+	for k, v := range EnvOverrides(os.Environ()) {
+		p[k] = v
+	}
+	for _, o := range overrides {
+		k, v, err := properties.ParseOverride(o)
+		if err != nil {
+			return Config{}, nil, err
+		}
+		p[k] = v
+	}
+	return FromProperties(p)
+}
+
+// FromProperties parses worker properties. Unknown keys come back as
+// warnings; invalid or missing required values are errors naming the key.
+func FromProperties(p properties.Properties) (Config, []string, error) {
+	c := DefaultConfig()
+	var warnings []string
+	var errs []error
+	bad := func(k string, why string) { errs = append(errs, fmt.Errorf("%s=%q: %s", k, p[k], why)) }
+	for _, req := range []string{"group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic", "key.converter", "value.converter"} {
+		if strings.TrimSpace(p[req]) == "" {
+			errs = append(errs, fmt.Errorf("%s: missing required configuration (it has no default)", req))
+		}
+	}
+	durMs := func(k string, dst *time.Duration, min int64) {
+		n, err := strconv.ParseInt(strings.TrimSpace(p[k]), 10, 64)
+		if err != nil || n < min {
+			bad(k, fmt.Sprintf("must be an integer >= %d (milliseconds)", min))
+			return
+		}
+		*dst = time.Duration(n) * time.Millisecond
+	}
+	boolean := func(k string, dst *bool) {
+		switch strings.ToLower(strings.TrimSpace(p[k])) {
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		default:
+			bad(k, "must be true or false")
+		}
+	}
+	rf := func(k string, dst *int16) {
+		n, err := strconv.ParseInt(strings.TrimSpace(p[k]), 10, 16)
+		if err != nil || n == 0 || n < -1 {
+			bad(k, "must be a positive replication factor or -1 for the broker default")
+			return
+		}
+		*dst = int16(n)
+	}
+	parts := func(k string, dst *int32) {
+		n, err := strconv.ParseInt(strings.TrimSpace(p[k]), 10, 32)
+		if err != nil || n == 0 || n < -1 {
+			bad(k, "must be a positive number of partitions or -1 for the broker default")
+			return
+		}
+		*dst = int32(n)
+	}
+	keys := p.Keys()
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := strings.TrimSpace(p[k])
+		switch k {
+		case "bootstrap.servers":
+			c.BootstrapServers = nil
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					if _, _, err := net.SplitHostPort(s); err != nil {
+						bad(k, "each server must be host:port")
+					}
+					c.BootstrapServers = append(c.BootstrapServers, s)
+				}
+			}
+			if len(c.BootstrapServers) == 0 {
+				bad(k, "must list at least one host:port")
+			}
+		case "group.id":
+			c.GroupID = v
+		case "config.storage.topic":
+			c.ConfigTopic = v
+		case "offset.storage.topic":
+			c.OffsetTopic = v
+		case "status.storage.topic":
+			c.StatusTopic = v
+		case "config.storage.replication.factor":
+			rf(k, &c.ConfigReplication)
+		case "offset.storage.replication.factor":
+			rf(k, &c.OffsetReplication)
+		case "status.storage.replication.factor":
+			rf(k, &c.StatusReplication)
+		case "offset.storage.partitions":
+			parts(k, &c.OffsetPartitions)
+		case "status.storage.partitions":
+			parts(k, &c.StatusPartitions)
+		case "key.converter":
+			c.KeyConverter = v
+		case "value.converter":
+			c.ValueConverter = v
+		case "header.converter":
+			c.HeaderConverter = v
+		case "plugin.path":
+			c.PluginPath = nil
+			for _, d := range strings.Split(v, ",") {
+				if d = strings.TrimSpace(d); d != "" {
+					c.PluginPath = append(c.PluginPath, d)
+				}
+			}
+		case "listeners":
+			l, err := parseRESTListener(v)
+			if err != nil {
+				bad(k, err.Error())
+			}
+			c.Listener = l
+		case "rest.advertised.host.name":
+			c.AdvertisedHost = v
+		case "rest.advertised.port":
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 || n > 65535 {
+				bad(k, "must be a port number")
+			}
+			c.AdvertisedPort = n
+		case "offset.flush.interval.ms":
+			durMs(k, &c.OffsetFlushInterval, 1)
+		case "offset.flush.timeout.ms":
+			durMs(k, &c.OffsetFlushTimeout, 1)
+		case "task.shutdown.graceful.timeout.ms":
+			durMs(k, &c.TaskShutdownTimeout, 0)
+		case "session.timeout.ms":
+			durMs(k, &c.SessionTimeout, 1)
+		case "heartbeat.interval.ms":
+			durMs(k, &c.HeartbeatInterval, 1)
+		case "rebalance.timeout.ms":
+			durMs(k, &c.RebalanceTimeout, 1)
+		case "scheduled.rebalance.max.delay.ms":
+			durMs(k, &c.ScheduledRebalanceDelay, 0)
+		case "connect.protocol":
+			switch v {
+			case "eager", "compatible", "sessioned":
+				c.ConnectProtocol = v
+			default:
+				bad(k, "must be eager, compatible or sessioned")
+			}
+		case "topic.tracking.enable":
+			boolean(k, &c.TopicTracking)
+		case "topic.tracking.allow.reset":
+			boolean(k, &c.TopicTrackingReset)
+		default:
+			switch {
+			case strings.HasPrefix(k, "config.storage."):
+				c.ConfigTopicSettings[strings.TrimPrefix(k, "config.storage.")] = v
+			case strings.HasPrefix(k, "offset.storage."):
+				c.OffsetTopicSettings[strings.TrimPrefix(k, "offset.storage.")] = v
+			case strings.HasPrefix(k, "status.storage."):
+				c.StatusTopicSettings[strings.TrimPrefix(k, "status.storage.")] = v
+			case strings.HasPrefix(k, "key.converter."):
+				c.KeyConverterConfig[strings.TrimPrefix(k, "key.converter.")] = v
+			case strings.HasPrefix(k, "value.converter."):
+				c.ValueConverterConfig[strings.TrimPrefix(k, "value.converter.")] = v
+			case strings.HasPrefix(k, "header.converter."):
+				c.HeaderConverterConfig[strings.TrimPrefix(k, "header.converter.")] = v
+			case strings.HasPrefix(k, "producer."):
+				c.ProducerConfig[strings.TrimPrefix(k, "producer.")] = v
+			case strings.HasPrefix(k, "consumer."):
+				c.ConsumerConfig[strings.TrimPrefix(k, "consumer.")] = v
+			case strings.HasPrefix(k, "admin."):
+				c.AdminConfig[strings.TrimPrefix(k, "admin.")] = v
+			case clientKeys[k]:
+				c.ClientConfig[k] = v
+			case strings.HasPrefix(k, "config.providers."), strings.HasPrefix(k, "listeners.https."), strings.HasPrefix(k, "ssl."):
+				warnings = append(warnings, fmt.Sprintf("%s is not supported yet and is ignored", k))
+			case !workerKeys[k]:
+				warnings = append(warnings, fmt.Sprintf("unknown worker property %q is ignored", k))
+			}
+		}
+	}
+	if c.HeartbeatInterval >= c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("heartbeat.interval.ms (%d) must be lower than session.timeout.ms (%d)", c.HeartbeatInterval.Milliseconds(), c.SessionTimeout.Milliseconds()))
+	}
+	names := map[string]string{}
+	for k, t := range map[string]string{"config.storage.topic": c.ConfigTopic, "offset.storage.topic": c.OffsetTopic, "status.storage.topic": c.StatusTopic} {
+		if t == "" {
+			continue
+		}
+		if other, dup := names[t]; dup {
+			errs = append(errs, fmt.Errorf("%s and %s are both %q: the three internal topics must differ", other, k, t))
+		}
+		names[t] = k
+	}
+	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+	return c, warnings, errors.Join(errs...)
+}
+
+// parseRESTListener accepts "http://host:port" (the first of a list) and
+// returns host:port.
+func parseRESTListener(v string) (string, error) {
+	first := strings.TrimSpace(strings.Split(v, ",")[0])
+	u, err := url.Parse(first)
+	if err != nil || u.Host == "" {
+		return "", errors.New("must be http://host:port")
+	}
+	if u.Scheme != "http" {
+		return "", fmt.Errorf("scheme %s is not supported (only http)", u.Scheme)
+	}
+	host, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return "", errors.New("must be http://host:port")
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// WorkerID is "<advertised host>:<advertised port>", as Kafka Connect names
+// workers in statuses.
+func (c *Config) WorkerID(bound net.Addr) string {
+	host, port := c.AdvertisedHost, c.AdvertisedPort
+	bh, bp, _ := net.SplitHostPort(bound.String())
+	if host == "" {
+		host = bh
+		if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+			if h, err := os.Hostname(); err == nil {
+				host = h
+			} else {
+				host = "localhost"
+			}
+		}
+	}
+	if port == 0 {
+		port, _ = strconv.Atoi(bp)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}

@@ -1,0 +1,580 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// The Herder methods the REST API calls.
+
+var _ Herder = (*herder)(nil)
+
+func (h *herder) ServerInfo(ctx context.Context) ServerInfo {
+	return ServerInfo{Version: Version, Commit: Commit, KafkaClusterID: h.clusterID}
+}
+
+// Version and Commit are reported by GET /; the binary sets them.
+var (
+	Version = "4.4.0-tributary"
+	Commit  = "unknown"
+)
+
+func (h *herder) Health(ctx context.Context) error {
+	if !h.ready.Load() {
+		return Errorf(KindUnavailable, "Worker is still starting up. The worker is currently %s", h.stage.Load())
+	}
+	if err := h.do(ctx, func(context.Context) error { return nil }); err != nil {
+		return Errorf(KindInternal, "Worker was unable to handle this request and may be unable to handle other requests. %s", err)
+	}
+	return nil
+}
+
+func (h *herder) snapshot() map[string]ConnectorSnapshot {
+	s, _ := h.configs.Snapshot()
+	return s
+}
+
+func (h *herder) Connectors(ctx context.Context) ([]string, error) {
+	return slices.Sorted(maps.Keys(h.snapshot())), nil
+}
+
+func (h *herder) connectorType(config map[string]string) string {
+	spec, err := h.loader.Spec(config["connector.class"])
+	if err != nil {
+		return "unknown"
+	}
+	return string(spec.Type)
+}
+
+func (h *herder) info(name string, cs ConnectorSnapshot) ConnectorInfo {
+	info := ConnectorInfo{Name: name, Config: maps.Clone(cs.Config), Tasks: []TaskID{}, Type: h.connectorType(cs.Config)}
+	for i := range cs.Tasks {
+		info.Tasks = append(info.Tasks, TaskID{Connector: name, Task: i})
+	}
+	return info
+}
+
+func (h *herder) lookup(name string) (ConnectorSnapshot, error) {
+	cs, ok := h.snapshot()[name]
+	if !ok {
+		return cs, ErrUnknownConnector(name)
+	}
+	return cs, nil
+}
+
+func (h *herder) ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error) {
+	cs, err := h.lookup(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	return h.info(name, cs), nil
+}
+
+func (h *herder) ConnectorConfig(ctx context.Context, name string) (map[string]string, error) {
+	cs, err := h.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return maps.Clone(cs.Config), nil
+}
+
+// validate checks a connector config the way Kafka Connect does before
+// anything is written.
+func (h *herder) validate(ctx context.Context, config map[string]string) (sdk.ConfigInfos, sdk.Spec, error) {
+	class := strings.TrimSpace(config["connector.class"])
+	if class == "" {
+		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Connector config %s contains no connector type", formatConfig(config))
+	}
+	spec, err := h.loader.Spec(class)
+	if err != nil {
+		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, h.available())
+	}
+	pluginInfos, err := h.loader.Validate(ctx, spec.Class, config)
+	if err != nil {
+		return sdk.ConfigInfos{}, spec, Errorf(KindBadRequest, "Failed to validate the configuration of %s: %v", class, err)
+	}
+	return mergeValidation(spec.Type, spec.Class, config, pluginInfos), spec, nil
+}
+
+func (h *herder) available() string {
+	var names []string
+	for _, s := range h.loader.Specs() {
+		names = append(names, fmt.Sprintf("PluginDesc{klass=%s, name='%s', version='%s', type=%s}", s.Class, s.Class, s.Version, s.Type))
+	}
+	return strings.Join(names, ", ")
+}
+
+func formatConfig(c map[string]string) string {
+	keys := slices.Sorted(maps.Keys(c))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+c[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func (h *herder) PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string) (bool, ConnectorInfo, error) {
+	config = maps.Clone(config)
+	config["name"] = name
+	infos, _, err := h.validate(ctx, config)
+	if err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	if err := validationError(infos); err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	target := ""
+	switch strings.ToUpper(strings.TrimSpace(initialState)) {
+	case "", "RUNNING":
+	case "PAUSED":
+		target = TargetPaused
+	case "STOPPED":
+		target = TargetStopped
+	default:
+		return false, ConnectorInfo{}, Errorf(KindBadRequest, "Invalid initial state %s; must be one of RUNNING, PAUSED or STOPPED", initialState)
+	}
+	var created bool
+	var info ConnectorInfo
+	err = h.do(ctx, func(ctx context.Context) error {
+		cs, exists := h.snapshot()[name]
+		if exists && !allowReplace {
+			return ErrConnectorExists(name)
+		}
+		if !h.assign.leader && !h.assign.all {
+			return Errorf(KindConflict, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
+		}
+		if !exists && target != "" {
+			if err := h.configs.PutTargetState(ctx, name, target); err != nil {
+				return err
+			}
+		}
+		if err := h.configs.PutConnectorConfig(ctx, name, config); err != nil {
+			return err
+		}
+		created = !exists
+		delete(h.failedConnectors, name)
+		cs.Config = config
+		info = h.info(name, cs)
+		if !exists {
+			info.Tasks = []TaskID{}
+		}
+		h.reconcile(ctx)
+		return nil
+	})
+	return created, info, err
+}
+
+func (h *herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
+	cs, err := h.lookup(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	next := maps.Clone(cs.Config)
+	for k, v := range patch {
+		if v == nil {
+			delete(next, k)
+		} else {
+			next[k] = *v
+		}
+	}
+	_, info, err := h.PutConnectorConfig(ctx, name, next, true, "")
+	return info, err
+}
+
+func (h *herder) DeleteConnector(ctx context.Context, name string) error {
+	return h.do(ctx, func(ctx context.Context) error {
+		if _, ok := h.snapshot()[name]; !ok {
+			return ErrUnknownConnector(name)
+		}
+		if err := h.configs.DeleteConnector(ctx, name); err != nil {
+			return err
+		}
+		delete(h.failedConnectors, name)
+		h.reconcile(ctx)
+		return nil
+	})
+}
+
+func (h *herder) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
+	cs, ok := h.snapshot()[name]
+	st, found := h.statuses.Connector(name)
+	if !ok || !found {
+		return ConnectorStateInfo{}, Errorf(KindNotFound, "No status found for connector %s", name)
+	}
+	out := ConnectorStateInfo{Name: name, Connector: st, Tasks: []TaskState{}, Type: h.connectorType(cs.Config)}
+	for _, t := range sortedTasks(h.statuses.Tasks(name)) {
+		if t.ID < len(cs.Tasks) {
+			out.Tasks = append(out.Tasks, t)
+		}
+	}
+	return out, nil
+}
+
+func (h *herder) TaskStatus(ctx context.Context, name string, task int) (TaskState, error) {
+	cs, ok := h.snapshot()[name]
+	if ok && task < len(cs.Tasks) {
+		if st, ok := h.taskStatus(TaskID{Connector: name, Task: task}); ok {
+			return st, nil
+		}
+	}
+	return TaskState{}, Errorf(KindNotFound, "No status found for task %s-%d", name, task)
+}
+
+func (h *herder) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error) {
+	cs, err := h.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	out := []TaskInfo{}
+	for i, tc := range cs.Tasks {
+		out = append(out, TaskInfo{ID: TaskID{Connector: name, Task: i}, Config: maps.Clone(tc)})
+	}
+	return out, nil
+}
+
+func (h *herder) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*ConnectorStateInfo, error) {
+	var out *ConnectorStateInfo
+	err := h.do(ctx, func(ctx context.Context) error {
+		cs, ok := h.snapshot()[name]
+		if !ok {
+			return ErrUnknownConnector(name)
+		}
+		st, _ := h.statuses.Connector(name)
+		restartConn := !onlyFailed || st.State == StateFailed
+		var restartTasks []TaskID
+		if includeTasks {
+			for i := range cs.Tasks {
+				id := TaskID{Connector: name, Task: i}
+				ts, _ := h.taskStatus(id)
+				if !onlyFailed || ts.State == StateFailed {
+					restartTasks = append(restartTasks, id)
+				}
+			}
+		}
+		if includeTasks || onlyFailed {
+			state, _ := h.ConnectorStatus(ctx, name)
+			if restartConn {
+				state.Connector.State = StateRestarting
+			}
+			for i := range state.Tasks {
+				if slices.Contains(restartTasks, TaskID{Connector: name, Task: state.Tasks[i].ID}) {
+					state.Tasks[i].State = StateRestarting
+				}
+			}
+			out = &state
+		}
+		if restartConn && h.mine(name) {
+			h.stopConnector(ctx, name)
+			delete(h.failedConnectors, name)
+			if cs.Target == TargetStarted || cs.Target == "" {
+				h.putConnectorStatus(ctx, name, StateRestarting, "")
+			}
+		}
+		for _, id := range restartTasks {
+			if h.mineTask(id) {
+				h.stopTask(ctx, id)
+				delete(h.failedTasks, id)
+				h.putTaskStatus(ctx, id, StateRestarting, "")
+			}
+		}
+		h.reconcile(ctx)
+		return nil
+	})
+	return out, err
+}
+
+func (h *herder) RestartTask(ctx context.Context, name string, task int) error {
+	return h.do(ctx, func(ctx context.Context) error {
+		cs, ok := h.snapshot()[name]
+		if !ok {
+			return ErrUnknownConnector(name)
+		}
+		id := TaskID{Connector: name, Task: task}
+		if task < 0 || task >= len(cs.Tasks) {
+			return Errorf(KindNotFound, "Task %s-%d not found", name, task)
+		}
+		h.stopTask(ctx, id)
+		delete(h.failedTasks, id)
+		h.reconcile(ctx)
+		return nil
+	})
+}
+
+func (h *herder) setTarget(ctx context.Context, name, target string) error {
+	return h.do(ctx, func(ctx context.Context) error {
+		cs, ok := h.snapshot()[name]
+		if !ok {
+			return ErrUnknownConnector(name)
+		}
+		if target == TargetStopped && len(cs.Tasks) > 0 {
+			if err := h.configs.PutTaskConfigs(ctx, name, nil); err != nil {
+				return err
+			}
+		}
+		if cs.Target == target {
+			return nil
+		}
+		if err := h.configs.PutTargetState(ctx, name, target); err != nil {
+			return err
+		}
+		h.reconcile(ctx)
+		return nil
+	})
+}
+
+func (h *herder) PauseConnector(ctx context.Context, name string) error {
+	return h.setTarget(ctx, name, TargetPaused)
+}
+
+func (h *herder) ResumeConnector(ctx context.Context, name string) error {
+	return h.setTarget(ctx, name, TargetStarted)
+}
+
+func (h *herder) StopConnector(ctx context.Context, name string) error {
+	return h.setTarget(ctx, name, TargetStopped)
+}
+
+func (h *herder) ConnectorTopics(ctx context.Context, name string) ([]string, error) {
+	if !h.cfg.TopicTracking {
+		return nil, Errorf(KindForbidden, "Topic tracking is disabled.")
+	}
+	if _, err := h.lookup(name); err != nil {
+		return nil, err
+	}
+	t := h.statuses.Topics(name)
+	if t == nil {
+		t = []string{}
+	}
+	return t, nil
+}
+
+func (h *herder) ResetConnectorTopics(ctx context.Context, name string) error {
+	if !h.cfg.TopicTracking {
+		return Errorf(KindForbidden, "Topic tracking is disabled.")
+	}
+	if !h.cfg.TopicTrackingReset {
+		return Errorf(KindForbidden, "Topic tracking reset is disabled.")
+	}
+	if _, err := h.lookup(name); err != nil {
+		return err
+	}
+	return h.statuses.ResetTopics(ctx, name)
+}
+
+func (h *herder) Offsets(ctx context.Context, name string) (ConnectorOffsets, error) {
+	cs, err := h.lookup(name)
+	if err != nil {
+		return ConnectorOffsets{}, err
+	}
+	out := ConnectorOffsets{Offsets: []PartitionOffset{}}
+	if h.connectorType(cs.Config) == "sink" {
+		offs, err := h.groups.Fetch(ctx, "connect-"+name)
+		if err != nil {
+			return out, err
+		}
+		for _, tp := range slices.SortedFunc(maps.Keys(offs), compareTP) {
+			out.Offsets = append(out.Offsets, PartitionOffset{
+				Partition: map[string]any{"kafka_topic": tp.Topic, "kafka_partition": tp.Partition},
+				Offset:    map[string]any{"kafka_offset": offs[tp]},
+			})
+		}
+		return out, nil
+	}
+	for _, so := range h.offsets.All(name) {
+		out.Offsets = append(out.Offsets, PartitionOffset{Partition: so.Partition, Offset: so.Offset})
+	}
+	return out, nil
+}
+
+func compareTP(a, b sdk.TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return int(a.Partition - b.Partition)
+}
+
+// mustBeStopped is Kafka Connect's precondition of the offsets writes.
+func (h *herder) mustBeStopped(name string) (ConnectorSnapshot, error) {
+	cs, err := h.lookup(name)
+	if err != nil {
+		return cs, err
+	}
+	if cs.Target != TargetStopped || len(cs.Tasks) > 0 {
+		return cs, Errorf(KindBadRequest, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", name)
+	}
+	return cs, nil
+}
+
+func (h *herder) AlterOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (string, error) {
+	var msg string
+	err := h.do(ctx, func(ctx context.Context) error {
+		cs, err := h.mustBeStopped(name)
+		if err != nil {
+			return err
+		}
+		if len(offsets.Offsets) == 0 {
+			return Errorf(KindBadRequest, "The offsets to be altered may not be null or empty")
+		}
+		if h.connectorType(cs.Config) == "sink" {
+			commit := map[sdk.TopicPartition]int64{}
+			var del []sdk.TopicPartition
+			for _, po := range offsets.Offsets {
+				tp, err := sinkPartition(po.Partition)
+				if err != nil {
+					return err
+				}
+				if po.Offset == nil {
+					del = append(del, tp)
+					continue
+				}
+				off, err := sinkOffset(po.Offset)
+				if err != nil {
+					return err
+				}
+				commit[tp] = off
+			}
+			if len(commit) > 0 {
+				if err := h.groups.Commit(ctx, "connect-"+name, commit); err != nil {
+					return err
+				}
+			}
+			if len(del) > 0 {
+				if err := h.groups.Delete(ctx, "connect-"+name, del); err != nil {
+					return err
+				}
+			}
+		} else {
+			var so []sdk.SourceOffset
+			for _, po := range offsets.Offsets {
+				if po.Partition == nil {
+					return Errorf(KindBadRequest, "The partition for a source connector offset cannot be null or missing")
+				}
+				so = append(so, sdk.SourceOffset{Partition: po.Partition, Offset: po.Offset})
+			}
+			if err := h.offsets.WriteOffsets(ctx, name, so); err != nil {
+				return err
+			}
+		}
+		msg = "The offsets for this connector have been altered successfully"
+		return nil
+	})
+	return msg, err
+}
+
+func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
+	topic, ok := p["kafka_topic"].(string)
+	if !ok || topic == "" {
+		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Kafka topic names must be valid strings and may not be null")
+	}
+	part, err := asInt(p["kafka_partition"])
+	if err != nil {
+		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%v'. Partition values for sink connectors need to be integers.", p["kafka_partition"])
+	}
+	return sdk.TopicPartition{Topic: topic, Partition: int32(part)}, nil
+}
+
+func sinkOffset(o map[string]any) (int64, error) {
+	off, err := asInt(o["kafka_offset"])
+	if err != nil || off < 0 {
+		return 0, Errorf(KindBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%v'. Offset values for sink connectors need to be integers.", o["kafka_offset"])
+	}
+	return off, nil
+}
+
+func asInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case float64:
+		if x != float64(int64(x)) {
+			return 0, fmt.Errorf("not an integer")
+		}
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case int:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	}
+	return 0, fmt.Errorf("not an integer")
+}
+
+func (h *herder) ResetOffsets(ctx context.Context, name string) (string, error) {
+	var msg string
+	err := h.do(ctx, func(ctx context.Context) error {
+		cs, err := h.mustBeStopped(name)
+		if err != nil {
+			return err
+		}
+		if h.connectorType(cs.Config) == "sink" {
+			offs, err := h.groups.Fetch(ctx, "connect-"+name)
+			if err != nil {
+				return err
+			}
+			if len(offs) > 0 {
+				if err := h.groups.Delete(ctx, "connect-"+name, slices.Collect(maps.Keys(offs))); err != nil {
+					return err
+				}
+			}
+		} else {
+			var so []sdk.SourceOffset
+			for _, o := range h.offsets.All(name) {
+				so = append(so, sdk.SourceOffset{Partition: o.Partition})
+			}
+			if len(so) > 0 {
+				if err := h.offsets.WriteOffsets(ctx, name, so); err != nil {
+					return err
+				}
+			}
+		}
+		msg = "The offsets for this connector have been reset successfully"
+		return nil
+	})
+	return msg, err
+}
+
+func (h *herder) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
+	var out []PluginInfo
+	for _, s := range h.loader.Specs() {
+		out = append(out, PluginInfo{Class: s.Class, Type: string(s.Type), Version: s.Version})
+	}
+	if all {
+		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter} {
+			out = append(out, PluginInfo{Class: c, Type: "converter", Version: Version})
+		}
+		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter, SimpleHeaderConverter} {
+			out = append(out, PluginInfo{Class: c, Type: "header_converter", Version: Version})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
+	return out, nil
+}
+
+func (h *herder) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigKeyInfo, error) {
+	spec, err := h.loader.Spec(plugin)
+	if err != nil {
+		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)
+	}
+	return spec.Config, nil
+}
+
+func (h *herder) ValidateConfig(ctx context.Context, plugin string, config map[string]string) (sdk.ConfigInfos, error) {
+	class := strings.TrimSpace(config["connector.class"])
+	if class == "" {
+		return sdk.ConfigInfos{}, Errorf(KindBadRequest, "Connector config %s contains no connector type", formatConfig(config))
+	}
+	ps, err1 := h.loader.Spec(plugin)
+	cs, err2 := h.loader.Spec(class)
+	if err1 == nil && err2 == nil && ps.Class != cs.Class {
+		return sdk.ConfigInfos{}, Errorf(KindBadRequest, "Included connector type %s does not match request type %s", class, plugin)
+	}
+	infos, _, err := h.validate(ctx, config)
+	return infos, err
+}

@@ -1,0 +1,95 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// logLevels backs /admin/loggers. Tributary logs through one slog handler
+// whose level is Root; named loggers are remembered so that GET lists what
+// was set, as Kafka Connect's Log4j-backed endpoint does.
+type logLevels struct {
+	Root *slog.LevelVar
+
+	mu     sync.Mutex
+	levels map[string]LoggerLevel
+}
+
+func newLogLevels() *logLevels {
+	l := &logLevels{Root: new(slog.LevelVar), levels: map[string]LoggerLevel{}}
+	l.levels["root"] = LoggerLevel{Level: "INFO"}
+	return l
+}
+
+// Kafka (Log4j) level names and their slog equivalents.
+var log4jLevels = map[string]slog.Level{
+	"TRACE": slog.LevelDebug - 4, "DEBUG": slog.LevelDebug, "INFO": slog.LevelInfo,
+	"WARN": slog.LevelWarn, "ERROR": slog.LevelError, "FATAL": slog.LevelError + 4, "OFF": slog.LevelError + 8,
+}
+
+func (h *herder) Loggers(ctx context.Context) (map[string]LoggerLevel, error) {
+	h.levels.mu.Lock()
+	defer h.levels.mu.Unlock()
+	out := make(map[string]LoggerLevel, len(h.levels.levels))
+	for k, v := range h.levels.levels {
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (h *herder) Logger(ctx context.Context, name string) (LoggerLevel, error) {
+	h.levels.mu.Lock()
+	defer h.levels.mu.Unlock()
+	if l, ok := h.levels.levels[name]; ok {
+		return l, nil
+	}
+	// Unset loggers inherit the nearest ancestor's level, as in Log4j.
+	for n := name; n != ""; {
+		i := strings.LastIndexByte(n, '.')
+		if i < 0 {
+			break
+		}
+		n = n[:i]
+		if l, ok := h.levels.levels[n]; ok {
+			return LoggerLevel{Level: l.Level}, nil
+		}
+	}
+	return LoggerLevel{Level: h.levels.levels["root"].Level}, nil
+}
+
+func (h *herder) SetLogLevel(ctx context.Context, name, level, scope string) ([]string, error) {
+	lvl := strings.ToUpper(strings.TrimSpace(level))
+	sl, ok := log4jLevels[lvl]
+	if !ok {
+		return nil, Errorf(KindNotFound, "invalid log level '%s'.", level)
+	}
+	now := time.Now().UnixMilli()
+	h.levels.mu.Lock()
+	defer h.levels.mu.Unlock()
+	var affected []string
+	for n := range h.levels.levels {
+		if n == name || strings.HasPrefix(n, name+".") || name == "root" {
+			affected = append(affected, n)
+		}
+	}
+	if _, ok := h.levels.levels[name]; !ok {
+		affected = append(affected, name)
+	}
+	for _, n := range affected {
+		h.levels.levels[n] = LoggerLevel{Level: lvl, LastModified: &now}
+	}
+	// Tributary's own logs follow the most verbose level set anywhere.
+	minLvl := sl
+	for _, l := range h.levels.levels {
+		if v, ok := log4jLevels[l.Level]; ok && v < minLvl {
+			minLvl = v
+		}
+	}
+	h.levels.Root.Set(minLvl)
+	sort.Strings(affected)
+	return affected, nil
+}

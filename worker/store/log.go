@@ -1,0 +1,368 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// ErrClosed is returned by a store's methods after Close.
+var ErrClosed = errors.New("store: closed")
+
+// Options configure one internal-topic store. Brokers and Topic are
+// required.
+type Options struct {
+	// Brokers are the bootstrap servers (bootstrap.servers).
+	Brokers []string
+	// Topic is the internal topic (config.storage.topic, …).
+	Topic string
+	// Partitions used when creating the topic; 0 means the store's default
+	// (config 1, offsets 25, status 5). The config store refuses anything
+	// but 1.
+	Partitions int32
+	// ReplicationFactor used when creating the topic; 0 or -1 means the
+	// broker's default (Kafka Connect's own default is 3).
+	ReplicationFactor int16
+	// TopicConfigs are extra topic configs used when creating the topic
+	// (the config.storage.* … prefixed worker settings); cleanup.policy is
+	// always forced to compact.
+	TopicConfigs map[string]string
+	// ClientOpts are extra franz-go options (TLS, SASL, client id, …) for
+	// the store's client.
+	ClientOpts []kgo.Opt
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// kafkaLog is Kafka Connect's KafkaBasedLog: one topic, every partition
+// consumed from the start; Open returns once everything present is read,
+// after which a goroutine tails the topic and hands every record to apply
+// (serially, in partition order).
+type kafkaLog struct {
+	topic      string
+	partitions int32
+	cl         *kgo.Client
+	adm        *kadm.Client
+	log        *slog.Logger
+	apply      func(*kgo.Record)
+
+	mu       sync.Mutex
+	pos      map[int32]int64 // next offset to read, per partition
+	progress chan struct{}   // closed and replaced whenever pos moves
+	closed   bool
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// openLog creates or verifies the topic, reads it to the end and starts
+// tailing. exactPartitions requires the topic to have exactly
+// defaultPartitions partitions (the config topic).
+func openLog(ctx context.Context, o Options, defaultPartitions int32, exactPartitions bool, apply func(*kgo.Record)) (*kafkaLog, error) {
+	if len(o.Brokers) == 0 {
+		return nil, errors.New("store: no brokers")
+	}
+	if o.Topic == "" {
+		return nil, errors.New("store: no topic")
+	}
+	parts := o.Partitions
+	if parts == 0 {
+		parts = defaultPartitions
+	}
+	if exactPartitions && parts != defaultPartitions {
+		return nil, fmt.Errorf("store: topic %s must have exactly %d partition(s), %d configured", o.Topic, defaultPartitions, parts)
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	opts := append([]kgo.Opt{
+		kgo.SeedBrokers(o.Brokers...),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.DisableIdempotentWrite(),
+		kgo.MaxProduceRequestsInflightPerBroker(1),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(0),
+		// Close waits for an in-flight fetch; keep it short. Tailing latency
+		// does not depend on it (the broker answers as soon as data arrives).
+		kgo.FetchMaxWait(500 * time.Millisecond),
+		// Metadata answers are cached for this long; a topic just created
+		// must become visible quickly.
+		kgo.MetadataMinAge(100 * time.Millisecond),
+	}, o.ClientOpts...)
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("store: client for %s: %w", o.Topic, err)
+	}
+	l := &kafkaLog{
+		topic:    o.Topic,
+		cl:       cl,
+		adm:      kadm.NewClient(cl),
+		log:      lg.With("topic", o.Topic),
+		apply:    apply,
+		pos:      map[int32]int64{},
+		progress: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	n, err := l.ensureTopic(ctx, parts, o.ReplicationFactor, o.TopicConfigs)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	if exactPartitions && n != defaultPartitions {
+		cl.Close()
+		return nil, fmt.Errorf("store: topic %s has %d partitions but must have exactly %d (Kafka Connect requires a single-partition config topic)", o.Topic, n, defaultPartitions)
+	}
+	l.partitions = n
+	offs := make(map[int32]kgo.Offset, n)
+	for p := int32(0); p < n; p++ {
+		offs[p] = kgo.NewOffset().AtStart()
+	}
+	cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: offs})
+	runCtx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	go l.run(runCtx)
+	if err := l.readToEnd(ctx); err != nil {
+		l.close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// ensureTopic creates the topic if missing and verifies it: compact-only
+// cleanup policy. It returns the partition count.
+func (l *kafkaLog) ensureTopic(ctx context.Context, parts int32, rf int16, configs map[string]string) (int32, error) {
+	if rf == 0 {
+		rf = -1
+	}
+	for attempt := 0; ; attempt++ {
+		tds, err := l.adm.ListTopics(ctx, l.topic)
+		if err != nil {
+			return 0, fmt.Errorf("store: describe topic %s: %w", l.topic, err)
+		}
+		td, ok := tds[l.topic]
+		switch {
+		case ok && td.Err == nil && len(td.Partitions) > 0:
+			if err := l.verifyCompact(ctx); err != nil {
+				return 0, err
+			}
+			return int32(len(td.Partitions)), nil
+		case ok && td.Err != nil && !errors.Is(td.Err, kerr.UnknownTopicOrPartition) && !errors.Is(td.Err, kerr.LeaderNotAvailable):
+			return 0, fmt.Errorf("store: describe topic %s: %w", l.topic, td.Err)
+		}
+		if attempt == 0 && (!ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition)) {
+			cfg := map[string]*string{}
+			for k, v := range configs {
+				cfg[k] = &v
+			}
+			compact := "compact"
+			cfg["cleanup.policy"] = &compact
+			resp, err := l.adm.CreateTopic(ctx, parts, rf, cfg, l.topic)
+			if err == nil {
+				err = resp.Err
+			}
+			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+				return 0, fmt.Errorf("store: create topic %s: %w", l.topic, err)
+			}
+			if err == nil {
+				l.log.Info("created internal topic", "partitions", parts, "replication_factor", rf)
+				// Not listed again: franz-go caches metadata answers for a
+				// few seconds, and the broker just confirmed the layout.
+				if resp.NumPartitions > 0 {
+					return resp.NumPartitions, nil
+				}
+				return parts, nil
+			}
+		}
+		if attempt > 50 {
+			return 0, fmt.Errorf("store: topic %s has no partitions after creation", l.topic)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// verifyCompact is TopicAdmin.verifyTopicCleanupPolicyOnlyCompact.
+func (l *kafkaLog) verifyCompact(ctx context.Context) error {
+	rcs, err := l.adm.DescribeTopicConfigs(ctx, l.topic)
+	if err != nil {
+		return fmt.Errorf("store: describe configs of %s: %w", l.topic, err)
+	}
+	rc, err := rcs.On(l.topic, nil)
+	if err != nil {
+		return fmt.Errorf("store: describe configs of %s: %w", l.topic, err)
+	}
+	if rc.Err != nil {
+		return fmt.Errorf("store: describe configs of %s: %w", l.topic, rc.Err)
+	}
+	policy := ""
+	for _, c := range rc.Configs {
+		if c.Key == "cleanup.policy" {
+			policy = c.MaybeValue()
+		}
+	}
+	var set []string
+	for _, p := range strings.Split(policy, ",") {
+		if p = strings.TrimSpace(strings.ToLower(p)); p != "" {
+			set = append(set, p)
+		}
+	}
+	if len(set) != 1 || set[0] != "compact" {
+		return fmt.Errorf("store: topic %s has cleanup.policy=%q; Kafka Connect's internal topics must use cleanup.policy=compact only", l.topic, policy)
+	}
+	return nil
+}
+
+func (l *kafkaLog) run(ctx context.Context) {
+	defer close(l.done)
+	for {
+		fs := l.cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) {
+				l.log.Warn("fetch error", "partition", p, "err", err)
+			}
+		})
+		moved := false
+		fs.EachRecord(func(r *kgo.Record) {
+			l.apply(r)
+			l.mu.Lock()
+			l.pos[r.Partition] = r.Offset + 1
+			l.mu.Unlock()
+			moved = true
+		})
+		if moved {
+			l.mu.Lock()
+			close(l.progress)
+			l.progress = make(chan struct{})
+			l.mu.Unlock()
+		}
+	}
+}
+
+// readToEnd waits until every record present in the topic now has been
+// applied.
+func (l *kafkaLog) readToEnd(ctx context.Context) error {
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	var ends kadm.ListedOffsets
+	for attempt := 0; ; attempt++ {
+		var err error
+		ends, err = l.adm.ListEndOffsets(ctx, l.topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err == nil {
+			break
+		}
+		// A just-created topic may not be in metadata yet.
+		if !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.LeaderNotAvailable) || attempt >= 100 {
+			return fmt.Errorf("store: end offsets of %s: %w", l.topic, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: end offsets of %s: %w", l.topic, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	want := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			want[o.Partition] = o.Offset
+		}
+	})
+	if len(want) > 0 {
+		// A partition whose records were all deleted has start == end.
+		starts, err := l.adm.ListStartOffsets(ctx, l.topic)
+		if err == nil {
+			starts.Each(func(o kadm.ListedOffset) {
+				if o.Err == nil && o.Offset >= want[o.Partition] {
+					delete(want, o.Partition)
+				}
+			})
+		}
+	}
+	for {
+		l.mu.Lock()
+		behind := false
+		for p, end := range want {
+			if l.pos[p] < end {
+				behind = true
+				break
+			}
+		}
+		ch, closed := l.progress, l.closed
+		l.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		if !behind {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: read %s to end: %w", l.topic, ctx.Err())
+		case <-ch:
+		case <-l.done:
+			return ErrClosed
+		}
+	}
+}
+
+// send produces the records (partition already set) and waits for the
+// broker's acks.
+func (l *kafkaLog) send(ctx context.Context, recs ...*kgo.Record) error {
+	for _, r := range recs {
+		r.Topic = l.topic
+	}
+	if err := l.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		return fmt.Errorf("store: write to %s: %w", l.topic, err)
+	}
+	return nil
+}
+
+// keyed builds a record partitioned like the Java default partitioner.
+func (l *kafkaLog) keyed(key string, value []byte) *kgo.Record {
+	k := []byte(key)
+	return &kgo.Record{Key: k, Value: value, Partition: KeyPartition(k, l.partitions)}
+}
+
+func (l *kafkaLog) close() {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
+	l.closed = true
+	l.mu.Unlock()
+	l.cancel()
+	<-l.done
+	l.cl.Close()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,295 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/worker/convert"
+	"github.com/tributary-dev/tributary/worker/store"
+	"github.com/tributary-dev/tributary/worker/task"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Options are the parts of a worker that are not in its properties.
+type Options struct {
+	// Logger receives the worker's logs; default slog.Default().
+	Logger *slog.Logger
+	// LogLevel, if set, is changed by the /admin/loggers endpoint.
+	LogLevel *slog.LevelVar
+	// RESTAddr is the address the REST listener is bound to; it names the
+	// worker (worker_id) unless rest.advertised.* say otherwise.
+	RESTAddr net.Addr
+	// Loader runs connectors; default: a plugins.Host serving the built-in
+	// connectors by re-executing this binary plus plugin.path.
+	Loader plugins.Loader
+}
+
+// Worker is one connect worker: stores, plugin host, herder and membership.
+// Serve its Herder over HTTP with package restapi.
+type Worker struct {
+	cfg    Config
+	opts   Options
+	logger *slog.Logger
+	h      *herder
+	id     string
+}
+
+// New checks the configuration and prepares a worker; Run starts it.
+func New(cfg Config, opts Options) (*Worker, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.RESTAddr == nil {
+		return nil, errors.New("worker: the REST listener's address is required")
+	}
+	if _, err := convert.New(cfg.KeyConverter, true, cfg.KeyConverterConfig); err != nil {
+		return nil, fmt.Errorf("worker: key.converter: %w", err)
+	}
+	if _, err := convert.New(cfg.ValueConverter, false, cfg.ValueConverterConfig); err != nil {
+		return nil, fmt.Errorf("worker: value.converter: %w", err)
+	}
+	w := &Worker{cfg: cfg, opts: opts, id: cfg.WorkerID(opts.RESTAddr)}
+	w.logger = opts.Logger.With("worker", w.id)
+	for prefix, props := range map[string]map[string]string{"": cfg.ClientConfig, "producer.": cfg.ProducerConfig, "consumer.": cfg.ConsumerConfig, "admin.": cfg.AdminConfig} {
+		_, ignored, err := kafkaClientOpts(props)
+		if err != nil {
+			return nil, fmt.Errorf("worker: %s%w", prefix, err)
+		}
+		for _, k := range ignored {
+			w.logger.Warn("client property has no equivalent here and is ignored", "property", prefix+k)
+		}
+	}
+	w.h = newHerder(cfg, w.logger, w.id)
+	if opts.LogLevel != nil {
+		w.h.levels.Root = opts.LogLevel
+	}
+	return w, nil
+}
+
+// Herder is what the REST API serves.
+func (w *Worker) Herder() Herder { return w.h }
+
+// ID is the worker id (advertised host:port).
+func (w *Worker) ID() string { return w.id }
+
+func (w *Worker) clientOpts(extra map[string]string) []kgo.Opt {
+	// A short metadata min age lets clients see topics created a moment
+	// ago (internal topics at start, auto-created topics) without waiting
+	// for franz-go's default 5 s.
+	opts := []kgo.Opt{kgo.SeedBrokers(w.cfg.BootstrapServers...), kgo.MetadataMinAge(100 * time.Millisecond)}
+	merged := map[string]string{}
+	for k, v := range w.cfg.ClientConfig {
+		merged[k] = v
+	}
+	for k, v := range extra {
+		merged[k] = v
+	}
+	more, _, _ := kafkaClientOpts(merged) // checked in New
+	return append(opts, more...)
+}
+
+// Run starts the worker and blocks until ctx is cancelled, then stops every
+// task (flushing offsets) and leaves the group.
+func (w *Worker) Run(ctx context.Context) error {
+	start := time.Now()
+	log := w.logger
+	w.h.stage.Store("connecting to the Kafka cluster")
+	adminCl, err := kgo.NewClient(w.clientOpts(w.cfg.AdminConfig)...)
+	if err != nil {
+		return fmt.Errorf("worker: admin client: %w", err)
+	}
+	defer adminCl.Close()
+	adm := kadm.NewClient(adminCl)
+	md, err := adm.BrokerMetadata(ctx)
+	if err != nil {
+		return fmt.Errorf("worker: cannot reach the Kafka cluster at %s: %w (check bootstrap.servers)", strings.Join(w.cfg.BootstrapServers, ","), err)
+	}
+	w.h.clusterID = md.Cluster
+	w.h.groups = kadmGroups{adm: adm}
+
+	w.h.stage.Store("reading the internal topics")
+	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string) store.Options {
+		return store.Options{Brokers: w.cfg.BootstrapServers, Topic: topic, Partitions: parts, ReplicationFactor: rf,
+			TopicConfigs: settings, ClientOpts: w.clientOpts(nil)[1:], Logger: log}
+	}
+	updates := newConfigUpdates()
+	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings),
+		func(store.ConfigEvent) { notify(updates) })
+	if err != nil {
+		return fmt.Errorf("worker: config topic %s: %w", w.cfg.ConfigTopic, err)
+	}
+	defer cfgStore.Close()
+	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings))
+	if err != nil {
+		return fmt.Errorf("worker: offset topic %s: %w", w.cfg.OffsetTopic, err)
+	}
+	defer offStore.Close()
+	statStore, err := store.OpenStatusStore(ctx, storeOpts(w.cfg.StatusTopic, w.cfg.StatusPartitions, w.cfg.StatusReplication, w.cfg.StatusTopicSettings))
+	if err != nil {
+		return fmt.Errorf("worker: status topic %s: %w", w.cfg.StatusTopic, err)
+	}
+	defer statStore.Close()
+	statuses := &statusAdapter{s: statStore}
+	w.h.configs = &configAdapter{s: cfgStore, updates: updates}
+	w.h.statuses = statuses
+	w.h.offsets = offsetAdapter{s: offStore}
+
+	w.h.stage.Store("starting the plugin host")
+	loader := w.opts.Loader
+	if loader == nil {
+		self, err := plugins.SelfCommand()
+		if err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+		host, err := plugins.NewHost(ctx, plugins.Config{PluginPath: w.cfg.PluginPath, Builtin: self, Logger: log,
+			StopTimeout: w.cfg.TaskShutdownTimeout})
+		if err != nil {
+			return fmt.Errorf("worker: plugins: %w", err)
+		}
+		loader = host
+	}
+	w.h.loader = loader
+	w.h.startTask = w.taskStarter(offStore, statuses)
+
+	herderDone := make(chan struct{})
+	hctx, stopHerder := context.WithCancel(context.Background())
+	go func() { defer close(herderDone); w.h.run(hctx) }()
+	defer func() { stopHerder(); <-herderDone }()
+
+	w.h.stage.Store("joining the worker group")
+	memberDone, err := w.joinGroup(ctx)
+	if err != nil {
+		return err
+	}
+	log.Info("worker started", "group", w.cfg.GroupID, "startup", time.Since(start).Round(time.Millisecond))
+	<-ctx.Done()
+	log.Info("worker stopping")
+	stopHerder()
+	<-herderDone
+	<-memberDone
+	return nil
+}
+
+// joinGroup runs the worker's group membership. For now a worker assigns
+// itself everything it reads from the config topic.
+func (w *Worker) joinGroup(ctx context.Context) (<-chan struct{}, error) {
+	done := make(chan struct{})
+	w.h.setAssignment(assignment{generation: 1, leader: true, all: true})
+	go func() { <-ctx.Done(); close(done) }()
+	return done, nil
+}
+
+// converters builds a task's converters: the connector's own settings when
+// it names a converter, else the worker's.
+func (w *Worker) converters(conn map[string]string) (key, value convert.Converter, header convert.HeaderConverter, err error) {
+	pick := func(name, workerClass string, workerConf map[string]string) (string, map[string]string) {
+		if c := strings.TrimSpace(conn[name]); c != "" {
+			return c, convert.Prefixed(conn, name+".")
+		}
+		return workerClass, workerConf
+	}
+	kc, kconf := pick("key.converter", w.cfg.KeyConverter, w.cfg.KeyConverterConfig)
+	vc, vconf := pick("value.converter", w.cfg.ValueConverter, w.cfg.ValueConverterConfig)
+	hc, hconf := pick("header.converter", w.cfg.HeaderConverter, w.cfg.HeaderConverterConfig)
+	if key, err = convert.New(kc, true, kconf); err != nil {
+		return nil, nil, nil, fmt.Errorf("key.converter: %w", err)
+	}
+	if value, err = convert.New(vc, false, vconf); err != nil {
+		return nil, nil, nil, fmt.Errorf("value.converter: %w", err)
+	}
+	if header, err = convert.NewHeader(hc, hconf); err != nil {
+		return nil, nil, nil, fmt.Errorf("header.converter: %w", err)
+	}
+	return key, value, header, nil
+}
+
+func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) taskStarter {
+	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, report func(state, trace string)) (taskRunner, error) {
+		key, value, header, err := w.converters(conn)
+		if err != nil {
+			return nil, err
+		}
+		info := sdk.TaskInfo{Connector: id.Connector, Task: id.Task}
+		reporter := task.StatusReporterFunc(func(_ sdk.TaskInfo, st task.State, terr *sdk.TaskError) {
+			trace := ""
+			if terr != nil {
+				trace = terr.Trace
+				if trace == "" {
+					trace = terr.Message
+				}
+			}
+			report(string(st), trace)
+		})
+		switch spec.Type {
+		case "source":
+			st, err := w.h.loader.StartSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector))
+			if err != nil {
+				return nil, err
+			}
+			r, err := task.NewSource(task.SourceConfig{Info: info, Task: st, Key: key, Value: value, Header: header,
+				// The Java producer lets the broker auto-create topics
+				// (allow.auto.create.topics), and so does this one.
+				ClientOpts: append(w.clientOpts(w.cfg.ProducerConfig), kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter,
+				FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
+			if err != nil {
+				st.Stop(ctx)
+				return nil, err
+			}
+			if paused {
+				r.Pause()
+			}
+			r.Start()
+			return r, nil
+		case "sink":
+			var topics []string
+			for _, t := range strings.Split(conn["topics"], ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					topics = append(topics, t)
+					statuses.noteTopic(id.Connector, t)
+				}
+			}
+			st, err := w.h.loader.StartSinkTask(ctx, spec.Class, info, withTopics(tc, conn))
+			if err != nil {
+				return nil, err
+			}
+			r, err := task.NewSink(task.SinkConfig{Info: info, Task: st, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]),
+				Key: key, Value: value, Header: header, ClientOpts: w.clientOpts(w.cfg.ConsumerConfig), Status: reporter,
+				FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
+			if err != nil {
+				st.Stop(ctx)
+				return nil, err
+			}
+			if paused {
+				r.Pause()
+			}
+			r.Start()
+			return r, nil
+		}
+		return nil, fmt.Errorf("connector class %s has unknown type %q", spec.Class, spec.Type)
+	}
+}
+
+// withTopics gives sink tasks the connector's topics settings, as Kafka
+// Connect's Worker does.
+func withTopics(tc, conn map[string]string) map[string]string {
+	out := make(map[string]string, len(tc)+2)
+	for k, v := range tc {
+		out[k] = v
+	}
+	for _, k := range []string{"topics", "topics.regex"} {
+		if v, ok := conn[k]; ok {
+			if _, set := out[k]; !set {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
