@@ -121,8 +121,26 @@ func (w *Worker) Run(ctx context.Context) error {
 			TopicConfigs: settings, ClientOpts: w.clientOpts(nil)[1:], Logger: log}
 	}
 	updates := newConfigUpdates()
+	rejoin := make(chan struct{}, 1)
+	known := map[string]bool{} // connectors seen, owned by the store's tailing goroutine
 	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings),
-		func(store.ConfigEvent) { notify(updates) })
+		func(ev store.ConfigEvent) {
+			notify(updates)
+			// Rebalance when the work to assign changed: a connector
+			// appeared or went, or its tasks were (re)committed.
+			switch ev.Kind {
+			case store.ConnectorConfigUpdated:
+				if !known[ev.Connector] {
+					known[ev.Connector] = true
+					notify(rejoin)
+				}
+			case store.ConnectorRemoved:
+				delete(known, ev.Connector)
+				notify(rejoin)
+			case store.TaskConfigsCommitted:
+				notify(rejoin)
+			}
+		})
 	if err != nil {
 		return fmt.Errorf("worker: config topic %s: %w", w.cfg.ConfigTopic, err)
 	}
@@ -165,7 +183,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer func() { stopHerder(); <-herderDone }()
 
 	w.h.stage.Store("joining the worker group")
-	memberDone, err := w.joinGroup(ctx)
+	memberDone, err := w.joinGroup(ctx, cfgStore, rejoin)
 	if err != nil {
 		return err
 	}
@@ -176,15 +194,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-herderDone
 	<-memberDone
 	return nil
-}
-
-// joinGroup runs the worker's group membership. For now a worker assigns
-// itself everything it reads from the config topic.
-func (w *Worker) joinGroup(ctx context.Context) (<-chan struct{}, error) {
-	done := make(chan struct{})
-	w.h.setAssignment(assignment{generation: 1, leader: true, all: true})
-	go func() { <-ctx.Done(); close(done) }()
-	return done, nil
 }
 
 // converters builds a task's converters: the connector's own settings when

@@ -23,6 +23,7 @@ func TributaryBroker(t testing.TB, mutate ...func(*broker.Config)) *Broker {
 	cfg := broker.DefaultConfig()
 	cfg.Listener = "127.0.0.1:0"
 	cfg.LogDir = t.TempDir()
+	cfg.GroupInitialRebalanceDelay = 0 // as the harness's Apache Kafka: no 3 s wait for a group's first member
 	if testing.Verbose() {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
