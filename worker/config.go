@@ -59,9 +59,8 @@ type Config struct {
 
 // workerKeys are the keys FromProperties understands, besides the prefixed
 // families; anything else produces a warning.
-var workerKeys = map[string]bool{}
-
-func init() {
+var workerKeys = func() map[string]bool {
+	m := map[string]bool{}
 	for _, k := range []string{
 		"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic",
 		"config.storage.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor",
@@ -78,9 +77,10 @@ func init() {
 		"metrics.sample.window.ms", "metrics.num.samples", "metrics.recording.level", "metric.reporters",
 		"key.converter.schemas.enable", "value.converter.schemas.enable", "response.http.headers.config",
 	} {
-		workerKeys[k] = true
+		m[k] = true
 	}
-}
+	return m
+}()
 
 // clientKeys are unprefixed Kafka client settings that apply to every client.
 var clientKeys = map[string]bool{

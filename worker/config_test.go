@@ -1,0 +1,92 @@
+package worker
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-dev/tributary/internal/properties"
+)
+
+func validProps() properties.Properties {
+	return properties.Properties{
+		"bootstrap.servers": "127.0.0.1:9092", "group.id": "g",
+		"config.storage.topic": "c", "offset.storage.topic": "o", "status.storage.topic": "s",
+		"key.converter": JSONConverter, "value.converter": JSONConverter,
+	}
+}
+
+func TestFromPropertiesDefaultsAndPrefixes(t *testing.T) {
+	p := validProps()
+	p["value.converter.schemas.enable"] = "false"
+	p["producer.linger.ms"] = "5"
+	p["consumer.session.timeout.ms"] = "6000"
+	p["offset.storage.cleanup.policy"] = "compact"
+	p["listeners"] = "http://127.0.0.1:18083"
+	p["offset.flush.interval.ms"] = "1000"
+	p["no.such.key"] = "x"
+	c, warnings, err := FromProperties(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OffsetPartitions != 25 || c.StatusPartitions != 5 || c.ConfigReplication != 3 {
+		t.Errorf("defaults: %+v", c)
+	}
+	if c.ValueConverterConfig["schemas.enable"] != "false" || c.ProducerConfig["linger.ms"] != "5" ||
+		c.ConsumerConfig["session.timeout.ms"] != "6000" || c.OffsetTopicSettings["cleanup.policy"] != "compact" {
+		t.Errorf("prefixed settings not split: %+v", c)
+	}
+	if c.Listener != "127.0.0.1:18083" || c.OffsetFlushInterval != time.Second {
+		t.Errorf("listener %q flush %v", c.Listener, c.OffsetFlushInterval)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "no.such.key") {
+		t.Errorf("warnings %v", warnings)
+	}
+}
+
+func TestFromPropertiesErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		key, value, want string
+	}{
+		"missing group":      {"group.id", "", "group.id: missing required"},
+		"bad flush":          {"offset.flush.interval.ms", "soon", "offset.flush.interval.ms"},
+		"bad listener":       {"listeners", "https://x:1", "only http"},
+		"bad rf":             {"config.storage.replication.factor", "0", "replication factor"},
+		"same topics":        {"status.storage.topic", "c", "must differ"},
+		"bad protocol":       {"connect.protocol", "fast", "eager, compatible or sessioned"},
+		"heartbeat too long": {"heartbeat.interval.ms", "20000", "lower than session.timeout.ms"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := validProps()
+			p[tc.key] = tc.value
+			_, _, err := FromProperties(p)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEnvOverrides(t *testing.T) {
+	p := EnvOverrides([]string{"CONNECT_BOOTSTRAP_SERVERS=b:9092", "CONNECT_CONFIG_STORAGE_TOPIC=cfg",
+		"CONNECT_PRODUCER_CLIENT__ID=x", "CONNECT_A___B=y", "PATH=/bin"})
+	want := map[string]string{"bootstrap.servers": "b:9092", "config.storage.topic": "cfg", "producer.client-id": "x", "a_b": "y"}
+	if len(p) != len(want) {
+		t.Fatalf("got %v", p)
+	}
+	for k, v := range want {
+		if p[k] != v {
+			t.Errorf("%s = %q, want %q", k, p[k], v)
+		}
+	}
+}
+
+func TestKafkaClientOpts(t *testing.T) {
+	opts, ignored, err := kafkaClientOpts(map[string]string{"linger.ms": "5", "acks": "1", "compression.type": "zstd", "ssl.truststore.location": "/x"})
+	if err != nil || len(opts) != 4 || len(ignored) != 1 {
+		t.Fatalf("opts %d ignored %v err %v", len(opts), ignored, err)
+	}
+	if _, _, err := kafkaClientOpts(map[string]string{"acks": "2"}); err == nil {
+		t.Fatal("acks=2 accepted")
+	}
+}
