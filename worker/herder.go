@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -347,7 +346,7 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 		return
 	}
 	if len(tcs) > maxTasks && !strings.EqualFold(strings.TrimSpace(cs.Config["tasks.max.enforce"]), "false") {
-		h.failConnector(ctx, name, cs.Config, fmt.Errorf("The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create. This behavior should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.", name, len(tcs), maxTasks))
+		h.failConnector(ctx, name, cs.Config, Errorf(KindInternal, "The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create. This behavior should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.", name, len(tcs), maxTasks))
 		h.stopConnector(ctx, name)
 		return
 	}
