@@ -296,7 +296,7 @@ func (m *rawMember) join(ctx context.Context, group string) error {
 	for {
 		req := kmsg.NewPtrJoinGroupRequest()
 		req.Group, req.MemberID, req.ProtocolType = group, m.id, "connect"
-		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 1000, 5000
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 3000, 10000
 		req.Protocols = []kmsg.JoinGroupRequestProtocol{
 			{Name: "sessioned", Metadata: []byte("url=" + m.cl.OptValue(kgo.ClientID).(string))},
 			{Name: "compatible", Metadata: []byte("old")},
