@@ -29,7 +29,7 @@ func fastGroups(c *Config) {
 func groupOpts(group string, topics ...string) []kgo.Opt {
 	return []kgo.Opt{
 		kgo.ConsumerGroup(group), kgo.ConsumeTopics(topics...),
-		kgo.SessionTimeout(1500 * time.Millisecond), kgo.HeartbeatInterval(100 * time.Millisecond),
+		kgo.SessionTimeout(3 * time.Second), kgo.HeartbeatInterval(100 * time.Millisecond),
 		kgo.RebalanceTimeout(5 * time.Second),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 	}

@@ -37,7 +37,7 @@ func TestGroupOffsetsSurviveKill9(t *testing.T) {
 	// A group consumer reads 20 records and commits them.
 	groupOpts := []kgo.Opt{kgo.ConsumerGroup("crash-group"), kgo.ConsumeTopics("crash-offsets"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
-		kgo.SessionTimeout(2 * time.Second), kgo.HeartbeatInterval(200 * time.Millisecond)}
+		kgo.SessionTimeout(4 * time.Second), kgo.HeartbeatInterval(200 * time.Millisecond)}
 	cons := crashClient(t, p.Addr(), groupOpts...)
 	var recs []*kgo.Record
 	for len(recs) < 20 {
