@@ -21,7 +21,8 @@ func pluginCommand() command {
 			if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 				fmt.Fprint(stdout, `Usage: tributary plugin
 
-Serves the built-in connectors (FileStreamSource, FileStreamSink, Datagen)
+Serves the built-in connectors (FileStreamSource, FileStreamSink, Datagen,
+DiscardSink)
 over the Tributary plugin protocol. Workers start this command themselves;
 it refuses to run without the handshake environment a worker provides.
 `)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary-dev/tributary/sdk/schema"
@@ -25,6 +26,9 @@ type JSONConverter struct {
 	mu              sync.Mutex
 	schemaJSON      map[*schema.Schema][]byte // FromConnect cache
 	schemaFromBytes map[string]*schema.Schema // ToConnect cache
+	// lastSchema holds the bytes of the last envelope schema ToConnect
+	// parsed, for the next record's envelope to skip re-validating it.
+	lastSchema atomic.Pointer[[]byte]
 }
 
 // NewJSON returns a JsonConverter configured with Kafka's settings:
@@ -636,13 +640,36 @@ func (c *JSONConverter) ToConnect(_ string, b []byte) (*schema.Schema, any, erro
 		return nil, nil, nil
 	}
 	if !c.schemas {
-		v, err := decodeJSON(b)
-		if err != nil {
-			return nil, nil, err
+		v, ok := fastDecode(b)
+		if !ok {
+			var err error
+			if v, err = decodeJSON(b); err != nil {
+				return nil, nil, err
+			}
 		}
 		out, err := c.toConnect(nil, v, 0)
 		return nil, out, err
 	}
+	var known []byte
+	if p := c.lastSchema.Load(); p != nil {
+		known = *p
+	}
+	if raw, payload, ok := fastEnvelope(b, known); ok {
+		s, err := c.schemaCached(raw)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !bytes.Equal(raw, known) {
+			keep := bytes.Clone(raw)
+			c.lastSchema.Store(&keep)
+		}
+		v, err := c.toConnect(s, payload, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, v, nil
+	}
+	// Not a well-formed envelope: encoding/json finds the error to report.
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(b, &env); err != nil || len(env) != 2 || env["schema"] == nil || env["payload"] == nil {
 		if err != nil && !isObject(b) {
@@ -896,7 +923,15 @@ func (c *JSONConverter) toConnect(s *schema.Schema, v any, depth int) (any, erro
 		if !ok {
 			return nil, typeErr(s, v)
 		}
-		bits := map[schema.Type]int{schema.TypeInt8: 8, schema.TypeInt16: 16, schema.TypeInt32: 32, schema.TypeInt64: 64}[s.Type]
+		bits := 64
+		switch s.Type {
+		case schema.TypeInt8:
+			bits = 8
+		case schema.TypeInt16:
+			bits = 16
+		case schema.TypeInt32:
+			bits = 32
+		}
 		x, err := strconv.ParseInt(string(n), 10, bits)
 		if err != nil {
 			return nil, fmt.Errorf("convert: %v: %w", s.Type, err)

@@ -3,6 +3,7 @@ package task
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +11,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-dev/tributary/connectors/datagen"
+	"github.com/tributary-dev/tributary/connectors/discard"
+	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -64,9 +67,36 @@ func (d *discardSink) Flush(_ context.Context, o map[sdk.TopicPartition]int64) (
 func (d *discardSink) Rewinds() map[sdk.TopicPartition]int64 { return nil }
 func (d *discardSink) Stop(context.Context) error            { return nil }
 
+// countingSink wraps a plugin sink task and counts the records Put to it,
+// remembering when the first batch arrived (after the group join).
+type countingSink struct {
+	plugins.SinkTask
+	n     atomic.Int64
+	first atomic.Int64 // unix nanos of the first Put
+}
+
+func (c *countingSink) Put(ctx context.Context, r []sdk.SinkRecord) error {
+	c.first.CompareAndSwap(0, time.Now().UnixNano())
+	err := c.SinkTask.Put(ctx, r)
+	c.n.Add(int64(len(r)))
+	return err
+}
+
 // BenchmarkSink: bundled broker → sink runner (JsonConverter, schemas
-// enabled, 1 KiB payload) → a sink that discards.
+// enabled, a 1 KiB datagen record) → a sink that discards: task=direct is a
+// Go SinkTask in the runner, task=inprocess the DiscardSink connector
+// through the in-process loader, task=plugin the DiscardSink connector in a
+// plugin process (this test binary). Timed from the first Put (the group
+// join is excluded) until a Flush after the last record returned. Run:
+//
+//	go test -run '^$' -bench BenchmarkSink -benchtime 300000x ./worker/task
 func BenchmarkSink(b *testing.B) {
+	for _, kind := range []string{"direct", "inprocess", "plugin"} {
+		b.Run("task="+kind, func(b *testing.B) { benchSink(b, kind) })
+	}
+}
+
+func benchSink(b *testing.B, kind string) {
 	addr := startBroker(b)
 	createTopic(b, addr, "bench", 1)
 	n := b.N
@@ -75,34 +105,68 @@ func BenchmarkSink(b *testing.B) {
 		b.Fatal(err)
 	}
 	val := jsonConv(b, true)
-	cfg := datagen.Config{Topic: "bench", PayloadBytes: 1024, Keys: 1000}
+	cfg := datagen.Config{Topic: "bench", PayloadBytes: 960, Keys: 1000}
 	rec := datagen.Record(cfg, 0)
 	v, err := val.FromConnect("bench", rec.ValueSchema, rec.Value)
 	if err != nil {
 		b.Fatal(err)
 	}
+	k, err := val.FromConnect("bench", rec.KeySchema, rec.Key)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for i := 0; i < n; i++ {
-		cl.Produce(context.Background(), &kgo.Record{Value: v}, nil)
+		cl.Produce(context.Background(), &kgo.Record{Key: k, Value: v}, nil)
 	}
 	if err := cl.Flush(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	cl.Close()
-	d := &discardSink{}
-	r, err := NewSink(SinkConfig{Info: sdk.TaskInfo{Connector: "bench"}, Task: d, Topics: []string{"bench"},
-		Key: jsonConv(b, false), Value: val, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
-		FlushInterval: time.Second, Logger: quietLogger()})
+	info := sdk.TaskInfo{Connector: "bench"}
+	var pt plugins.SinkTask
+	switch kind {
+	case "direct":
+		pt = &discardSink{}
+	case "inprocess", "plugin":
+		var l plugins.Loader = loader(b)
+		if kind == "plugin" {
+			exe, err := os.Executable()
+			if err != nil {
+				b.Fatal(err)
+			}
+			h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe}, Logger: quietLogger()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			l = h
+		}
+		if pt, err = l.StartSinkTask(context.Background(), discard.Class, info, map[string]string{"topics": "bench"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	d := &countingSink{SinkTask: pt}
+	r, err := NewSink(SinkConfig{Info: info, Task: d, Topics: []string{"bench"},
+		Key: val, Value: val, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
+		FlushInterval: time.Minute, Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(len(v)))
+	b.SetBytes(int64(len(k) + len(v)))
 	b.ReportAllocs()
-	b.ResetTimer()
-	start := time.Now()
 	r.Start()
+	for d.first.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	b.ResetTimer()
+	start := time.Unix(0, d.first.Load())
 	for d.n.Load() < int64(n) {
 		time.Sleep(2 * time.Millisecond)
 	}
+	r.mu.Lock()
+	if err := r.flushCommit(context.Background(), nil); err != nil {
+		b.Fatal(err)
+	}
+	r.mu.Unlock()
 	el := time.Since(start)
 	b.StopTimer()
 	b.ReportMetric(float64(n)/el.Seconds(), "records/s")

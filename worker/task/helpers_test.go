@@ -18,11 +18,15 @@ import (
 	"github.com/tributary-dev/tributary/connectors"
 	"github.com/tributary-dev/tributary/integration/harness"
 	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(pluginpb.MagicCookieKey) != "" { // started as a plugin by BenchmarkSink
+		sdk.Serve(connectors.All()...)
+	}
 	goleak.VerifyTestMain(m,
 		// The bundled broker's background goroutines end in t.Cleanup.
 		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"))

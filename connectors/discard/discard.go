@@ -1,0 +1,49 @@
+// Package discard is a sink connector that drops every record: the
+// measuring end of benchmarks (datagen → topic → discard) and a way to
+// consume a topic without writing anywhere. Flush reports everything it was
+// given as durable, so the consumer group's committed offsets follow what
+// the task received.
+package discard
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// Class is the connector class.
+const Class = "dev.tributary.connect.discard.DiscardSinkConnector"
+
+// Config is the discard sink's configuration (the topics to read are the
+// framework's topics or topics.regex setting).
+type Config struct{}
+
+// Received counts the records Put to discard tasks of this process (for
+// in-process tests and benchmarks).
+var Received atomic.Int64
+
+// Connector returns the DiscardSink connector.
+func Connector() sdk.Connector {
+	return sdk.SinkConnector[Config]{
+		Class:   Class,
+		Version: "0.1.0",
+		Doc:     "Drops every record; reports everything delivered as durable.",
+		NewTask: func(Config) sdk.SinkTask { return task{} },
+	}
+}
+
+type task struct{}
+
+func (task) Open(context.Context, sdk.SinkTaskContext) error { return nil }
+
+func (task) Put(_ context.Context, records []sdk.SinkRecord) error {
+	Received.Add(int64(len(records)))
+	return nil
+}
+
+func (task) Flush(_ context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	return offsets, nil
+}
+
+func (task) Close(context.Context) error { return nil }

@@ -1,0 +1,446 @@
+package convert
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+)
+
+// A single-pass JSON reader for the sink hot path. It builds the same values
+// as decodeJSON (encoding/json with UseNumber: map[string]any, []any,
+// string, json.Number, bool, nil) in one scan of the input, without
+// encoding/json's validation pass, Decoder buffer copy and literal rescans.
+// It only ever succeeds on input that decodeJSON accepts with the same
+// result; on anything else (malformed input, trailing data, very deep
+// nesting) it reports !ok and callers fall back to the encoding/json path,
+// which produces the error messages users see. Strings with escapes or
+// non-ASCII bytes are handed to encoding/json, so unescaping and the
+// replacement of invalid UTF-8 are exactly encoding/json's.
+
+// fastMaxDepth bounds nesting; deeper input takes the slow path.
+const fastMaxDepth = 1000
+
+type fastReader struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (r *fastReader) ws() {
+	for r.i < len(r.b) && isSpace(r.b[r.i]) {
+		r.i++
+	}
+}
+
+// fastDecode decodes b, which must hold exactly one JSON value (surrounding
+// whitespace allowed).
+func fastDecode(b []byte) (any, bool) {
+	r := fastReader{b: b}
+	v, ok := r.value()
+	if !ok {
+		return nil, false
+	}
+	r.ws()
+	return v, r.i == len(b)
+}
+
+// value reads the value at r.i (leading whitespace allowed).
+func (r *fastReader) value() (any, bool) {
+	r.ws()
+	if r.i >= len(r.b) {
+		return nil, false
+	}
+	switch c := r.b[r.i]; {
+	case c == '{':
+		return r.object()
+	case c == '[':
+		return r.array()
+	case c == '"':
+		return r.str()
+	case c == 't':
+		return true, r.lit("true")
+	case c == 'f':
+		return false, r.lit("false")
+	case c == 'n':
+		return nil, r.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		s, ok := r.number()
+		if !ok {
+			return nil, false
+		}
+		return json.Number(s), true
+	}
+	return nil, false
+}
+
+func (r *fastReader) lit(s string) bool {
+	if len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
+		return false
+	}
+	r.i += len(s)
+	return true
+}
+
+// number scans a JSON number at r.i.
+func (r *fastReader) number() (string, bool) {
+	start := r.i
+	if _, ok := r.numberSpan(); !ok {
+		return "", false
+	}
+	return string(r.b[start:r.i]), true
+}
+
+// strEnd returns the index just past the closing quote of the string
+// starting at r.b[r.i] (a quote), validating escapes and rejecting control
+// characters; plain reports a string without escapes or non-ASCII bytes.
+func (r *fastReader) strEnd() (end int, plain, ok bool) {
+	b := r.b
+	plain = true
+	for i := r.i + 1; i < len(b); i++ {
+		// Eight bytes at a time while none is a quote, a backslash, a
+		// control character or non-ASCII.
+		for i+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
+		c := b[i]
+		switch {
+		case c == '"':
+			return i + 1, plain, true
+		case c < 0x20:
+			return 0, false, false
+		case c == '\\':
+			plain = false
+			i++
+			if i >= len(b) {
+				return 0, false, false
+			}
+			switch b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(b) {
+					return 0, false, false
+				}
+				for _, h := range b[i+1 : i+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return 0, false, false
+					}
+				}
+				i += 4
+			default:
+				return 0, false, false
+			}
+		case c >= 0x80:
+			plain = false
+		}
+	}
+	return 0, false, false
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+func hasZeroByte(x uint64) bool { return (x-ones)&^x&highs != 0 }
+
+// special8 reports whether any byte of x is '"', '\\', below 0x20 or at
+// least 0x80.
+func special8(x uint64) bool {
+	return x&highs != 0 || (x-0x20*ones)&^x&highs != 0 ||
+		hasZeroByte(x^('"'*ones)) || hasZeroByte(x^('\\'*ones))
+}
+
+func (r *fastReader) str() (any, bool) {
+	s, ok := r.strValue()
+	return s, ok
+}
+
+func (r *fastReader) strValue() (string, bool) {
+	end, plain, ok := r.strEnd()
+	if !ok {
+		return "", false
+	}
+	raw := r.b[r.i:end]
+	r.i = end
+	if plain {
+		return string(raw[1 : len(raw)-1]), true
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+func (r *fastReader) object() (any, bool) {
+	if r.depth++; r.depth > fastMaxDepth {
+		return nil, false
+	}
+	defer func() { r.depth-- }()
+	r.i++ // {
+	m := map[string]any{}
+	r.ws()
+	if r.i < len(r.b) && r.b[r.i] == '}' {
+		r.i++
+		return m, true
+	}
+	for {
+		r.ws()
+		if r.i >= len(r.b) || r.b[r.i] != '"' {
+			return nil, false
+		}
+		k, ok := r.strValue()
+		if !ok {
+			return nil, false
+		}
+		r.ws()
+		if r.i >= len(r.b) || r.b[r.i] != ':' {
+			return nil, false
+		}
+		r.i++
+		v, ok := r.value()
+		if !ok {
+			return nil, false
+		}
+		m[k] = v
+		r.ws()
+		if r.i >= len(r.b) {
+			return nil, false
+		}
+		switch r.b[r.i] {
+		case ',':
+			r.i++
+		case '}':
+			r.i++
+			return m, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+func (r *fastReader) array() (any, bool) {
+	if r.depth++; r.depth > fastMaxDepth {
+		return nil, false
+	}
+	defer func() { r.depth-- }()
+	r.i++ // [
+	a := []any{}
+	r.ws()
+	if r.i < len(r.b) && r.b[r.i] == ']' {
+		r.i++
+		return a, true
+	}
+	for {
+		v, ok := r.value()
+		if !ok {
+			return nil, false
+		}
+		a = append(a, v)
+		r.ws()
+		if r.i >= len(r.b) {
+			return nil, false
+		}
+		switch r.b[r.i] {
+		case ',':
+			r.i++
+		case ']':
+			r.i++
+			return a, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// skip validates and steps over the value at r.i without building it.
+func (r *fastReader) skip() bool {
+	r.ws()
+	if r.i >= len(r.b) {
+		return false
+	}
+	switch c := r.b[r.i]; {
+	case c == '{' || c == '[':
+		closeCh := byte('}')
+		if c == '[' {
+			closeCh = ']'
+		}
+		if r.depth++; r.depth > fastMaxDepth {
+			return false
+		}
+		r.i++
+		r.ws()
+		if r.i < len(r.b) && r.b[r.i] == closeCh {
+			r.i++
+			r.depth--
+			return true
+		}
+		for {
+			if c == '{' {
+				r.ws()
+				if r.i >= len(r.b) || r.b[r.i] != '"' {
+					return false
+				}
+				end, _, ok := r.strEnd()
+				if !ok {
+					return false
+				}
+				r.i = end
+				r.ws()
+				if r.i >= len(r.b) || r.b[r.i] != ':' {
+					return false
+				}
+				r.i++
+			}
+			if !r.skip() {
+				return false
+			}
+			r.ws()
+			if r.i >= len(r.b) {
+				return false
+			}
+			switch r.b[r.i] {
+			case ',':
+				r.i++
+			case closeCh:
+				r.i++
+				r.depth--
+				return true
+			default:
+				return false
+			}
+		}
+	case c == '"':
+		end, _, ok := r.strEnd()
+		r.i = end
+		return ok
+	case c == 't':
+		return r.lit("true")
+	case c == 'f':
+		return r.lit("false")
+	case c == 'n':
+		return r.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		_, ok := r.numberSpan()
+		return ok
+	}
+	return false
+}
+
+// numberSpan steps over a number without allocating.
+func (r *fastReader) numberSpan() (int, bool) {
+	b, i := r.b, r.i
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	default:
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return 0, false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		d := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == d {
+			return 0, false
+		}
+	}
+	r.i = i
+	return i, true
+}
+
+// fastEnvelope reads a {"schema": ..., "payload": ...} envelope in one
+// pass: the raw bytes of the schema (for the schema cache) and the decoded
+// payload. ok is false when b is anything else (other or missing fields,
+// malformed JSON), for the caller's encoding/json path to report.
+// known, when set, is a schema seen (and validated) before: a schema with
+// the same bytes is not scanned again.
+func fastEnvelope(b, known []byte) (schemaRaw []byte, payload any, ok bool) {
+	r := fastReader{b: b}
+	r.ws()
+	if r.i >= len(b) || b[r.i] != '{' {
+		return nil, nil, false
+	}
+	r.i++
+	havePayload := false
+	for {
+		r.ws()
+		if r.i >= len(b) || b[r.i] != '"' {
+			return nil, nil, false
+		}
+		k, ok := r.strValue()
+		if !ok {
+			return nil, nil, false
+		}
+		r.ws()
+		if r.i >= len(b) || b[r.i] != ':' {
+			return nil, nil, false
+		}
+		r.i++
+		switch k {
+		case "schema":
+			r.ws()
+			start := r.i
+			if len(known) > 0 && bytes.HasPrefix(b[start:], known) {
+				// A complete value; what follows must still be a
+				// separator, checked below.
+				r.i += len(known)
+			} else if !r.skip() {
+				return nil, nil, false
+			}
+			schemaRaw = b[start:r.i]
+		case "payload":
+			if payload, ok = r.value(); !ok {
+				return nil, nil, false
+			}
+			havePayload = true
+		default:
+			return nil, nil, false
+		}
+		r.ws()
+		if r.i >= len(b) {
+			return nil, nil, false
+		}
+		switch b[r.i] {
+		case ',':
+			r.i++
+			continue
+		case '}':
+			r.i++
+		default:
+			return nil, nil, false
+		}
+		break
+	}
+	r.ws()
+	if r.i != len(b) || schemaRaw == nil || !havePayload {
+		return nil, nil, false
+	}
+	return schemaRaw, payload, true
+}
