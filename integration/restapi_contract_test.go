@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -28,11 +29,19 @@ func TestRESTContractKafkaConnect(t *testing.T) {
 	})
 }
 
-// startTributaryWorker starts a Tributary worker against bootstrap and
-// returns the base URL of its REST API. TODO(lead): set it (e.g. to a
-// harness.TributaryWorker wrapper) once the worker exists; while it is nil
-// TestRESTContractTributary skips.
-var startTributaryWorker func(t *testing.T, bootstrap string) string
+// startTributaryWorker builds the tributary binary, starts `tributary
+// worker` against bootstrap as a child process and returns the base URL of
+// its REST API.
+var startTributaryWorker = func(t *testing.T, bootstrap string) string {
+	bin := harness.BuildTributary(t)
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(t.TempDir(), "worker"), harness.WorkerProps(t, bootstrap, "contract", nil))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("worker log: %s", w.LogPath())
+		}
+	})
+	return w.URL()
+}
 
 // TestRESTContractTributary plays the same table against a real Tributary
 // worker on Tributary's broker, expecting Tributary's answers.

@@ -308,6 +308,11 @@ func (rc *runningConnector[C]) TaskConfigs(ctx context.Context, maxTasks int) ([
 	if len(cfgs) > maxTasks {
 		return nil, fmt.Errorf("sdk: %s returned %d task configs for tasks.max=%d", rc.f.class, len(cfgs), maxTasks)
 	}
+	// A task config is the connector's raw config plus the keys the split
+	// changed: like Kafka's connectors, which hand their raw properties to
+	// their tasks, a key the split left alone keeps its raw value, and an
+	// unset key with a default is not added.
+	base := rc.def.format(reflect.ValueOf(rc.cfg))
 	out := make([]map[string]string, len(cfgs))
 	for i := range cfgs {
 		m := make(map[string]string, len(rc.raw)+len(rc.def.fields))
@@ -315,6 +320,9 @@ func (rc *runningConnector[C]) TaskConfigs(ctx context.Context, maxTasks int) ([
 			m[k] = v
 		}
 		for k, v := range rc.def.format(reflect.ValueOf(cfgs[i])) {
+			if bv, ok := base[k]; ok && bv == v {
+				continue
+			}
 			m[k] = v
 		}
 		out[i] = m

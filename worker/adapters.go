@@ -63,18 +63,48 @@ func (a *configAdapter) Updates() <-chan struct{} { return a.updates }
 // written yet).
 type statusAdapter struct {
 	s *store.StatusStore
+	// version returns the plugin version of a connector's class ("" if
+	// unknown); Kafka Connect 4.x writes it into status records (KIP-891).
+	version func(connector string) string
 
-	mu     sync.Mutex
-	topics map[string]map[string]bool
+	mu       sync.Mutex
+	topics   map[string]map[string]bool
+	versions map[string]string // last known plugin version per connector
+}
+
+// pluginVersion is the version written with a connector's statuses. It is
+// remembered, so that the statuses written while a connector is being
+// deleted (when its config is gone) still carry it, as Kafka Connect's do.
+func (a *statusAdapter) pluginVersion(name string) string {
+	v := ""
+	if a.version != nil {
+		v = a.version(name)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if v != "" {
+		if a.versions == nil {
+			a.versions = map[string]string{}
+		}
+		a.versions[name] = v
+		return v
+	}
+	return a.versions[name]
 }
 
 func (a *statusAdapter) PutConnector(ctx context.Context, name string, st ConnectorState, generation int32) error {
-	_, err := a.s.PutConnectorSafe(ctx, name, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation})
+	_, err := a.s.PutConnectorSafe(ctx, name, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation, Version: a.pluginVersion(name)})
 	return err
 }
 
 func (a *statusAdapter) PutTask(ctx context.Context, id TaskID, st TaskState, generation int32) error {
-	_, err := a.s.PutTaskSafe(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation})
+	version := ""
+	if st.State != StateUnassigned {
+		// Kafka Connect's UNASSIGNED task status (written when a task
+		// shuts down) carries no version; every other one does.
+		version = a.pluginVersion(id.Connector)
+	}
+	_, err := a.s.PutTaskSafe(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation, Version: version})
 	return err
 }
 
@@ -83,13 +113,13 @@ func (a *statusAdapter) Connector(name string) (ConnectorState, bool) {
 	if !ok {
 		return ConnectorState{}, false
 	}
-	return ConnectorState{State: string(st.State), WorkerID: st.WorkerID, Trace: st.Trace}, true
+	return ConnectorState{State: string(st.State), WorkerID: st.WorkerID, Trace: st.Trace, Version: st.Version}, true
 }
 
 func (a *statusAdapter) Tasks(name string) []TaskState {
 	var out []TaskState
 	for id, st := range a.s.Tasks(name) {
-		out = append(out, TaskState{ID: id, State: string(st.State), WorkerID: st.WorkerID, Trace: st.Trace})
+		out = append(out, TaskState{ID: id, State: string(st.State), WorkerID: st.WorkerID, Trace: st.Trace, Version: st.Version})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
@@ -105,6 +135,10 @@ func (a *statusAdapter) DeleteConnector(ctx context.Context, name string, tasks 
 	delete(a.topics, name)
 	a.mu.Unlock()
 	return a.s.DeleteConnector(ctx, name)
+}
+
+func (a *statusAdapter) DeleteTask(ctx context.Context, id TaskID) error {
+	return a.s.DeleteTask(ctx, store.TaskID{Connector: id.Connector, Task: id.Task})
 }
 
 func (a *statusAdapter) noteTopic(connector, topic string) {

@@ -39,6 +39,8 @@ type statusBackend interface {
 	Connector(name string) (ConnectorState, bool)
 	Tasks(name string) []TaskState
 	DeleteConnector(ctx context.Context, name string, tasks int) error
+	// DeleteTask tombstones one task's status.
+	DeleteTask(ctx context.Context, id TaskID) error
 	Topics(name string) []string
 	ResetTopics(ctx context.Context, name string) error
 }

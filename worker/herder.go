@@ -193,13 +193,18 @@ func (h *herder) reconcile(ctx context.Context) {
 	}
 	snap, _ := h.configs.Snapshot()
 	// Connectors.
+	var deleted []string
 	for name, rc := range h.running {
 		cs, ok := snap[name]
 		if !ok || !h.mine(name) || cs.Target == TargetStopped || cs.Target == TargetPaused || !maps.Equal(cs.Config, rc.config) {
 			h.stopConnector(ctx, name)
+			if !ok || !h.mine(name) || cs.Target == TargetStarted {
+				// Shut down, not paused or stopped in place: Kafka
+				// Connect's onShutdown status.
+				h.putConnectorStatus(ctx, name, StateUnassigned, "")
+			}
 			if !ok && h.assign.leader {
-				h.statuses.DeleteConnector(ctx, name, h.taskCounts[name])
-				delete(h.taskCounts, name)
+				deleted = append(deleted, name) // statuses go once its tasks are down
 			}
 		}
 	}
@@ -234,6 +239,7 @@ func (h *herder) reconcile(ctx context.Context) {
 		cs, ok := snap[id.Connector]
 		if !ok || !h.mineTask(id) || id.Task >= len(cs.Tasks) || !maps.Equal(cs.Tasks[id.Task], rt.config) || !maps.Equal(cs.Config, rt.conn) {
 			h.stopTask(ctx, id)
+			h.putTaskStatus(ctx, id, StateUnassigned, "") // Kafka Connect's onShutdown status
 			continue
 		}
 		if cs.Target != rt.target {
@@ -264,6 +270,7 @@ func (h *herder) reconcile(ctx context.Context) {
 			h.startTaskLocked(ctx, id, cs, tc)
 		}
 	}
+	h.cleanStatuses(ctx, snap, deleted)
 }
 
 func (h *herder) failedSame(name string, config map[string]string) bool {

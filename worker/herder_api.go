@@ -243,7 +243,7 @@ func (h *herder) RestartConnector(ctx context.Context, name string, includeTasks
 	err := h.do(ctx, func(ctx context.Context) error {
 		cs, ok := h.snapshot()[name]
 		if !ok {
-			return ErrUnknownConnector(name)
+			return errUnknownConnectorColon(name)
 		}
 		st, _ := h.statuses.Connector(name)
 		restartConn := !onlyFailed || st.State == StateFailed
@@ -293,11 +293,11 @@ func (h *herder) RestartTask(ctx context.Context, name string, task int) error {
 	return h.do(ctx, func(ctx context.Context) error {
 		cs, ok := h.snapshot()[name]
 		if !ok {
-			return ErrUnknownConnector(name)
+			return errUnknownConnectorColon(name)
 		}
 		id := TaskID{Connector: name, Task: task}
 		if task < 0 || task >= len(cs.Tasks) {
-			return Errorf(KindNotFound, "Task %s-%d not found", name, task)
+			return Errorf(KindNotFound, "Unknown task: %s-%d", name, task)
 		}
 		h.stopTask(ctx, id)
 		delete(h.failedTasks, id)
@@ -310,7 +310,7 @@ func (h *herder) setTarget(ctx context.Context, name, target string) error {
 	return h.do(ctx, func(ctx context.Context) error {
 		cs, ok := h.snapshot()[name]
 		if !ok {
-			return ErrUnknownConnector(name)
+			return errUnknownConnectorPlain(name)
 		}
 		if target == TargetStopped && len(cs.Tasks) > 0 {
 			if err := h.configs.PutTaskConfigs(ctx, name, nil); err != nil {
@@ -326,6 +326,44 @@ func (h *herder) setTarget(ctx context.Context, name, target string) error {
 		h.reconcile(ctx)
 		return nil
 	})
+}
+
+// errUnknownConnectorPlain is Kafka Connect's 404 of pause, resume and stop.
+func errUnknownConnectorPlain(name string) *Error {
+	return Errorf(KindNotFound, "Unknown connector %s", name)
+}
+
+// errUnknownConnectorColon is Kafka Connect's 404 of the connector and task
+// restarts.
+func errUnknownConnectorColon(name string) *Error {
+	return Errorf(KindNotFound, "Unknown connector: %s", name)
+}
+
+// cleanStatuses is the leader's status-topic cleanup at the end of a
+// reconcile, once the tasks are down: the statuses of deleted connectors
+// (and their tasks and active topics) and of tasks beyond a connector's
+// task count (a stopped or downsized connector) are tombstoned, as Kafka
+// Connect does (KAFKA-9472).
+func (h *herder) cleanStatuses(ctx context.Context, snap map[string]ConnectorSnapshot, deleted []string) {
+	if !h.assign.leader {
+		return
+	}
+	for _, name := range deleted {
+		if err := h.statuses.DeleteConnector(ctx, name, h.taskCounts[name]); err != nil {
+			h.connLogger(name).Warn("deleting statuses failed", "err", err)
+		}
+		delete(h.taskCounts, name)
+	}
+	for name, cs := range snap {
+		for _, t := range h.statuses.Tasks(name) {
+			if t.ID < len(cs.Tasks) {
+				continue
+			}
+			if err := h.statuses.DeleteTask(ctx, TaskID{Connector: name, Task: t.ID}); err != nil {
+				h.connLogger(name).Warn("deleting a task status failed", "task", t.ID, "err", err)
+			}
+		}
+	}
 }
 
 func (h *herder) PauseConnector(ctx context.Context, name string) error {
@@ -344,9 +382,7 @@ func (h *herder) ConnectorTopics(ctx context.Context, name string) ([]string, er
 	if !h.cfg.TopicTracking {
 		return nil, Errorf(KindForbidden, "Topic tracking is disabled.")
 	}
-	if _, err := h.lookup(name); err != nil {
-		return nil, err
-	}
+	// Like Kafka Connect, an unknown connector simply has no active topics.
 	t := h.statuses.Topics(name)
 	if t == nil {
 		t = []string{}
@@ -361,9 +397,7 @@ func (h *herder) ResetConnectorTopics(ctx context.Context, name string) error {
 	if !h.cfg.TopicTrackingReset {
 		return Errorf(KindForbidden, "Topic tracking reset is disabled.")
 	}
-	if _, err := h.lookup(name); err != nil {
-		return err
-	}
+	// Kafka Connect accepts a reset for an unknown connector (202).
 	return h.statuses.ResetTopics(ctx, name)
 }
 

@@ -28,7 +28,7 @@ func newLogLevels() *logLevels {
 // Kafka (Log4j) level names and their slog equivalents.
 var log4jLevels = map[string]slog.Level{
 	"TRACE": slog.LevelDebug - 4, "DEBUG": slog.LevelDebug, "INFO": slog.LevelInfo,
-	"WARN": slog.LevelWarn, "ERROR": slog.LevelError, "FATAL": slog.LevelError + 4, "OFF": slog.LevelError + 8,
+	"WARN": slog.LevelWarn, "ERROR": slog.LevelError, "FATAL": slog.LevelError + 4, "OFF": slog.LevelError + 8, "ALL": slog.LevelDebug - 8,
 }
 
 func (h *herder) Loggers(ctx context.Context) (map[string]LoggerLevel, error) {
@@ -47,18 +47,9 @@ func (h *herder) Logger(ctx context.Context, name string) (LoggerLevel, error) {
 	if l, ok := h.levels.levels[name]; ok {
 		return l, nil
 	}
-	// Unset loggers inherit the nearest ancestor's level, as in Log4j.
-	for n := name; n != ""; {
-		i := strings.LastIndexByte(n, '.')
-		if i < 0 {
-			break
-		}
-		n = n[:i]
-		if l, ok := h.levels.levels[n]; ok {
-			return LoggerLevel{Level: l.Level}, nil
-		}
-	}
-	return LoggerLevel{Level: h.levels.levels["root"].Level}, nil
+	// Kafka Connect answers 404 for a logger that does not exist yet (Log4j
+	// creates loggers on first use; here they exist once a level is set).
+	return LoggerLevel{}, Errorf(KindNotFound, "Logger %s not found.", name)
 }
 
 func (h *herder) SetLogLevel(ctx context.Context, name, level, scope string) ([]string, error) {

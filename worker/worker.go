@@ -175,6 +175,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		loader = host
 	}
 	w.h.loader = loader
+	statuses.version = func(name string) string {
+		snap, _ := w.h.configs.Snapshot()
+		spec, err := loader.Spec(snap[name].Config["connector.class"])
+		if err != nil {
+			return ""
+		}
+		return spec.Version
+	}
 	w.h.startTask = w.taskStarter(offStore, statuses)
 
 	herderDone := make(chan struct{})
@@ -270,7 +278,11 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 				return nil, err
 			}
 			r, err := task.NewSink(task.SinkConfig{Info: info, Task: st, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]),
-				Key: key, Value: value, Header: header, ClientOpts: w.clientOpts(w.cfg.ConsumerConfig), Status: reporter,
+				Key: key, Value: value, Header: header, Status: reporter,
+				// The Java consumer asks the broker to auto-create the topics
+				// it subscribes to (allow.auto.create.topics=true), and so
+				// does this one.
+				ClientOpts:    append(w.clientOpts(w.cfg.ConsumerConfig), kgo.AllowAutoTopicCreation()),
 				FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
 			if err != nil {
 				st.Stop(ctx)

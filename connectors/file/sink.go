@@ -26,6 +26,14 @@ func Sink() sdk.Connector {
 		Version: version,
 		Doc:     "Appends the value of each record as a line to a file.",
 		NewTask: func(c SinkConfig) sdk.SinkTask { return &sinkTask{cfg: c} },
+		// Like Kafka's FileStreamSinkConnector: tasks.max identical tasks.
+		TaskConfigs: func(_ context.Context, c SinkConfig, maxTasks int) ([]SinkConfig, error) {
+			out := make([]SinkConfig, maxTasks)
+			for i := range out {
+				out[i] = c
+			}
+			return out, nil
+		},
 	}
 }
 
