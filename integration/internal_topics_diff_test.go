@@ -381,13 +381,6 @@ func compareStatusTopic(t *testing.T, kc, tr []topicRecord) {
 	tm, tkeys := group(tr)
 	for _, k := range kkeys {
 		kh, th := km[k], tm[k]
-		if strings.HasPrefix(k, "status-topic-") && th == nil {
-			// Known deviation: Tributary tracks a connector's active
-			// topics (KIP-558) in memory and does not write them to the
-			// status topic yet.
-			t.Logf("known deviation: status topic: no %s records", k)
-			continue
-		}
 		switch {
 		case th == nil:
 			t.Errorf("status topic: Tributary wrote nothing for %s; Kafka Connect wrote:\n    %s", k, strings.Join(kh.values, "\n    "))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/store"
@@ -58,9 +59,8 @@ func (a *configAdapter) PutTargetState(ctx context.Context, name, state string) 
 
 func (a *configAdapter) Updates() <-chan struct{} { return a.updates }
 
-// statusAdapter presents store.StatusStore as the herder's statusBackend.
-// Active topics are tracked in memory (the status-topic-* records are not
-// written yet).
+// statusAdapter presents store.StatusStore as the herder's statusBackend,
+// active topics (KIP-558 status-topic-* records) included.
 type statusAdapter struct {
 	s *store.StatusStore
 	// version returns the plugin version of a connector's class ("" if
@@ -68,7 +68,6 @@ type statusAdapter struct {
 	version func(connector string) string
 
 	mu       sync.Mutex
-	topics   map[string]map[string]bool
 	versions map[string]string // last known plugin version per connector
 }
 
@@ -131,9 +130,9 @@ func (a *statusAdapter) DeleteConnector(ctx context.Context, name string, tasks 
 			return err
 		}
 	}
-	a.mu.Lock()
-	delete(a.topics, name)
-	a.mu.Unlock()
+	if err := a.s.ResetTopics(ctx, name); err != nil {
+		return err
+	}
 	return a.s.DeleteConnector(ctx, name)
 }
 
@@ -141,34 +140,15 @@ func (a *statusAdapter) DeleteTask(ctx context.Context, id TaskID) error {
 	return a.s.DeleteTask(ctx, store.TaskID{Connector: id.Connector, Task: id.Task})
 }
 
-func (a *statusAdapter) noteTopic(connector, topic string) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.topics == nil {
-		a.topics = map[string]map[string]bool{}
-	}
-	if a.topics[connector] == nil {
-		a.topics[connector] = map[string]bool{}
-	}
-	a.topics[connector][topic] = true
+// noteTopic records, once, that a connector's task used a topic.
+func (a *statusAdapter) noteTopic(ctx context.Context, connector string, task int, topic string) error {
+	return a.s.PutTopic(ctx, topic, connector, task, time.Now().UnixMilli())
 }
 
-func (a *statusAdapter) Topics(name string) []string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	out := []string{}
-	for t := range a.topics[name] {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
-}
+func (a *statusAdapter) Topics(name string) []string { return a.s.Topics(name) }
 
 func (a *statusAdapter) ResetTopics(ctx context.Context, name string) error {
-	a.mu.Lock()
-	delete(a.topics, name)
-	a.mu.Unlock()
-	return nil
+	return a.s.ResetTopics(ctx, name)
 }
 
 // offsetAdapter presents store.OffsetStore as the herder's offsetBackend.

@@ -245,13 +245,14 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			}
 			report(string(st), trace)
 		})
+		noter := &topicNoter{connector: id.Connector, task: id.Task, note: statuses.noteTopic, logger: w.logger}
 		switch spec.Type {
 		case "source":
 			st, err := w.h.loader.StartSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector))
 			if err != nil {
 				return nil, err
 			}
-			r, err := task.NewSource(task.SourceConfig{Info: info, Task: st, Key: key, Value: value, Header: header,
+			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
 				ClientOpts: append(w.clientOpts(w.cfg.ProducerConfig), kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter,
@@ -270,14 +271,13 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			for _, t := range strings.Split(conn["topics"], ",") {
 				if t = strings.TrimSpace(t); t != "" {
 					topics = append(topics, t)
-					statuses.noteTopic(id.Connector, t)
 				}
 			}
 			st, err := w.h.loader.StartSinkTask(ctx, spec.Class, info, withTopics(tc, conn))
 			if err != nil {
 				return nil, err
 			}
-			r, err := task.NewSink(task.SinkConfig{Info: info, Task: st, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]),
+			r, err := task.NewSink(task.SinkConfig{Info: info, Task: trackedSink{st, noter}, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]),
 				Key: key, Value: value, Header: header, Status: reporter,
 				// The Java consumer asks the broker to auto-create the topics
 				// it subscribes to (allow.auto.create.topics=true), and so

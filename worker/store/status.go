@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,15 +71,16 @@ type StatusSnapshot struct {
 type StatusStore struct {
 	l *kafkaLog
 
-	mu    sync.Mutex
-	conns map[string]Status
-	tasks map[TaskID]Status
+	mu     sync.Mutex
+	conns  map[string]Status
+	tasks  map[TaskID]Status
+	topics map[string]map[string]bool // connector -> active topics (KIP-558)
 }
 
 // OpenStatusStore creates or verifies the status topic (default 5
 // partitions, compacted), reads it to the end and tails it.
 func OpenStatusStore(ctx context.Context, o Options) (*StatusStore, error) {
-	s := &StatusStore{conns: map[string]Status{}, tasks: map[TaskID]Status{}}
+	s := &StatusStore{conns: map[string]Status{}, tasks: map[TaskID]Status{}, topics: map[string]map[string]bool{}}
 	l, err := openLog(ctx, o, 5, false, s.apply)
 	if err != nil {
 		return nil, err
@@ -266,8 +268,73 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		}
 		s.tasks[id] = st
 	case strings.HasPrefix(key, topicStatusPrefix):
-		// KIP-558 active topics: not tracked yet.
+		topic, conn, ok := strings.Cut(key[len(topicStatusPrefix):], ":connector-")
+		if !ok || topic == "" || conn == "" {
+			s.l.log.Error("ignoring topic status with malformed key", "key", key)
+			return
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if r.Value == nil {
+			delete(s.topics[conn], topic)
+			return
+		}
+		if s.topics[conn] == nil {
+			s.topics[conn] = map[string]bool{}
+		}
+		s.topics[conn][topic] = true
 	default:
 		s.l.log.Warn("ignoring status record with unknown key", "key", key)
 	}
+}
+
+func topicStatusKey(topic, connector string) string {
+	return topicStatusPrefix + topic + ":connector-" + connector
+}
+
+// EncodeTopicStatus is an active-topic value (KIP-558), field for field as
+// Kafka's KafkaStatusBackingStore writes it.
+func EncodeTopicStatus(topic, connector string, task int, discovered int64) []byte {
+	b := []byte(`{"topic":{"name":`)
+	b = appendString(b, topic)
+	b = append(b, `,"connector":`...)
+	b = appendString(b, connector)
+	b = append(b, `,"task":`...)
+	b = strconv.AppendInt(b, int64(task), 10)
+	b = append(b, `,"discoverTimestamp":`...)
+	b = strconv.AppendInt(b, discovered, 10)
+	return append(b, "}}"...)
+}
+
+// PutTopic records that a connector's task used a topic, once per topic.
+func (s *StatusStore) PutTopic(ctx context.Context, topic, connector string, task int, discovered int64) error {
+	s.mu.Lock()
+	known := s.topics[connector][topic]
+	s.mu.Unlock()
+	if known {
+		return nil
+	}
+	return s.write(ctx, topicStatusKey(topic, connector), EncodeTopicStatus(topic, connector, task, discovered))
+}
+
+// Topics returns a connector's active topics, sorted.
+func (s *StatusStore) Topics(connector string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.topics[connector]))
+	for t := range s.topics[connector] {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResetTopics tombstones every active topic of a connector.
+func (s *StatusStore) ResetTopics(ctx context.Context, connector string) error {
+	for _, t := range s.Topics(connector) {
+		if err := s.write(ctx, topicStatusKey(t, connector), nil); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -463,3 +463,43 @@ func readAll(t *testing.T, brokers []string, topic string, max int) []string {
 	}
 	return out
 }
+
+func TestStatusStoreTopics(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, brokers []string) {
+		ctx := testCtx(t)
+		s, err := OpenStatusStore(ctx, opts(brokers, "status-topics"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, topic := range []string{"b", "a", "b"} {
+			if err := s.PutTopic(ctx, topic, "conn", 0, 1700000000000); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := s.Topics("conn"); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+			t.Fatalf("topics %v", got)
+		}
+		if got := string(EncodeTopicStatus("a", "conn", 3, 5)); got != `{"topic":{"name":"a","connector":"conn","task":3,"discoverTimestamp":5}}` {
+			t.Fatalf("encoding %s", got)
+		}
+		// A second store reads them back; a reset tombstones them.
+		s2, err := OpenStatusStore(ctx, opts(brokers, "status-topics"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s2.Close()
+		if got := s2.Topics("conn"); len(got) != 2 {
+			t.Fatalf("second store sees %v", got)
+		}
+		if err := s2.ResetTopics(ctx, "conn"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Topics("conn"); len(got) != 0 {
+			t.Fatalf("after reset: %v", got)
+		}
+	})
+}

@@ -1,0 +1,68 @@
+package worker
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// topicNoter records a task's active topics (KIP-558): the first record a
+// task produces to or consumes from a topic writes a status-topic record.
+type topicNoter struct {
+	connector string
+	task      int
+	note      func(ctx context.Context, connector string, task int, topic string) error
+	logger    *slog.Logger
+
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (n *topicNoter) observe(ctx context.Context, topic string) {
+	if topic == "" {
+		return
+	}
+	n.mu.Lock()
+	if n.seen[topic] {
+		n.mu.Unlock()
+		return
+	}
+	if n.seen == nil {
+		n.seen = map[string]bool{}
+	}
+	n.seen[topic] = true
+	n.mu.Unlock()
+	if err := n.note(ctx, n.connector, n.task, topic); err != nil {
+		n.logger.Warn("recording an active topic failed", "topic", topic, "err", err)
+	}
+}
+
+// trackedSource notes the topics of the records a source task returns.
+type trackedSource struct {
+	plugins.SourceTask
+	n *topicNoter
+}
+
+func (t trackedSource) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
+	recs, err := t.SourceTask.Poll(ctx)
+	for i := range recs {
+		t.n.observe(ctx, recs[i].Topic)
+	}
+	return recs, err
+}
+
+// trackedSink notes the topics of the records a sink task is given.
+type trackedSink struct {
+	plugins.SinkTask
+	n *topicNoter
+}
+
+func (t trackedSink) Put(ctx context.Context, records []sdk.SinkRecord) error {
+	for i := range records {
+		t.n.observe(ctx, records[i].Topic)
+	}
+	return t.SinkTask.Put(ctx, records)
+}
