@@ -109,27 +109,32 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 	compacted := b.topicHasPolicy(cfgs, "compact")
 	var dec log.Decompressor
 	defer dec.Close()
-	wrote := false
-	first := true
+	// Every batch is checked before any is appended, as Kafka does, so a
+	// rejected request writes nothing (a retry cannot duplicate).
 	for i, batch := range batches {
 		h := hdrs[i]
 		if int64(len(batch)) > maxBytes {
 			sp.ErrorCode = errMessageTooLarge
-			break
+			return false
 		}
 		if h.IsTransactional() || h.IsControl() {
 			sp.ErrorCode = errInvalidRecord
 			msg := "transactions are not supported by this broker"
 			sp.ErrorMessage = &msg
-			break
+			return false
 		}
 		if compacted {
 			if msg := keylessRecord(&dec, batch, p); msg != "" {
 				sp.ErrorCode = errInvalidRecord
 				sp.ErrorMessage = &msg
-				break
+				return false
 			}
 		}
+	}
+	wrote := false
+	first := true
+	for i, batch := range batches {
+		h := hdrs[i]
 		if logAppendTime {
 			stampLogAppendTime(batch, &h, now)
 			sp.LogAppendTime = now.UnixMilli()

@@ -39,6 +39,12 @@ func handleDeleteTopics(c *conn, kreq kmsg.Request) *reply {
 			st.ErrorCode = errUnknownTopicID
 		case t == nil:
 			st.ErrorCode = errUnknownTopicOrPartition
+		case t.internal:
+			// Deleting __consumer_offsets would drop every group's
+			// committed offsets.
+			st.ErrorCode = errInvalidTopic
+			msg := "Topic " + t.name + " is an internal topic and cannot be deleted."
+			st.ErrorMessage = &msg
 		default:
 			name := t.name
 			st.Topic, st.TopicID = &name, t.id

@@ -256,6 +256,7 @@ func (b *Broker) loadMeta() error {
 		}
 		b.topicIDs[t.id] = t
 	}
+	b.cleanLogDir()
 	if errors.Is(err, os.ErrNotExist) {
 		return b.saveMetaLocked()
 	}
@@ -282,6 +283,9 @@ func (b *Broker) openPartitions(t *topic, from, to int32) ([]*partition, error) 
 func (b *Broker) addPartitions(t *topic, count int32) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.topics[t.name] != t {
+		return errors.New("topic was deleted")
+	}
 	old := t.partitions()
 	if int(count) <= len(old) {
 		return nil
@@ -416,7 +420,10 @@ func (b *Broker) createTopic(name string, partitions int32, configs map[string]s
 
 var errTopicExists = errors.New("topic already exists")
 
-// deleteTopic removes a topic and its data.
+// deleteTopic removes a topic and its data. The partition directories are
+// renamed out of the way before the lock is released, so a topic re-created
+// with the same name at once starts empty; leftovers of a crash in between
+// are removed at the next start (cleanLogDir).
 func (b *Broker) deleteTopic(t *topic) error {
 	b.mu.Lock()
 	if b.topics[t.name] != t {
@@ -425,17 +432,69 @@ func (b *Broker) deleteTopic(t *topic) error {
 	}
 	delete(b.topics, t.name)
 	delete(b.topicIDs, t.id)
-	err := b.saveMetaLocked()
-	b.mu.Unlock()
-	if err != nil {
+	if err := b.saveMetaLocked(); err != nil {
+		b.topics[t.name] = t
+		b.topicIDs[t.id] = t
+		b.mu.Unlock()
 		return err
 	}
-	var errs []error
+	var errs, trash []string
 	for _, p := range t.partitions() {
-		errs = append(errs, p.log.Delete())
+		p.log.Close()
+		dst := fmt.Sprintf("%s.%x-delete", p.log.Dir(), t.id[:6])
+		if err := os.Rename(p.log.Dir(), dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err.Error())
+			continue
+		}
+		trash = append(trash, dst)
+	}
+	if err := log.SyncDir(b.cfg.LogDir); err != nil {
+		errs = append(errs, err.Error())
+	}
+	b.mu.Unlock()
+	for _, d := range trash {
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	b.logger.Info("deleted topic", "topic", t.name)
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		return fmt.Errorf("broker: delete topic %s: %s", t.name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+var partitionDirName = regexp.MustCompile(`^(.+)-(\d+)$`)
+
+// cleanLogDir removes what a crash can leave behind in the log directory:
+// partition directories renamed for deletion, and partition directories of
+// topics the metadata does not list (a crash between creating a topic's
+// directories and saving the metadata; nothing in them was acknowledged).
+func (b *Broker) cleanLogDir() {
+	entries, err := os.ReadDir(b.cfg.LogDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		name := e.Name()
+		path := filepath.Join(b.cfg.LogDir, name)
+		if strings.HasSuffix(name, "-delete") {
+			os.RemoveAll(path)
+			continue
+		}
+		m := partitionDirName.FindStringSubmatch(name)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		if t := b.topics[m[1]]; t == nil || n >= len(t.partitions()) {
+			b.logger.Warn("removing a partition directory no topic owns", "dir", name)
+			os.RemoveAll(path)
+		}
+	}
 }
 
 // retentionLoop applies retention.ms and retention.bytes periodically.

@@ -158,8 +158,15 @@ func (c *conn) writeLoop(replies <-chan *reply) {
 			}
 		}
 		if broken {
-			if r.ready == nil && r.fetch != nil {
+			if r.ready == nil {
 				r.fetch.release()
+			} else {
+				// The reply is still being made (a long-poll fetch):
+				// release what it holds once it is done.
+				go func(r *reply) {
+					<-r.ready
+					r.fetch.release()
+				}(r)
 			}
 			continue // drain so the reader never blocks
 		}

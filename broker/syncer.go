@@ -19,7 +19,11 @@ type syncer struct {
 	waiters []*syncWaiter
 	kick    chan struct{}
 	rounds  uint64
+	closed  bool // after the final round: waiters are released at once
 }
+
+// errSyncerClosed answers waiters that arrive after the final round.
+var errSyncerClosed = errors.New("broker: shutting down")
 
 type syncWaiter struct {
 	logs []*log.Log
@@ -41,7 +45,12 @@ func (s *syncer) mark(logs []*log.Log, wait bool) *syncWaiter {
 	var w *syncWaiter
 	if wait {
 		w = &syncWaiter{logs: logs, done: make(chan struct{})}
-		s.waiters = append(s.waiters, w)
+		if s.closed {
+			w.err = errSyncerClosed
+			close(w.done)
+		} else {
+			s.waiters = append(s.waiters, w)
+		}
 	}
 	s.mu.Unlock()
 	select {
@@ -57,6 +66,10 @@ func (s *syncer) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			s.round()
+			s.mu.Lock()
+			s.closed = true
+			s.mu.Unlock()
+			s.round() // waiters that arrived during the last round
 			return
 		case <-s.kick:
 			s.round()

@@ -143,6 +143,9 @@ func (l *Log) Compact(now time.Time, cc CompactConfig) (CompactStats, error) {
 		if cc.MinCompactionLag > 0 && s.maxTimestamp > lagLimit {
 			break // this and later segments are too young
 		}
+		if s == l.hwmSeg {
+			break // holds the high watermark: readers stop there
+		}
 		s.acquire()
 		group = append(group, s)
 	}

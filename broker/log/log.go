@@ -390,6 +390,12 @@ func (l *Log) rollLocked(now time.Time) error {
 	if err := old.closeIndexFiles(); err != nil {
 		return fmt.Errorf("log: close index of rolled segment: %w", err)
 	}
+	// The in-memory time index keeps its last entry's timestamp current;
+	// write the final indexes durably so that the segment's max timestamp
+	// (retention, compaction lag) is right after a restart.
+	if err := old.writeIndexFilesDurably(l.dir); err != nil {
+		return fmt.Errorf("log: index of rolled segment: %w", err)
+	}
 	if err := writeSnapshot(l.dir, l.leo, l.producers); err != nil {
 		return fmt.Errorf("log: producer snapshot at roll: %w", err)
 	}
@@ -453,6 +459,10 @@ func (l *Log) Sync() error {
 
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		// Closed or deleted during the fsync: waitCh is closed already.
+		return ErrClosed
+	}
 	if err != nil {
 		// After a failed fsync the page cache state is unknown (fsyncgate):
 		// stop accepting writes; a restart recovers from what is on disk.

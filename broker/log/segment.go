@@ -254,19 +254,34 @@ func (s *segment) loadIndexFiles(dir string, size int64) bool {
 	return true
 }
 
-// rewriteIndexFiles writes the in-memory indexes to disk, replacing the files.
-func (s *segment) rewriteIndexFiles(dir string) error {
-	ib := make([]byte, 0, len(s.index)*indexEntrySize)
+// writeIndexFilesDurably is rewriteIndexFiles with each file replaced
+// atomically and fsynced.
+func (s *segment) writeIndexFilesDurably(dir string) error {
+	ib, tb := s.encodeIndexes()
+	if err := writeFileAtomic(segmentPath(dir, s.base, ".index"), ib); err != nil {
+		return err
+	}
+	return writeFileAtomic(segmentPath(dir, s.base, ".timeindex"), tb)
+}
+
+func (s *segment) encodeIndexes() (ib, tb []byte) {
+	ib = make([]byte, 0, len(s.index)*indexEntrySize)
 	for _, e := range s.index {
 		ib = binary.BigEndian.AppendUint32(ib, e.rel)
 		ib = binary.BigEndian.AppendUint32(ib, e.pos)
 	}
-	tb := make([]byte, 0, len(s.timeIndex)*timeIndexEntrySize)
+	tb = make([]byte, 0, len(s.timeIndex)*timeIndexEntrySize)
 	for _, e := range s.timeIndex {
 		tb = binary.BigEndian.AppendUint64(tb, uint64(e.ts))
 		tb = binary.BigEndian.AppendUint32(tb, e.rel)
 		tb = binary.BigEndian.AppendUint32(tb, e.pos)
 	}
+	return ib, tb
+}
+
+// rewriteIndexFiles writes the in-memory indexes to disk, replacing the files.
+func (s *segment) rewriteIndexFiles(dir string) error {
+	ib, tb := s.encodeIndexes()
 	if err := os.WriteFile(segmentPath(dir, s.base, ".index"), ib, 0o644); err != nil {
 		return fmt.Errorf("write offset index: %w", err)
 	}
