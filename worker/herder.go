@@ -64,6 +64,7 @@ type herder struct {
 	// FAILED until restarted or reconfigured, as in Kafka Connect.
 	failedConnectors map[string]map[string]string
 	failedTasks      map[TaskID]bool
+	taskSeq          uint64
 }
 
 type runningConnector struct {
@@ -76,6 +77,7 @@ type runningConnector struct {
 }
 
 type runningTask struct {
+	token  uint64 // tells this runner's failure reports from an earlier one's
 	r      taskRunner
 	config map[string]string
 	conn   map[string]string
@@ -91,6 +93,7 @@ type connEvent struct {
 type taskFailure struct {
 	id    TaskID
 	trace string
+	token uint64
 }
 
 // groupOffsets reads and changes sink connectors' committed offsets.
@@ -431,13 +434,21 @@ func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSna
 		return
 	}
 	paused := cs.Target == TargetPaused
+	h.taskSeq++
+	token := h.taskSeq
 	report := func(state, trace string) {
-		if state == StateFailed {
+		if state != StateFailed {
+			return
+		}
+		// Never block the runner (it may hold its own locks while the
+		// herder is stopping it); the loop drops reports of runners
+		// that were replaced since (token).
+		go func() {
 			select {
-			case h.taskFails <- taskFailure{id: id, trace: trace}:
+			case h.taskFails <- taskFailure{id: id, trace: trace, token: token}:
 			case <-ctx.Done():
 			}
-		}
+		}()
 	}
 	r, err := h.startTask(ctx, id, spec, h.resolve(cs.Config), h.resolve(tc), paused, report)
 	if err != nil {
@@ -449,7 +460,7 @@ func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSna
 		h.failTask(ctx, id, trace)
 		return
 	}
-	h.tasks[id] = &runningTask{r: r, config: tc, conn: cs.Config, target: cs.Target}
+	h.tasks[id] = &runningTask{r: r, config: tc, conn: cs.Config, target: cs.Target, token: token}
 	delete(h.failedTasks, id)
 	state := StateRunning
 	if paused {
@@ -466,8 +477,8 @@ func (h *herder) failTask(ctx context.Context, id TaskID, trace string) {
 }
 
 func (h *herder) onTaskFailure(ctx context.Context, f taskFailure) {
-	if _, ok := h.tasks[f.id]; !ok {
-		return
+	if rt, ok := h.tasks[f.id]; !ok || rt.token != f.token {
+		return // a runner stopped or replaced since it reported
 	}
 	h.stopTask(ctx, f.id)
 	h.failTask(ctx, f.id, f.trace)
@@ -512,16 +523,24 @@ func (h *herder) putConnectorStatus(ctx context.Context, name, state, trace stri
 	if cur, ok := h.statuses.Connector(name); ok && cur.State == state && cur.WorkerID == h.workerID && cur.Trace == trace {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, statusWriteTimeout)
+	defer cancel()
 	if err := h.statuses.PutConnector(ctx, name, ConnectorState{State: state, WorkerID: h.workerID, Trace: trace}, h.assign.generation); err != nil {
 		h.connLogger(name).Warn("writing connector status failed", "state", state, "err", err)
 	}
 }
 
 func (h *herder) putTaskStatus(ctx context.Context, id TaskID, state, trace string) {
+	ctx, cancel := context.WithTimeout(ctx, statusWriteTimeout)
+	defer cancel()
 	if err := h.statuses.PutTask(ctx, id, TaskState{ID: id.Task, State: state, WorkerID: h.workerID, Trace: trace}, h.assign.generation); err != nil {
 		h.connLogger(id.Connector).Warn("writing task status failed", "task", id.Task, "state", state, "err", err)
 	}
 }
+
+// statusWriteTimeout bounds a status write on the herder loop, so that an
+// unreachable broker cannot stall the loop (and with it rebalances).
+const statusWriteTimeout = 10 * time.Second
 
 // resolve returns the config handed to plugins. Config providers
 // (${provider:path:key}) are resolved here once supported.

@@ -146,8 +146,8 @@ func (h *herder) PutConnectorConfig(ctx context.Context, name string, config map
 		if exists && !allowReplace {
 			return ErrConnectorExists(name)
 		}
-		if !h.assign.leader && !h.assign.all {
-			return Errorf(KindConflict, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
+		if err := h.mustLead(); err != nil {
+			return err
 		}
 		if !exists && target != "" {
 			if err := h.configs.PutTargetState(ctx, name, target); err != nil {
@@ -191,6 +191,9 @@ func (h *herder) DeleteConnector(ctx context.Context, name string) error {
 	return h.do(ctx, func(ctx context.Context) error {
 		if _, ok := h.snapshot()[name]; !ok {
 			return ErrUnknownConnector(name)
+		}
+		if err := h.mustLead(); err != nil {
+			return err
 		}
 		if err := h.configs.DeleteConnector(ctx, name); err != nil {
 			return err
@@ -311,6 +314,13 @@ func (h *herder) setTarget(ctx context.Context, name, target string) error {
 		cs, ok := h.snapshot()[name]
 		if !ok {
 			return errUnknownConnectorPlain(name)
+		}
+		if target == TargetStopped {
+			// Only the leader writes task configs (pause and resume may
+			// be written by any worker, as in Kafka Connect).
+			if err := h.mustLead(); err != nil {
+				return err
+			}
 		}
 		if target == TargetStopped && len(cs.Tasks) > 0 {
 			if err := h.configs.PutTaskConfigs(ctx, name, nil); err != nil {
@@ -452,6 +462,9 @@ func (h *herder) AlterOffsets(ctx context.Context, name string, offsets Connecto
 		if err != nil {
 			return err
 		}
+		if err := h.mustLead(); err != nil {
+			return err
+		}
 		if len(offsets.Offsets) == 0 {
 			return Errorf(KindBadRequest, "The offsets to be altered may not be null or empty")
 		}
@@ -547,6 +560,9 @@ func (h *herder) ResetOffsets(ctx context.Context, name string) (string, error) 
 		if err != nil {
 			return err
 		}
+		if err := h.mustLead(); err != nil {
+			return err
+		}
 		if h.connectorType(cs.Config) == "sink" {
 			offs, err := h.groups.Fetch(ctx, "connect-"+name)
 			if err != nil {
@@ -611,4 +627,14 @@ func (h *herder) ValidateConfig(ctx context.Context, plugin string, config map[s
 	}
 	infos, _, err := h.validate(ctx, config)
 	return infos, err
+}
+
+// mustLead refuses writes that only the leader may do (invariant 4). Kafka
+// Connect forwards them to the leader; until forwarding exists a follower
+// answers 409, which clients retry.
+func (h *herder) mustLead() error {
+	if h.assign.leader || h.assign.all {
+		return nil
+	}
+	return Errorf(KindConflict, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")
 }

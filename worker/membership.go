@@ -36,13 +36,17 @@ func (w *Worker) joinGroup(ctx context.Context, cfgStore *store.ConfigStore, rej
 			if lost || !p.Incremental() {
 				// Another member may be given this work: stop it first.
 				w.h.do(ctx, func(ctx context.Context) error {
+					select { // a generation the loop has not applied yet is stale now
+					case <-w.h.assignments:
+					default:
+					}
 					w.h.assign = assignment{}
 					w.h.stopAll()
 					return nil
 				})
 			}
 		},
-		OnAssigned: func(_ context.Context, g member.Generation) {
+		OnAssigned: func(ctx context.Context, g member.Generation) {
 			a := assignment{generation: g.ID, leader: g.IsLeader, leaderURL: g.Assignment.LeaderURL,
 				connectors: map[string]bool{}, tasks: map[TaskID]bool{}}
 			for _, c := range g.Connectors {
@@ -50,6 +54,22 @@ func (w *Worker) joinGroup(ctx context.Context, cfgStore *store.ConfigStore, rej
 			}
 			for _, t := range g.Tasks {
 				a.tasks[TaskID{Connector: t.Connector, Task: int(t.Task)}] = true
+			}
+			if len(g.Assignment.RevokedConnectors)+len(g.Assignment.RevokedTasks) > 0 {
+				// The member rejoins right after this returns and the
+				// leader may hand the revoked work to another worker:
+				// stop it here first.
+				w.h.do(ctx, func(ctx context.Context) error {
+					select {
+					case <-w.h.assignments:
+					default:
+					}
+					w.h.assign = a
+					w.h.ready.Store(true)
+					w.h.reconcile(ctx)
+					return nil
+				})
+				return
 			}
 			w.h.setAssignment(a)
 		},
