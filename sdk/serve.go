@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +38,21 @@ func Serve(connectors ...Connector) {
 	os.Exit(serveMain(os.Stderr, connectors))
 }
 
+// DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
+// of a plugin process when neither GOMEMLIMIT nor GOGC is set in its
+// environment. A plugin's live heap is a few batches; without a limit the Go
+// runtime lets a small process grow to twice its live heap plus what it has
+// not yet returned to the OS. The limit is soft: a connector that needs more
+// gets it, at the cost of more frequent collections.
+const DefaultMemoryLimit = 32 << 20
+
+func setMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
+		return
+	}
+	debug.SetMemoryLimit(DefaultMemoryLimit)
+}
+
 func serveMain(stderr *os.File, connectors []Connector) int {
 	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if err := checkHostVersions(os.Getenv("PLUGIN_PROTOCOL_VERSIONS")); err != nil {
@@ -52,6 +68,7 @@ func serveMain(stderr *os.File, connectors []Connector) int {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
 	}
+	setMemoryLimit()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go watchParent(ctx, logger, os.Getppid(), 200*time.Millisecond)

@@ -66,6 +66,11 @@ type Proc struct {
 	RSSIdleMB float64 `json:"rss_idle_mb"`
 	RSSLoadMB float64 `json:"rss_load_mb"`
 	RSSPeakMB float64 `json:"rss_peak_mb"`
+	// PSSLoadMB is the median proportional set size (Pss in
+	// /proc/<pid>/smaps_rollup) while records flowed: plugin processes
+	// re-execute the worker's binary and share its text pages, which a sum
+	// of RSS counts once per process.
+	PSSLoadMB float64 `json:"pss_load_mb"`
 }
 
 // PipelineResult is one pipeline on one runtime.
@@ -364,12 +369,22 @@ func tailFile(path string, n int) string {
 
 // rssMB is VmRSS of pid in MB (2^20 bytes), 0 when it is gone.
 func rssMB(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return procKB(fmt.Sprintf("/proc/%d/status", pid), "VmRSS:")
+}
+
+// pssMB is Pss of pid in MB, 0 when it is gone or unknown.
+func pssMB(pid int) float64 {
+	return procKB(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss:")
+}
+
+// procKB reads a "Key: N kB" line of a /proc file as MB.
+func procKB(path, key string) float64 {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(l, key); ok {
 			f := strings.Fields(rest)
 			if len(f) > 0 {
 				kb, _ := strconv.ParseFloat(f[0], 64)
@@ -426,17 +441,31 @@ func descendants(pid int) []int {
 type memSampler struct {
 	pid                   int
 	worker, plugins, both []float64
+	// PSS samples (every 5th RSS sample: smaps_rollup is slower to read).
+	pssWorker, pssPlugins, pssBoth []float64
+	n                              int
 }
 
 func (m *memSampler) sample() {
 	w := rssMB(m.pid)
+	kids := descendants(m.pid)
 	var p float64
-	for _, c := range descendants(m.pid) {
+	for _, c := range kids {
 		p += rssMB(c)
 	}
 	m.worker = append(m.worker, w)
 	m.plugins = append(m.plugins, p)
 	m.both = append(m.both, w+p)
+	if m.n%5 == 0 {
+		w, p = pssMB(m.pid), 0
+		for _, c := range kids {
+			p += pssMB(c)
+		}
+		m.pssWorker = append(m.pssWorker, w)
+		m.pssPlugins = append(m.pssPlugins, p)
+		m.pssBoth = append(m.pssBoth, w+p)
+	}
+	m.n++
 }
 
 func medianOf(xs []float64) float64 {
@@ -459,6 +488,7 @@ func (m *memSampler) fill(r *PipelineResult) {
 	r.Worker.RSSLoadMB, r.Worker.RSSPeakMB = medianOf(m.worker), maxOf(m.worker)
 	r.Plugins.RSSLoadMB, r.Plugins.RSSPeakMB = medianOf(m.plugins), maxOf(m.plugins)
 	r.Total.RSSLoadMB, r.Total.RSSPeakMB = medianOf(m.both), maxOf(m.both)
+	r.Worker.PSSLoadMB, r.Plugins.PSSLoadMB, r.Total.PSSLoadMB = medianOf(m.pssWorker), medianOf(m.pssPlugins), medianOf(m.pssBoth)
 }
 
 func putConnector(ctx context.Context, url, name string, cfg map[string]string) error {
@@ -737,17 +767,17 @@ var (
 func (r *ConnectReport) WriteText(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(out, "Connect worker benchmark: %s/%s, %d CPUs, %s; broker: %s\n\n", r.Host.GOOS, r.Host.GOARCH, r.Host.CPUs, r.Host.GoVersion, r.Broker)
-	fmt.Fprintln(w, "runtime\tpipeline\trecords\tvalue B\trecords/s\tready\tworker RSS idle/load/peak MB\tplugins RSS idle/load MB\ttotal RSS idle/load/peak MB\t")
+	fmt.Fprintln(w, "runtime\tpipeline\trecords\tvalue B\trecords/s\tready\tworker RSS idle/load/peak MB\tplugins RSS idle/load MB\ttotal RSS idle/load/peak MB\ttotal PSS load MB\t")
 	for _, x := range r.Results {
 		switch {
 		case x.Skipped != "":
-			fmt.Fprintf(w, "%s\t%s\tskipped: %s\t\t\t\t\t\t\t\n", x.Runtime, x.Pipeline, firstLines(x.Skipped, 1))
+			fmt.Fprintf(w, "%s\t%s\tskipped: %s\t\t\t\t\t\t\t\t\n", x.Runtime, x.Pipeline, firstLines(x.Skipped, 1))
 		case x.Error != "":
-			fmt.Fprintf(w, "%s\t%s\tfailed: %s\t\t\t\t\t\t\t\n", x.Runtime, x.Pipeline, firstLines(x.Error, 1))
+			fmt.Fprintf(w, "%s\t%s\tfailed: %s\t\t\t\t\t\t\t\t\n", x.Runtime, x.Pipeline, firstLines(x.Error, 1))
 		default:
-			fmt.Fprintf(w, "%s\t%s\t%d\t%.0f\t%s\t%.3fs\t%.1f / %.1f / %.1f\t%.1f / %.1f\t%.1f / %.1f / %.1f\t\n", x.Runtime, x.Pipeline, x.Records,
+			fmt.Fprintf(w, "%s\t%s\t%d\t%.0f\t%s\t%.3fs\t%.1f / %.1f / %.1f\t%.1f / %.1f\t%.1f / %.1f / %.1f\t%.1f\t\n", x.Runtime, x.Pipeline, x.Records,
 				x.RecordBytes, group(x.RecordsPerSec), x.ReadySeconds, x.Worker.RSSIdleMB, x.Worker.RSSLoadMB, x.Worker.RSSPeakMB,
-				x.Plugins.RSSIdleMB, x.Plugins.RSSLoadMB, x.Total.RSSIdleMB, x.Total.RSSLoadMB, x.Total.RSSPeakMB)
+				x.Plugins.RSSIdleMB, x.Plugins.RSSLoadMB, x.Total.RSSIdleMB, x.Total.RSSLoadMB, x.Total.RSSPeakMB, x.Total.PSSLoadMB)
 		}
 	}
 	if err := w.Flush(); err != nil {
@@ -799,6 +829,10 @@ func (r *ConnectReport) WriteText(out io.Writer) error {
 		fmt.Sprintf("%.2fx (%s vs %s rec/s)", tr, groupOr(tf), groupOr(kf)), tr >= TargetThroughputRatio)
 	row("FileStream RSS under load, Tributary / Kafka Connect", fmt.Sprintf("<= %.2f (1/5)", TargetMemoryRatio), both,
 		fmt.Sprintf("%.3f (%.1f vs %.1f MB)", mr, rssOr(tf), rssOr(kf)), both && mr <= TargetMemoryRatio)
+	if both && tf.Total.PSSLoadMB > 0 && kf.Total.PSSLoadMB > 0 {
+		row("FileStream PSS under load, Tributary / Kafka Connect", "(informational)", true,
+			fmt.Sprintf("%.3f (%.1f vs %.1f MB)", tf.Total.PSSLoadMB/kf.Total.PSSLoadMB, tf.Total.PSSLoadMB, kf.Total.PSSLoadMB), true)
+	}
 	if both {
 		row("FileStream start-up, Kafka Connect / Tributary", "(informational)", true,
 			fmt.Sprintf("%.1fx (%.3f s vs %.3f s)", kf.ReadySeconds/tf.ReadySeconds, kf.ReadySeconds, tf.ReadySeconds), true)

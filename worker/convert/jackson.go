@@ -19,10 +19,25 @@ const hexUpper = "0123456789ABCDEF"
 // appendString appends s as a JSON string, escaping like Jackson: '"', '\\'
 // and control characters below 0x20 (\b \t \n \f \r short forms, \u00XX
 // otherwise). Invalid UTF-8 becomes U+FFFD, as Java's encoder would.
+// load8 reads s[i:i+8] as a little-endian word.
+func load8(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip 8 plain ASCII bytes at a time (most payloads need no
+		// escaping).
+		for i+8 <= len(s) && !special8(load8(s, i)) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

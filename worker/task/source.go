@@ -80,6 +80,7 @@ type partState struct {
 type pendingRecord struct {
 	offset sdk.Offset
 	acked  bool
+	ps     *partState
 }
 
 // NewSource creates the runner and its producer; Start starts it.
@@ -101,6 +102,11 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(explicitPartitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.ProducerLinger(5 * time.Millisecond),
+		// Kafka's producer defaults: compression.type=none (franz-go's is
+		// snappy, which cost the worker and the broker CPU) and
+		// buffer.memory=32 MiB (franz-go bounds records, not bytes).
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.MaxBufferedBytes(32 << 20),
 	}
 	client, err := kgo.NewClient(append(opts, cfg.ClientOpts...)...)
 	if err != nil {
@@ -256,12 +262,74 @@ func partitionKey(p sdk.Partition) string {
 	return string(b)
 }
 
-// track queues a record's offset for its source partition.
-func (r *SourceRunner) track(rec *sdk.SourceRecord, acked bool) *pendingRecord {
+// partKeyCache remembers the last source partition's canonical key: a
+// task's records usually share one partition (often the very same map), so
+// the JSON encoding of partitionKey runs once per partition change, not per
+// record.
+type partKeyCache struct {
+	last sdk.Partition
+	key  string
+}
+
+func (c *partKeyCache) keyOf(p sdk.Partition) string {
+	if c.last != nil && samePartition(c.last, p) {
+		return c.key
+	}
+	c.last, c.key = p, partitionKey(p)
+	return c.key
+}
+
+// samePartition reports whether a and b hold the same scalar values; false
+// (recompute the key) for anything else.
+func samePartition(a, b sdk.Partition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, av := range a {
+		bv, ok := b[k]
+		if !ok {
+			return false
+		}
+		switch x := av.(type) {
+		case string:
+			if y, ok := bv.(string); !ok || x != y {
+				return false
+			}
+		case int64:
+			if y, ok := bv.(int64); !ok || x != y {
+				return false
+			}
+		case int:
+			if y, ok := bv.(int); !ok || x != y {
+				return false
+			}
+		case int32:
+			if y, ok := bv.(int32); !ok || x != y {
+				return false
+			}
+		case bool:
+			if y, ok := bv.(bool); !ok || x != y {
+				return false
+			}
+		case float64:
+			if y, ok := bv.(float64); !ok || x != y {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// track queues a record's offset for its source partition; pr is where the
+// pending entry is kept (one slice per batch). It returns nil for records
+// without a partition or offset.
+func (r *SourceRunner) track(keys *partKeyCache, rec *sdk.SourceRecord, pr *pendingRecord, acked bool) *pendingRecord {
 	if rec.Partition == nil || rec.Offset == nil {
 		return nil
 	}
-	key := partitionKey(rec.Partition)
+	key := keys.keyOf(rec.Partition)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ps := r.parts[key]
@@ -269,7 +337,7 @@ func (r *SourceRunner) track(rec *sdk.SourceRecord, acked bool) *pendingRecord {
 		ps = &partState{part: rec.Partition}
 		r.parts[key] = ps
 	}
-	pr := &pendingRecord{offset: rec.Offset, acked: acked}
+	*pr = pendingRecord{offset: rec.Offset, acked: acked, ps: ps}
 	ps.pending = append(ps.pending, pr)
 	if acked {
 		ps.advance()
@@ -291,17 +359,22 @@ func (ps *partState) advance() {
 	}
 }
 
-func (r *SourceRunner) ack(rec *sdk.SourceRecord, pr *pendingRecord) {
+func (r *SourceRunner) ack(pr *pendingRecord) {
 	if pr == nil {
 		return
 	}
 	r.mu.Lock()
 	pr.acked = true
-	r.parts[partitionKey(rec.Partition)].advance()
+	pr.ps.advance()
 	r.mu.Unlock()
 }
 
 func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
+	// One allocation per batch for the pending entries and the Kafka
+	// records instead of one each per record.
+	prs := make([]pendingRecord, len(recs))
+	krs := make([]kgo.Record, len(recs))
+	var keys partKeyCache
 	for i := range recs {
 		rec := recs[i]
 		keep := true
@@ -312,36 +385,35 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
 		}
 		if !keep || rec.Topic == "" {
 			// Dropped records and heartbeats only advance the offset.
-			r.track(&recs[i], true)
+			r.track(&keys, &recs[i], &prs[i], true)
 			continue
 		}
-		kr, err := r.toKafka(&rec)
-		if err != nil {
+		kr := &krs[i]
+		if err := r.toKafka(&rec, kr); err != nil {
 			return err
 		}
-		orig := recs[i]
-		pr := r.track(&orig, false)
-		r.client.Produce(r.runCtx, kr, func(_ *kgo.Record, err error) {
+		pr := r.track(&keys, &recs[i], &prs[i], false)
+		r.client.Produce(r.runCtx, kr, func(kr *kgo.Record, err error) {
 			if err != nil {
 				r.fail(err, "produce to "+kr.Topic)
 				return
 			}
-			r.ack(&orig, pr)
+			r.ack(pr)
 		})
 	}
 	return nil
 }
 
-func (r *SourceRunner) toKafka(rec *sdk.SourceRecord) (*kgo.Record, error) {
+func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
 	key, err := r.cfg.Key.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
-		return nil, fmt.Errorf("convert key for topic %s: %w", rec.Topic, err)
+		return fmt.Errorf("convert key for topic %s: %w", rec.Topic, err)
 	}
 	val, err := r.cfg.Value.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
-		return nil, fmt.Errorf("convert value for topic %s: %w", rec.Topic, err)
+		return fmt.Errorf("convert value for topic %s: %w", rec.Topic, err)
 	}
-	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
+	*kr = kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
 	if rec.KafkaPartition != nil {
 		kr.Partition = *rec.KafkaPartition
 		kr.Context = explicitCtx
@@ -351,12 +423,12 @@ func (r *SourceRunner) toKafka(rec *sdk.SourceRecord) (*kgo.Record, error) {
 		for i, h := range rec.Headers {
 			b, err := r.cfg.Header.FromConnectHeader(rec.Topic, h.Key, h.Schema, h.Value)
 			if err != nil {
-				return nil, fmt.Errorf("convert header %q: %w", h.Key, err)
+				return fmt.Errorf("convert header %q: %w", h.Key, err)
 			}
 			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: b}
 		}
 	}
-	return kr, nil
+	return nil
 }
 
 func (r *SourceRunner) flushLoop() {

@@ -200,3 +200,24 @@ func TestSourceOffsetWriteFailureRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPartKeyCache(t *testing.T) {
+	var c partKeyCache
+	a := sdk.Partition{"file": "a", "n": int64(1)}
+	if got, want := c.keyOf(a), partitionKey(a); got != want {
+		t.Fatalf("key %q, want %q", got, want)
+	}
+	for _, p := range []sdk.Partition{
+		{"file": "b", "n": int64(1)},
+		{"file": "a", "n": int64(2)},
+		{"file": "a", "n": 1}, // int, not int64: a different value type
+		{"file": "a"},
+		{"file": "a", "n": int64(1), "x": true},
+		{"file": "a", "n": []any{1}},
+		{"file": "a", "n": int64(1)},
+	} {
+		if got, want := c.keyOf(p), partitionKey(p); got != want {
+			t.Fatalf("keyOf(%v) = %q, want %q", p, got, want)
+		}
+	}
+}
