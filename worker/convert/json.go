@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 
@@ -193,7 +194,7 @@ func (c *JSONConverter) appendSchema(b []byte, s *schema.Schema, field string, i
 	}
 	if s.Name != "" {
 		b = append(b, `,"name":`...)
-		b = appendString(b, s.Name)
+		b = jackson.AppendString(b, s.Name)
 	}
 	if s.Version != 0 {
 		b = append(b, `,"version":`...)
@@ -201,7 +202,7 @@ func (c *JSONConverter) appendSchema(b []byte, s *schema.Schema, field string, i
 	}
 	if s.Doc != "" {
 		b = append(b, `,"doc":`...)
-		b = appendString(b, s.Doc)
+		b = jackson.AppendString(b, s.Doc)
 	}
 	if len(s.Parameters) > 0 {
 		// Kafka keeps insertion order; Go maps have none, so sort.
@@ -215,9 +216,9 @@ func (c *JSONConverter) appendSchema(b []byte, s *schema.Schema, field string, i
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jackson.AppendString(b, k)
 			b = append(b, ':')
-			b = appendString(b, s.Parameters[k])
+			b = jackson.AppendString(b, s.Parameters[k])
 		}
 		b = append(b, '}')
 	}
@@ -229,7 +230,7 @@ func (c *JSONConverter) appendSchema(b []byte, s *schema.Schema, field string, i
 	}
 	if isField {
 		b = append(b, `,"field":`...)
-		b = appendString(b, field)
+		b = jackson.AppendString(b, field)
 	}
 	return append(b, '}'), nil
 }
@@ -328,13 +329,13 @@ func (c *JSONConverter) appendValue(b []byte, s *schema.Schema, v any, depth int
 		if !ok {
 			return nil, mismatch(s, v)
 		}
-		return appendJavaFloat(b, float64(x), 32), nil
+		return jackson.AppendJavaFloat(b, float64(x), 32), nil
 	case schema.TypeFloat64:
 		x, ok := v.(float64)
 		if !ok {
 			return nil, mismatch(s, v)
 		}
-		return appendJavaFloat(b, x, 64), nil
+		return jackson.AppendJavaFloat(b, x, 64), nil
 	case schema.TypeBoolean:
 		x, ok := v.(bool)
 		if !ok {
@@ -346,7 +347,7 @@ func (c *JSONConverter) appendValue(b []byte, s *schema.Schema, v any, depth int
 		if !ok {
 			return nil, mismatch(s, v)
 		}
-		return appendString(b, x), nil
+		return jackson.AppendString(b, x), nil
 	case schema.TypeBytes:
 		x, ok := v.([]byte)
 		if !ok {
@@ -385,7 +386,7 @@ func (c *JSONConverter) appendValue(b []byte, s *schema.Schema, v any, depth int
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, f.Name)
+			b = jackson.AppendString(b, f.Name)
 			b = append(b, ':')
 			if b, err = c.appendValue(b, f.Schema, st.GetIndex(i), depth+1); err != nil {
 				return nil, fmt.Errorf("field %q: %w", f.Name, err)
@@ -408,7 +409,7 @@ func (c *JSONConverter) appendMap(b []byte, s *schema.Schema, v any, depth int) 
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendString(b, k)
+				b = jackson.AppendString(b, k)
 				b = append(b, ':')
 				if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
 					return nil, err
@@ -444,7 +445,7 @@ func (c *JSONConverter) appendMap(b []byte, s *schema.Schema, v any, depth int) 
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendString(b, ks)
+				b = jackson.AppendString(b, ks)
 				b = append(b, ':')
 				if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
 					return nil, err
@@ -558,11 +559,11 @@ func (c *JSONConverter) appendSchemaless(b []byte, v any, depth int) ([]byte, er
 	case int:
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case float32:
-		return appendJavaFloat(b, float64(x), 32), nil
+		return jackson.AppendJavaFloat(b, float64(x), 32), nil
 	case float64:
-		return appendJavaFloat(b, x, 64), nil
+		return jackson.AppendJavaFloat(b, x, 64), nil
 	case string:
-		return appendString(b, x), nil
+		return jackson.AppendString(b, x), nil
 	case []byte:
 		return appendBase64(b, x), nil
 	case []any:
@@ -582,7 +583,7 @@ func (c *JSONConverter) appendSchemaless(b []byte, v any, depth int) ([]byte, er
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jackson.AppendString(b, k)
 			b = append(b, ':')
 			if b, err = c.appendSchemaless(b, x[k], depth+1); err != nil {
 				return nil, err
@@ -604,7 +605,7 @@ func (c *JSONConverter) appendSchemaless(b []byte, v any, depth int) ([]byte, er
 				b = append(b, ',')
 			}
 			if object {
-				b = appendString(b, k.(string))
+				b = jackson.AppendString(b, k.(string))
 				b = append(b, ':')
 			} else {
 				b = append(b, '[')

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 
@@ -238,7 +239,7 @@ func TestJSONFloatFormat(t *testing.T) {
 		{0.001, 64, "0.001"}, {0.0001, 64, "1.0E-4"}, {-2.25e-7, 64, "-2.25E-7"}, {123.456, 64, "123.456"},
 		{1e21, 64, "1.0E21"}, {0, 64, "0.0"}, {float64(float32(0.1)), 32, "0.1"}, {1.2345678e8, 64, "1.2345678E8"},
 	} {
-		if got := string(appendJavaFloat(nil, tc.f, tc.bits)); got != tc.want {
+		if got := string(jackson.AppendJavaFloat(nil, tc.f, tc.bits)); got != tc.want {
 			t.Errorf("%v: got %s, want %s", tc.f, got, tc.want)
 		}
 	}

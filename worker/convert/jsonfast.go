@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+
+	"github.com/tributary-dev/tributary/internal/jackson"
 )
 
 // A single-pass JSON reader for the sink hot path. It builds the same values
@@ -101,7 +103,7 @@ func (r *fastReader) strEnd() (end int, plain, ok bool) {
 	for i := r.i + 1; i < len(b); i++ {
 		// Eight bytes at a time while none is a quote, a backslash, a
 		// control character or non-ASCII.
-		for i+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[i:])) {
+		for i+8 <= len(b) && !jackson.Special8(binary.LittleEndian.Uint64(b[i:])) {
 			i += 8
 		}
 		if i >= len(b) {
@@ -139,20 +141,6 @@ func (r *fastReader) strEnd() (end int, plain, ok bool) {
 		}
 	}
 	return 0, false, false
-}
-
-const (
-	ones  = 0x0101010101010101
-	highs = 0x8080808080808080
-)
-
-func hasZeroByte(x uint64) bool { return (x-ones)&^x&highs != 0 }
-
-// special8 reports whether any byte of x is '"', '\\', below 0x20 or at
-// least 0x80.
-func special8(x uint64) bool {
-	return x&highs != 0 || (x-0x20*ones)&^x&highs != 0 ||
-		hasZeroByte(x^('"'*ones)) || hasZeroByte(x^('\\'*ones))
 }
 
 func (r *fastReader) str() (any, bool) {

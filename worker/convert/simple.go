@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 
@@ -216,9 +217,9 @@ func javaString(s *schema.Schema, v any) (string, error) {
 	case int:
 		return strconv.Itoa(x), nil
 	case float32:
-		return string(appendJavaFloat(nil, float64(x), 32)), nil
+		return string(jackson.AppendJavaFloat(nil, float64(x), 32)), nil
 	case float64:
-		return string(appendJavaFloat(nil, x, 64)), nil
+		return string(jackson.AppendJavaFloat(nil, x, 64)), nil
 	case []byte:
 		return base64.StdEncoding.EncodeToString(x), nil
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -202,9 +203,9 @@ func EncodeTargetState(t TargetState) []byte {
 		v1 = TargetPaused
 	}
 	b := append([]byte(nil), `{"state":`...)
-	b = appendString(b, string(v1))
+	b = jackson.AppendString(b, string(v1))
 	b = append(b, `,"state.v2":`...)
-	b = appendString(b, string(t))
+	b = jackson.AppendString(b, string(t))
 	return append(b, '}')
 }
 

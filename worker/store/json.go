@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"sort"
 	"strconv"
-	"strings"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/tributary-dev/tributary/internal/jackson"
 )
 
 // This file writes JSON the way Kafka Connect's internal JsonConverter
@@ -25,8 +23,6 @@ import (
 // implementation the connector used; sorted is what a LinkedHashMap built
 // in key order gives).
 
-const hexUpper = "0123456789ABCDEF"
-
 // appendJSON appends the Jackson-compatible encoding of v.
 func appendJSON(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
@@ -35,7 +31,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case string:
-		return appendString(b, x), nil
+		return jackson.AppendString(b, x), nil
 	case int:
 		return strconv.AppendInt(b, int64(x), 10), nil
 	case int8:
@@ -57,9 +53,9 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case uint64:
 		return strconv.AppendUint(b, x, 10), nil
 	case float32:
-		return appendJavaFloat(b, float64(x), 32)
+		return jackson.AppendJavaFloat(b, float64(x), 32), nil
 	case float64:
-		return appendJavaFloat(b, x, 64)
+		return jackson.AppendJavaFloat(b, x, 64), nil
 	case json.Number:
 		if !json.Valid([]byte(x)) {
 			return nil, fmt.Errorf("invalid number %q", string(x))
@@ -117,7 +113,7 @@ func appendObject(b []byte, m map[string]any) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, k)
+		b = jackson.AppendString(b, k)
 		b = append(b, ':')
 		var err error
 		if b, err = appendJSON(b, m[k]); err != nil {
@@ -125,104 +121,6 @@ func appendObject(b []byte, m map[string]any) ([]byte, error) {
 		}
 	}
 	return append(b, '}'), nil
-}
-
-// appendString writes s as Jackson's UTF8JsonGenerator does.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				b = append(b, '\\', c)
-			case c == '\b':
-				b = append(b, '\\', 'b')
-			case c == '\f':
-				b = append(b, '\\', 'f')
-			case c == '\n':
-				b = append(b, '\\', 'n')
-			case c == '\r':
-				b = append(b, '\\', 'r')
-			case c == '\t':
-				b = append(b, '\\', 't')
-			case c < 0x20:
-				b = append(b, '\\', 'u', '0', '0', hexUpper[c>>4], hexUpper[c&0xF])
-			default:
-				b = append(b, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, "\uFFFD"...)
-		case r > 0xFFFF:
-			r1, r2 := utf16.EncodeRune(r)
-			b = appendU(b, r1)
-			b = appendU(b, r2)
-		default:
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
-}
-
-func appendU(b []byte, r rune) []byte {
-	return append(b, '\\', 'u', hexUpper[r>>12&0xF], hexUpper[r>>8&0xF], hexUpper[r>>4&0xF], hexUpper[r&0xF])
-}
-
-// appendJavaFloat formats f like Java's Double.toString (Float.toString for
-// bits=32): plain decimal with at least one fractional digit for
-// 1e-3 <= |f| < 1e7, otherwise d.dddE±n.
-func appendJavaFloat(b []byte, f float64, bits int) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, errors.New("cannot encode NaN or infinity as JSON")
-	}
-	if f == 0 {
-		if math.Signbit(f) {
-			return append(b, "-0.0"...), nil
-		}
-		return append(b, "0.0"...), nil
-	}
-	if f < 0 {
-		b = append(b, '-')
-		f = -f
-	}
-	e := strconv.FormatFloat(f, 'e', -1, bits) // d.ddde±XX
-	mant, expStr, _ := strings.Cut(e, "e")
-	exp, _ := strconv.Atoi(expStr)
-	digits := strings.Replace(mant, ".", "", 1)
-	if f >= 1e-3 && f < 1e7 {
-		if exp >= 0 {
-			for len(digits) < exp+1 {
-				digits += "0"
-			}
-			b = append(b, digits[:exp+1]...)
-			b = append(b, '.')
-			if frac := digits[exp+1:]; frac != "" {
-				b = append(b, frac...)
-			} else {
-				b = append(b, '0')
-			}
-			return b, nil
-		}
-		b = append(b, "0."...)
-		for i := 0; i < -exp-1; i++ {
-			b = append(b, '0')
-		}
-		return append(b, digits...), nil
-	}
-	b = append(b, digits[0], '.')
-	if len(digits) > 1 {
-		b = append(b, digits[1:]...)
-	} else {
-		b = append(b, '0')
-	}
-	b = append(b, 'E')
-	return strconv.AppendInt(b, int64(exp), 10), nil
 }
 
 // decodeJSON parses a schemaless JSON value: integers become int64 (so an

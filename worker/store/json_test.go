@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // goldenKeys are the partitions behind the offsetkey lines, in order.
@@ -117,13 +117,13 @@ func TestEscapingMatchesJackson(t *testing.T) {
 	// Same fields as the Java program, in sorted key order there too? No:
 	// Java wrote insertion order, so build the object by hand in that order.
 	b := []byte(`{"s":`)
-	b = appendString(b, "\u0001\b\f\n\r\t\u001f\u007f\u2028/\U0001F600")
+	b = jackson.AppendString(b, "\u0001\b\f\n\r\t\u001f\u007f\u2028/\U0001F600")
 	for _, f := range []struct {
 		k string
 		v any
 	}{{"d1", 1e7}, {"d2", 9999999.0}, {"d3", 0.001}, {"d4", 123.456}, {"d5", negZero()}, {"d6", 1.2345678901234567e-20}, {"d7", 100.0}, {"d8", pointOne + pointTwo}, {"i", int32(-2147483648)}, {"f", float32(1.5)}} {
 		b = append(b, ',')
-		b = appendString(b, f.k)
+		b = jackson.AppendString(b, f.k)
 		b = append(b, ':')
 		if b, err = appendJSON(b, f.v); err != nil {
 			t.Fatal(err)

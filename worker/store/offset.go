@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // OffsetStore is the offsets topic (Kafka Connect's KafkaOffsetBackingStore
@@ -52,7 +52,7 @@ func EncodeOffsetKey(connector string, p sdk.Partition) ([]byte, error) {
 		return nil, err
 	}
 	b := []byte{'['}
-	b = appendString(b, connector)
+	b = jackson.AppendString(b, connector)
 	b = append(b, ',')
 	var err error
 	if p == nil {

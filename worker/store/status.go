@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -41,11 +42,11 @@ type Status struct {
 // generation, version).
 func EncodeStatus(st Status) []byte {
 	b := append([]byte(nil), `{"state":`...)
-	b = appendString(b, string(st.State))
+	b = jackson.AppendString(b, string(st.State))
 	b = append(b, `,"trace":`...)
 	b = appendNullable(b, st.Trace)
 	b = append(b, `,"worker_id":`...)
-	b = appendString(b, st.WorkerID)
+	b = jackson.AppendString(b, st.WorkerID)
 	b = append(b, `,"generation":`...)
 	b = strconv.AppendInt(b, int64(st.Generation), 10)
 	b = append(b, `,"version":`...)
@@ -57,7 +58,7 @@ func appendNullable(b []byte, s string) []byte {
 	if s == "" {
 		return append(b, "null"...)
 	}
-	return appendString(b, s)
+	return jackson.AppendString(b, s)
 }
 
 // StatusSnapshot is a copy of every status read.
@@ -296,9 +297,9 @@ func topicStatusKey(topic, connector string) string {
 // Kafka's KafkaStatusBackingStore writes it.
 func EncodeTopicStatus(topic, connector string, task int, discovered int64) []byte {
 	b := []byte(`{"topic":{"name":`)
-	b = appendString(b, topic)
+	b = jackson.AppendString(b, topic)
 	b = append(b, `,"connector":`...)
-	b = appendString(b, connector)
+	b = jackson.AppendString(b, connector)
 	b = append(b, `,"task":`...)
 	b = strconv.AppendInt(b, int64(task), 10)
 	b = append(b, `,"discoverTimestamp":`...)
