@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
@@ -125,6 +127,10 @@ type hostSourceTask struct {
 	batches chan []sdk.SourceRecord
 	queries sync.WaitGroup
 	ctx     context.Context
+	// dec decodes batches in recvLoop. Each received batch's bytes belong
+	// to its message alone and are never modified, so the decoded values
+	// alias them instead of being copied.
+	dec wire.Decoder
 }
 
 func (t *hostSourceTask) send(m *pluginpb.SourceHostMessage) error {
@@ -150,13 +156,14 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 		taskProc: taskProc{h: h, p: p, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
 			what: fmt.Sprintf("source task %s-%d", info.Connector, info.Task)},
 		offsets: offsets, batches: make(chan []sdk.SourceRecord, 4), ctx: sctx,
+		dec: wire.Decoder{AliasInput: true},
 	}
 	fail := func(err error) (SourceTask, error) {
 		cancel()
 		p.kill()
 		return nil, err
 	}
-	if t.stream, err = p.rpc.RunSourceTask(sctx); err != nil {
+	if t.stream, err = p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(newSourceCodec())); err != nil {
 		return fail(p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
 	}
 	err = t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Start{Start: &pluginpb.TaskStart{
@@ -219,7 +226,7 @@ func (t *hostSourceTask) recvLoop(started chan<- error) {
 		case *pluginpb.SourcePluginMessage_Started:
 			report(nil)
 		case *pluginpb.SourcePluginMessage_Batch:
-			wrecs, err := wire.Decode(x.Batch.GetRecords(), int(x.Batch.GetCount()))
+			wrecs, err := t.dec.Decode(x.Batch.GetRecords(), int(x.Batch.GetCount()))
 			if err != nil {
 				e := fmt.Errorf("plugins: %s: %w", t.what, err)
 				t.fail(e)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -23,6 +24,13 @@ type decoder struct {
 	schemas     []*schema.Schema
 	done        []bool
 	budget      int // elements that may still be decoded
+	// aliasOK makes string and bytes values of keys, values and headers
+	// share data instead of copying it (see Decoder.AliasInput); aliasing
+	// is set while such a value (not its schema) is decoded.
+	aliasOK, aliasing bool
+	// intern holds short strings seen as map keys and topics: they repeat
+	// from record to record and are shared instead of allocated each time.
+	intern map[string]string
 }
 
 func newDecoder(data []byte) *decoder {
@@ -90,10 +98,48 @@ func (d *decoder) str() (string, error) {
 	return string(b), err
 }
 
+// Interning limits: strings up to maxInternLen bytes, at most maxInterned
+// of them per decoder.
+const (
+	maxInternLen = 64
+	maxInterned  = 256
+)
+
+// internedStr is str for strings that usually repeat (map keys, topics).
+func (d *decoder) internedStr() (string, error) {
+	b, err := d.raw()
+	if err != nil || len(b) > maxInternLen {
+		return string(b), err
+	}
+	if s, ok := d.intern[string(b)]; ok {
+		return s, nil
+	}
+	s := string(b)
+	if d.intern == nil {
+		d.intern = make(map[string]string)
+	}
+	if len(d.intern) < maxInterned {
+		d.intern[s] = s
+	}
+	return s, nil
+}
+
+// valueStr is str for string values of keys, values and headers.
+func (d *decoder) valueStr() (string, error) {
+	b, err := d.raw()
+	if err != nil || !d.aliasing || len(b) == 0 {
+		return string(b), err
+	}
+	return unsafe.String(&b[0], len(b)), nil
+}
+
 func (d *decoder) bytes() ([]byte, error) {
 	b, err := d.raw()
 	if err != nil {
 		return nil, err
+	}
+	if d.aliasing {
+		return b[:len(b):len(b)], nil
 	}
 	return append([]byte(nil), b...), nil
 }
@@ -114,15 +160,53 @@ func Decode(data []byte, countHint int) ([]Record, error) {
 		countHint = len(data)
 	}
 	d := newDecoder(data)
-	recs := make([]Record, 0, countHint)
+	return d.records(make([]Record, 0, countHint))
+}
+
+func (d *decoder) records(recs []Record) ([]Record, error) {
 	for d.pos < len(d.data) {
-		var r Record
-		if err := d.record(&r); err != nil {
+		recs = append(recs, Record{})
+		if err := d.record(&recs[len(recs)-1]); err != nil {
 			return nil, err
 		}
-		recs = append(recs, r)
 	}
 	return recs, nil
+}
+
+// A Decoder decodes batches one after the other, reusing its memory: the
+// slice of records, and the short strings (map keys, topics) that repeat
+// between records. The zero value is ready to use; a Decoder must not be
+// used concurrently.
+type Decoder struct {
+	// AliasInput makes the string and []byte values of decoded keys,
+	// values and headers share the memory of the batch passed to Decode
+	// instead of copying it. The caller must then never modify that
+	// memory, and accepts that a retained value keeps the whole batch
+	// alive. Source partitions and offsets are always copied.
+	AliasInput bool
+
+	intern map[string]string
+	recs   []Record
+}
+
+// Decode decodes a batch like the function Decode. The returned slice is
+// valid until the next call; the records' contents (maps, values, schemas)
+// are not reused and may be kept.
+func (dec *Decoder) Decode(data []byte, countHint int) ([]Record, error) {
+	if countHint < 0 || countHint > len(data) {
+		countHint = len(data)
+	}
+	clear(dec.recs) // drop references to the previous batch
+	if cap(dec.recs) < countHint {
+		dec.recs = make([]Record, 0, countHint)
+	}
+	d := decoder{data: data, budget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern}
+	recs, err := d.records(dec.recs[:0])
+	dec.intern = d.intern
+	if recs != nil {
+		dec.recs = recs
+	}
+	return recs, err
 }
 
 func (d *decoder) record(r *Record) error {
@@ -149,7 +233,7 @@ func (d *decoder) record(r *Record) error {
 	if r.Offset, err = d.stringMap(); err != nil {
 		return err
 	}
-	if r.Topic, err = d.str(); err != nil {
+	if r.Topic, err = d.internedStr(); err != nil {
 		return err
 	}
 	r.KafkaPartition = NoPartition
@@ -186,7 +270,7 @@ func (d *decoder) record(r *Record) error {
 		r.Headers = make([]Header, n)
 		for i := range r.Headers {
 			h := &r.Headers[i]
-			if h.Key, err = d.str(); err != nil {
+			if h.Key, err = d.internedStr(); err != nil {
 				return err
 			}
 			if h.Schema, h.Value, err = d.schemaAndValue(); err != nil {
@@ -217,6 +301,8 @@ func (d *decoder) schemaAndValue() (*schema.Schema, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	d.aliasing = d.aliasOK
+	defer func() { d.aliasing = false }()
 	if s == nil {
 		v, err := d.schemaless(0)
 		return nil, v, err
@@ -452,7 +538,7 @@ func (d *decoder) typed(s *schema.Schema, depth int) (any, error) {
 		}
 		return b == 1, err
 	case schema.TypeString:
-		return d.str()
+		return d.valueStr()
 	case schema.TypeBytes:
 		return d.bytes()
 	case schema.TypeArray:
@@ -566,7 +652,7 @@ func (d *decoder) schemaless(depth int) (any, error) {
 		}
 		return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
 	case tagString:
-		return d.str()
+		return d.valueStr()
 	case tagBytes:
 		return d.bytes()
 	case tagArray:
@@ -588,7 +674,7 @@ func (d *decoder) schemaless(depth int) (any, error) {
 		}
 		m := make(map[string]any, n)
 		for range n {
-			k, err := d.str()
+			k, err := d.internedStr()
 			if err != nil {
 				return nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -283,6 +284,35 @@ func BenchmarkEncodeDecode1KiB(b *testing.B) {
 		if i%1000 == 999 {
 			if _, err := Decode(e.Bytes(), 1000); err != nil {
 				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func TestDecoderMatchesDecode(t *testing.T) {
+	var e Encoder
+	for i := range 3 {
+		r := Record{Partition: map[string]any{"p": int64(1)}, Offset: map[string]any{"seq": int64(i)}, Topic: "t",
+			KafkaPartition: NoPartition, Timestamp: NoTimestamp, Key: "k", Value: []any{"s", []byte("b"), map[string]any{"x": "y"}},
+			Headers: []Header{{Key: "h", Value: "v"}}}
+		if err := e.Append(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := Decode(e.Bytes(), e.Count())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, alias := range []bool{false, true} {
+		dec := Decoder{AliasInput: alias}
+		for range 2 { // the second call reuses the decoder's memory
+			data := append([]byte(nil), e.Bytes()...)
+			got, err := dec.Decode(data, e.Count())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("alias=%v: got %#v, want %#v", alias, got, want)
 			}
 		}
 	}
