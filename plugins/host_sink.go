@@ -87,19 +87,7 @@ func (t *hostSinkTask) recvLoop(started chan<- error) {
 	for {
 		m, err := t.stream.Recv()
 		if err != nil {
-			if t.ended() {
-				report(t.terminal())
-				return
-			}
-			select {
-			case <-t.stopCh:
-				t.markStopped(nil)
-				report(ErrStopped)
-			default:
-				e := t.crashed(err)
-				t.fail(e)
-				report(e)
-			}
+			report(t.recvEnded(err))
 			return
 		}
 		switch x := m.GetMsg().(type) {

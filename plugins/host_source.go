@@ -67,6 +67,24 @@ func (t *taskProc) terminal() error {
 	return ErrStopped
 }
 
+// recvEnded records why a task's stream ended (Recv failed) and returns
+// the error for a start still waiting: the terminal error if the task had
+// already ended, ErrStopped during Stop, else a crash.
+func (t *taskProc) recvEnded(err error) error {
+	if t.ended() {
+		return t.terminal()
+	}
+	select {
+	case <-t.stopCh:
+		t.markStopped(nil)
+		return ErrStopped
+	default:
+		e := t.crashed(err)
+		t.fail(e)
+		return e
+	}
+}
+
 // crashed turns an unexpected end of the stream into a task error carrying
 // the exit status and the end of the plugin's stderr.
 func (t *taskProc) crashed(err error) error {
@@ -207,19 +225,7 @@ func (t *hostSourceTask) recvLoop(started chan<- error) {
 	for {
 		m, err := t.stream.Recv()
 		if err != nil {
-			if t.ended() {
-				report(t.terminal())
-				return
-			}
-			select {
-			case <-t.stopCh:
-				t.markStopped(nil)
-				report(ErrStopped)
-			default:
-				e := t.crashed(err)
-				t.fail(e)
-				report(e)
-			}
+			report(t.recvEnded(err))
 			return
 		}
 		switch x := m.GetMsg().(type) {
