@@ -398,79 +398,57 @@ func (c *JSONConverter) appendValue(b []byte, s *schema.Schema, v any, depth int
 }
 
 func (c *JSONConverter) appendMap(b []byte, s *schema.Schema, v any, depth int) ([]byte, error) {
-	objectMode := s.KeySchema.Type == schema.TypeString && !s.KeySchema.Optional
-	var err error
+	type entry struct{ k, v any }
+	var entries []entry
 	switch m := v.(type) {
 	case map[string]any:
-		keys := sortedKeys(m)
-		if objectMode {
-			b = append(b, '{')
-			for i, k := range keys {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = jackson.AppendString(b, k)
-				b = append(b, ':')
-				if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
-					return nil, err
-				}
-			}
-			return append(b, '}'), nil
+		for _, k := range sortedKeys(m) {
+			entries = append(entries, entry{k, m[k]})
 		}
-		b = append(b, '[')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '[')
-			if b, err = c.appendValue(b, s.KeySchema, k, depth+1); err != nil {
-				return nil, err
-			}
-			b = append(b, ',')
-			if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
-				return nil, err
-			}
-			b = append(b, ']')
-		}
-		return append(b, ']'), nil
 	case map[any]any:
-		keys := sortedAnyKeys(m)
-		if objectMode {
-			b = append(b, '{')
-			for i, k := range keys {
-				ks, ok := k.(string)
-				if !ok {
-					return nil, mismatch(s.KeySchema, k)
-				}
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = jackson.AppendString(b, ks)
-				b = append(b, ':')
-				if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
-					return nil, err
-				}
-			}
-			return append(b, '}'), nil
+		for _, k := range sortedAnyKeys(m) {
+			entries = append(entries, entry{k, m[k]})
 		}
-		b = append(b, '[')
-		for i, k := range keys {
+	default:
+		return nil, mismatch(s, v)
+	}
+	var err error
+	if s.KeySchema.Type == schema.TypeString && !s.KeySchema.Optional {
+		// String keys: a JSON object.
+		b = append(b, '{')
+		for i, e := range entries {
+			ks, ok := e.k.(string)
+			if !ok {
+				return nil, mismatch(s.KeySchema, e.k)
+			}
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, '[')
-			if b, err = c.appendValue(b, s.KeySchema, k, depth+1); err != nil {
+			b = jackson.AppendString(b, ks)
+			b = append(b, ':')
+			if b, err = c.appendValue(b, s.ValueSchema, e.v, depth+1); err != nil {
 				return nil, err
 			}
-			b = append(b, ',')
-			if b, err = c.appendValue(b, s.ValueSchema, m[k], depth+1); err != nil {
-				return nil, err
-			}
-			b = append(b, ']')
 		}
-		return append(b, ']'), nil
+		return append(b, '}'), nil
 	}
-	return nil, mismatch(s, v)
+	// Other keys: an array of [key, value] pairs, as Kafka writes them.
+	b = append(b, '[')
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		if b, err = c.appendValue(b, s.KeySchema, e.k, depth+1); err != nil {
+			return nil, err
+		}
+		b = append(b, ',')
+		if b, err = c.appendValue(b, s.ValueSchema, e.v, depth+1); err != nil {
+			return nil, err
+		}
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
 }
 
 func sortedKeys(m map[string]any) []string {
