@@ -32,7 +32,7 @@ func TestRESTContractKafkaConnect(t *testing.T) {
 // startTributaryWorker builds the tributary binary, starts `tributary
 // worker` against bootstrap as a child process and returns the base URL of
 // its REST API.
-var startTributaryWorker = func(t *testing.T, bootstrap string) string {
+func startTributaryWorker(t *testing.T, bootstrap string) string {
 	bin := harness.BuildTributary(t)
 	w := harness.StartWorkerProcess(t, bin, filepath.Join(t.TempDir(), "worker"), harness.WorkerProps(t, bootstrap, "contract", nil))
 	t.Cleanup(func() {
@@ -46,8 +46,8 @@ var startTributaryWorker = func(t *testing.T, bootstrap string) string {
 // TestRESTContractTributary plays the same table against a real Tributary
 // worker on Tributary's broker, expecting Tributary's answers.
 func TestRESTContractTributary(t *testing.T) {
-	if startTributaryWorker == nil {
-		t.Skip("skipping: worker not built yet (no Tributary worker start function in integration/harness)")
+	if testing.Short() {
+		t.Skip("skipping: builds and starts a Tributary worker")
 	}
 	b := harness.TributaryBroker(t)
 	url := startTributaryWorker(t, b.Bootstrap())

@@ -109,17 +109,12 @@ func StartKafkaConnect(ctx context.Context, dir, bootstrap string, props map[str
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	for attempt := 1; ; attempt++ {
-		c, err := startConnectOnce(ctx, dir, bootstrap, java, jars, &cfg)
-		if errors.Is(err, errPortInUse) && attempt < maxStartAttempts {
-			continue // another process took the "free" port: pick a new one
-		}
-		if err != nil {
-			return nil, err
-		}
-		c.startup = time.Since(begin)
-		return c, nil
+	c, err := startRetrying(func() (*Connect, error) { return startConnectOnce(ctx, dir, bootstrap, java, jars, &cfg) })
+	if err != nil {
+		return nil, err
 	}
+	c.startup = time.Since(begin)
+	return c, nil
 }
 
 // startConnectOnce starts the worker with its REST API on a new free port.

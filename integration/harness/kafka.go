@@ -128,17 +128,12 @@ func StartApacheKafka(ctx context.Context, dir string, props map[string]string, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	for attempt := 1; ; attempt++ {
-		k, err := startKafkaOnce(ctx, dir, java, jars, &cfg)
-		if errors.Is(err, errPortInUse) && attempt < maxStartAttempts {
-			continue // another process took a "free" port: pick new ones
-		}
-		if err != nil {
-			return nil, err
-		}
-		k.startup = time.Since(begin)
-		return k, nil
+	k, err := startRetrying(func() (*Kafka, error) { return startKafkaOnce(ctx, dir, java, jars, &cfg) })
+	if err != nil {
+		return nil, err
 	}
+	k.startup = time.Since(begin)
+	return k, nil
 }
 
 // startKafkaOnce formats fresh storage in dir and starts the broker on new

@@ -153,6 +153,18 @@ const maxStartAttempts = 3
 // process bound between freePorts and the component's start.
 var errPortInUse = errors.New("port already in use")
 
+// startRetrying calls start until it succeeds, fails for another reason
+// than a port taken by someone else, or maxStartAttempts are used.
+func startRetrying[T any](start func() (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		v, err := start()
+		if errors.Is(err, errPortInUse) && attempt < maxStartAttempts {
+			continue // another process took a "free" port: pick new ones
+		}
+		return v, err
+	}
+}
+
 // startError wraps err with the tail of the process log, and with
 // errPortInUse when the process died failing to bind a port.
 func startError(p *process, err error) error {
