@@ -26,6 +26,7 @@ package contract
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -191,13 +192,30 @@ func expand(s string, vars map[string]string) string {
 // runStep sends the step (repeatedly if it polls) and checks the answer.
 func runStep(cfg Config, s Step, want Expect, vars map[string]string) error {
 	deadline := time.Now().Add(cfg.PollTimeout)
+	retryDeadline := time.Now().Add(10 * time.Second)
 	for {
 		err := tryStep(cfg, s, want, vars)
-		if err == nil || !s.Poll || time.Now().After(deadline) {
+		if err == nil || time.Now().After(deadline) {
+			return err
+		}
+		// Polling steps wait for a state; any step is retried while the
+		// worker answers that a rebalance is under way (Kafka Connect's
+		// 409, or its 500 "a rebalance is expected" right after a config
+		// change), as Kafka Connect's own clients do.
+		var te transientError
+		if !s.Poll && !(errors.As(err, &te) && time.Now().Before(retryDeadline)) {
 			return err
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// transientError is an answer a client retries: the worker is rebalancing.
+type transientError struct{ error }
+
+func isRebalancing(status int, body []byte) bool {
+	return status == http.StatusConflict ||
+		(status == http.StatusInternalServerError && bytes.Contains(body, []byte("rebalance")))
 }
 
 func tryStep(cfg Config, s Step, want Expect, vars map[string]string) error {
@@ -226,7 +244,13 @@ func tryStep(cfg Config, s Step, want Expect, vars map[string]string) error {
 	if err != nil {
 		return fmt.Errorf("read body: %w", err)
 	}
-	return Check(resp, got, want, vars)
+	if err := Check(resp, got, want, vars); err != nil {
+		if resp.StatusCode != want.Status && isRebalancing(resp.StatusCode, got) {
+			return transientError{err}
+		}
+		return err
+	}
+	return nil
 }
 
 // Check compares an answer with an expectation.
