@@ -3,6 +3,7 @@ package convert
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -294,9 +295,36 @@ func FuzzJSONToConnect(f *testing.F) {
 			if err != nil {
 				t.Fatalf("re-read %s (from %s): %v", out, b, err)
 			}
+			if s == nil && hasNonFinite(v) {
+				// Like Jackson, a schemaless NaN or ±Infinity is written as
+				// the string "NaN"/"Infinity", which reads back as a string.
+				continue
+			}
 			if !schema.Equal(s, s2) || !schema.ValueEqual(v, v2) {
 				t.Fatalf("round trip of %s: %v %#v -> %s -> %v %#v", b, s, v, out, s2, v2)
 			}
 		}
 	})
+}
+
+// hasNonFinite reports whether a schemaless value holds a NaN or infinite
+// float anywhere.
+func hasNonFinite(v any) bool {
+	switch x := v.(type) {
+	case float64:
+		return math.IsNaN(x) || math.IsInf(x, 0)
+	case []any:
+		for _, e := range x {
+			if hasNonFinite(e) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if hasNonFinite(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
