@@ -117,6 +117,70 @@ type Host struct {
 	mu      sync.Mutex
 	plugins []PluginInfo
 	cache   map[string][]sdk.Spec // by binary hash
+
+	procsMu sync.Mutex
+	procs   map[string]*sharedProc // by connector and command
+}
+
+// sharedProc is the plugin process that serves one connector's instance
+// and all its tasks on this host, each on its own stream: one process per
+// connector, not per task, keeps memory and context switches down while a
+// crash still stays within the connector. It lives while any of them runs.
+type sharedProc struct {
+	mu   sync.Mutex // held while (re)launching p
+	p    *proc
+	refs int // guarded by Host.procsMu
+}
+
+// acquire returns the running process of connector for argv, launching it
+// if there is none or it exited. Every successful acquire must be paired
+// with one release.
+func (h *Host) acquire(ctx context.Context, connector string, argv []string) (*proc, func(), error) {
+	key := connector + "\x00" + strings.Join(argv, "\x00")
+	h.procsMu.Lock()
+	e := h.procs[key]
+	if e == nil {
+		e = &sharedProc{}
+		h.procs[key] = e
+	}
+	e.refs++
+	h.procsMu.Unlock()
+	var once sync.Once
+	release := func() { once.Do(func() { h.release(key, e) }) }
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.p != nil {
+		if !e.p.client.Exited() {
+			return e.p, release, nil
+		}
+		e.p.kill() // releases the dead process's client
+	}
+	p, err := h.launch(ctx, argv, h.cfg.Logger.With("connector", connector))
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	e.p = p
+	return p, release, nil
+}
+
+// release drops one reference to e and stops its process with the last.
+func (h *Host) release(key string, e *sharedProc) {
+	h.procsMu.Lock()
+	e.refs--
+	last := e.refs == 0
+	if last && h.procs[key] == e {
+		delete(h.procs, key)
+	}
+	h.procsMu.Unlock()
+	if last {
+		e.mu.Lock()
+		if e.p != nil {
+			e.p.kill()
+		}
+		e.mu.Unlock()
+	}
 }
 
 var _ Loader = (*Host)(nil)
@@ -126,7 +190,7 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg, cache: map[string][]sdk.Spec{}}
+	h := &Host{cfg: cfg, cache: map[string][]sdk.Spec{}, procs: map[string]*sharedProc{}}
 	if err := h.Discover(ctx); err != nil {
 		return nil, err
 	}

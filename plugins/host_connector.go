@@ -31,19 +31,19 @@ func (h *Host) StartConnector(ctx context.Context, class, name string, config ma
 		return nil, err
 	}
 	logger := h.cfg.Logger.With("connector", name)
-	p, err := h.launch(ctx, pi.Command, logger)
+	p, release, err := h.acquire(ctx, name, pi.Command)
 	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	c := &hostConnector{
-		taskProc: taskProc{h: h, p: p, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+		taskProc: taskProc{h: h, p: p, release: release, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
 			what: "connector " + name},
 		configs: make(chan *pluginpb.TaskConfigs, 1), events: make(chan ConnectorEvent, 16),
 	}
 	fail := func(err error) (Connector, error) {
 		cancel()
-		p.kill()
+		release()
 		return nil, err
 	}
 	if c.stream, err = p.rpc.RunConnector(sctx); err != nil {

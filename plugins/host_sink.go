@@ -35,19 +35,19 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 		return nil, err
 	}
 	logger := h.cfg.Logger.With("connector", info.Connector, "task", info.Task)
-	p, err := h.launch(ctx, pi.Command, logger)
+	p, release, err := h.acquire(ctx, info.Connector, pi.Command)
 	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	t := &hostSinkTask{
-		taskProc: taskProc{h: h, p: p, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+		taskProc: taskProc{h: h, p: p, release: release, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
 			what: fmt.Sprintf("sink task %s-%d", info.Connector, info.Task)},
 		acks: make(chan *pluginpb.Ack, 1), rewinds: map[sdk.TopicPartition]int64{},
 	}
 	fail := func(err error) (SinkTask, error) {
 		cancel()
-		p.kill()
+		release()
 		return nil, err
 	}
 	if t.stream, err = p.rpc.RunSinkTask(sctx); err != nil {

@@ -18,13 +18,14 @@ import (
 // taskProc is what source, sink and connector handles share: the process,
 // the stream's lifetime and the terminal error.
 type taskProc struct {
-	h      *Host
-	p      *proc
-	logger *slog.Logger
-	what   string
-	cancel context.CancelFunc // ends the stream
-	done   chan struct{}      // closed when the receive loop ends
-	stopCh chan struct{}      // closed when Stop begins
+	h       *Host
+	p       *proc
+	release func() // drops this handle's reference to p
+	logger  *slog.Logger
+	what    string
+	cancel  context.CancelFunc // ends the stream
+	done    chan struct{}      // closed when the receive loop ends
+	stopCh  chan struct{}      // closed when Stop begins
 
 	mu      sync.Mutex
 	err     error // terminal error; nil with done closed means stopped
@@ -127,7 +128,7 @@ func (t *taskProc) stop(ctx context.Context, send func() error, waitOthers func(
 		if waitOthers != nil {
 			waitOthers()
 		}
-		t.p.kill()
+		t.release()
 		t.mu.Lock()
 		if !t.stopped && t.err != nil && !errors.Is(t.err, ErrStopped) {
 			t.stopErr = t.err
@@ -165,20 +166,20 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 		return nil, err
 	}
 	logger := h.cfg.Logger.With("connector", info.Connector, "task", info.Task)
-	p, err := h.launch(ctx, pi.Command, logger)
+	p, release, err := h.acquire(ctx, info.Connector, pi.Command)
 	if err != nil {
 		return nil, err
 	}
 	sctx, cancel := context.WithCancel(context.Background())
 	t := &hostSourceTask{
-		taskProc: taskProc{h: h, p: p, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+		taskProc: taskProc{h: h, p: p, release: release, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
 			what: fmt.Sprintf("source task %s-%d", info.Connector, info.Task)},
 		offsets: offsets, batches: make(chan []sdk.SourceRecord, 4), ctx: sctx,
 		dec: wire.Decoder{AliasInput: true},
 	}
 	fail := func(err error) (SourceTask, error) {
 		cancel()
-		p.kill()
+		release()
 		return nil, err
 	}
 	if t.stream, err = p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(newSourceCodec())); err != nil {

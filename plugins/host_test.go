@@ -408,3 +408,69 @@ func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	_ = cmd.Wait()
 	waitGone(t, pid, 5*time.Second)
 }
+
+// A connector's tasks share one plugin process, other connectors have
+// their own, and the process ends with the last of its tasks. A crash of
+// the shared process fails every task in it, and each can start again.
+func TestTasksOfAConnectorShareAProcess(t *testing.T) {
+	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
+	ctx := context.Background()
+	start := func(connector string, task int, mode string) SourceTask {
+		t.Helper()
+		st, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: connector, Task: task}, map[string]string{"mode": mode}, nil)
+		if err != nil {
+			t.Fatalf("start %s-%d: %v", connector, task, err)
+		}
+		return st
+	}
+	pidOf := func(st SourceTask) int { return st.(*hostSourceTask).p.pid() }
+
+	a0, a1, b0 := start("a", 0, "ok"), start("a", 1, "ok"), start("b", 0, "ok")
+	if pidOf(a0) != pidOf(a1) {
+		t.Fatalf("tasks of one connector in processes %d and %d", pidOf(a0), pidOf(a1))
+	}
+	if pidOf(a0) == pidOf(b0) {
+		t.Fatalf("connectors a and b share process %d", pidOf(a0))
+	}
+	shared := pidOf(a0)
+	if err := a0.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if processGone(shared) {
+		t.Fatal("the shared process ended while task a-1 still runs")
+	}
+	if recs, err := a1.Poll(ctx); err != nil || len(recs) == 0 {
+		t.Fatalf("a-1 after a-0 stopped: %v %v", recs, err)
+	}
+	if err := a1.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, shared, 5*time.Second)
+	if err := b0.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	// c-1 makes the process exit: c-0 fails too, with the exit status.
+	c0 := start("c", 0, "ok")
+	// The exit may come before or after c-1's start is acknowledged.
+	c1, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "c", Task: 1}, map[string]string{"mode": "exit"}, nil)
+	if err == nil {
+		if err := pollUntilError(t, c1); err == nil {
+			t.Fatal("c-1 did not fail")
+		}
+		defer c1.Stop(ctx)
+	}
+	err = pollUntilError(t, c0)
+	var te *sdk.TaskError
+	if !errors.As(err, &te) || !strings.Contains(te.Message, "exit status 7") {
+		t.Fatalf("c-0 after the process exited: %v", err)
+	}
+	_ = c0.Stop(ctx)
+	again := start("c", 0, "ok")
+	if recs, err := again.Poll(ctx); err != nil || len(recs) == 0 {
+		t.Fatalf("restarted c-0: %v %v", recs, err)
+	}
+	if err := again.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

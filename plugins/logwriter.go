@@ -68,7 +68,7 @@ func (w *logWriter) emit(line string) {
 				attrs := make([]slog.Attr, 0, len(m))
 				for k, v := range m {
 					switch k {
-					case "msg", "level", "time", "connector", "task":
+					case "msg", "level", "time", "connector":
 						continue
 					}
 					attrs = append(attrs, slog.Any(k, v))

@@ -264,8 +264,11 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 		linger = defaultLinger
 	}
 
-	// poll goroutine
-	polledCh = make(chan polled, 2)
+	// poll goroutine. The hand-over is unbuffered: the next Poll overlaps
+	// the encoding and sending of the previous batch, and no more than two
+	// polled batches are alive at a time (each is garbage the collector
+	// must scan while it waits; a plugin runs under a small memory limit).
+	polledCh = make(chan polled)
 	go func() {
 		defer close(polledCh)
 		backoff := 100 * time.Millisecond

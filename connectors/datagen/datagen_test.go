@@ -77,3 +77,16 @@ func TestTaskConfigsSplit(t *testing.T) {
 type noOffsets struct{ sdk.SourceTaskContext }
 
 func (noOffsets) Offset(context.Context, sdk.Partition) (sdk.Offset, error) { return nil, nil }
+
+// BenchmarkRecord measures the generation of one 1 KiB-ish record (900
+// payload bytes, as `tributary bench connect` uses).
+func BenchmarkRecord(b *testing.B) {
+	cfg := Config{Topic: "t", PayloadBytes: 900, Keys: 1000, BatchSize: 1000}
+	t := task{cfg: cfg, part: sdk.Partition{"datagen.task": int64(0)}}
+	var r sdk.SourceRecord
+	b.SetBytes(900)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		t.record(int64(i), &r)
+	}
+}

@@ -21,6 +21,15 @@ type Converter interface {
 	ToConnect(topic string, b []byte) (*schema.Schema, any, error)
 }
 
+// Appender is implemented by converters that can serialize into a buffer
+// of the caller's, so that a runner converts a whole batch into a few large
+// allocations instead of one growing buffer per record. AppendFromConnect
+// appends what FromConnect would return to dst; null reports a Kafka null
+// (FromConnect's nil), in which case out is dst unchanged.
+type Appender interface {
+	AppendFromConnect(dst []byte, topic string, s *schema.Schema, v any) (out []byte, null bool, err error)
+}
+
 // HeaderConverter converts record header values, like Kafka Connect's
 // HeaderConverter. Implementations are safe for concurrent use.
 type HeaderConverter interface {

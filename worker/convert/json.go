@@ -77,29 +77,38 @@ func NewJSON(config map[string]string) (*JSONConverter, error) {
 }
 
 // FromConnect implements Converter.
-func (c *JSONConverter) FromConnect(_ string, s *schema.Schema, v any) ([]byte, error) {
-	if s == nil && v == nil {
-		return nil, nil
-	}
-	var b []byte
-	var err error
+func (c *JSONConverter) FromConnect(topic string, s *schema.Schema, v any) ([]byte, error) {
+	size := 128
 	if c.schemas {
-		b = append(make([]byte, 0, 256), `{"schema":`...)
-		b, err = c.appendSchemaCached(b, s)
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, `,"payload":`...)
-		if b, err = c.appendValue(b, s, v, 0); err != nil {
-			return nil, err
-		}
-		b = append(b, '}')
-		return b, nil
+		size = 256
 	}
-	if b, err = c.appendValue(make([]byte, 0, 128), s, v, 0); err != nil {
+	b, null, err := c.AppendFromConnect(make([]byte, 0, size), topic, s, v)
+	if null || err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// AppendFromConnect implements Appender.
+func (c *JSONConverter) AppendFromConnect(b []byte, _ string, s *schema.Schema, v any) (out []byte, null bool, err error) {
+	if s == nil && v == nil {
+		return b, true, nil
+	}
+	if c.schemas {
+		b = append(b, `{"schema":`...)
+		if b, err = c.appendSchemaCached(b, s); err != nil {
+			return nil, false, err
+		}
+		b = append(b, `,"payload":`...)
+		if b, err = c.appendValue(b, s, v, 0); err != nil {
+			return nil, false, err
+		}
+		return append(b, '}'), false, nil
+	}
+	if b, err = c.appendValue(b, s, v, 0); err != nil {
+		return nil, false, err
+	}
+	return b, false, nil
 }
 
 func (c *JSONConverter) appendSchemaCached(b []byte, s *schema.Schema) ([]byte, error) {

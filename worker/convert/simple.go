@@ -33,6 +33,21 @@ func (StringConverter) FromConnect(_ string, s *schema.Schema, v any) ([]byte, e
 	return []byte(str), nil
 }
 
+// AppendFromConnect implements Appender.
+func (StringConverter) AppendFromConnect(dst []byte, _ string, s *schema.Schema, v any) ([]byte, bool, error) {
+	if v == nil {
+		return dst, true, nil
+	}
+	if str, ok := v.(string); ok {
+		return append(dst, str...), false, nil
+	}
+	str, err := javaString(s, v)
+	if err != nil {
+		return nil, false, err
+	}
+	return append(dst, str...), false, nil
+}
+
 // ToConnect implements Converter.
 func (StringConverter) ToConnect(_ string, b []byte) (*schema.Schema, any, error) {
 	if b == nil {

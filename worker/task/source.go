@@ -46,6 +46,8 @@ type SourceRunner struct {
 	cfg    SourceConfig
 	log    *slog.Logger
 	client *kgo.Client
+	// keyBuf and valueBuf belong to the poll loop.
+	keyBuf, valueBuf convBuf
 
 	runCtx    context.Context // cancelled on forced stop
 	cancelRun context.CancelFunc
@@ -405,11 +407,11 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
 }
 
 func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
-	key, err := r.cfg.Key.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
+	key, err := r.keyBuf.convert(r.cfg.Key, rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
 		return fmt.Errorf("convert key for topic %s: %w", rec.Topic, err)
 	}
-	val, err := r.cfg.Value.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
+	val, err := r.valueBuf.convert(r.cfg.Value, rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
 		return fmt.Errorf("convert value for topic %s: %w", rec.Topic, err)
 	}
