@@ -22,8 +22,8 @@ this process, fsync before acking as always), all on 127.0.0.1:
       schemaless JsonConverter values of about 1 KiB, StringConverter keys)
       writing --records records to a 1-partition topic, and a DiscardSink
       (dev.tributary.connect.discard.DiscardSinkConnector) reading it; one
-      task each, each in its own plugin process as the worker always runs
-      connectors.
+      task each; each connector (instance and task) in a plugin process
+      of its own, as the worker always runs connectors.
   (b) Side by side: FileStreamSource → topic → FileStreamSink, --file-records
       lines of 1 KiB (StringConverter keys and values, one task each), on a
       fresh Tributary worker process and on Kafka Connect 4.4 (distributed

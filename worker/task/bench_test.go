@@ -83,7 +83,7 @@ func (c *countingSink) Put(ctx context.Context, r []sdk.SinkRecord) error {
 }
 
 // BenchmarkSink: bundled broker → sink runner (JsonConverter, schemas
-// enabled, a 1 KiB datagen record) → a sink that discards: task=direct is a
+// enabled, a 1 KiB datagen record, uncompressed) → a sink that discards: task=direct is a
 // Go SinkTask in the runner, task=inprocess the DiscardSink connector
 // through the in-process loader, task=plugin the DiscardSink connector in a
 // plugin process (this test binary). Timed from the first Put (the group
@@ -100,7 +100,8 @@ func benchSink(b *testing.B, kind string) {
 	addr := startBroker(b)
 	createTopic(b, addr, "bench", 1)
 	n := b.N
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("bench"))
+	// Uncompressed, as the source runner produces by default.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("bench"), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func benchSink(b *testing.B, kind string) {
 	}
 	d := &countingSink{SinkTask: pt}
 	r, err := NewSink(SinkConfig{Info: info, Task: d, Topics: []string{"bench"},
-		Key: val, Value: val, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
+		Key: jsonConv(b, true), Value: val, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
 		FlushInterval: time.Minute, Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)
