@@ -5,6 +5,7 @@ package main
 func extraCommands() []command {
 	return []command{
 		benchCommand(),
+		connectorsCommand(),
 		devCommand(),
 		pluginCommand(),
 		workerCommand(),
