@@ -1,0 +1,140 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tributary-dev/tributary/integration/harness"
+)
+
+// pluginHolding returns the pid of the worker's plugin process that has
+// path open (a file connector's process holds its file), or 0.
+func pluginHolding(t *testing.T, workerPid int, path string) int {
+	t.Helper()
+	// A child is listed under the thread that started it.
+	var children []string
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", workerPid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", workerPid, task.Name()))
+		children = append(children, strings.Fields(string(b))...)
+	}
+	for _, f := range children {
+		pid, _ := strconv.Atoi(f)
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		for _, fd := range fds {
+			if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && target == path {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// waitFailed waits until the connector's task 0 is FAILED and returns its
+// trace.
+func (r rest) waitTaskFailed(name string) string {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, code := r.status(name)
+		if code == 200 && len(s.Tasks) == 1 && s.Tasks[0].State == "FAILED" {
+			return s.Tasks[0].Trace
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("task %s-0 not FAILED after 30s: %d %+v", name, code, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestPluginKill9 SIGKILLs the plugin process of a file sink and then of a
+// file source while lines stream through a live worker: the connector's
+// task goes FAILED with the process's exit in its trace, the worker and the
+// other connector carry on, a REST restart brings the task back in a new
+// process, and no input line is missing from the output.
+func TestPluginKill9(t *testing.T) {
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("needs Linux /proc to find the plugin processes")
+	}
+	bin := harness.BuildTributary(t)
+	bootstrap := harness.TributaryBroker(t).Bootstrap()
+	dir := t.TempDir()
+	props := harness.WorkerProps(t, bootstrap, "pluginkill", map[string]string{"offset.flush.interval.ms": "500"})
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), props)
+	r := rest{t, w.URL()}
+	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
+	appendLines(t, in, 0, 1)
+	r.must("POST", "/connectors", map[string]any{"name": "src", "config": map[string]string{
+		"connector.class": "FileStreamSource", "file": in, "topic": "stream"}}, 201)
+	r.must("POST", "/connectors", map[string]any{"name": "sink", "config": map[string]string{
+		"connector.class": "FileStreamSink", "file": out, "topics": "stream"}}, 201)
+	r.waitState("src", "RUNNING", 1)
+	r.waitState("sink", "RUNNING", 1)
+
+	const total = 20000
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for written := 1; written < total; written += 200 {
+			appendLines(t, in, written, min(written+200, total))
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	for i, c := range []struct{ name, file, other string }{{"sink", out, "src"}, {"src", in, "sink"}} {
+		waitLines(t, out, (i+1)*total/4, 60*time.Second)
+		var pid int
+		for deadline := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			pid = pluginHolding(t, w.Pid(), c.file)
+		}
+		if pid == 0 {
+			t.Fatalf("no plugin process of the worker holds %s", c.file)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		trace := r.waitTaskFailed(c.name)
+		if !strings.Contains(trace, "plugin") || !strings.Contains(trace, "killed") {
+			t.Errorf("trace of %s-0 after SIGKILL of its plugin does not say so:\n%s", c.name, trace)
+		}
+		r.must("GET", "/", nil, 200) // the worker is fine
+		if s, _ := r.status(c.other); s.Connector.State != "RUNNING" || s.Tasks[0].State != "RUNNING" {
+			t.Fatalf("%s is %+v after %s's plugin was killed", c.other, s, c.name)
+		}
+		r.must("POST", "/connectors/"+c.name+"/restart?includeTasks=true&onlyFailed=true", nil, 202)
+		r.waitState(c.name, "RUNNING", 1)
+		if p := pluginHolding(t, w.Pid(), c.file); p == pid {
+			t.Fatalf("%s runs in the killed process %d again", c.name, pid)
+		}
+		t.Logf("SIGKILL of %s's plugin (pid %d): task FAILED, restarted; %d output lines so far", c.name, pid, len(readLines(out)))
+	}
+	<-done
+	got := waitLines(t, out, total, 60*time.Second)
+	seen := map[string]int{}
+	missing := 0
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		got = readLines(out)
+		seen = map[string]int{}
+		for _, l := range got {
+			seen[l]++
+		}
+		missing = 0
+		for i := 0; i < total; i++ {
+			if seen[fmt.Sprintf("line-%06d", i)] == 0 {
+				missing++
+			}
+		}
+		if missing == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("%d of %d input lines missing after the plugin processes were killed", missing, total)
+	}
+	t.Logf("no line lost: %d output lines for %d input lines, %d duplicates", len(got), total, len(got)-len(seen))
+}
