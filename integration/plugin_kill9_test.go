@@ -70,22 +70,12 @@ func TestPluginKill9(t *testing.T) {
 	r := rest{t, w.URL()}
 	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
 	appendLines(t, in, 0, 1)
-	r.must("POST", "/connectors", map[string]any{"name": "src", "config": map[string]string{
-		"connector.class": "FileStreamSource", "file": in, "topic": "stream"}}, 201)
-	r.must("POST", "/connectors", map[string]any{"name": "sink", "config": map[string]string{
-		"connector.class": "FileStreamSink", "file": out, "topics": "stream"}}, 201)
+	r.filePipeline(in, out, "stream")
 	r.waitState("src", "RUNNING", 1)
 	r.waitState("sink", "RUNNING", 1)
 
 	const total = 20000
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for written := 1; written < total; written += 200 {
-			appendLines(t, in, written, min(written+200, total))
-			time.Sleep(20 * time.Millisecond)
-		}
-	}()
+	done := growInput(t, in, total, 20*time.Millisecond)
 	for i, c := range []struct{ name, file, other string }{{"sink", out, "src"}, {"src", in, "sink"}} {
 		waitLines(t, out, (i+1)*total/4, 60*time.Second)
 		var pid int
@@ -114,27 +104,9 @@ func TestPluginKill9(t *testing.T) {
 		t.Logf("SIGKILL of %s's plugin (pid %d): task FAILED, restarted; %d output lines so far", c.name, pid, len(readLines(out)))
 	}
 	<-done
-	got := waitLines(t, out, total, 60*time.Second)
-	seen := map[string]int{}
-	missing := 0
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		got = readLines(out)
-		seen = map[string]int{}
-		for _, l := range got {
-			seen[l]++
-		}
-		missing = 0
-		for i := 0; i < total; i++ {
-			if seen[fmt.Sprintf("line-%06d", i)] == 0 {
-				missing++
-			}
-		}
-		if missing == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+	got, distinct, missing := waitAllLines(out, total, 60*time.Second)
 	if missing > 0 {
 		t.Fatalf("%d of %d input lines missing after the plugin processes were killed", missing, total)
 	}
-	t.Logf("no line lost: %d output lines for %d input lines, %d duplicates", len(got), total, len(got)-len(seen))
+	t.Logf("no line lost: %d output lines for %d input lines, %d duplicates", len(got), total, len(got)-distinct)
 }

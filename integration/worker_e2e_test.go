@@ -90,18 +90,26 @@ func (r rest) waitState(name, state string, tasks int) {
 
 func appendLines(t *testing.T, path string, from, to int) {
 	t.Helper()
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
+	if err := writeLines(path, from, to); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+}
+
+// writeLines appends line-<from> … line-<to-1> to path.
+func writeLines(path string, from, to int) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
 	for i := from; i < to; i++ {
 		fmt.Fprintf(&b, "line-%06d\n", i)
 	}
 	if _, err := f.WriteString(b.String()); err != nil {
-		t.Fatal(err)
+		f.Close()
+		return err
 	}
+	return f.Close()
 }
 
 func readLines(path string) []string {
@@ -129,6 +137,56 @@ func waitLines(t *testing.T, path string, n int, within time.Duration) []string 
 			t.Fatalf("%s has %d lines after %v, want %d", filepath.Base(path), len(l), within, n)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// filePipeline creates the connectors src (FileStreamSource reading in
+// into topic) and sink (FileStreamSink writing topic to out).
+func (r rest) filePipeline(in, out, topic string) {
+	r.t.Helper()
+	r.must("POST", "/connectors", map[string]any{"name": "src", "config": map[string]string{
+		"connector.class": "FileStreamSource", "file": in, "topic": topic}}, 201)
+	r.must("POST", "/connectors", map[string]any{"name": "sink", "config": map[string]string{
+		"connector.class": "FileStreamSink", "file": out, "topics": topic}}, 201)
+}
+
+// growInput appends the lines 1 … total-1 to path in the background, 200
+// at a time with pause between; the channel is closed when all are written.
+func growInput(t *testing.T, path string, total int, pause time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for written := 1; written < total; written += 200 {
+			if err := writeLines(path, written, min(written+200, total)); err != nil {
+				t.Error(err) // not Fatal: this is not the test's goroutine
+				return
+			}
+			time.Sleep(pause)
+		}
+	}()
+	return done
+}
+
+// waitAllLines waits until the output file holds each of the input lines
+// line-000000 … line-<total-1> at least once, or within has passed. It
+// returns the output lines, how many of them are distinct and how many
+// input lines are missing.
+func waitAllLines(path string, total int, within time.Duration) (got []string, distinct, missing int) {
+	for deadline := time.Now().Add(within); ; time.Sleep(200 * time.Millisecond) {
+		got = readLines(path)
+		seen := make(map[string]bool, len(got))
+		for _, l := range got {
+			seen[l] = true
+		}
+		missing = 0
+		for i := 0; i < total; i++ {
+			if !seen[fmt.Sprintf("line-%06d", i)] {
+				missing++
+			}
+		}
+		if missing == 0 || time.Now().After(deadline) {
+			return got, len(seen), missing
+		}
 	}
 }
 
@@ -248,21 +306,11 @@ func TestWorkerKill9(t *testing.T) {
 	r := rest{t, w.URL()}
 	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
 	appendLines(t, in, 0, 1)
-	r.must("POST", "/connectors", map[string]any{"name": "src", "config": map[string]string{
-		"connector.class": "FileStreamSource", "file": in, "topic": "stream"}}, 201)
-	r.must("POST", "/connectors", map[string]any{"name": "sink", "config": map[string]string{
-		"connector.class": "FileStreamSink", "file": out, "topics": "stream"}}, 201)
+	r.filePipeline(in, out, "stream")
 
 	// The input grows steadily in the background while the worker is killed.
 	const total, kills = 40000, 3
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for written := 1; written < total; written += 200 {
-			appendLines(t, in, written, min(written+200, total))
-			time.Sleep(25 * time.Millisecond)
-		}
-	}()
+	done := growInput(t, in, total, 25*time.Millisecond)
 	for k := 1; k <= kills; k++ {
 		// Kill once the output has made progress since the last start.
 		waitLines(t, out, k*total/(kills+2), 90*time.Second)
@@ -271,25 +319,10 @@ func TestWorkerKill9(t *testing.T) {
 		w = harness.StartWorkerProcess(t, bin, wdir, props)
 	}
 	<-done
-	var got []string
-	seen := map[string]int{}
-	missing := total
-	for deadline := time.Now().Add(90 * time.Second); missing > 0 && time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		got = readLines(out)
-		seen = map[string]int{}
-		for _, l := range got {
-			seen[l]++
-		}
-		missing = 0
-		for i := 0; i < total; i++ {
-			if seen[fmt.Sprintf("line-%06d", i)] == 0 {
-				missing++
-			}
-		}
-	}
+	got, distinct, missing := waitAllLines(out, total, 90*time.Second)
 	if missing > 0 {
 		t.Fatalf("%d of %d input lines missing from the output after %d kill -9 restarts", missing, total, kills)
 	}
 	t.Logf("no line lost across %d SIGKILL restarts: %d output lines for %d input lines, %d duplicates (%.1f%%)",
-		kills, len(got), total, len(got)-len(seen), 100*float64(len(got)-len(seen))/float64(total))
+		kills, len(got), total, len(got)-distinct, 100*float64(len(got)-distinct)/float64(total))
 }
