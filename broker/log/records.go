@@ -69,7 +69,11 @@ func (d *Decompressor) Records(batch []byte) ([]Record, error) {
 		if vl := r.Varint(); vl >= 0 {
 			val = r.Span(int(vl))
 		}
-		for n := r.Varint(); n > 0; n-- { // headers
+		n := r.Varint() // headers
+		if int64(n) > int64(len(r.Src)/2) { // each takes at least two bytes
+			return nil, fmt.Errorf("%w: record %d claims %d headers in %d bytes", ErrCorruptBatch, i, n, len(r.Src))
+		}
+		for ; n > 0; n-- {
 			if kl := r.Varint(); kl > 0 {
 				r.Span(int(kl))
 			}
