@@ -132,10 +132,19 @@ type sharedProc struct {
 	refs int // guarded by Host.procsMu
 }
 
-// acquire returns the running process of connector for argv, launching it
-// if there is none or it exited. Every successful acquire must be paired
-// with one release.
-func (h *Host) acquire(ctx context.Context, connector string, argv []string) (*proc, func(), error) {
+// procRef is one task's or connector instance's hold on a shared process.
+type procRef struct {
+	h    *Host
+	key  string
+	e    *sharedProc
+	p    *proc
+	once sync.Once
+}
+
+// acquire returns a hold on the running process of connector for argv,
+// launching it if there is none or it exited. Every successful acquire
+// must be paired with one release.
+func (h *Host) acquire(ctx context.Context, connector string, argv []string) (*procRef, error) {
 	key := connector + "\x00" + strings.Join(argv, "\x00")
 	h.procsMu.Lock()
 	e := h.procs[key]
@@ -145,42 +154,58 @@ func (h *Host) acquire(ctx context.Context, connector string, argv []string) (*p
 	}
 	e.refs++
 	h.procsMu.Unlock()
-	var once sync.Once
-	release := func() { once.Do(func() { h.release(key, e) }) }
+	ref := &procRef{h: h, key: key, e: e}
 
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	if e.p != nil && !e.p.client.Exited() {
+		ref.p = e.p
+		e.mu.Unlock()
+		return ref, nil
+	}
 	if e.p != nil {
-		if !e.p.client.Exited() {
-			return e.p, release, nil
-		}
 		e.p.kill() // releases the dead process's client
+		e.p = nil
 	}
 	p, err := h.launch(ctx, argv, h.cfg.Logger.With("connector", connector))
-	if err != nil {
-		release()
-		return nil, nil, err
+	if err == nil {
+		e.p, ref.p = p, p
 	}
-	e.p = p
-	return p, release, nil
+	e.mu.Unlock() // before release, which takes it with the last reference
+	if err != nil {
+		ref.release()
+		return nil, err
+	}
+	return ref, nil
 }
 
-// release drops one reference to e and stops its process with the last.
-func (h *Host) release(key string, e *sharedProc) {
-	h.procsMu.Lock()
-	e.refs--
-	last := e.refs == 0
-	if last && h.procs[key] == e {
-		delete(h.procs, key)
-	}
-	h.procsMu.Unlock()
-	if last {
-		e.mu.Lock()
-		if e.p != nil {
-			e.p.kill()
+// release drops the hold; the last one stops the process. Idempotent.
+func (r *procRef) release() {
+	r.once.Do(func() {
+		h, e := r.h, r.e
+		h.procsMu.Lock()
+		e.refs--
+		last := e.refs == 0
+		if last && h.procs[r.key] == e {
+			delete(h.procs, r.key)
 		}
-		e.mu.Unlock()
-	}
+		h.procsMu.Unlock()
+		if last {
+			e.mu.Lock()
+			if e.p != nil {
+				e.p.kill()
+			}
+			e.mu.Unlock()
+		}
+	})
+}
+
+// sole reports whether this is the only hold on the process: a hung task
+// may then be killed with its process; otherwise killing it would take the
+// connector's other tasks down too.
+func (r *procRef) sole() bool {
+	r.h.procsMu.Lock()
+	defer r.h.procsMu.Unlock()
+	return r.e.refs == 1
 }
 
 var _ Loader = (*Host)(nil)

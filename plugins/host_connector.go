@@ -31,19 +31,20 @@ func (h *Host) StartConnector(ctx context.Context, class, name string, config ma
 		return nil, err
 	}
 	logger := h.cfg.Logger.With("connector", name)
-	p, release, err := h.acquire(ctx, name, pi.Command)
+	ref, err := h.acquire(ctx, name, pi.Command)
 	if err != nil {
 		return nil, err
 	}
+	p := ref.p
 	sctx, cancel := context.WithCancel(context.Background())
 	c := &hostConnector{
-		taskProc: taskProc{h: h, p: p, release: release, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+		taskProc: taskProc{h: h, p: p, ref: ref, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
 			what: "connector " + name},
 		configs: make(chan *pluginpb.TaskConfigs, 1), events: make(chan ConnectorEvent, 16),
 	}
 	fail := func(err error) (Connector, error) {
 		cancel()
-		release()
+		ref.release()
 		return nil, err
 	}
 	if c.stream, err = p.rpc.RunConnector(sctx); err != nil {
@@ -64,9 +65,9 @@ func (h *Host) StartConnector(ctx context.Context, class, name string, config ma
 			return fail(err)
 		}
 	case <-startCtx.Done():
-		p.dumpAndKill()
+		how := c.endHung()
 		<-c.done
-		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v", c.what, startCtx.Err()), Trace: p.stderr.Tail()})
+		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v; %s", c.what, startCtx.Err(), how), Trace: p.stderr.Tail()})
 	}
 	return c, nil
 }

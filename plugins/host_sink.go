@@ -35,19 +35,20 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 		return nil, err
 	}
 	logger := h.cfg.Logger.With("connector", info.Connector, "task", info.Task)
-	p, release, err := h.acquire(ctx, info.Connector, pi.Command)
+	ref, err := h.acquire(ctx, info.Connector, pi.Command)
 	if err != nil {
 		return nil, err
 	}
+	p := ref.p
 	sctx, cancel := context.WithCancel(context.Background())
 	t := &hostSinkTask{
-		taskProc: taskProc{h: h, p: p, release: release, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+		taskProc: taskProc{h: h, p: p, ref: ref, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
 			what: fmt.Sprintf("sink task %s-%d", info.Connector, info.Task)},
 		acks: make(chan *pluginpb.Ack, 1), rewinds: map[sdk.TopicPartition]int64{},
 	}
 	fail := func(err error) (SinkTask, error) {
 		cancel()
-		release()
+		ref.release()
 		return nil, err
 	}
 	if t.stream, err = p.rpc.RunSinkTask(sctx); err != nil {
@@ -68,9 +69,9 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 			return fail(err)
 		}
 	case <-startCtx.Done():
-		p.dumpAndKill()
+		how := t.endHung()
 		<-t.done
-		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v", t.what, startCtx.Err()), Trace: p.stderr.Tail()})
+		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v; %s", t.what, startCtx.Err(), how), Trace: p.stderr.Tail()})
 	}
 	return t, nil
 }

@@ -18,14 +18,14 @@ import (
 // taskProc is what source, sink and connector handles share: the process,
 // the stream's lifetime and the terminal error.
 type taskProc struct {
-	h       *Host
-	p       *proc
-	release func() // drops this handle's reference to p
-	logger  *slog.Logger
-	what    string
-	cancel  context.CancelFunc // ends the stream
-	done    chan struct{}      // closed when the receive loop ends
-	stopCh  chan struct{}      // closed when Stop begins
+	h      *Host
+	p      *proc
+	ref    *procRef // this handle's hold on p
+	logger *slog.Logger
+	what   string
+	cancel context.CancelFunc // ends the stream
+	done   chan struct{}      // closed when the receive loop ends
+	stopCh chan struct{}      // closed when Stop begins
 
 	mu      sync.Mutex
 	err     error // terminal error; nil with done closed means stopped
@@ -97,9 +97,24 @@ func (t *taskProc) crashed(err error) error {
 	return t.p.wrap(fmt.Errorf("plugins: %s: plugin connection lost: %w", t.what, err))
 }
 
+// endHung ends a task (or connector instance) that does not answer. With
+// the process to itself, it has the process print its goroutines (the
+// trace shows where it hung) and kills it. In a process shared with other
+// tasks of the connector it only cancels this task's stream: the stuck call
+// stays behind in the process, which goes on serving the others until its
+// last task stops. It returns what it did, for the error message.
+func (t *taskProc) endHung() string {
+	if t.ref.sole() {
+		t.p.dumpAndKill()
+		return "the plugin was killed"
+	}
+	t.cancel()
+	return "its stream was abandoned (the plugin process is shared with the connector's other tasks and keeps running)"
+}
+
 // stop asks the plugin to stop (send), waits for the receive loop to end,
-// and kills the process; after the timeout it dumps the plugin's stacks and
-// kills it, failing the task.
+// and releases its hold on the process (the last hold stops it); after the
+// timeout it ends the task with endHung, failing it.
 func (t *taskProc) stop(ctx context.Context, send func() error, waitOthers func()) error {
 	t.stopOnce.Do(func() {
 		close(t.stopCh)
@@ -115,11 +130,12 @@ func (t *taskProc) stop(ctx context.Context, send func() error, waitOthers func(
 			select {
 			case <-t.done:
 			case <-sctx.Done():
-				te := &sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not stop within %v; the plugin was killed", t.what, timeout)}
+				te := &sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not stop within %v", t.what, timeout)}
 				t.fail(te)
-				t.p.dumpAndKill()
+				how := t.endHung()
 				t.mu.Lock()
-				te.Trace = t.p.stderr.Tail() // the goroutine dump shows where it hung
+				te.Message += "; " + how
+				te.Trace = t.p.stderr.Tail() // with a kill, the goroutine dump shows where it hung
 				t.mu.Unlock()
 				<-t.done
 			}
@@ -128,7 +144,7 @@ func (t *taskProc) stop(ctx context.Context, send func() error, waitOthers func(
 		if waitOthers != nil {
 			waitOthers()
 		}
-		t.release()
+		t.ref.release()
 		t.mu.Lock()
 		if !t.stopped && t.err != nil && !errors.Is(t.err, ErrStopped) {
 			t.stopErr = t.err
@@ -166,20 +182,21 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 		return nil, err
 	}
 	logger := h.cfg.Logger.With("connector", info.Connector, "task", info.Task)
-	p, release, err := h.acquire(ctx, info.Connector, pi.Command)
+	ref, err := h.acquire(ctx, info.Connector, pi.Command)
 	if err != nil {
 		return nil, err
 	}
+	p := ref.p
 	sctx, cancel := context.WithCancel(context.Background())
 	t := &hostSourceTask{
-		taskProc: taskProc{h: h, p: p, release: release, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
+		taskProc: taskProc{h: h, p: p, ref: ref, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
 			what: fmt.Sprintf("source task %s-%d", info.Connector, info.Task)},
 		offsets: offsets, batches: make(chan []sdk.SourceRecord, 4), ctx: sctx,
 		dec: wire.Decoder{AliasInput: true},
 	}
 	fail := func(err error) (SourceTask, error) {
 		cancel()
-		release()
+		ref.release()
 		return nil, err
 	}
 	if t.stream, err = p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(newSourceCodec())); err != nil {
@@ -206,10 +223,10 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 			return fail(err)
 		}
 	case <-startCtx.Done():
-		p.dumpAndKill()
+		how := t.endHung()
 		<-t.done
 		t.queries.Wait()
-		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v", t.what, startCtx.Err()), Trace: p.stderr.Tail()})
+		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v; %s", t.what, startCtx.Err(), how), Trace: p.stderr.Tail()})
 	}
 	return t, nil
 }

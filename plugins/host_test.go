@@ -474,3 +474,67 @@ func TestTasksOfAConnectorShareAProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A launch that fails releases its hold and returns: the next acquire of
+// the same connector tries again (an earlier version deadlocked here).
+func TestAcquireAfterFailedLaunch(t *testing.T) {
+	h := newTestHost(t, func(c *Config) { c.StartTimeout = 5 * time.Second })
+	done := make(chan error, 2)
+	go func() {
+		for range 2 {
+			_, err := h.acquire(context.Background(), "broken", []string{"/bin/false"})
+			done <- err
+		}
+	}()
+	for i := range 2 {
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Fatalf("acquire %d of /bin/false succeeded", i)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("acquire %d of a plugin that fails to start did not return", i)
+		}
+	}
+	h.procsMu.Lock()
+	defer h.procsMu.Unlock()
+	if len(h.procs) != 0 {
+		t.Fatalf("%d process entries left after failed launches", len(h.procs))
+	}
+}
+
+// A hung task in a process shared with a healthy sibling is abandoned, not
+// killed with the process: the sibling keeps running.
+func TestHungTaskSparesItsSiblings(t *testing.T) {
+	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
+	ctx := context.Background()
+	healthy, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "h", Task: 0}, map[string]string{"mode": "ok", "after": "1000000"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hung, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "h", Task: 1}, map[string]string{"mode": "hang", "after": "1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := healthy.(*hostSourceTask).p.pid()
+	if _, err := hung.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = hung.Stop(ctx)
+	var te *sdk.TaskError
+	if !errors.As(err, &te) || !strings.Contains(te.Message, "did not stop within 500ms") || !strings.Contains(te.Message, "abandoned") {
+		t.Fatalf("stop of a hung task sharing its process: %v", err)
+	}
+	for range 3 {
+		if recs, err := healthy.Poll(ctx); err != nil || len(recs) == 0 {
+			t.Fatalf("sibling after the hung task was abandoned: %v %v", recs, err)
+		}
+	}
+	if processGone(pid) {
+		t.Fatal("the shared process was killed")
+	}
+	if err := healthy.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid, 5*time.Second)
+}

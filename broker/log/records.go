@@ -69,7 +69,7 @@ func (d *Decompressor) Records(batch []byte) ([]Record, error) {
 		if vl := r.Varint(); vl >= 0 {
 			val = r.Span(int(vl))
 		}
-		n := r.Varint() // headers
+		n := r.Varint()                     // headers
 		if int64(n) > int64(len(r.Src)/2) { // each takes at least two bytes
 			return nil, fmt.Errorf("%w: record %d claims %d headers in %d bytes", ErrCorruptBatch, i, n, len(r.Src))
 		}
