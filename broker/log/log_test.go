@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -809,4 +810,24 @@ func TestSplitBatches(t *testing.T) {
 	magic := append([]byte(nil), a...)
 	magic[offMagic] = 1
 	bad("magic 1", magic, ErrUnsupportedMagic)
+}
+
+// A batch that expands beyond the decompressor's bound is refused, not
+// allocated; the same batch passes under the default bound.
+func TestDecompressedSizeIsBounded(t *testing.T) {
+	v := make([]string, 50)
+	for i := range v {
+		v[i] = strings.Repeat("x", 1000) // compresses ~50 KB into a few hundred bytes
+	}
+	batch := makeBatch(t, batchSpec{Values: v, Gzip: true})
+	small := Decompressor{Max: 10_000}
+	defer small.Close()
+	if _, err := small.Records(batch); !errors.Is(err, ErrCorruptBatch) || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("50 KB batch under a 10 KB bound: %v", err)
+	}
+	var def Decompressor
+	defer def.Close()
+	if recs, err := def.Records(batch); err != nil || len(recs) != 50 {
+		t.Fatalf("default bound: %d records, %v", len(recs), err)
+	}
 }

@@ -3,6 +3,7 @@ package log
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -29,7 +30,17 @@ type Record struct {
 // Decompressor decodes batch bodies; it holds reusable zstd state and is not
 // safe for concurrent use.
 type Decompressor struct {
+	// Max bounds what one compressed batch may expand to; default
+	// MaxDecompressedBatch.
+	Max  int
 	zstd *zstd.Decoder
+}
+
+func (d *Decompressor) max() int {
+	if d.Max > 0 {
+		return d.Max
+	}
+	return MaxDecompressedBatch
 }
 
 // Records decodes the records of a complete v2 batch. Control batches yield
@@ -69,14 +80,18 @@ func (d *Decompressor) Records(batch []byte) ([]Record, error) {
 		if vl := r.Varint(); vl >= 0 {
 			val = r.Span(int(vl))
 		}
-		n := r.Varint()                     // headers
-		if int64(n) > int64(len(r.Src)/2) { // each takes at least two bytes
+		// Headers: each takes at least two bytes, and a header key is
+		// never null (Kafka refuses both, too).
+		n := r.Varint()
+		if n < 0 || int64(n) > int64(len(r.Src)/2) {
 			return nil, fmt.Errorf("%w: record %d claims %d headers in %d bytes", ErrCorruptBatch, i, n, len(r.Src))
 		}
 		for ; n > 0; n-- {
-			if kl := r.Varint(); kl > 0 {
-				r.Span(int(kl))
+			kl := r.Varint()
+			if kl < 0 {
+				return nil, fmt.Errorf("%w: record %d has a header key of length %d", ErrCorruptBatch, i, kl)
 			}
+			r.Span(int(kl))
 			if vl := r.Varint(); vl > 0 {
 				r.Span(int(vl))
 			}
@@ -92,6 +107,35 @@ func (d *Decompressor) Records(batch []byte) ([]Record, error) {
 
 var xerialMagic = []byte{0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0}
 
+// MaxDecompressedBatch is the default bound on what one compressed batch
+// may expand to, so that a small crafted batch cannot make the broker
+// allocate without limit.
+const MaxDecompressedBatch = 256 << 20
+
+// errTooLarge is returned for a batch that expands beyond the bound.
+var errTooLarge = errors.New("decompressed batch too large")
+
+// readLimited reads r to the end, refusing more than max bytes.
+func readLimited(r io.Reader, max int) ([]byte, error) {
+	out, err := io.ReadAll(io.LimitReader(r, int64(max)+1))
+	if err == nil && len(out) > max {
+		return nil, fmt.Errorf("%w (over %d bytes)", errTooLarge, max)
+	}
+	return out, err
+}
+
+// s2Decode decodes one snappy block after checking its claimed length.
+func s2Decode(in []byte, budget int) ([]byte, error) {
+	n, err := s2.DecodedLen(in)
+	if err != nil {
+		return nil, err
+	}
+	if n > budget {
+		return nil, fmt.Errorf("%w (%d bytes)", errTooLarge, n)
+	}
+	return s2.Decode(nil, in)
+}
+
 func (d *Decompressor) decompress(codec int8, in []byte) ([]byte, error) {
 	switch codec {
 	case 1:
@@ -99,7 +143,7 @@ func (d *Decompressor) decompress(codec int8, in []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return io.ReadAll(zr)
+		return readLimited(zr, d.max())
 	case 2:
 		if bytes.HasPrefix(in, xerialMagic) && len(in) >= 16 {
 			// Xerial framing, as the Java client writes it.
@@ -112,7 +156,7 @@ func (d *Decompressor) decompress(codec int8, in []byte) ([]byte, error) {
 				if n < 0 || n > len(in)-4 {
 					return nil, fmt.Errorf("xerial chunk of %d bytes truncated", n)
 				}
-				chunk, err := s2.Decode(nil, in[4:4+n])
+				chunk, err := s2Decode(in[4:4+n], d.max()-len(out))
 				if err != nil {
 					return nil, err
 				}
@@ -121,12 +165,12 @@ func (d *Decompressor) decompress(codec int8, in []byte) ([]byte, error) {
 			}
 			return out, nil
 		}
-		return s2.Decode(nil, in)
+		return s2Decode(in, d.max())
 	case 3:
-		return io.ReadAll(lz4.NewReader(bytes.NewReader(in)))
+		return readLimited(lz4.NewReader(bytes.NewReader(in)), d.max())
 	case 4:
 		if d.zstd == nil {
-			dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+			dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(d.max())))
 			if err != nil {
 				return nil, err
 			}

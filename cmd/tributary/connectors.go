@@ -34,8 +34,10 @@ const (
 	// connectURLEnv names the environment variable that overrides
 	// defaultConnectURL (--url overrides both).
 	connectURLEnv = "TRIBUTARY_URL"
-	// connectTimeout bounds one request, connection included.
-	connectTimeout = 30 * time.Second
+	// connectTimeout bounds one request, connection included: more than
+	// the worker's own 90 s limit (Kafka Connect's), so that a slow create
+	// is answered by the worker, not abandoned by the CLI.
+	connectTimeout = 100 * time.Second
 	// maxResponseBytes bounds how much of a response body is read.
 	maxResponseBytes = 16 << 20
 	// maxFileBytes bounds a -f file; the REST API itself refuses bodies
