@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,18 +40,27 @@ func Serve(connectors ...Connector) {
 }
 
 // DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
-// of a plugin process when neither GOMEMLIMIT nor GOGC is set in its
-// environment. A plugin's live heap is a few batches; without a limit the Go
-// runtime lets a small process grow to twice its live heap plus what it has
-// not yet returned to the OS. The limit is soft: a connector that needs more
-// gets it, at the cost of more frequent collections.
+// of a plugin process per running task (at least one) when neither
+// GOMEMLIMIT nor GOGC is set in its environment: the tasks of a connector
+// share one process. A task's live heap is a few batches; without a limit
+// the Go runtime lets a small process grow to twice its live heap plus what
+// it has not yet returned to the OS. The limit is soft: a connector that
+// needs more gets it, at the cost of more frequent collections.
 const DefaultMemoryLimit = 32 << 20
 
-func setMemoryLimit() {
-	if os.Getenv("GOMEMLIMIT") != "" || os.Getenv("GOGC") != "" {
-		return
+// managesMemoryLimit reports whether the SDK sets the memory limit: not
+// when the environment tunes the collector itself.
+func managesMemoryLimit() bool {
+	return os.Getenv("GOMEMLIMIT") == "" && os.Getenv("GOGC") == ""
+}
+
+// taskRunning counts a task in or out (delta ±1) and scales the memory
+// limit with the number of running tasks.
+func (s *server) taskRunning(delta int64) {
+	n := s.tasks.Add(delta)
+	if s.manageMemory {
+		debug.SetMemoryLimit(DefaultMemoryLimit * max(1, n))
 	}
-	debug.SetMemoryLimit(DefaultMemoryLimit)
 }
 
 func serveMain(stderr *os.File, connectors []Connector) int {
@@ -68,7 +78,9 @@ func serveMain(stderr *os.File, connectors []Connector) int {
 		fmt.Fprintln(stderr, err.Error())
 		return 1
 	}
-	setMemoryLimit()
+	if srv.manageMemory = managesMemoryLimit(); srv.manageMemory {
+		debug.SetMemoryLimit(DefaultMemoryLimit)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go watchParent(ctx, logger, os.Getppid(), 200*time.Millisecond)
@@ -156,6 +168,9 @@ type server struct {
 	logger     *slog.Logger
 	connectors []Connector
 	specs      []Spec
+
+	manageMemory bool         // set the memory limit per running task
+	tasks        atomic.Int64 // running source and sink tasks
 }
 
 func newServer(logger *slog.Logger, connectors []Connector) (*server, error) {

@@ -43,6 +43,8 @@ func tpsFromProto(ps []*pluginpb.TopicPartition) []TopicPartition {
 // handled in order on this goroutine, so a Flush answer covers every Put
 // before it.
 func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
+	s.taskRunning(1)
+	defer s.taskRunning(-1)
 	first, err := stream.Recv()
 	if err != nil {
 		return fmt.Errorf("sdk: sink task: waiting for start: %w", err)

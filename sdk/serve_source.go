@@ -104,6 +104,8 @@ func (c *sourceTaskContext) deliver(r *pluginpb.OffsetsReply) {
 //	this goroutine: encode polled records into batches, send when a batch
 //	                is full (count or bytes) or its linger time has passed
 func (s *server) RunSourceTask(stream sourceStream) error {
+	s.taskRunning(1)
+	defer s.taskRunning(-1)
 	first, err := stream.Recv()
 	if err != nil {
 		return fmt.Errorf("sdk: source task: waiting for start: %w", err)
