@@ -260,7 +260,7 @@ func runConnectors(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	var body []byte
 	if sub.needFile {
-		body, err = readConnectorFile(opts.file, stdin, sub.name == "put")
+		body, err = readConnectorFile(opts.file, stdin, sub.name == "put", name)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 			return 1
@@ -378,8 +378,9 @@ func connectURL(flagValue, envValue string) (string, error) {
 // it is a JSON object. For create (!flat) the object must have Kafka
 // Connect's {"name", "config"} shape and is sent as it is. For put (flat) a
 // flat config map is sent as it is, and of an object in the {"name",
-// "config"} shape only its "config" member is sent.
-func readConnectorFile(file string, stdin io.Reader, flat bool) ([]byte, error) {
+// "config"} shape only its "config" member is sent, after checking that its
+// "name", if any, is name (the NAME put was given).
+func readConnectorFile(file string, stdin io.Reader, flat bool, name string) ([]byte, error) {
 	var r io.Reader
 	label := file
 	if file == "-" {
@@ -407,6 +408,10 @@ func readConnectorFile(file string, stdin io.Reader, flat bool) ([]byte, error) 
 	wrapped = wrapped && isJSONObject(config)
 	if flat {
 		if wrapped {
+			var inFile string
+			if raw, ok := obj["name"]; ok && json.Unmarshal(raw, &inFile) == nil && inFile != name {
+				return nil, fmt.Errorf("%s: names connector %q, not %q", label, inFile, name)
+			}
 			return config, nil
 		}
 		return data, nil

@@ -187,6 +187,15 @@ func TestConnectorsPut(t *testing.T) {
 	if config["topics"] != "b" || config["tasks.max"] != "3" {
 		t.Fatalf("config after put: %v", config)
 	}
+	// A file naming another connector is refused before anything is sent.
+	other := writeFile(t, "other.json", `{"name": "other", "config": {"connector.class": "FileStreamSink", "topics": "c"}}`)
+	if code, _, errs := cli(t, "put", "sink", "-f", other, "--url", w.url); code != 1 || !strings.Contains(errs, `names connector "other", not "sink"`) {
+		t.Fatalf("put with another name: exit %d, stderr %q", code, errs)
+	}
+	decode(t, w.ok(t, "config", "sink"), &config)
+	if config["topics"] != "b" {
+		t.Fatalf("config changed by a refused put: %v", config)
+	}
 	// An invalid config is the worker's 400.
 	bad := writeFile(t, "bad.json", `{"connector.class": "FileStreamSink"}`)
 	code, _, errs := cli(t, "put", "sink", "--file", bad, "--url", w.url)
