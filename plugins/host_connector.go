@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
-	"github.com/tributary-dev/tributary/sdk"
 )
 
 type hostConnector struct {
@@ -30,58 +29,28 @@ func (h *Host) StartConnector(ctx context.Context, class, name string, config ma
 	if err != nil {
 		return nil, err
 	}
-	logger := h.cfg.Logger.With("connector", name)
-	ref, err := h.acquire(ctx, name, pi.Command)
+	c := &hostConnector{configs: make(chan *pluginpb.TaskConfigs, 1), events: make(chan ConnectorEvent, 16)}
+	sctx, err := c.open(ctx, h, name, pi.Command, h.cfg.Logger.With("connector", name), "connector "+name)
 	if err != nil {
 		return nil, err
 	}
-	p := ref.p
-	sctx, cancel := context.WithCancel(context.Background())
-	c := &hostConnector{
-		taskProc: taskProc{h: h, p: p, ref: ref, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
-			what: "connector " + name},
-		configs: make(chan *pluginpb.TaskConfigs, 1), events: make(chan ConnectorEvent, 16),
-	}
-	fail := func(err error) (Connector, error) {
-		cancel()
-		ref.release()
-		return nil, err
-	}
-	if c.stream, err = p.rpc.RunConnector(sctx); err != nil {
-		return fail(p.wrap(fmt.Errorf("plugins: %s: open stream: %w", c.what, err)))
+	if c.stream, err = c.p.rpc.RunConnector(sctx); err != nil {
+		return nil, c.abandon(c.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", c.what, err)))
 	}
 	if err := c.send(&pluginpb.ConnectorHostMessage{Msg: &pluginpb.ConnectorHostMessage_Start{Start: &pluginpb.ConnectorStart{
 		Class: pi.Spec.Class, Connector: name, Config: config}}}); err != nil {
-		return fail(p.wrap(fmt.Errorf("plugins: %s: start: %w", c.what, err)))
+		return nil, c.abandon(c.p.wrap(fmt.Errorf("plugins: %s: start: %w", c.what, err)))
 	}
-	started := make(chan error, 1)
-	go c.recvLoop(started)
-	startCtx, startCancel := context.WithTimeout(ctx, h.cfg.StartTimeout)
-	defer startCancel()
-	select {
-	case err := <-started:
-		if err != nil {
-			<-c.done
-			return fail(err)
-		}
-	case <-startCtx.Done():
-		how := c.endHung()
-		<-c.done
-		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v; %s", c.what, startCtx.Err(), how), Trace: p.stderr.Tail()})
+	go c.recvLoop()
+	if err := c.awaitStart(ctx, nil); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
-func (c *hostConnector) recvLoop(started chan<- error) {
+func (c *hostConnector) recvLoop() {
 	defer close(c.done)
 	defer close(c.events)
-	isStarted := false
-	report := func(err error) {
-		if !isStarted {
-			isStarted = true
-			started <- err
-		}
-	}
 	emit := func(e ConnectorEvent) {
 		select {
 		case c.events <- e:
@@ -93,33 +62,33 @@ func (c *hostConnector) recvLoop(started chan<- error) {
 		m, err := c.stream.Recv()
 		if err != nil {
 			if c.ended() {
-				report(c.terminal())
+				c.reportStart(c.terminal())
 				return
 			}
 			select {
 			case <-c.stopCh:
 				c.markStopped(nil)
-				report(ErrStopped)
+				c.reportStart(ErrStopped)
 			default:
 				e := c.crashed(err)
 				c.fail(e)
-				report(e)
+				c.reportStart(e)
 				emit(ConnectorEvent{Err: e})
 			}
 			return
 		}
 		switch x := m.GetMsg().(type) {
 		case *pluginpb.ConnectorPluginMessage_Started:
-			report(nil)
+			c.reportStart(nil)
 		case *pluginpb.ConnectorPluginMessage_TaskConfigs:
 			c.configs <- x.TaskConfigs
 		case *pluginpb.ConnectorPluginMessage_Reconfigure:
 			emit(ConnectorEvent{Reconfigure: true})
 		case *pluginpb.ConnectorPluginMessage_Failure:
 			e := taskError(x.Failure)
-			if !isStarted {
+			if !c.isStarted {
 				c.fail(e)
-				report(e)
+				c.reportStart(e)
 				continue
 			}
 			emit(ConnectorEvent{Err: e})

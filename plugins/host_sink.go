@@ -34,66 +34,37 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 	if err != nil {
 		return nil, err
 	}
-	logger := h.cfg.Logger.With("connector", info.Connector, "task", info.Task)
-	ref, err := h.acquire(ctx, info.Connector, pi.Command)
+	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, 1), rewinds: map[sdk.TopicPartition]int64{}}
+	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
+		fmt.Sprintf("sink task %s-%d", info.Connector, info.Task))
 	if err != nil {
 		return nil, err
 	}
-	p := ref.p
-	sctx, cancel := context.WithCancel(context.Background())
-	t := &hostSinkTask{
-		taskProc: taskProc{h: h, p: p, ref: ref, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
-			what: fmt.Sprintf("sink task %s-%d", info.Connector, info.Task)},
-		acks: make(chan *pluginpb.Ack, 1), rewinds: map[sdk.TopicPartition]int64{},
-	}
-	fail := func(err error) (SinkTask, error) {
-		cancel()
-		ref.release()
-		return nil, err
-	}
-	if t.stream, err = p.rpc.RunSinkTask(sctx); err != nil {
-		return fail(p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
+	if t.stream, err = t.p.rpc.RunSinkTask(sctx); err != nil {
+		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
 	}
 	if err := t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Start{Start: &pluginpb.TaskStart{
 		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config}}}); err != nil {
-		return fail(p.wrap(fmt.Errorf("plugins: %s: start: %w", t.what, err)))
+		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: start: %w", t.what, err)))
 	}
-	started := make(chan error, 1)
-	go t.recvLoop(started)
-	startCtx, startCancel := context.WithTimeout(ctx, h.cfg.StartTimeout)
-	defer startCancel()
-	select {
-	case err := <-started:
-		if err != nil {
-			<-t.done
-			return fail(err)
-		}
-	case <-startCtx.Done():
-		how := t.endHung()
-		<-t.done
-		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v; %s", t.what, startCtx.Err(), how), Trace: p.stderr.Tail()})
+	go t.recvLoop()
+	if err := t.awaitStart(ctx, nil); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
 
-func (t *hostSinkTask) recvLoop(started chan<- error) {
+func (t *hostSinkTask) recvLoop() {
 	defer close(t.done)
-	isStarted := false
-	report := func(err error) {
-		if !isStarted {
-			isStarted = true
-			started <- err
-		}
-	}
 	for {
 		m, err := t.stream.Recv()
 		if err != nil {
-			report(t.recvEnded(err))
+			t.reportStart(t.recvEnded(err))
 			return
 		}
 		switch x := m.GetMsg().(type) {
 		case *pluginpb.SinkPluginMessage_Started:
-			report(nil)
+			t.reportStart(nil)
 		case *pluginpb.SinkPluginMessage_Ack:
 			select {
 			case t.acks <- x.Ack:
@@ -109,14 +80,14 @@ func (t *hostSinkTask) recvLoop(started chan<- error) {
 		case *pluginpb.SinkPluginMessage_Failure:
 			e := taskError(x.Failure)
 			t.fail(e)
-			report(e)
+			t.reportStart(e)
 		case *pluginpb.SinkPluginMessage_Stopped:
 			var closeErr error
 			if f := x.Stopped.GetError(); f != nil {
 				closeErr = taskError(f)
 			}
 			t.markStopped(closeErr)
-			report(ErrStopped)
+			t.reportStart(ErrStopped)
 		}
 	}
 }

@@ -27,12 +27,69 @@ type taskProc struct {
 	done   chan struct{}      // closed when the receive loop ends
 	stopCh chan struct{}      // closed when Stop begins
 
+	// started receives the outcome of the start, once (reportStart); its
+	// fields belong to the receive loop.
+	started   chan error
+	isStarted bool
+
 	mu      sync.Mutex
 	err     error // terminal error; nil with done closed means stopped
 	stopped bool
 
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// open acquires connector's plugin process for the handle (what names it
+// in errors) and returns the context of the handle's stream.
+func (t *taskProc) open(ctx context.Context, h *Host, connector string, cmd []string, logger *slog.Logger, what string) (context.Context, error) {
+	ref, err := h.acquire(ctx, connector, cmd)
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	t.h, t.p, t.ref, t.logger, t.what, t.cancel = h, ref.p, ref, logger, what, cancel
+	t.done, t.stopCh, t.started = make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	return sctx, nil
+}
+
+// abandon undoes open after a start failed with err, and returns err.
+func (t *taskProc) abandon(err error) error {
+	t.cancel()
+	t.ref.release()
+	return err
+}
+
+// reportStart delivers the outcome of the start (nil: started) once; the
+// receive loop calls it.
+func (t *taskProc) reportStart(err error) {
+	if !t.isStarted {
+		t.isStarted = true
+		t.started <- err
+	}
+}
+
+// awaitStart waits for the receive loop's start outcome; past the host's
+// StartTimeout it ends the hung start. On failure, after the receive loop
+// ended, it runs drain (if any) and abandons the handle.
+func (t *taskProc) awaitStart(ctx context.Context, drain func()) error {
+	startCtx, cancel := context.WithTimeout(ctx, t.h.cfg.StartTimeout)
+	defer cancel()
+	var err error
+	select {
+	case err = <-t.started:
+		if err == nil {
+			return nil
+		}
+	case <-startCtx.Done():
+		how := t.endHung()
+		err = &sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v; %s", t.what, startCtx.Err(), how), Trace: t.p.stderr.Tail()}
+	}
+	<-t.done
+	if drain != nil {
+		drain()
+	}
+	return t.abandon(err)
 }
 
 func (t *taskProc) fail(err error) {
@@ -181,26 +238,15 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 	if err != nil {
 		return nil, err
 	}
-	logger := h.cfg.Logger.With("connector", info.Connector, "task", info.Task)
-	ref, err := h.acquire(ctx, info.Connector, pi.Command)
+	t := &hostSourceTask{offsets: offsets, batches: make(chan []sdk.SourceRecord, 4), dec: wire.Decoder{AliasInput: true}}
+	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
+		fmt.Sprintf("source task %s-%d", info.Connector, info.Task))
 	if err != nil {
 		return nil, err
 	}
-	p := ref.p
-	sctx, cancel := context.WithCancel(context.Background())
-	t := &hostSourceTask{
-		taskProc: taskProc{h: h, p: p, ref: ref, logger: logger, cancel: cancel, done: make(chan struct{}), stopCh: make(chan struct{}),
-			what: fmt.Sprintf("source task %s-%d", info.Connector, info.Task)},
-		offsets: offsets, batches: make(chan []sdk.SourceRecord, 4), ctx: sctx,
-		dec: wire.Decoder{AliasInput: true},
-	}
-	fail := func(err error) (SourceTask, error) {
-		cancel()
-		ref.release()
-		return nil, err
-	}
-	if t.stream, err = p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(newSourceCodec())); err != nil {
-		return fail(p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
+	t.ctx = sctx
+	if t.stream, err = t.p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(newSourceCodec())); err != nil {
+		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
 	}
 	err = t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Start{Start: &pluginpb.TaskStart{
 		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config,
@@ -208,53 +254,33 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 			LingerMs: uint32(max(1, h.cfg.Batch.Linger.Milliseconds()))},
 	}}})
 	if err != nil {
-		return fail(p.wrap(fmt.Errorf("plugins: %s: start: %w", t.what, err)))
+		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: start: %w", t.what, err)))
 	}
 	// Until Started arrives, offset queries (from Open) must be answered.
-	started := make(chan error, 1)
-	go t.recvLoop(started)
-	startCtx, startCancel := context.WithTimeout(ctx, h.cfg.StartTimeout)
-	defer startCancel()
-	select {
-	case err := <-started:
-		if err != nil {
-			<-t.done
-			t.queries.Wait()
-			return fail(err)
-		}
-	case <-startCtx.Done():
-		how := t.endHung()
-		<-t.done
-		t.queries.Wait()
-		return fail(&sdk.TaskError{Message: fmt.Sprintf("plugins: %s did not start: %v; %s", t.what, startCtx.Err(), how), Trace: p.stderr.Tail()})
+	go t.recvLoop()
+	if err := t.awaitStart(ctx, t.queries.Wait); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
 
-func (t *hostSourceTask) recvLoop(started chan<- error) {
+func (t *hostSourceTask) recvLoop() {
 	defer close(t.done)
-	isStarted := false
-	report := func(err error) {
-		if !isStarted {
-			isStarted = true
-			started <- err
-		}
-	}
 	for {
 		m, err := t.stream.Recv()
 		if err != nil {
-			report(t.recvEnded(err))
+			t.reportStart(t.recvEnded(err))
 			return
 		}
 		switch x := m.GetMsg().(type) {
 		case *pluginpb.SourcePluginMessage_Started:
-			report(nil)
+			t.reportStart(nil)
 		case *pluginpb.SourcePluginMessage_Batch:
 			wrecs, err := t.dec.Decode(x.Batch.GetRecords(), int(x.Batch.GetCount()))
 			if err != nil {
 				e := fmt.Errorf("plugins: %s: %w", t.what, err)
 				t.fail(e)
-				report(e)
+				t.reportStart(e)
 				t.cancel()
 				continue
 			}
@@ -273,14 +299,14 @@ func (t *hostSourceTask) recvLoop(started chan<- error) {
 		case *pluginpb.SourcePluginMessage_Failure:
 			e := taskError(x.Failure)
 			t.fail(e)
-			report(e)
+			t.reportStart(e)
 		case *pluginpb.SourcePluginMessage_Stopped:
 			var closeErr error
 			if f := x.Stopped.GetError(); f != nil {
 				closeErr = taskError(f)
 			}
 			t.markStopped(closeErr)
-			report(ErrStopped)
+			t.reportStart(ErrStopped)
 		}
 	}
 }
