@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -227,6 +228,59 @@ func (s *server) Validate(ctx context.Context, req *pluginpb.ValidateRequest) (*
 }
 
 // failure converts an error to the protocol's Failure.
+// taskStream is what beginTask needs of a source or sink task's stream.
+type taskStream[In interface{ GetStart() *pluginpb.TaskStart }, Out any] interface {
+	Recv() (In, error)
+	Send(Out) error
+}
+
+// startedTask is a task stream past its start message.
+type startedTask[Out, T any] struct {
+	start  *pluginpb.TaskStart
+	info   TaskInfo
+	logger *slog.Logger
+	task   T
+	send   func(Out) error   // serialized: the stream allows one sender
+	fail   func(error) error // logs err and sends it as the task's Failure
+}
+
+// beginTask reads a task stream's start message, finds the connector and
+// creates the task with newTask (kind, "source" or "sink", names it in
+// errors). A nil result ends the stream with the returned error: the start
+// did not arrive, or the failure to create the task was sent.
+func beginTask[In interface{ GetStart() *pluginpb.TaskStart }, Out, T any](s *server, kind string,
+	stream taskStream[In, Out], failureMsg func(*pluginpb.Failure) Out,
+	newTask func(Connector, *pluginpb.TaskStart) (T, error)) (*startedTask[Out, T], error) {
+	first, err := stream.Recv()
+	if err != nil {
+		return nil, fmt.Errorf("sdk: %s task: waiting for start: %w", kind, err)
+	}
+	start := first.GetStart()
+	if start == nil {
+		return nil, fmt.Errorf("sdk: %s task: first message is not start", kind)
+	}
+	t := &startedTask[Out, T]{start: start, info: TaskInfo{Connector: start.GetConnector(), Task: int(start.GetTask())}}
+	t.logger = s.logger.With("connector", t.info.Connector, "task", t.info.Task)
+	var sendMu sync.Mutex
+	t.send = func(m Out) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		return stream.Send(m)
+	}
+	t.fail = func(err error) error {
+		t.logger.Error(kind+" task failed", "error", err)
+		return t.send(failureMsg(failure(err)))
+	}
+	c, err := s.find(start.GetClass())
+	if err == nil {
+		err = safeCall(func() error { t.task, err = newTask(c, start); return err })
+	}
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	return t, nil
+}
+
 func failure(err error) *pluginpb.Failure {
 	f := &pluginpb.Failure{Message: err.Error(), Trace: err.Error(), Retriable: IsRetriable(err)}
 	var pe *PanicError

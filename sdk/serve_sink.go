@@ -2,10 +2,8 @@ package sdk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
@@ -45,38 +43,21 @@ func tpsFromProto(ps []*pluginpb.TopicPartition) []TopicPartition {
 func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 	s.taskRunning(1)
 	defer s.taskRunning(-1)
-	first, err := stream.Recv()
-	if err != nil {
-		return fmt.Errorf("sdk: sink task: waiting for start: %w", err)
+	st, err := beginTask(s, "sink", stream,
+		func(f *pluginpb.Failure) *pluginpb.SinkPluginMessage {
+			return &pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Failure{Failure: f}}
+		},
+		func(c Connector, start *pluginpb.TaskStart) (SinkTask, error) {
+			sp, ok := c.(SinkPlugin)
+			if !ok {
+				return nil, fmt.Errorf("sdk: %s is not a sink connector", start.GetClass())
+			}
+			return sp.NewSinkTask(start.GetConfig())
+		})
+	if st == nil {
+		return err
 	}
-	start := first.GetStart()
-	if start == nil {
-		return errors.New("sdk: sink task: first message is not start")
-	}
-	info := TaskInfo{Connector: start.GetConnector(), Task: int(start.GetTask())}
-	logger := s.logger.With("connector", info.Connector, "task", info.Task)
-	var sendMu sync.Mutex
-	send := func(m *pluginpb.SinkPluginMessage) error {
-		sendMu.Lock()
-		defer sendMu.Unlock()
-		return stream.Send(m)
-	}
-	fail := func(err error) error {
-		logger.Error("sink task failed", "error", err)
-		return send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Failure{Failure: failure(err)}})
-	}
-	c, err := s.find(start.GetClass())
-	if err != nil {
-		return fail(err)
-	}
-	sp, ok := c.(SinkPlugin)
-	if !ok {
-		return fail(fmt.Errorf("sdk: %s is not a sink connector", start.GetClass()))
-	}
-	var task SinkTask
-	if err := safeCall(func() error { task, err = sp.NewSinkTask(start.GetConfig()); return err }); err != nil {
-		return fail(err)
-	}
+	info, logger, task, send, fail := st.info, st.logger, st.task, st.send, st.fail
 	ctx := stream.Context()
 	tc := &sinkTaskContext{info: info, logger: logger, send: send}
 	closeTask := func() error {

@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -106,39 +105,21 @@ func (c *sourceTaskContext) deliver(r *pluginpb.OffsetsReply) {
 func (s *server) RunSourceTask(stream sourceStream) error {
 	s.taskRunning(1)
 	defer s.taskRunning(-1)
-	first, err := stream.Recv()
-	if err != nil {
-		return fmt.Errorf("sdk: source task: waiting for start: %w", err)
+	st, err := beginTask(s, "source", stream,
+		func(f *pluginpb.Failure) *pluginpb.SourcePluginMessage {
+			return &pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Failure{Failure: f}}
+		},
+		func(c Connector, start *pluginpb.TaskStart) (SourceTask, error) {
+			sp, ok := c.(SourcePlugin)
+			if !ok {
+				return nil, fmt.Errorf("sdk: %s is not a source connector", start.GetClass())
+			}
+			return sp.NewSourceTask(start.GetConfig())
+		})
+	if st == nil {
+		return err
 	}
-	start := first.GetStart()
-	if start == nil {
-		return errors.New("sdk: source task: first message is not start")
-	}
-	info := TaskInfo{Connector: start.GetConnector(), Task: int(start.GetTask())}
-	logger := s.logger.With("connector", info.Connector, "task", info.Task)
-	var sendMu sync.Mutex
-	send := func(m *pluginpb.SourcePluginMessage) error {
-		sendMu.Lock()
-		defer sendMu.Unlock()
-		return stream.Send(m)
-	}
-	fail := func(err error) error {
-		logger.Error("source task failed", "error", err)
-		return send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Failure{Failure: failure(err)}})
-	}
-
-	c, err := s.find(start.GetClass())
-	if err != nil {
-		return fail(err)
-	}
-	sp, ok := c.(SourcePlugin)
-	if !ok {
-		return fail(fmt.Errorf("sdk: %s is not a source connector", start.GetClass()))
-	}
-	var task SourceTask
-	if err := safeCall(func() error { task, err = sp.NewSourceTask(start.GetConfig()); return err }); err != nil {
-		return fail(err)
-	}
+	start, info, logger, task, send, fail := st.start, st.info, st.logger, st.task, st.send, st.fail
 
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
