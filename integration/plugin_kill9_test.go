@@ -3,7 +3,6 @@ package integration
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,16 +62,8 @@ func TestPluginKill9(t *testing.T) {
 		t.Skip("needs Linux /proc to find the plugin processes")
 	}
 	bin := harness.BuildTributary(t)
-	bootstrap := harness.TributaryBroker(t).Bootstrap()
-	dir := t.TempDir()
-	props := harness.WorkerProps(t, bootstrap, "pluginkill", map[string]string{"offset.flush.interval.ms": "500"})
-	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), props)
-	r := rest{t, w.URL()}
-	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
-	appendLines(t, in, 0, 1)
-	r.filePipeline(in, out, "stream")
-	r.waitState("src", "RUNNING", 1)
-	r.waitState("sink", "RUNNING", 1)
+	w, r, in, out := fileStream(t, bin, harness.TributaryBroker(t).Bootstrap(), t.TempDir(), "pluginkill",
+		map[string]string{"offset.flush.interval.ms": "500"})
 
 	const total = 20000
 	done := growInput(t, in, total, 20*time.Millisecond)

@@ -46,16 +46,9 @@ func TestWorkerSurvivesBrokerKill9(t *testing.T) {
 	dir := t.TempDir()
 	data, port := filepath.Join(dir, "broker"), harness.FreePort(t)
 	bp := harness.StartBrokerProcess(t, bin, data, port)
-	props := harness.WorkerProps(t, bp.Addr(), "brokerkill", map[string]string{
+	w, r, in, out := fileStream(t, bin, bp.Addr(), dir, "brokerkill", map[string]string{
 		"consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "1000",
 	})
-	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), props)
-	r := rest{t, w.URL()}
-	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
-	appendLines(t, in, 0, 1)
-	r.filePipeline(in, out, "stream")
-	r.waitState("src", "RUNNING", 1)
-	r.waitState("sink", "RUNNING", 1)
 
 	const total, kills = 40000, 2
 	done := growInput(t, in, total, 100*time.Millisecond) // about 20 s of input

@@ -150,6 +150,22 @@ func (r rest) filePipeline(in, out, topic string) {
 		"connector.class": "FileStreamSink", "file": out, "topics": topic}}, 201)
 }
 
+// fileStream starts a worker process on bootstrap (group and extra as for
+// harness.WorkerProps) in dir, creates the src/sink file pipeline on a
+// one-line input and waits until both run. It returns the worker, its REST
+// client and the input and output files.
+func fileStream(t *testing.T, bin, bootstrap, dir, group string, extra map[string]string) (*harness.WorkerProcess, rest, string, string) {
+	t.Helper()
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), harness.WorkerProps(t, bootstrap, group, extra))
+	r := rest{t, w.URL()}
+	in, out := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out.txt")
+	appendLines(t, in, 0, 1)
+	r.filePipeline(in, out, "stream")
+	r.waitState("src", "RUNNING", 1)
+	r.waitState("sink", "RUNNING", 1)
+	return w, r, in, out
+}
+
 // growInput appends the lines 1 … total-1 to path in the background, 200
 // at a time with pause between; the channel is closed when all are written.
 func growInput(t *testing.T, path string, total int, pause time.Duration) <-chan struct{} {

@@ -99,12 +99,8 @@ func StartKafkaConnect(ctx context.Context, dir, bootstrap string, props map[str
 	}
 	maps.Copy(cfg.props, props)
 
-	java, err := FindJava()
+	java, jars, err := javaAndJars()
 	if err != nil {
-		return nil, err
-	}
-	jars := JarsDir()
-	if err := CheckJars(jars); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)

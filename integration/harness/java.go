@@ -216,15 +216,25 @@ func JavaTool(ctx context.Context, class string, args ...string) ([]byte, error)
 // JavaToolWithInput is JavaTool with stdin as the tool's standard input
 // (for example the records for ConsoleProducer, one a line).
 func JavaToolWithInput(ctx context.Context, stdin io.Reader, class string, args ...string) ([]byte, error) {
-	java, err := FindJava()
+	java, jars, err := javaAndJars()
 	if err != nil {
 		return nil, err
 	}
-	jars := JarsDir()
-	if err := CheckJars(jars); err != nil {
-		return nil, err
-	}
 	return runTool(ctx, java, jars, stdin, class, args)
+}
+
+// javaAndJars returns the java executable and the jars directory every
+// Java component needs; the error wraps ErrUnavailable when either is
+// missing.
+func javaAndJars() (java, jars string, err error) {
+	if java, err = FindJava(); err != nil {
+		return "", "", err
+	}
+	jars = JarsDir()
+	if err := CheckJars(jars); err != nil {
+		return "", "", err
+	}
+	return java, jars, nil
 }
 
 // runTool runs class with the given java and jars directory.

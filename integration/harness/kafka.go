@@ -118,12 +118,8 @@ func StartApacheKafka(ctx context.Context, dir string, props map[string]string, 
 	}
 	maps.Copy(cfg.props, props)
 
-	java, err := FindJava()
+	java, jars, err := javaAndJars()
 	if err != nil {
-		return nil, err
-	}
-	jars := JarsDir()
-	if err := CheckJars(jars); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
