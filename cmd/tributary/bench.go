@@ -249,17 +249,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
 		return 1
 	}
-	if asJSON {
-		err = rep.WriteJSON(stdout)
-	} else {
-		err = rep.WriteText(stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
-		return 1
-	}
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "tributary bench broker: interrupted; the report is partial")
+	if !writeReport(ctx, "tributary bench broker", rep, asJSON, stdout, stderr) {
 		return 1
 	}
 	if len(rep.TargetErrors) > 0 {
@@ -307,4 +297,31 @@ func parseIntList(s string, sizes bool) ([]int, error) {
 		return nil, fmt.Errorf("empty list")
 	}
 	return out, nil
+}
+
+// benchReport is a benchmark's report.
+type benchReport interface {
+	WriteJSON(io.Writer) error
+	WriteText(io.Writer) error
+}
+
+// writeReport prints rep (as JSON or tables) and reports whether it is
+// complete: false after a write error or an interruption (said on stderr
+// under the command's name).
+func writeReport(ctx context.Context, name string, rep benchReport, asJSON bool, stdout, stderr io.Writer) bool {
+	var err error
+	if asJSON {
+		err = rep.WriteJSON(stdout)
+	} else {
+		err = rep.WriteText(stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return false
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "%s: interrupted; the report is partial\n", name)
+		return false
+	}
+	return true
 }

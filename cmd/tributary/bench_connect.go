@@ -121,17 +121,7 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintf(stderr, "tributary bench connect: %v\n", err)
 		return 1
 	}
-	if asJSON {
-		err = rep.WriteJSON(stdout)
-	} else {
-		err = rep.WriteText(stdout)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "tributary bench connect: %v\n", err)
-		return 1
-	}
-	if ctx.Err() != nil {
-		fmt.Fprintln(stderr, "tributary bench connect: interrupted; the report is partial")
+	if !writeReport(ctx, "tributary bench connect", rep, asJSON, stdout, stderr) {
 		return 1
 	}
 	if rep.Failed() {
