@@ -18,6 +18,31 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// serverFlags are the flags the broker and worker commands share.
+type serverFlags struct {
+	configFile, level string
+	overrides         multiFlag
+}
+
+// parse parses the command's args. On --help (exit 0) or a bad flag
+// (exit 2, said on stderr) it returns ok false and the exit code.
+func (f *serverFlags) parse(name, help string, args []string, stdout, stderr io.Writer) (fs *flag.FlagSet, code int, ok bool) {
+	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.configFile, "config", "", "")
+	fs.Var(&f.overrides, "override", "")
+	fs.StringVar(&f.level, "log-level", "info", "")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprint(stdout, help)
+			return fs, 0, false
+		}
+		fmt.Fprintf(stderr, "tributary %s: %v (see --help)\n", name, err)
+		return fs, 2, false
+	}
+	return fs, 0, true
+}
+
 func brokerCommand() command {
 	return command{
 		name:    "broker",
@@ -67,38 +92,28 @@ Example:
 `
 
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("broker", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var configFile, level string
-	var overrides multiFlag
-	fs.StringVar(&configFile, "config", "", "")
-	fs.Var(&overrides, "override", "")
-	fs.StringVar(&level, "log-level", "info", "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, brokerHelp)
-			return 0
-		}
-		fmt.Fprintf(stderr, "tributary broker: %v (see --help)\n", err)
-		return 2
+	var f serverFlags
+	fs, code, ok := f.parse("broker", brokerHelp, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "tributary broker: unexpected argument %q (see --help)\n", fs.Arg(0))
 		return 2
 	}
-	logger, err := newLogger(stderr, level)
+	logger, err := newLogger(stderr, f.level)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: %v\n", err)
 		return 2
 	}
 	props := properties.Properties{}
-	if configFile != "" {
-		if props, err = properties.Load(configFile); err != nil {
+	if f.configFile != "" {
+		if props, err = properties.Load(f.configFile); err != nil {
 			fmt.Fprintf(stderr, "tributary broker: %v\n", err)
 			return 2
 		}
 	}
-	for _, o := range overrides {
+	for _, o := range f.overrides {
 		k, v, err := properties.ParseOverride(o)
 		if err != nil {
 			fmt.Fprintf(stderr, "tributary broker: --override: %v\n", err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -52,34 +51,24 @@ Example:
 `
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var configFile, level string
-	var overrides multiFlag
-	fs.StringVar(&configFile, "config", "", "")
-	fs.Var(&overrides, "override", "")
-	fs.StringVar(&level, "log-level", "info", "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, workerHelp)
-			return 0
-		}
-		fmt.Fprintf(stderr, "tributary worker: %v (see --help)\n", err)
-		return 2
+	var f serverFlags
+	fs, code, ok := f.parse("worker", workerHelp, args, stdout, stderr)
+	if !ok {
+		return code
 	}
 	switch {
-	case fs.NArg() == 1 && configFile == "":
-		configFile = fs.Arg(0)
+	case fs.NArg() == 1 && f.configFile == "":
+		f.configFile = fs.Arg(0)
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "tributary worker: unexpected argument %q (see --help)\n", fs.Arg(fs.NArg()-1))
 		return 2
 	}
-	logger, levelVar, err := newLevelLogger(stderr, level)
+	logger, levelVar, err := newLevelLogger(stderr, f.level)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 2
 	}
-	cfg, warnings, err := worker.LoadConfig(configFile, overrides)
+	cfg, warnings, err := worker.LoadConfig(f.configFile, f.overrides)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 		return 2
