@@ -93,8 +93,7 @@ func TestValidateThroughPlugin(t *testing.T) {
 }
 
 func TestSourceTaskThroughPlugin(t *testing.T) {
-	logger, logs := newCapture()
-	h := newTestHost(t, func(c *Config) { c.Logger = logger })
+	h := newTestHost(t, nil)
 	cfgMap := map[string]string{"kafka.topic": "gen", "iterations": "5000", "payload.bytes": "64", "seed": "7"}
 	cfg, err := sdk.ParseConfig[datagen.Config](cfgMap)
 	if err != nil {
@@ -142,14 +141,6 @@ func TestSourceTaskThroughPlugin(t *testing.T) {
 		t.Fatalf("poll after stop: %v", err)
 	}
 	waitGone(t, pid, 5*time.Second)
-	// Plugin log lines arrive in the host log with connector/task attributes.
-	found := false
-	for _, r := range logs() {
-		if r.Attrs["connector"] == "gen" && r.Attrs["task"] == "0" && r.Attrs["plugin"] == "" {
-			found = true
-		}
-	}
-	_ = found // datagen logs nothing itself; see TestPluginLogsReachHostLogger
 }
 
 func TestPluginLogsReachHostLogger(t *testing.T) {

@@ -134,8 +134,6 @@ func TestSourceOffsetsLikeKafka(t *testing.T) {
 
 func TestMissingFileKeepsPolling(t *testing.T) {
 	task := &sourceTask{cfg: SourceConfig{File: filepath.Join(t.TempDir(), "later.txt"), Topic: "t", BatchSize: 10}}
-	tc := ctxStub{SourceTaskContext: nil}
-	_ = tc
 	if err := task.Open(context.Background(), loggerCtx{}); err != nil {
 		t.Fatal(err)
 	}
