@@ -6,7 +6,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // Regression: a topic re-created right after a delete could reuse the old
