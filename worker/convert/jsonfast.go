@@ -196,18 +196,10 @@ func (r *fastReader) object() (any, bool) {
 			return nil, false
 		}
 		m[k] = v
-		r.ws()
-		if r.i >= len(r.b) {
+		if more, ok := r.sep('}'); !ok {
 			return nil, false
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case '}':
-			r.i++
+		} else if !more {
 			return m, true
-		default:
-			return nil, false
 		}
 	}
 }
@@ -230,20 +222,30 @@ func (r *fastReader) array() (any, bool) {
 			return nil, false
 		}
 		a = append(a, v)
-		r.ws()
-		if r.i >= len(r.b) {
+		if more, ok := r.sep(']'); !ok {
 			return nil, false
-		}
-		switch r.b[r.i] {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
+		} else if !more {
 			return a, true
-		default:
-			return nil, false
 		}
 	}
+}
+
+// sep steps over what follows an element of an object or array: a comma
+// (more elements follow) or close (the end). ok is false for anything else.
+func (r *fastReader) sep(close byte) (more, ok bool) {
+	r.ws()
+	if r.i >= len(r.b) {
+		return false, false
+	}
+	switch r.b[r.i] {
+	case ',':
+		r.i++
+		return true, true
+	case close:
+		r.i++
+		return false, true
+	}
+	return false, false
 }
 
 // skip validates and steps over the value at r.i without building it.
@@ -288,19 +290,11 @@ func (r *fastReader) skip() bool {
 			if !r.skip() {
 				return false
 			}
-			r.ws()
-			if r.i >= len(r.b) {
+			if more, ok := r.sep(closeCh); !ok {
 				return false
-			}
-			switch r.b[r.i] {
-			case ',':
-				r.i++
-			case closeCh:
-				r.i++
+			} else if !more {
 				r.depth--
 				return true
-			default:
-				return false
 			}
 		}
 	case c == '"':
@@ -411,20 +405,13 @@ func fastEnvelope(b, known []byte) (schemaRaw []byte, payload any, ok bool) {
 		default:
 			return nil, nil, false
 		}
-		r.ws()
-		if r.i >= len(b) {
+		more, ok := r.sep('}')
+		if !ok {
 			return nil, nil, false
 		}
-		switch b[r.i] {
-		case ',':
-			r.i++
-			continue
-		case '}':
-			r.i++
-		default:
-			return nil, nil, false
+		if !more {
+			break
 		}
-		break
 	}
 	r.ws()
 	if r.i != len(b) || schemaRaw == nil || !havePayload {
