@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tributary-dev/tributary/connectors"
+	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -78,4 +79,74 @@ func BenchmarkDatagen1KiB(b *testing.B) {
 		b.Logf("datagen 1 KiB: in-process %.0f records/s, plugin %.0f records/s, plugin/in-process = %.2f",
 			rates["inprocess"], rates["plugin"], rates["plugin"]/rates["inprocess"])
 	}
+}
+
+// BenchmarkWireDatagen1KiB measures the two halves of the plugin transport's
+// per-record CPU cost on the benchmark's records: the plugin's encoding
+// (sdk → wire) and the host's decoding (wire → sdk).
+func BenchmarkWireDatagen1KiB(b *testing.B) {
+	cfg := map[string]string{"kafka.topic": "bench", "payload.bytes": "960", "batch.size": "2000"}
+	l, err := NewInProcess(slog.New(slog.DiscardHandler), connectors.All()...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	task, err := l.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "bench"}, cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var recs []sdk.SourceRecord
+	for len(recs) < 2000 {
+		r, err := task.Poll(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs = append(recs, r...)
+	}
+	if err := task.Stop(ctx); err != nil {
+		b.Fatal(err)
+	}
+	recs = recs[:2000]
+	var enc wire.Encoder
+	encode := func() {
+		enc.Reset()
+		var w wire.Record
+		for i := range recs {
+			r := &recs[i] // as the SDK's sourceToWire, for these records
+			w = wire.Record{Partition: r.Partition, Offset: r.Offset, Topic: r.Topic,
+				KafkaPartition: wire.NoPartition, Timestamp: r.Timestamp.UnixMilli(),
+				KeySchema: r.KeySchema, Key: r.Key, ValueSchema: r.ValueSchema, Value: r.Value}
+			if err := enc.Append(&w); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("encode", func(b *testing.B) {
+		b.SetBytes(1024)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if i%len(recs) == 0 {
+				encode()
+			}
+		}
+	})
+	encode()
+	data := append([]byte(nil), enc.Bytes()...)
+	b.Run("decode", func(b *testing.B) {
+		b.SetBytes(1024)
+		b.ReportAllocs()
+		dec := wire.Decoder{AliasInput: true}
+		for i := 0; b.Loop(); i++ {
+			if i%len(recs) == 0 {
+				wrecs, err := dec.Decode(data, len(recs))
+				if err != nil {
+					b.Fatal(err)
+				}
+				out := make([]sdk.SourceRecord, len(wrecs))
+				for i := range wrecs {
+					sourceFromWire(&wrecs[i], &out[i])
+				}
+			}
+		}
+	})
 }

@@ -245,7 +245,7 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 		return nil, err
 	}
 	t.ctx = sctx
-	if t.stream, err = t.p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(newSourceCodec())); err != nil {
+	if t.stream, err = t.p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(pluginpb.NewCodec())); err != nil {
 		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
 	}
 	err = t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Start{Start: &pluginpb.TaskStart{

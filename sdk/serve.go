@@ -100,7 +100,8 @@ func serveMain(stderr *os.File, connectors []Connector) int {
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(pluginpb.MaxMessageSize), grpc.MaxSendMsgSize(pluginpb.MaxMessageSize),
 				grpc.InitialWindowSize(pluginpb.WindowSize), grpc.InitialConnWindowSize(pluginpb.WindowSize),
-				grpc.WriteBufferSize(pluginpb.BufferSize), grpc.ReadBufferSize(pluginpb.BufferSize))
+				grpc.WriteBufferSize(pluginpb.BufferSize), grpc.ReadBufferSize(pluginpb.BufferSize),
+				grpc.ForceServerCodecV2(srv.codec))
 			return grpc.NewServer(opts...)
 		},
 		Logger: hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Warn}),
@@ -170,12 +171,14 @@ type server struct {
 	connectors []Connector
 	specs      []Spec
 
+	codec *pluginpb.Codec // sends batches without copying them
+
 	manageMemory bool         // set the memory limit per running task
 	tasks        atomic.Int64 // running source and sink tasks
 }
 
 func newServer(logger *slog.Logger, connectors []Connector) (*server, error) {
-	s := &server{logger: logger, connectors: connectors}
+	s := &server{logger: logger, connectors: connectors, codec: pluginpb.NewCodec()}
 	for _, c := range connectors {
 		var spec Spec
 		if err := safeCall(func() error { spec = c.Spec(); return nil }); err != nil {

@@ -300,7 +300,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 		}
 		err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Batch{
 			Batch: &pluginpb.RecordBatch{Count: uint32(enc.Count()), Records: enc.Bytes()}}})
-		enc.Reset()
+		enc.ResetWith(s.codec.Buffer(enc.Len())) // the codec owns the sent bytes
 		return err
 	}
 	for {

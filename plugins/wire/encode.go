@@ -72,6 +72,14 @@ func (e *Encoder) Reset() {
 	e.count = 0
 }
 
+// ResetWith starts a new batch in buf's memory (from its start) instead of
+// the encoder's own: use it when the previous batch's bytes were handed to
+// someone who keeps them. buf may be nil.
+func (e *Encoder) ResetWith(buf []byte) {
+	e.Reset()
+	e.buf = buf[:0]
+}
+
 // Len is the size of the batch so far in bytes.
 func (e *Encoder) Len() int { return len(e.buf) }
 
@@ -283,6 +291,15 @@ func (e *Encoder) typed(s *schema.Schema, v any, depth int) error {
 		d, ok := v.(*big.Int)
 		if !ok || d == nil {
 			return mismatch(s, v)
+		}
+		if d.Sign() >= 0 {
+			// The minimal two's complement of a non-negative number is
+			// its magnitude after a zero sign bit: fill it in place.
+			n := d.BitLen()/8 + 1
+			e.buf = binary.AppendUvarint(e.buf, uint64(n))
+			e.buf = append(e.buf, make([]byte, n)...)
+			d.FillBytes(e.buf[len(e.buf)-n:])
+			return nil
 		}
 		e.bytes(twosComplement(d))
 		return nil

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/big"
@@ -314,6 +315,41 @@ func TestDecoderMatchesDecode(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("alias=%v: got %#v, want %#v", alias, got, want)
 			}
+		}
+	}
+}
+
+// TestDecimalFastPaths: the in-place encoding of non-negative decimals and
+// the one-allocation decoding of small ones agree with the general
+// two's-complement code, around every byte boundary and sign.
+func TestDecimalFastPaths(t *testing.T) {
+	dec := schema.Decimal(2)
+	var vals []*big.Int
+	for bitsN := 0; bitsN <= 80; bitsN++ {
+		p := new(big.Int).Lsh(big.NewInt(1), uint(bitsN))
+		for _, d := range []int64{-1, 0, 1} {
+			v := new(big.Int).Add(p, big.NewInt(d))
+			vals = append(vals, v, new(big.Int).Neg(v))
+		}
+	}
+	vals = append(vals, big.NewInt(0))
+	for _, v := range vals {
+		var e Encoder
+		if err := e.typed(dec, v, 0); err != nil {
+			t.Fatal(err)
+		}
+		want := binary.AppendUvarint(nil, uint64(len(twosComplement(v))))
+		want = append(want, twosComplement(v)...)
+		if !bytes.Equal(e.buf, want) {
+			t.Fatalf("%v encodes as %x, want %x", v, e.buf, want)
+		}
+		d := newDecoder(e.buf)
+		got, err := d.typed(dec, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.(*big.Int).Cmp(v) != 0 {
+			t.Fatalf("%v decodes as %v", v, got)
 		}
 	}
 }

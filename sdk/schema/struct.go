@@ -19,6 +19,26 @@ func NewStruct(s *Schema) *Struct {
 	return &Struct{schema: s, values: make([]any, len(s.Fields))}
 }
 
+// NewStructs returns n empty values of the struct schema s allocated
+// together, for decoders of many records: two allocations for n values
+// instead of two per value. Each element is used through its address
+// (&structs[i]) and keeps the whole block alive.
+func NewStructs(s *Schema, n int) []Struct {
+	out := make([]Struct, n)
+	if s == nil || s.Type != TypeStruct {
+		for i := range out {
+			out[i] = *NewStruct(s)
+		}
+		return out
+	}
+	k := len(s.Fields)
+	values := make([]any, n*k)
+	for i := range out {
+		out[i] = Struct{schema: s, values: values[i*k : (i+1)*k : (i+1)*k]}
+	}
+	return out
+}
+
 // Schema returns the struct's schema.
 func (s *Struct) Schema() *Schema { return s.schema }
 

@@ -1,0 +1,252 @@
+package pluginpb
+
+import (
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// Codec is gRPC's proto codec with shortcuts for the two messages that
+// carry record batches, SourcePluginMessage{batch} (plugin to host) and
+// SinkHostMessage{put} (host to plugin). Every other message goes through
+// the proto codec unchanged, and the bytes on the wire are the same either
+// way.
+//
+// Sending, the batch's Records are not copied: Marshal writes the few bytes
+// of message header and hands Records itself to gRPC, which returns the
+// buffer to the codec (see Buffer) once it is written to the connection.
+// The proto codec would clear a pooled buffer and copy the batch into it.
+// The caller must therefore not touch Records after sending a batch of at
+// least [mem.IsBelowBufferPoolingThreshold]'s size.
+//
+// Receiving, the message is gathered into a buffer of its own and Records
+// aliases it, where the proto codec gathers it into a pooled buffer and then
+// copies Records out. The buffer belongs to the message alone and is never
+// modified, so records decoded from it may alias it too.
+//
+// Use one Codec per stream (grpc.ForceCodecV2 on the host, a server option
+// in the plugin); it is safe for concurrent use.
+type Codec struct {
+	proto encoding.CodecV2 // the registered "proto" codec
+	// bufs holds sent batches' buffers that gRPC is done with. A small
+	// channel rather than a sync.Pool: a pool is emptied by every garbage
+	// collection, which a plugin under its memory limit runs often, and
+	// then each batch grows a fresh megabyte buffer from nothing.
+	bufs chan *[]byte
+}
+
+// NewCodec returns a Codec.
+func NewCodec() *Codec {
+	return &Codec{proto: encoding.GetCodecV2("proto"), bufs: make(chan *[]byte, 4)}
+}
+
+// Name is "proto": the codec speaks protobuf, as the content type says.
+func (c *Codec) Name() string { return "proto" }
+
+// Buffer returns an empty buffer of at least size bytes' capacity to encode
+// the next batch into, reusing one whose send has completed when it can.
+func (c *Codec) Buffer(size int) []byte {
+	select {
+	case b := <-c.bufs:
+		if cap(*b) >= size {
+			return (*b)[:0]
+		}
+	default:
+	}
+	return make([]byte, 0, size)
+}
+
+// Get implements mem.BufferPool; gRPC calls only Put on the pool of a
+// buffer it did not allocate.
+func (c *Codec) Get(n int) *[]byte {
+	b := make([]byte, n)
+	return &b
+}
+
+// Put implements mem.BufferPool: gRPC is done with a sent batch.
+func (c *Codec) Put(b *[]byte) {
+	select {
+	case c.bufs <- b:
+	default: // enough spare buffers: let this one go
+	}
+}
+
+// Field numbers in plugin.proto.
+const (
+	sourcePluginMessageBatch = 2 // SourcePluginMessage.batch
+	sinkHostMessagePut       = 2 // SinkHostMessage.put
+	putID                    = 1 // Put.id
+	putBatch                 = 2 // Put.batch
+	recordBatchCount         = 1 // RecordBatch.count
+	recordBatchRecords       = 2 // RecordBatch.records
+)
+
+// Marshal implements encoding.CodecV2.
+func (c *Codec) Marshal(v any) (mem.BufferSlice, error) {
+	var hdr []byte
+	var recs []byte
+	switch m := v.(type) {
+	case *SourcePluginMessage:
+		b := m.GetBatch()
+		if b == nil || mem.IsBelowBufferPoolingThreshold(len(b.Records)) {
+			return c.proto.Marshal(v)
+		}
+		recs = b.Records
+		inner := batchHeader(nil, b)
+		hdr = protowire.AppendTag(make([]byte, 0, len(inner)+16), sourcePluginMessageBatch, protowire.BytesType)
+		hdr = protowire.AppendVarint(hdr, uint64(len(inner)+len(recs)))
+		hdr = append(hdr, inner...)
+	case *SinkHostMessage:
+		p := m.GetPut()
+		b := p.GetBatch()
+		if b == nil || mem.IsBelowBufferPoolingThreshold(len(b.Records)) {
+			return c.proto.Marshal(v)
+		}
+		recs = b.Records
+		var put []byte
+		if p.Id != 0 {
+			put = protowire.AppendTag(put, putID, protowire.VarintType)
+			put = protowire.AppendVarint(put, p.Id)
+		}
+		inner := batchHeader(nil, b)
+		put = protowire.AppendTag(put, putBatch, protowire.BytesType)
+		put = protowire.AppendVarint(put, uint64(len(inner)+len(recs)))
+		put = append(put, inner...)
+		hdr = protowire.AppendTag(make([]byte, 0, len(put)+16), sinkHostMessagePut, protowire.BytesType)
+		hdr = protowire.AppendVarint(hdr, uint64(len(put)+len(recs)))
+		hdr = append(hdr, put...)
+	default:
+		return c.proto.Marshal(v)
+	}
+	return mem.BufferSlice{mem.SliceBuffer(hdr), mem.NewBuffer(&recs, c)}, nil
+}
+
+// batchHeader appends b's encoding up to the bytes of its records, which
+// are its last field.
+func batchHeader(dst []byte, b *RecordBatch) []byte {
+	if b.Count != 0 {
+		dst = protowire.AppendTag(dst, recordBatchCount, protowire.VarintType)
+		dst = protowire.AppendVarint(dst, uint64(b.Count))
+	}
+	dst = protowire.AppendTag(dst, recordBatchRecords, protowire.BytesType)
+	return protowire.AppendVarint(dst, uint64(len(b.Records)))
+}
+
+// Unmarshal implements encoding.CodecV2.
+func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {
+	if mem.IsBelowBufferPoolingThreshold(data.Len()) {
+		return c.proto.Unmarshal(data, v)
+	}
+	switch m := v.(type) {
+	case *SourcePluginMessage:
+		buf := data.Materialize()
+		if b, ok := parseSourceBatch(buf); ok {
+			proto.Reset(m)
+			m.Msg = &SourcePluginMessage_Batch{Batch: b}
+			return nil
+		}
+		return proto.Unmarshal(buf, m)
+	case *SinkHostMessage:
+		buf := data.Materialize()
+		if p, ok := parseSinkPut(buf); ok {
+			proto.Reset(m)
+			m.Msg = &SinkHostMessage_Put{Put: p}
+			return nil
+		}
+		return proto.Unmarshal(buf, m)
+	}
+	return c.proto.Unmarshal(data, v)
+}
+
+// parseSourceBatch parses a SourcePluginMessage holding nothing but a batch;
+// ok is false for anything else.
+func parseSourceBatch(buf []byte) (*RecordBatch, bool) {
+	inner, ok := onlyField(buf, sourcePluginMessageBatch)
+	if !ok {
+		return nil, false
+	}
+	return parseRecordBatch(inner)
+}
+
+// parseSinkPut parses a SinkHostMessage holding nothing but a put; ok is
+// false for anything else.
+func parseSinkPut(buf []byte) (*Put, bool) {
+	inner, ok := onlyField(buf, sinkHostMessagePut)
+	if !ok {
+		return nil, false
+	}
+	p := &Put{}
+	for len(inner) > 0 {
+		num, typ, n := protowire.ConsumeTag(inner)
+		if n < 0 {
+			return nil, false
+		}
+		inner = inner[n:]
+		switch {
+		case num == putID && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(inner)
+			if n < 0 {
+				return nil, false
+			}
+			p.Id = v
+			inner = inner[n:]
+		case num == putBatch && typ == protowire.BytesType && p.Batch == nil:
+			v, n := protowire.ConsumeBytes(inner)
+			if n < 0 {
+				return nil, false
+			}
+			if p.Batch, ok = parseRecordBatch(v); !ok {
+				return nil, false
+			}
+			inner = inner[n:]
+		default:
+			return nil, false
+		}
+	}
+	return p, true
+}
+
+// onlyField returns the contents of buf's length-delimited field num when
+// buf holds that field and nothing else.
+func onlyField(buf []byte, num protowire.Number) ([]byte, bool) {
+	got, typ, n := protowire.ConsumeTag(buf)
+	if n < 0 || got != num || typ != protowire.BytesType {
+		return nil, false
+	}
+	inner, m := protowire.ConsumeBytes(buf[n:])
+	if m < 0 || n+m != len(buf) {
+		return nil, false
+	}
+	return inner, true
+}
+
+func parseRecordBatch(inner []byte) (*RecordBatch, bool) {
+	b := &RecordBatch{}
+	for len(inner) > 0 {
+		num, typ, n := protowire.ConsumeTag(inner)
+		if n < 0 {
+			return nil, false
+		}
+		inner = inner[n:]
+		switch {
+		case num == recordBatchCount && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(inner)
+			if n < 0 {
+				return nil, false
+			}
+			b.Count = uint32(v)
+			inner = inner[n:]
+		case num == recordBatchRecords && typ == protowire.BytesType:
+			v, n := protowire.ConsumeBytes(inner)
+			if n < 0 {
+				return nil, false
+			}
+			b.Records = v[:len(v):len(v)]
+			inner = inner[n:]
+		default:
+			return nil, false
+		}
+	}
+	return b, true
+}
