@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 
+	"google.golang.org/grpc"
+
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
@@ -16,7 +18,11 @@ type hostSinkTask struct {
 	sendMu sync.Mutex
 	acks   chan *pluginpb.Ack
 	nextID uint64
-	enc    wire.Encoder
+	// pending is the id of the Put the plugin has not acknowledged yet
+	// (0: none); see Put.
+	pending uint64
+	enc     wire.Encoder
+	codec   *pluginpb.Codec
 
 	rmu     sync.Mutex
 	rewinds map[sdk.TopicPartition]int64
@@ -34,13 +40,13 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 	if err != nil {
 		return nil, err
 	}
-	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, 1), rewinds: map[sdk.TopicPartition]int64{}}
+	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, 1), rewinds: map[sdk.TopicPartition]int64{}, codec: pluginpb.NewCodec()}
 	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
 		fmt.Sprintf("sink task %s-%d", info.Connector, info.Task))
 	if err != nil {
 		return nil, err
 	}
-	if t.stream, err = t.p.rpc.RunSinkTask(sctx); err != nil {
+	if t.stream, err = t.p.rpc.RunSinkTask(sctx, grpc.ForceCodecV2(t.codec)); err != nil {
 		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
 	}
 	if err := t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Start{Start: &pluginpb.TaskStart{
@@ -94,19 +100,34 @@ func (t *hostSinkTask) recvLoop() {
 
 // call sends m and waits for the acknowledgement with id.
 func (t *hostSinkTask) call(ctx context.Context, id uint64, m *pluginpb.SinkHostMessage) (*pluginpb.Ack, error) {
+	if err := t.sendChecked(m); err != nil {
+		return nil, err
+	}
+	return t.await(ctx, id)
+}
+
+// sendChecked sends m, reporting the task's end rather than a transport
+// error when the plugin is gone.
+func (t *hostSinkTask) sendChecked(m *pluginpb.SinkHostMessage) error {
 	select {
 	case <-t.done:
-		return nil, t.terminal()
+		return t.terminal()
 	default:
 	}
 	if err := t.send(m); err != nil {
 		select {
 		case <-t.done:
-			return nil, t.terminal()
+			return t.terminal()
 		default:
-			return nil, fmt.Errorf("plugins: %s: send: %w", t.what, err)
+			return fmt.Errorf("plugins: %s: send: %w", t.what, err)
 		}
 	}
+	return nil
+}
+
+// await waits for the acknowledgement with id; the plugin answers in
+// order, so earlier ones are passed over.
+func (t *hostSinkTask) await(ctx context.Context, id uint64) (*pluginpb.Ack, error) {
 	for {
 		select {
 		case a := <-t.acks:
@@ -121,8 +142,15 @@ func (t *hostSinkTask) call(ctx context.Context, id uint64, m *pluginpb.SinkHost
 	}
 }
 
+// Put sends the batch and returns without waiting for the plugin to process
+// it, so that the worker fetches and converts the next batch meanwhile; it
+// first waits for the previous batch (see Sync). A failure of the batch
+// therefore surfaces from the next Put, Sync or Flush.
 func (t *hostSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error {
-	t.enc.Reset()
+	if err := t.Sync(ctx); err != nil {
+		return err
+	}
+	t.enc.ResetWith(t.codec.Buffer(t.enc.Len())) // the codec owns what the last Put sent
 	var w wire.Record
 	for i := range records {
 		sinkToWire(&records[i], &w)
@@ -131,9 +159,24 @@ func (t *hostSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error 
 		}
 	}
 	t.nextID++
-	_, err := t.call(ctx, t.nextID, &pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Put{Put: &pluginpb.Put{
-		Id: t.nextID, Batch: &pluginpb.RecordBatch{Count: uint32(t.enc.Count()), Records: t.enc.Bytes()}}}})
-	return err
+	if err := t.sendChecked(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Put{Put: &pluginpb.Put{
+		Id: t.nextID, Batch: &pluginpb.RecordBatch{Count: uint32(t.enc.Count()), Records: t.enc.Bytes()}}}}); err != nil {
+		return err
+	}
+	t.pending = t.nextID
+	return nil
+}
+
+// Sync waits until the plugin has processed the last batch Put.
+func (t *hostSinkTask) Sync(ctx context.Context) error {
+	if t.pending == 0 {
+		return nil
+	}
+	if _, err := t.await(ctx, t.pending); err != nil {
+		return err
+	}
+	t.pending = 0
+	return nil
 }
 
 func (t *hostSinkTask) Assigned(_ context.Context, partitions []sdk.TopicPartition) error {
@@ -151,6 +194,9 @@ func (t *hostSinkTask) Revoked(_ context.Context, partitions []sdk.TopicPartitio
 }
 
 func (t *hostSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	if err := t.Sync(ctx); err != nil {
+		return nil, err
+	}
 	t.nextID++
 	req := &pluginpb.FlushRequest{Id: t.nextID}
 	for tp, o := range offsets {

@@ -70,7 +70,13 @@ type SourceTask interface {
 // SinkTask is a running sink task. Its methods must be called from one
 // goroutine; Stop may be called from any.
 type SinkTask interface {
+	// Put delivers a batch. It may return before the task has processed
+	// it (a plugin process works on one batch while the host prepares the
+	// next); the batch's failure then surfaces from the next Put, Sync or
+	// Flush, and the rewinds it requests after Sync.
 	Put(ctx context.Context, records []sdk.SinkRecord) error
+	// Sync waits until the task has processed every batch Put so far.
+	Sync(ctx context.Context) error
 	Assigned(ctx context.Context, partitions []sdk.TopicPartition) error
 	Revoked(ctx context.Context, partitions []sdk.TopicPartition) error
 	// Flush returns the offsets the task reports durable (preCommit).

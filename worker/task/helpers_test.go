@@ -24,8 +24,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(pluginpb.MagicCookieKey) != "" { // started as a plugin by BenchmarkSink
-		sdk.Serve(connectors.All()...)
+	if os.Getenv(pluginpb.MagicCookieKey) != "" { // started as a plugin by BenchmarkSink or TestSinkRewind
+		sdk.Serve(append(connectors.All(), rewindingSink())...)
 	}
 	goleak.VerifyTestMain(m,
 		// The bundled broker's background goroutines end in t.Cleanup.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -290,6 +292,10 @@ func (r *SinkRunner) revoke(ctx context.Context, m map[string][]int32, commit bo
 // flushCommit calls Flush with the consumed positions of parts (all when
 // nil) and commits what the task reports durable; r.mu held.
 func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition) error {
+	// Offsets the task asked to rewind must not be committed past.
+	if _, err := r.settle(ctx); err != nil {
+		return err
+	}
 	offs := map[sdk.TopicPartition]int64{}
 	if parts == nil {
 		for tp, o := range r.consumed {
@@ -369,7 +375,11 @@ func (r *SinkRunner) loop() {
 			wait = time.Millisecond
 		}
 		ctx, cancel := context.WithTimeout(r.pollCtx, wait)
-		fetches := r.client.PollRecords(ctx, r.cfg.MaxPollRecords)
+		// Take everything buffered, not MaxPollRecords: the client fetches
+		// again from a broker only once its buffered fetch is drained, so
+		// draining it at once lets the next fetch run while this one is
+		// converted and delivered (in Puts of MaxPollRecords).
+		fetches := r.client.PollFetches(ctx)
 		cancel()
 		if fetches.IsClientClosed() {
 			return
@@ -395,63 +405,116 @@ func (r *SinkRunner) loop() {
 	}
 }
 
-// deliver converts and Puts a batch; r.mu held. It returns false once the
-// task failed.
+// deliver converts the records of one poll and Puts them in batches of
+// MaxPollRecords; r.mu held. It returns false once the task failed.
+//
+// A plugin's Put returns once the batch is sent, so each batch is converted
+// while the task works on the previous one; the runner then waits for that
+// one (settle) before sending. When the task asks to rewind a partition,
+// the consumer is moved there and the partition's remaining records of
+// this poll are stale: they are dropped, and fetched again from the
+// rewound offset.
 func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
-	if r.failed {
-		return false
+	var stale map[sdk.TopicPartition]int64
+	isStale := func(topic string, partition int32) bool {
+		_, ok := stale[sdk.TopicPartition{Topic: topic, Partition: partition}]
+		return ok
 	}
-	if len(recs) == 0 {
-		return true
+	addStale := func(rw map[sdk.TopicPartition]int64) {
+		if len(rw) > 0 && stale == nil {
+			stale = map[sdk.TopicPartition]int64{}
+		}
+		maps.Copy(stale, rw)
 	}
-	batch := make([]sdk.SinkRecord, 0, len(recs))
-	for _, kr := range recs {
-		rec, err := r.fromKafka(kr)
-		if err != nil {
-			r.fail(err, fmt.Sprintf("convert record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset))
+	for len(recs) > 0 {
+		if r.failed {
 			return false
 		}
-		keep := true
-		for _, t := range r.cfg.Transforms {
-			if rec, keep = t(rec); !keep {
+		var chunk []*kgo.Record
+		for len(recs) > 0 && len(chunk) < r.cfg.MaxPollRecords {
+			if kr := recs[0]; !isStale(kr.Topic, kr.Partition) {
+				chunk = append(chunk, kr)
+			}
+			recs = recs[1:]
+		}
+		batch := make([]sdk.SinkRecord, 0, len(chunk))
+		for _, kr := range chunk {
+			rec, err := r.fromKafka(kr)
+			if err != nil {
+				r.fail(err, fmt.Sprintf("convert record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset))
+				return false
+			}
+			keep := true
+			for _, t := range r.cfg.Transforms {
+				if rec, keep = t(rec); !keep {
+					break
+				}
+			}
+			if keep {
+				batch = append(batch, rec)
+			}
+		}
+		rw, err := r.settle(r.runCtx)
+		if err != nil {
+			return false
+		}
+		if len(rw) > 0 {
+			addStale(rw)
+			batch = slices.DeleteFunc(batch, func(sr sdk.SinkRecord) bool { return isStale(sr.Topic, sr.Partition) })
+			chunk = slices.DeleteFunc(chunk, func(kr *kgo.Record) bool { return isStale(kr.Topic, kr.Partition) })
+		}
+		for len(batch) > 0 {
+			err := r.cfg.Task.Put(r.runCtx, batch)
+			if err == nil {
 				break
 			}
-		}
-		if keep {
-			batch = append(batch, rec)
-		}
-	}
-	for len(batch) > 0 {
-		err := r.cfg.Task.Put(r.runCtx, batch)
-		if err == nil {
-			break
-		}
-		if !sdk.IsRetriable(err) || r.isStopping() {
-			r.fail(err, "put")
-			return false
-		}
-		r.log.Warn("put failed; retrying", "err", err)
-		select {
-		case <-time.After(r.retryBackoff):
-		case <-r.stopping:
-			return false
-		}
-	}
-	for _, kr := range recs {
-		r.consumed[sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}] = kr.Offset + 1
-	}
-	if rw := r.cfg.Task.Rewinds(); len(rw) > 0 {
-		set := map[string]map[int32]kgo.EpochOffset{}
-		for tp, o := range rw {
-			if set[tp.Topic] == nil {
-				set[tp.Topic] = map[int32]kgo.EpochOffset{}
+			if !sdk.IsRetriable(err) || r.isStopping() {
+				r.fail(err, "put")
+				return false
 			}
-			set[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
-			r.consumed[tp] = o
+			r.log.Warn("put failed; retrying", "err", err)
+			select {
+			case <-time.After(r.retryBackoff):
+			case <-r.stopping:
+				return false
+			}
 		}
-		r.client.SetOffsets(set)
+		for _, kr := range chunk {
+			r.consumed[sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}] = kr.Offset + 1
+		}
+		addStale(r.applyRewinds()) // a synchronous task's requests from this Put
 	}
-	return true
+	return !r.failed
+}
+
+// settle waits until the task has processed every batch delivered, then
+// applies the rewinds it requested, which it returns; r.mu held. An error
+// (the last batch failed) fails the task.
+func (r *SinkRunner) settle(ctx context.Context) (rewound map[sdk.TopicPartition]int64, err error) {
+	if err := r.cfg.Task.Sync(ctx); err != nil {
+		r.fail(err, "put")
+		return nil, fmt.Errorf("task: put: %w", err)
+	}
+	return r.applyRewinds(), nil
+}
+
+// applyRewinds moves the consumer to the offsets the task asked to rewind
+// to, and returns them; r.mu held.
+func (r *SinkRunner) applyRewinds() map[sdk.TopicPartition]int64 {
+	rw := r.cfg.Task.Rewinds()
+	if len(rw) == 0 {
+		return nil
+	}
+	set := map[string]map[int32]kgo.EpochOffset{}
+	for tp, o := range rw {
+		if set[tp.Topic] == nil {
+			set[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		set[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
+		r.consumed[tp] = o
+	}
+	r.client.SetOffsets(set)
+	return rw
 }
 
 func (r *SinkRunner) fromKafka(kr *kgo.Record) (sdk.SinkRecord, error) {
