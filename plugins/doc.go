@@ -6,12 +6,13 @@
 //
 // Two Loaders share one set of interfaces:
 //
-//   - Host runs every connector instance and every task in its own plugin
-//     process: third-party executables found under plugin.path, and the
-//     first-party connectors by re-executing the running binary in plugin
-//     mode (SelfCommand). A crash, exit or hang of a plugin fails only that
-//     task, with the panic message and stack (or the tail of the plugin's
-//     stderr) as the trace; the host stays up and can start the task again.
+//   - Host runs each connector (its instance and its tasks on this worker)
+//     in a plugin process of its own, one gRPC stream per task: third-party
+//     executables found under plugin.path, and the first-party connectors
+//     by re-executing the running binary in plugin mode (SelfCommand). A
+//     crash, exit or hang of a plugin fails only that connector's tasks,
+//     with the panic message and stack (or the tail of the plugin's stderr)
+//     as the trace; the host stays up and can start the tasks again.
 //   - InProcess calls sdk connectors directly; tests and the overhead
 //     benchmark use it.
 //
@@ -31,6 +32,11 @@
 //		task.Committed(ctx, committedOffsets)
 //	}
 //	task.Stop(ctx) // graceful; kills the plugin after the stop timeout
+//
+// Records travel in batches (plugins/wire encoding) that pluginpb.Codec
+// hands to gRPC without copying. A sink task's Put returns once its batch
+// is sent, so the worker prepares the next one while the plugin works; the
+// next Put, Sync or Flush waits for it.
 //
 // Plugin stderr (the SDK logs JSON lines there) is re-emitted through the
 // host's slog logger with connector and task attributes. Plugins exit when

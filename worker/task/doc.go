@@ -9,9 +9,13 @@
 // → then the plugin is told with Committed. Invariant 2 of DESIGN.md.
 //
 // Sink path (SinkRunner): consumer group connect-<connector> → converters →
-// transforms → Put → every offset.flush.interval.ms Flush with the consumed
-// positions, and commit to the group only what Flush returned as durable
-// (invariant 3). Revocation flushes, commits, then calls Revoked.
+// transforms → Put in batches of max.poll.records → every
+// offset.flush.interval.ms Flush with the consumed positions, and commit to
+// the group only what Flush returned as durable (invariant 3). Revocation
+// flushes, commits, then calls Revoked. Each poll takes the whole buffered
+// fetch, so the client fetches the next one during the work, and a batch is
+// converted while the plugin processes the previous one; a rewind requested
+// by the task drops what the poll still holds of that partition.
 //
 // What the caller (the herder) does, in order:
 //
