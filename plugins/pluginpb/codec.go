@@ -46,6 +46,8 @@ func (c *Codec) Name() string { return "proto" }
 
 // Buffer returns an empty buffer of at least size bytes' capacity to encode
 // the next batch into, reusing one whose send has completed when it can.
+// A new buffer has a quarter more room, so that a batch a little larger
+// than size does not regrow it.
 func (c *Codec) Buffer(size int) []byte {
 	select {
 	case b := <-c.bufs:
@@ -54,7 +56,7 @@ func (c *Codec) Buffer(size int) []byte {
 		}
 	default:
 	}
-	return make([]byte, 0, size)
+	return make([]byte, 0, size+size/4)
 }
 
 // Get implements mem.BufferPool; gRPC calls only Put on the pool of a

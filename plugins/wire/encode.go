@@ -63,6 +63,11 @@ type Encoder struct {
 	buf     []byte
 	schemas map[*schema.Schema]uint64
 	count   int
+	// canonical sorts the keys of maps, so that equal maps encode to equal
+	// bytes: set while source partitions and offsets are encoded (they are
+	// compared and used as keys); keys, values and headers are written in
+	// map order, which costs no allocation.
+	canonical bool
 }
 
 // Reset starts a new batch, keeping allocated memory.
@@ -117,12 +122,16 @@ func (e *Encoder) Append(r *Record) (err error) {
 		flags |= flagHeaders
 	}
 	e.buf = append(e.buf, flags)
+	e.canonical = true
 	if err := e.schemaless(mapValue(r.Partition), 0); err != nil {
+		e.canonical = false
 		return fmt.Errorf("wire: source partition: %w", err)
 	}
 	if err := e.schemaless(mapValue(r.Offset), 0); err != nil {
+		e.canonical = false
 		return fmt.Errorf("wire: source offset: %w", err)
 	}
+	e.canonical = false
 	e.str(r.Topic)
 	if flags&flagKafkaPartition != 0 {
 		e.buf = binary.AppendVarint(e.buf, int64(r.KafkaPartition))
@@ -395,11 +404,11 @@ func (e *Encoder) typed(s *schema.Schema, v any, depth int) error {
 				return mismatch(s, v)
 			}
 			e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
-			for _, k := range sortedKeys(x) {
+			for k, el := range x {
 				if err := e.typed(s.KeySchema, k, depth+1); err != nil {
 					return err
 				}
-				if err := e.typed(s.ValueSchema, x[k], depth+1); err != nil {
+				if err := e.typed(s.ValueSchema, el, depth+1); err != nil {
 					return fmt.Errorf("key %q: %w", k, err)
 				}
 			}
@@ -486,7 +495,7 @@ func (e *Encoder) schemaless(v any, depth int) error {
 		}
 	case map[string]any:
 		e.buf = binary.AppendUvarint(append(e.buf, tagStringMap), uint64(len(x)))
-		if len(x) == 1 {
+		if len(x) == 1 || !e.canonical {
 			for k, el := range x {
 				e.str(k)
 				if err := e.schemaless(el, depth+1); err != nil {
@@ -579,7 +588,7 @@ func fromTwosComplement(b []byte) *big.Int {
 
 // AppendOffsets encodes a list of (partition, offset) pairs.
 func AppendOffsets(dst []byte, offs []PartitionOffset) ([]byte, error) {
-	e := Encoder{buf: dst}
+	e := Encoder{buf: dst, canonical: true}
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(offs)))
 	for _, po := range offs {
 		if err := e.schemaless(mapValue(po.Partition), 0); err != nil {
@@ -594,7 +603,7 @@ func AppendOffsets(dst []byte, offs []PartitionOffset) ([]byte, error) {
 
 // AppendPartitions encodes a list of source partitions.
 func AppendPartitions(dst []byte, parts []map[string]any) ([]byte, error) {
-	e := Encoder{buf: dst}
+	e := Encoder{buf: dst, canonical: true}
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(parts)))
 	for _, p := range parts {
 		if err := e.schemaless(mapValue(p), 0); err != nil {
