@@ -32,13 +32,14 @@ type Codec struct {
 	// bufs holds sent batches' buffers that gRPC is done with. A small
 	// channel rather than a sync.Pool: a pool is emptied by every garbage
 	// collection, which a plugin under its memory limit runs often, and
-	// then each batch grows a fresh megabyte buffer from nothing.
+	// then each batch grows a fresh megabyte buffer from nothing. Two are
+	// enough to alternate: the one being encoded and the one in flight.
 	bufs chan *[]byte
 }
 
 // NewCodec returns a Codec.
 func NewCodec() *Codec {
-	return &Codec{proto: encoding.GetCodecV2("proto"), bufs: make(chan *[]byte, 4)}
+	return &Codec{proto: encoding.GetCodecV2("proto"), bufs: make(chan *[]byte, 2)}
 }
 
 // Name is "proto": the codec speaks protobuf, as the content type says.
