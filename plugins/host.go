@@ -51,8 +51,9 @@ type Config struct {
 	StopTimeout time.Duration
 	// Batch bounds the record batches source plugins send.
 	Batch BatchLimits
-	// ProtocolVersions the host offers; default: the current one. Tests set
-	// it to check that incompatible peers refuse each other.
+	// ProtocolVersions the host offers; default: the current one and every
+	// older one it still speaks. Tests set it to check that incompatible
+	// peers refuse each other.
 	ProtocolVersions []int
 }
 
@@ -87,7 +88,9 @@ func (c *Config) validate() error {
 		c.Batch.Linger = 5 * time.Millisecond
 	}
 	if len(c.ProtocolVersions) == 0 {
-		c.ProtocolVersions = []int{pluginpb.ProtocolVersion}
+		for v := pluginpb.ProtocolVersion; v >= pluginpb.OldestProtocolVersion; v-- {
+			c.ProtocolVersions = append(c.ProtocolVersions, v)
+		}
 	}
 	return nil
 }
@@ -425,11 +428,12 @@ func (h *Host) Validate(ctx context.Context, class string, config map[string]str
 
 // proc is one running plugin process.
 type proc struct {
-	client *plugin.Client
-	cmd    *exec.Cmd
-	rpc    pluginpb.PluginClient
-	stderr *logWriter
-	events *hclogSink
+	client  *plugin.Client
+	cmd     *exec.Cmd
+	rpc     pluginpb.PluginClient
+	version int // the negotiated protocol version
+	stderr  *logWriter
+	events  *hclogSink
 }
 
 type grpcClientPlugin struct {
@@ -504,6 +508,7 @@ func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (
 			return nil, p.wrap(fmt.Errorf("plugins: start %s: %w", strings.Join(argv, " "), r.err))
 		}
 		p.rpc = r.rpc
+		p.version = p.client.NegotiatedVersion()
 		return p, nil
 	case <-ctx.Done():
 		p.kill()

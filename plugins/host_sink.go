@@ -12,20 +12,30 @@ import (
 	"github.com/tributary-dev/tributary/sdk"
 )
 
+// putWindow is how many Puts a sink plugin may have unacknowledged
+// (protocol version 2; version 1 plugins get one at a time): the plugin
+// always has the next batch queued, instead of waiting a round trip, which
+// on busy cores costs scheduling delays on both sides, for each batch.
+const putWindow = 3
+
 type hostSinkTask struct {
 	taskProc
 	stream pluginpb.Plugin_RunSinkTaskClient
 	sendMu sync.Mutex
 	acks   chan *pluginpb.Ack
 	nextID uint64
-	// pending is the id of the Put the plugin has not acknowledged yet
-	// (0: none); see Put.
-	pending uint64
+	// window is how many Puts may be unacknowledged; pending holds their
+	// ids, oldest first (see Put).
+	window  int
+	pending []uint64
 	enc     wire.Encoder
 	codec   *pluginpb.Codec
 
 	rmu     sync.Mutex
 	rewinds map[sdk.TopicPartition]int64
+	// received counts the plugin's Rewind messages; applied is received
+	// as of the last Rewinds call, sent with each Put.
+	received, applied uint64
 }
 
 func (t *hostSinkTask) send(m *pluginpb.SinkHostMessage) error {
@@ -40,11 +50,15 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 	if err != nil {
 		return nil, err
 	}
-	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, 1), rewinds: map[sdk.TopicPartition]int64{}, codec: pluginpb.NewCodec()}
+	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, putWindow+1), rewinds: map[sdk.TopicPartition]int64{}, codec: pluginpb.NewCodec()}
 	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
 		fmt.Sprintf("sink task %s-%d", info.Connector, info.Task))
 	if err != nil {
 		return nil, err
+	}
+	t.window = 1
+	if t.p.version >= 2 {
+		t.window = putWindow
 	}
 	if t.stream, err = t.p.rpc.RunSinkTask(sctx, grpc.ForceCodecV2(t.codec)); err != nil {
 		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
@@ -82,6 +96,7 @@ func (t *hostSinkTask) recvLoop() {
 			for _, p := range x.Rewind.GetPartitions() {
 				t.rewinds[sdk.TopicPartition{Topic: p.GetTopic(), Partition: p.GetPartition()}] = p.GetOffset()
 			}
+			t.received++
 			t.rmu.Unlock()
 		case *pluginpb.SinkPluginMessage_Failure:
 			e := taskError(x.Failure)
@@ -144,12 +159,12 @@ func (t *hostSinkTask) await(ctx context.Context, id uint64) (*pluginpb.Ack, err
 
 // Put sends the batch and returns without waiting for the plugin to process
 // it, so that the worker fetches and converts the next batch meanwhile; it
-// first waits for the previous batch (see Sync). A failure of the batch
-// therefore surfaces from the next Put, Sync or Flush.
+// first waits while the window of unacknowledged Puts is full (see Ready).
+// A failure of the batch therefore surfaces from a later Put, Ready, Sync
+// or Flush. The Put tells the plugin how many of its rewinds the host has
+// applied, so that the plugin drops what earlier Puts still carry of a
+// rewound partition.
 func (t *hostSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error {
-	if err := t.Sync(ctx); err != nil {
-		return err
-	}
 	t.enc.ResetWith(t.codec.Buffer(t.enc.Len())) // the codec owns what the last Put sent
 	var w wire.Record
 	for i := range records {
@@ -158,24 +173,38 @@ func (t *hostSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error 
 			return fmt.Errorf("plugins: %s: record %s-%d@%d: %w", t.what, records[i].Topic, records[i].Partition, records[i].Offset, err)
 		}
 	}
-	t.nextID++
-	if err := t.sendChecked(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Put{Put: &pluginpb.Put{
-		Id: t.nextID, Batch: &pluginpb.RecordBatch{Count: uint32(t.enc.Count()), Records: t.enc.Bytes()}}}}); err != nil {
+	if err := t.Ready(ctx); err != nil {
 		return err
 	}
-	t.pending = t.nextID
+	t.nextID++
+	if err := t.sendChecked(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Put{Put: &pluginpb.Put{
+		Id: t.nextID, Batch: &pluginpb.RecordBatch{Count: uint32(t.enc.Count()), Records: t.enc.Bytes()},
+		RewindsApplied: t.applied}}}); err != nil {
+		return err
+	}
+	t.pending = append(t.pending, t.nextID)
 	return nil
 }
 
-// Sync waits until the plugin has processed the last batch Put.
+// Ready waits until a Put can be sent without waiting: fewer than the
+// window's Puts are unacknowledged.
+func (t *hostSinkTask) Ready(ctx context.Context) error {
+	return t.waitPending(ctx, t.window-1)
+}
+
+// Sync waits until the plugin has processed every batch Put.
 func (t *hostSinkTask) Sync(ctx context.Context) error {
-	if t.pending == 0 {
-		return nil
+	return t.waitPending(ctx, 0)
+}
+
+// waitPending waits for acknowledgements until at most n Puts are pending.
+func (t *hostSinkTask) waitPending(ctx context.Context, n int) error {
+	for len(t.pending) > n {
+		if _, err := t.await(ctx, t.pending[0]); err != nil {
+			return err
+		}
+		t.pending = t.pending[1:]
 	}
-	if _, err := t.await(ctx, t.pending); err != nil {
-		return err
-	}
-	t.pending = 0
 	return nil
 }
 
@@ -221,6 +250,7 @@ func (t *hostSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 	defer t.rmu.Unlock()
 	out := t.rewinds
 	t.rewinds = map[sdk.TopicPartition]int64{}
+	t.applied = t.received
 	return out
 }
 

@@ -355,7 +355,7 @@ func TestIncompatibleProtocolVersionsRefuse(t *testing.T) {
 			msg = r.Attrs["error"]
 		}
 	}
-	if !strings.Contains(msg, "host speaks versions [99]") || !strings.Contains(msg, "speaks [1]") {
+	if !strings.Contains(msg, "host speaks versions [99]") || !strings.Contains(msg, "speaks [2]") {
 		t.Fatalf("no clear refusal in the host log; got %q (logs %+v)", msg, logs())
 	}
 	// A direct start reports the same.

@@ -404,6 +404,9 @@ func (t *inSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]i
 // Sync implements SinkTask: Put is synchronous in process.
 func (t *inSinkTask) Sync(context.Context) error { return nil }
 
+// Ready implements SinkTask: Put is synchronous in process.
+func (t *inSinkTask) Ready(context.Context) error { return nil }
+
 func (t *inSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 	t.tc.mu.Lock()
 	defer t.tc.mu.Unlock()

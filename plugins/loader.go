@@ -71,10 +71,15 @@ type SourceTask interface {
 // goroutine; Stop may be called from any.
 type SinkTask interface {
 	// Put delivers a batch. It may return before the task has processed
-	// it (a plugin process works on one batch while the host prepares the
-	// next); the batch's failure then surfaces from the next Put, Sync or
-	// Flush, and the rewinds it requests after Sync.
+	// it (a plugin process works on earlier batches while the host
+	// prepares the next); the batch's failure then surfaces from a later
+	// Put, Ready, Sync or Flush, and the rewinds it requests later too.
+	// Records of a partition the task asked to rewind that were Put before
+	// the caller took that request from Rewinds are not given to the task.
 	Put(ctx context.Context, records []sdk.SinkRecord) error
+	// Ready waits until Put can send without waiting. Take Rewinds after
+	// it and before the next Put.
+	Ready(ctx context.Context) error
 	// Sync waits until the task has processed every batch Put so far.
 	Sync(ctx context.Context) error
 	Assigned(ctx context.Context, partitions []sdk.TopicPartition) error

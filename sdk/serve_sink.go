@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
@@ -14,19 +16,62 @@ type sinkTaskContext struct {
 	info   TaskInfo
 	logger *slog.Logger
 	send   func(*pluginpb.SinkPluginMessage) error
+
+	mu sync.Mutex
+	// requested counts the Rewind messages sent; staleUntil holds, per
+	// partition rewound, the count that includes its last rewind: Puts the
+	// host sent before applying that many rewinds carry records of the
+	// partition from before the rewind (see dropStale).
+	requested  uint64
+	staleUntil map[TopicPartition]uint64
 }
 
 func (c *sinkTaskContext) Info() TaskInfo       { return c.info }
 func (c *sinkTaskContext) Logger() *slog.Logger { return c.logger }
 
 func (c *sinkTaskContext) Rewind(offsets map[TopicPartition]int64) {
+	if len(offsets) == 0 {
+		return
+	}
 	ps := &pluginpb.Partitions{}
 	for tp, o := range offsets {
 		ps.Partitions = append(ps.Partitions, &pluginpb.TopicPartition{Topic: tp.Topic, Partition: tp.Partition, Offset: o})
 	}
+	c.mu.Lock() // the count must follow the order of the messages
+	defer c.mu.Unlock()
 	if err := c.send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Rewind{Rewind: ps}}); err != nil {
 		c.logger.Warn("rewind request not sent", "error", err)
+		return
 	}
+	c.requested++
+	if c.staleUntil == nil {
+		c.staleUntil = map[TopicPartition]uint64{}
+	}
+	for tp := range offsets {
+		c.staleUntil[tp] = c.requested
+	}
+}
+
+// dropStale removes from a Put the records of partitions this task asked
+// to rewind that the host sent before it applied the rewind (it had
+// applied the first `applied` rewinds): they come again from the rewound
+// offset. The host sends several Puts without waiting for their answers,
+// so a rewind requested during one Put reaches it after it sent the next.
+func (c *sinkTaskContext) dropStale(recs []SinkRecord, applied uint64) []SinkRecord {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.staleUntil) == 0 {
+		return recs
+	}
+	for tp, until := range c.staleUntil {
+		if until <= applied {
+			delete(c.staleUntil, tp)
+		}
+	}
+	return slices.DeleteFunc(recs, func(r SinkRecord) bool {
+		_, stale := c.staleUntil[TopicPartition{Topic: r.Topic, Partition: r.Partition}]
+		return stale
+	})
 }
 
 func tpsFromProto(ps []*pluginpb.TopicPartition) []TopicPartition {
@@ -94,6 +139,7 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 			for i := range wrecs {
 				recs[i] = sinkFromWire(&wrecs[i])
 			}
+			recs = tc.dropStale(recs, x.Put.GetRewindsApplied())
 			if err := putWithRetry(ctx, logger, task, recs); err != nil {
 				if ctx.Err() != nil {
 					_ = closeTask()

@@ -81,14 +81,14 @@ const (
 	sinkHostMessagePut       = 2 // SinkHostMessage.put
 	putID                    = 1 // Put.id
 	putBatch                 = 2 // Put.batch
+	putRewindsApplied        = 3 // Put.rewinds_applied
 	recordBatchCount         = 1 // RecordBatch.count
 	recordBatchRecords       = 2 // RecordBatch.records
 )
 
 // Marshal implements encoding.CodecV2.
 func (c *Codec) Marshal(v any) (mem.BufferSlice, error) {
-	var hdr []byte
-	var recs []byte
+	var hdr, recs, trailer []byte
 	switch m := v.(type) {
 	case *SourcePluginMessage:
 		b := m.GetBatch()
@@ -116,13 +116,21 @@ func (c *Codec) Marshal(v any) (mem.BufferSlice, error) {
 		put = protowire.AppendTag(put, putBatch, protowire.BytesType)
 		put = protowire.AppendVarint(put, uint64(len(inner)+len(recs)))
 		put = append(put, inner...)
+		if p.RewindsApplied != 0 { // after the batch, in field order
+			trailer = protowire.AppendTag(trailer, putRewindsApplied, protowire.VarintType)
+			trailer = protowire.AppendVarint(trailer, p.RewindsApplied)
+		}
 		hdr = protowire.AppendTag(make([]byte, 0, len(put)+16), sinkHostMessagePut, protowire.BytesType)
-		hdr = protowire.AppendVarint(hdr, uint64(len(put)+len(recs)))
+		hdr = protowire.AppendVarint(hdr, uint64(len(put)+len(recs)+len(trailer)))
 		hdr = append(hdr, put...)
 	default:
 		return c.proto.Marshal(v)
 	}
-	return mem.BufferSlice{mem.SliceBuffer(hdr), mem.NewBuffer(&recs, c)}, nil
+	out := mem.BufferSlice{mem.SliceBuffer(hdr), mem.NewBuffer(&recs, c)}
+	if len(trailer) > 0 {
+		out = append(out, mem.SliceBuffer(trailer))
+	}
+	return out, nil
 }
 
 // batchHeader appends b's encoding up to the bytes of its records, which
@@ -193,6 +201,13 @@ func parseSinkPut(buf []byte) (*Put, bool) {
 				return nil, false
 			}
 			p.Id = v
+			inner = inner[n:]
+		case num == putRewindsApplied && typ == protowire.VarintType:
+			v, n := protowire.ConsumeVarint(inner)
+			if n < 0 {
+				return nil, false
+			}
+			p.RewindsApplied = v
 			inner = inner[n:]
 		case num == putBatch && typ == protowire.BytesType && p.Batch == nil:
 			v, n := protowire.ConsumeBytes(inner)

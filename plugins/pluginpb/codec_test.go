@@ -21,6 +21,7 @@ func testMessages() []proto.Message {
 		&SourcePluginMessage{Msg: &SourcePluginMessage_Started{Started: &Started{}}},
 		&SourcePluginMessage{Msg: &SourcePluginMessage_Failure{Failure: &Failure{Message: strings.Repeat("x", 4<<10)}}},
 		&SinkHostMessage{Msg: &SinkHostMessage_Put{Put: &Put{Id: 300, Batch: &RecordBatch{Count: 1 << 20, Records: big}}}},
+		&SinkHostMessage{Msg: &SinkHostMessage_Put{Put: &Put{Id: 301, Batch: &RecordBatch{Count: 3, Records: big}, RewindsApplied: 1 << 40}}},
 		&SinkHostMessage{Msg: &SinkHostMessage_Put{Put: &Put{Batch: &RecordBatch{Count: 2, Records: big}}}},
 		&SinkHostMessage{Msg: &SinkHostMessage_Put{Put: &Put{Id: 1, Batch: &RecordBatch{Count: 2, Records: big[:10]}}}},
 		&SinkHostMessage{Msg: &SinkHostMessage_Put{Put: &Put{Id: 1}}},

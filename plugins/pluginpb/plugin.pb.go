@@ -1,6 +1,11 @@
 // The protocol between a Tributary worker (the host) and a connector plugin
 // process. It is served over go-plugin's gRPC transport; go-plugin's
-// handshake negotiates the protocol version (this file is version 1).
+// handshake negotiates the protocol version (this file is version 2).
+//
+// Version 2 added Put.rewinds_applied: the host may send a sink plugin
+// several Puts without waiting for their Acks, and the plugin drops the
+// records of a partition it asked to rewind from every Put sent before the
+// host applied that rewind. A version 1 plugin gets one Put at a time.
 //
 // Records never travel as protobuf messages: a RecordBatch carries many
 // records in the compact binary encoding of package plugins/wire, so the cost
@@ -1559,11 +1564,14 @@ func (x *Partitions) GetPartitions() []*TopicPartition {
 }
 
 type Put struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Batch         *RecordBatch           `protobuf:"bytes,2,opt,name=batch,proto3" json:"batch,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Batch *RecordBatch           `protobuf:"bytes,2,opt,name=batch,proto3" json:"batch,omitempty"`
+	// How many of the plugin's Rewind messages the host had applied (moved
+	// its consumer for) when it sent this Put (version 2).
+	RewindsApplied uint64 `protobuf:"varint,3,opt,name=rewinds_applied,json=rewindsApplied,proto3" json:"rewinds_applied,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Put) Reset() {
@@ -1608,6 +1616,13 @@ func (x *Put) GetBatch() *RecordBatch {
 		return x.Batch
 	}
 	return nil
+}
+
+func (x *Put) GetRewindsApplied() uint64 {
+	if x != nil {
+		return x.RewindsApplied
+	}
+	return 0
 }
 
 type FlushRequest struct {
@@ -2099,10 +2114,11 @@ const file_plugin_proto_rawDesc = "" +
 	"Partitions\x12C\n" +
 	"\n" +
 	"partitions\x18\x01 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\n" +
-	"partitions\"M\n" +
+	"partitions\"v\n" +
 	"\x03Put\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x126\n" +
-	"\x05batch\x18\x02 \x01(\v2 .tributary.plugin.v1.RecordBatchR\x05batch\"]\n" +
+	"\x05batch\x18\x02 \x01(\v2 .tributary.plugin.v1.RecordBatchR\x05batch\x12'\n" +
+	"\x0frewinds_applied\x18\x03 \x01(\x04R\x0erewindsApplied\"]\n" +
 	"\fFlushRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12=\n" +
 	"\aoffsets\x18\x02 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\aoffsets\"\xda\x02\n" +

@@ -1,6 +1,11 @@
 // The protocol between a Tributary worker (the host) and a connector plugin
 // process. It is served over go-plugin's gRPC transport; go-plugin's
-// handshake negotiates the protocol version (this file is version 1).
+// handshake negotiates the protocol version (this file is version 2).
+//
+// Version 2 added Put.rewinds_applied: the host may send a sink plugin
+// several Puts without waiting for their Acks, and the plugin drops the
+// records of a partition it asked to rewind from every Put sent before the
+// host applied that rewind. A version 1 plugin gets one Put at a time.
 //
 // Records never travel as protobuf messages: a RecordBatch carries many
 // records in the compact binary encoding of package plugins/wire, so the cost

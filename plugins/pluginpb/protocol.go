@@ -10,7 +10,10 @@ const (
 	// ProtocolVersion is the version of this file's protocol. A host and a
 	// plugin negotiate the highest version both support; go-plugin carries
 	// the host's list in PLUGIN_PROTOCOL_VERSIONS.
-	ProtocolVersion = 1
+	ProtocolVersion = 2
+	// OldestProtocolVersion is the oldest version a host still speaks
+	// (version 1: one Put at a time to a sink plugin).
+	OldestProtocolVersion = 1
 	// PluginName is the name the service is dispensed under.
 	PluginName = "connector"
 	// MaxMessageSize bounds one gRPC message in both directions (gRPC's

@@ -66,6 +66,7 @@ func (d *discardSink) Flush(_ context.Context, o map[sdk.TopicPartition]int64) (
 }
 func (d *discardSink) Rewinds() map[sdk.TopicPartition]int64 { return nil }
 func (d *discardSink) Sync(context.Context) error            { return nil }
+func (d *discardSink) Ready(context.Context) error           { return nil }
 func (d *discardSink) Stop(context.Context) error            { return nil }
 
 // countingSink wraps a plugin sink task and counts the records Put to it,

@@ -409,11 +409,12 @@ func (r *SinkRunner) loop() {
 // MaxPollRecords; r.mu held. It returns false once the task failed.
 //
 // A plugin's Put returns once the batch is sent, so each batch is converted
-// while the task works on the previous one; the runner then waits for that
-// one (settle) before sending. When the task asks to rewind a partition,
-// the consumer is moved there and the partition's remaining records of
-// this poll are stale: they are dropped, and fetched again from the
-// rewound offset.
+// while the task works on earlier ones; the runner waits (Ready) only when
+// the plugin has its window of batches. When the task asks to rewind a
+// partition, the consumer is moved there and the partition's remaining
+// records of this poll are stale: they are dropped, and fetched again from
+// the rewound offset (what earlier Puts still carry of it, the plugin
+// drops).
 func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 	var stale map[sdk.TopicPartition]int64
 	isStale := func(topic string, partition int32) bool {
@@ -454,11 +455,14 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 				batch = append(batch, rec)
 			}
 		}
-		rw, err := r.settle(r.runCtx)
-		if err != nil {
+		// Wait until the task can take the batch (a plugin has a few
+		// unacknowledged ones at most), then drop what it holds of the
+		// partitions the task asked to rewind meanwhile.
+		if err := r.cfg.Task.Ready(r.runCtx); err != nil {
+			r.fail(err, "put")
 			return false
 		}
-		if len(rw) > 0 {
+		if rw := r.applyRewinds(); len(rw) > 0 {
 			addStale(rw)
 			batch = slices.DeleteFunc(batch, func(sr sdk.SinkRecord) bool { return isStale(sr.Topic, sr.Partition) })
 			chunk = slices.DeleteFunc(chunk, func(kr *kgo.Record) bool { return isStale(kr.Topic, kr.Partition) })
