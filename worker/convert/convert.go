@@ -21,6 +21,15 @@ type Converter interface {
 	ToConnect(topic string, b []byte) (*schema.Schema, any, error)
 }
 
+// Aliaser is implemented by converters that can deserialize without
+// copying: the string values ToConnectAliased returns may share b's memory
+// (as ByteArrayConverter's bytes always do), so b must stay unmodified while
+// they are in use. The sink runner uses it: the client never reuses the
+// memory of fetched records.
+type Aliaser interface {
+	ToConnectAliased(topic string, b []byte) (*schema.Schema, any, error)
+}
+
 // Appender is implemented by converters that can serialize into a buffer
 // of the caller's, so that a runner converts a whole batch into a few large
 // allocations instead of one growing buffer per record. AppendFromConnect

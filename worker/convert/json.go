@@ -624,11 +624,20 @@ func boolIdx(b bool) int {
 
 // ToConnect implements Converter.
 func (c *JSONConverter) ToConnect(_ string, b []byte) (*schema.Schema, any, error) {
+	return c.toConnectBytes(b, false)
+}
+
+// ToConnectAliased implements Aliaser.
+func (c *JSONConverter) ToConnectAliased(_ string, b []byte) (*schema.Schema, any, error) {
+	return c.toConnectBytes(b, true)
+}
+
+func (c *JSONConverter) toConnectBytes(b []byte, alias bool) (*schema.Schema, any, error) {
 	if b == nil {
 		return nil, nil, nil
 	}
 	if !c.schemas {
-		v, ok := fastDecode(b)
+		v, ok := fastDecode(b, alias)
 		if !ok {
 			var err error
 			if v, err = decodeJSON(b); err != nil {
@@ -642,7 +651,7 @@ func (c *JSONConverter) ToConnect(_ string, b []byte) (*schema.Schema, any, erro
 	if p := c.lastSchema.Load(); p != nil {
 		known = *p
 	}
-	if raw, payload, ok := fastEnvelope(b, known); ok {
+	if raw, payload, ok := fastEnvelope(b, known, alias); ok {
 		s, err := c.schemaCached(raw)
 		if err != nil {
 			return nil, nil, err

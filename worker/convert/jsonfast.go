@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"unsafe"
 
 	"github.com/tributary-dev/tributary/internal/jackson"
 )
@@ -26,6 +27,9 @@ type fastReader struct {
 	b     []byte
 	i     int
 	depth int
+	// alias makes string values (not object keys) share b's memory
+	// instead of copying it (see Aliaser).
+	alias bool
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -38,8 +42,8 @@ func (r *fastReader) ws() {
 
 // fastDecode decodes b, which must hold exactly one JSON value (surrounding
 // whitespace allowed).
-func fastDecode(b []byte) (any, bool) {
-	r := fastReader{b: b}
+func fastDecode(b []byte, alias bool) (any, bool) {
+	r := fastReader{b: b, alias: alias}
 	v, ok := r.value()
 	if !ok {
 		return nil, false
@@ -144,6 +148,14 @@ func (r *fastReader) strEnd() (end int, plain, ok bool) {
 }
 
 func (r *fastReader) str() (any, bool) {
+	if r.alias {
+		end, plain, ok := r.strEnd()
+		if ok && plain && end-r.i > 2 {
+			s := unsafe.String(&r.b[r.i+1], end-r.i-2)
+			r.i = end
+			return s, true
+		}
+	}
 	s, ok := r.strValue()
 	return s, ok
 }
@@ -363,8 +375,8 @@ func (r *fastReader) numberSpan() (int, bool) {
 // malformed JSON), for the caller's encoding/json path to report.
 // known, when set, is a schema seen (and validated) before: a schema with
 // the same bytes is not scanned again.
-func fastEnvelope(b, known []byte) (schemaRaw []byte, payload any, ok bool) {
-	r := fastReader{b: b}
+func fastEnvelope(b, known []byte, alias bool) (schemaRaw []byte, payload any, ok bool) {
+	r := fastReader{b: b, alias: alias}
 	r.ws()
 	if r.i >= len(b) || b[r.i] != '{' {
 		return nil, nil, false

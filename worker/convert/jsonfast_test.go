@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -34,7 +35,7 @@ func FuzzFastDecode(f *testing.F) {
 
 func checkFast(t *testing.T, b []byte) {
 	t.Helper()
-	if v, ok := fastDecode(b); ok {
+	if v, ok := fastDecode(b, false); ok {
 		want, err := decodeJSON(b)
 		if err != nil {
 			t.Fatalf("%q: fast path accepted, encoding/json: %v", b, err)
@@ -47,14 +48,23 @@ func checkFast(t *testing.T, b []byte) {
 		// hands over or extreme nesting; none in the seeds.
 		t.Logf("%q: valid JSON refused by the fast path", b)
 	}
+	// Aliasing the input changes where strings live, never what they say.
+	va, oka := fastDecode(bytes.Clone(b), true)
+	if v, ok := fastDecode(b, false); ok != oka || !reflect.DeepEqual(v, va) {
+		t.Fatalf("%q: aliased %#v (%v), copied %#v (%v)", b, va, oka, v, ok)
+	}
 	for _, known := range [][]byte{nil, []byte(`{"type":"int32"}`), []byte(`null`), []byte(`1`)} {
 		checkEnvelope(t, b, known)
+		_, pa, oka := fastEnvelope(bytes.Clone(b), known, true)
+		if _, p, ok := fastEnvelope(b, known, false); ok != oka || !reflect.DeepEqual(p, pa) {
+			t.Fatalf("%q: aliased envelope payload %#v (%v), copied %#v (%v)", b, pa, oka, p, ok)
+		}
 	}
 }
 
 func checkEnvelope(t *testing.T, b, known []byte) {
 	t.Helper()
-	if raw, payload, ok := fastEnvelope(b, known); ok {
+	if raw, payload, ok := fastEnvelope(b, known, false); ok {
 		var env map[string]json.RawMessage
 		if err := json.Unmarshal(b, &env); err != nil || len(env) != 2 || env["schema"] == nil || env["payload"] == nil {
 			t.Fatalf("%q: fast envelope accepted, encoding/json: %v %v", b, err, env)

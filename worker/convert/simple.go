@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk/schema"
@@ -54,6 +55,14 @@ func (StringConverter) ToConnect(_ string, b []byte) (*schema.Schema, any, error
 		return schema.OptionalString, nil, nil
 	}
 	return schema.OptionalString, string(b), nil
+}
+
+// ToConnectAliased implements Aliaser.
+func (StringConverter) ToConnectAliased(_ string, b []byte) (*schema.Schema, any, error) {
+	if len(b) == 0 {
+		return StringConverter{}.ToConnect("", b)
+	}
+	return schema.OptionalString, unsafe.String(&b[0], len(b)), nil
 }
 
 // FromConnectHeader implements HeaderConverter.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/worker/convert"
 )
 
@@ -521,13 +522,24 @@ func (r *SinkRunner) applyRewinds() map[sdk.TopicPartition]int64 {
 	return rw
 }
 
+// toConnect deserializes without copying where the converter can: the
+// client never reuses the memory of fetched records (no kgo pools are
+// configured), so string values may point into it, and the record's bytes
+// stay alive exactly as long as a value that needs them.
+func toConnect(c convert.Converter, topic string, b []byte) (*schema.Schema, any, error) {
+	if a, ok := c.(convert.Aliaser); ok {
+		return a.ToConnectAliased(topic, b)
+	}
+	return c.ToConnect(topic, b)
+}
+
 func (r *SinkRunner) fromKafka(kr *kgo.Record) (sdk.SinkRecord, error) {
 	rec := sdk.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
 	var err error
-	if rec.KeySchema, rec.Key, err = r.cfg.Key.ToConnect(kr.Topic, kr.Key); err != nil {
+	if rec.KeySchema, rec.Key, err = toConnect(r.cfg.Key, kr.Topic, kr.Key); err != nil {
 		return rec, fmt.Errorf("key: %w", err)
 	}
-	if rec.ValueSchema, rec.Value, err = r.cfg.Value.ToConnect(kr.Topic, kr.Value); err != nil {
+	if rec.ValueSchema, rec.Value, err = toConnect(r.cfg.Value, kr.Topic, kr.Value); err != nil {
 		return rec, fmt.Errorf("value: %w", err)
 	}
 	if len(kr.Headers) > 0 {
