@@ -123,6 +123,9 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 		return err
 	}
 	handler, _ := task.(PartitionsHandler)
+	// Each Put's bytes are a buffer of their own, never modified (see
+	// pluginpb.Codec), so decoded strings and bytes may point into them.
+	dec := wire.Decoder{AliasInput: true}
 	for {
 		m, err := stream.Recv()
 		if err != nil {
@@ -131,7 +134,7 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 		}
 		switch x := m.GetMsg().(type) {
 		case *pluginpb.SinkHostMessage_Put:
-			wrecs, err := wire.Decode(x.Put.GetBatch().GetRecords(), int(x.Put.GetBatch().GetCount()))
+			wrecs, err := dec.Decode(x.Put.GetBatch().GetRecords(), int(x.Put.GetBatch().GetCount()))
 			if err != nil {
 				return failAndClose(fmt.Errorf("put: %w", err))
 			}
