@@ -238,7 +238,7 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 	if err != nil {
 		return nil, err
 	}
-	t := &hostSourceTask{offsets: offsets, batches: make(chan []sdk.SourceRecord, 4), dec: wire.Decoder{AliasInput: true}}
+	t := &hostSourceTask{offsets: offsets, batches: make(chan []sdk.SourceRecord, 1), dec: wire.Decoder{AliasInput: true}}
 	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
 		fmt.Sprintf("source task %s-%d", info.Connector, info.Task))
 	if err != nil {
