@@ -146,8 +146,13 @@ func (t *hostSinkTask) await(ctx context.Context, id uint64) (*pluginpb.Ack, err
 	for {
 		select {
 		case a := <-t.acks:
-			if a.GetId() == id {
+			switch {
+			case a.GetId() == id:
 				return a, nil
+			case a.GetId() > id:
+				// The plugin answers in order: the answer awaited was
+				// lost. Fail rather than wait forever.
+				return nil, fmt.Errorf("plugins: %s: answer %d arrived before %d", t.what, a.GetId(), id)
 			}
 		case <-t.done:
 			return nil, t.terminal()

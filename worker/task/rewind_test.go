@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +23,8 @@ type rewindingConfig struct {
 	At   int64  `key:"rewind.at" doc:"The first time a record at or past this offset arrives, rewind to it."`
 }
 
-// rewindingSink writes the offset of every record it keeps, one per line.
+// rewindingSink writes the partition and offset of every record it keeps,
+// one per line.
 // The first time a batch reaches offset At it keeps the records before it,
 // drops the rest and asks to be given them again from At (Kafka Connect's
 // SinkTaskContext.offset), as a sink does whose write failed half way.
@@ -58,7 +60,7 @@ func (t *rewindingTask) Put(_ context.Context, recs []sdk.SinkRecord) error {
 			t.tc.Rewind(map[sdk.TopicPartition]int64{{Topic: r.Topic, Partition: r.Partition}: t.cfg.At})
 			return nil
 		}
-		if _, err := fmt.Fprintln(t.out, r.Offset); err != nil {
+		if _, err := fmt.Fprintf(t.out, "%d:%d\n", r.Partition, r.Offset); err != nil {
 			return err
 		}
 	}
@@ -75,13 +77,15 @@ func (t *rewindingTask) Close(context.Context) error { return t.out.Close() }
 // past it is delivered, also when the task is a plugin process whose Put
 // returns before the batch is processed (the runner converts the next
 // batch meanwhile and must drop what it holds of the rewound partition).
-// The output is every offset once, in order.
+// The output is every offset of every partition once, in order: the
+// rewound partition's and the others', whose records travel in the same
+// batches.
 func TestSinkRewind(t *testing.T) {
-	const n, at = 300, 55
+	const n, at = 600, 55
 	for _, kind := range []string{"inprocess", "plugin"} {
 		t.Run(kind, func(t *testing.T) {
 			addr := startBroker(t)
-			createTopic(t, addr, "in", 1)
+			createTopic(t, addr, "in", 3)
 			produceLines(t, addr, "in", 0, n)
 			var l plugins.Loader
 			if kind == "plugin" {
@@ -115,18 +119,24 @@ func TestSinkRewind(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.Start()
-			waitFor(t, 20*time.Second, "every offset written", func() bool { return len(readLines(t, out)) >= n })
+			waitFor(t, 20*time.Second, "every record written", func() bool { return len(readLines(t, out)) >= n })
 			if err := r.Stop(stopCtx(t)); err != nil {
 				t.Fatal(err)
 			}
-			got := readLines(t, out)
-			if len(got) != n {
-				t.Fatalf("%d offsets written, want %d: %v", len(got), n, got)
-			}
-			for i, line := range got {
-				if line != strconv.Itoa(i) {
-					t.Fatalf("line %d is offset %s, want %d (a record past the rewind was delivered before it)", i, line, i)
+			next := map[string]int{} // partition -> next offset expected
+			for i, line := range readLines(t, out) {
+				p, off, _ := strings.Cut(line, ":")
+				if off != strconv.Itoa(next[p]) {
+					t.Fatalf("line %d is partition %s offset %s, want offset %d (a record was lost, repeated or delivered past a rewind)", i, p, off, next[p])
 				}
+				next[p]++
+			}
+			total := 0
+			for _, c := range next {
+				total += c
+			}
+			if total != n {
+				t.Fatalf("%d records written, want %d (%v)", total, n, next)
 			}
 			if c := committedTotal(t, addr, "connect-rewind"); c != n {
 				t.Errorf("committed %d, want %d", c, n)

@@ -258,6 +258,9 @@ func (r *SinkRunner) onLost(ctx context.Context, _ *kgo.Client, m map[string][]i
 func (r *SinkRunner) revoke(ctx context.Context, m map[string][]int32, commit bool) {
 	parts := tps(m)
 	if !r.closed && !r.failed && len(parts) > 0 {
+		// Rewinds the task asked for so far apply while the partitions
+		// are still ours; later ones for them are ignored (applyRewinds).
+		r.applyRewinds()
 		if commit {
 			if err := r.flushCommit(ctx, parts); err != nil {
 				r.log.Warn("commit on revocation failed", "err", err)
@@ -367,6 +370,9 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 	return nil
 }
 
+// pollPuts bounds one poll to this many Puts of MaxPollRecords.
+const pollPuts = 8
+
 func (r *SinkRunner) loop() {
 	for !r.isStopping() {
 		r.mu.Lock()
@@ -376,11 +382,12 @@ func (r *SinkRunner) loop() {
 			wait = time.Millisecond
 		}
 		ctx, cancel := context.WithTimeout(r.pollCtx, wait)
-		// Take everything buffered, not MaxPollRecords: the client fetches
-		// again from a broker only once its buffered fetch is drained, so
-		// draining it at once lets the next fetch run while this one is
-		// converted and delivered (in Puts of MaxPollRecords).
-		fetches := r.client.PollFetches(ctx)
+		// Take up to a few Puts' worth, not MaxPollRecords: the client
+		// fetches again from a broker only once its buffered fetch is
+		// drained, so draining it at once lets the next fetch run while
+		// this one is converted and delivered (in Puts of MaxPollRecords).
+		// The bound keeps a poll short enough for rebalances and stops.
+		fetches := r.client.PollRecords(ctx, pollPuts*r.cfg.MaxPollRecords)
 		cancel()
 		if fetches.IsClientClosed() {
 			return
@@ -432,6 +439,9 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 		if r.failed {
 			return false
 		}
+		if r.isStopping() {
+			return true // the rest is not consumed: fetched again after a restart
+		}
 		var chunk []*kgo.Record
 		for len(recs) > 0 && len(chunk) < r.cfg.MaxPollRecords {
 			if kr := recs[0]; !isStale(kr.Topic, kr.Partition) {
@@ -440,6 +450,9 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 			recs = recs[1:]
 		}
 		batch := make([]sdk.SinkRecord, 0, len(chunk))
+		// from[i] is the Kafka partition batch[i] was read from: rewinds
+		// name Kafka partitions, and a transform may rename the topic.
+		from := make([]sdk.TopicPartition, 0, len(chunk))
 		for _, kr := range chunk {
 			rec, err := r.fromKafka(kr)
 			if err != nil {
@@ -454,6 +467,7 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 			}
 			if keep {
 				batch = append(batch, rec)
+				from = append(from, sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition})
 			}
 		}
 		// Wait until the task can take the batch (a plugin has a few
@@ -465,7 +479,14 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 		}
 		if rw := r.applyRewinds(); len(rw) > 0 {
 			addStale(rw)
-			batch = slices.DeleteFunc(batch, func(sr sdk.SinkRecord) bool { return isStale(sr.Topic, sr.Partition) })
+			kept := batch[:0]
+			for i, sr := range batch {
+				if !isStale(from[i].Topic, from[i].Partition) {
+					kept = append(kept, sr)
+				}
+			}
+			clear(batch[len(kept):])
+			batch = kept
 			chunk = slices.DeleteFunc(chunk, func(kr *kgo.Record) bool { return isStale(kr.Topic, kr.Partition) })
 		}
 		for len(batch) > 0 {
@@ -512,13 +533,22 @@ func (r *SinkRunner) applyRewinds() map[sdk.TopicPartition]int64 {
 	}
 	set := map[string]map[int32]kgo.EpochOffset{}
 	for tp, o := range rw {
+		if !slices.Contains(r.assigned[tp.Topic], tp.Partition) {
+			// Revoked meanwhile (its new owner starts from the committed
+			// offset), or never ours: nothing to move.
+			r.log.Warn("ignoring a rewind of a partition this task does not own", "topic", tp.Topic, "partition", tp.Partition, "offset", o)
+			delete(rw, tp)
+			continue
+		}
 		if set[tp.Topic] == nil {
 			set[tp.Topic] = map[int32]kgo.EpochOffset{}
 		}
 		set[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
 		r.consumed[tp] = o
 	}
-	r.client.SetOffsets(set)
+	if len(set) > 0 {
+		r.client.SetOffsets(set)
+	}
 	return rw
 }
 
