@@ -39,6 +39,25 @@ func createTopic(ctx context.Context, t *testing.T, bootstrap, topic string, par
 	if err != nil {
 		t.Fatalf("create topic %s at %s: %v", topic, bootstrap, err)
 	}
+	// Apache Kafka answers CreateTopics before its broker hosts the new
+	// partitions (KRaft propagates them a moment later); a request to a
+	// partition in between fails with UNKNOWN_TOPIC_OR_PARTITION. Wait
+	// until every partition answers ListOffsets.
+	for {
+		ends, err := adm.ListEndOffsets(ctx, topic)
+		if err == nil && ends.Error() == nil {
+			n := 0
+			ends.Each(func(kadm.ListedOffset) { n++ })
+			if n == int(parts) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("topic %s at %s: partitions not ready: %v %v", topic, bootstrap, err, ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // consumeRecords reads n records of topic from the start with a fresh
