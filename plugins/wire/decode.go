@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
-	"math/bits"
 	"time"
 	"unsafe"
 
@@ -488,18 +486,7 @@ func (d *decoder) typed(s *schema.Schema, depth int) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(b) > 0 && len(b) <= bits.UintSize/8 && b[0]&0x80 == 0 {
-			// Non-negative and fits one big.Word: one allocation for
-			// the number and its digit instead of three.
-			var u uint64
-			for _, c := range b {
-				u = u<<8 | uint64(c)
-			}
-			x := &smallInt{}
-			x.w[0] = big.Word(u)
-			return x.i.SetBits(x.w[:]), nil
-		}
-		return fromTwosComplement(b), nil
+		return schema.DecimalFromBytes(b), nil
 	case schema.DateName, schema.TimeName, schema.TimestampName:
 		v, err := d.varint()
 		if err != nil {
@@ -647,12 +634,6 @@ func (d *decoder) newStruct(s *schema.Schema) *schema.Struct {
 	st := &b.free[0]
 	b.free = b.free[1:]
 	return st
-}
-
-// smallInt is a big.Int and its one digit, allocated together.
-type smallInt struct {
-	i big.Int
-	w [1]big.Word
 }
 
 func comparableKey(k any) bool {

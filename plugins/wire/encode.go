@@ -301,16 +301,8 @@ func (e *Encoder) typed(s *schema.Schema, v any, depth int) error {
 		if !ok || d == nil {
 			return mismatch(s, v)
 		}
-		if d.Sign() >= 0 {
-			// The minimal two's complement of a non-negative number is
-			// its magnitude after a zero sign bit: fill it in place.
-			n := d.BitLen()/8 + 1
-			e.buf = binary.AppendUvarint(e.buf, uint64(n))
-			e.buf = append(e.buf, make([]byte, n)...)
-			d.FillBytes(e.buf[len(e.buf)-n:])
-			return nil
-		}
-		e.bytes(twosComplement(d))
+		e.buf = binary.AppendUvarint(e.buf, uint64(schema.DecimalLen(d)))
+		e.buf = schema.AppendDecimal(e.buf, d)
 		return nil
 	case schema.DateName, schema.TimeName, schema.TimestampName:
 		t, ok := v.(time.Time)
@@ -549,41 +541,6 @@ func floorDiv(a, b int64) int64 {
 		q--
 	}
 	return q
-}
-
-// twosComplement returns the minimal big-endian two's-complement bytes of x,
-// as Java's BigInteger.toByteArray does.
-func twosComplement(x *big.Int) []byte {
-	switch x.Sign() {
-	case 0:
-		return []byte{0}
-	case 1:
-		b := x.Bytes()
-		if b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
-	}
-	// Negative: 2^(8n) + x for the smallest n that keeps the sign bit set.
-	n := (x.BitLen() + 8) / 8
-	m := new(big.Int).Lsh(big.NewInt(1), uint(8*n))
-	m.Add(m, x)
-	b := m.Bytes()
-	for len(b) < n {
-		b = append([]byte{0xff}, b...)
-	}
-	for len(b) > 1 && b[0] == 0xff && b[1]&0x80 != 0 {
-		b = b[1:]
-	}
-	return b
-}
-
-func fromTwosComplement(b []byte) *big.Int {
-	x := new(big.Int).SetBytes(b)
-	if len(b) > 0 && b[0]&0x80 != 0 {
-		x.Sub(x, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-	}
-	return x
 }
 
 // AppendOffsets encodes a list of (partition, offset) pairs.

@@ -165,23 +165,6 @@ func TestAppendRejectsInvalidAndRollsBack(t *testing.T) {
 	}
 }
 
-func TestDecimalTwosComplement(t *testing.T) {
-	for _, v := range []int64{0, 1, -1, 127, 128, -128, -129, 255, 256, -32768, math.MaxInt64, math.MinInt64} {
-		b := twosComplement(big.NewInt(v))
-		// Same bytes as Java's BigInteger.valueOf(v).toByteArray().
-		want := new(big.Int).SetInt64(v)
-		if got := fromTwosComplement(b); got.Cmp(want) != 0 {
-			t.Errorf("%d: round trip %v (bytes %x)", v, got, b)
-		}
-	}
-	if b := twosComplement(big.NewInt(-129)); !bytes.Equal(b, []byte{0xff, 0x7f}) {
-		t.Errorf("-129 = %x, want ff7f", b)
-	}
-	if b := twosComplement(big.NewInt(128)); !bytes.Equal(b, []byte{0x00, 0x80}) {
-		t.Errorf("128 = %x, want 0080", b)
-	}
-}
-
 func TestOffsetsRoundTrip(t *testing.T) {
 	offs := []PartitionOffset{
 		{Partition: map[string]any{"filename": "a"}, Offset: map[string]any{"position": int64(math.MaxInt64)}},
@@ -319,10 +302,10 @@ func TestDecoderMatchesDecode(t *testing.T) {
 	}
 }
 
-// TestDecimalFastPaths: the in-place encoding of non-negative decimals and
-// the one-allocation decoding of small ones agree with the general
-// two's-complement code, around every byte boundary and sign.
-func TestDecimalFastPaths(t *testing.T) {
+// TestDecimalRoundTrip: decimals of every size around the byte
+// boundaries, both signs and past one machine word, come back equal
+// (schema.AppendDecimal's bytes are checked against Java's in sdk/schema).
+func TestDecimalRoundTrip(t *testing.T) {
 	dec := schema.Decimal(2)
 	var vals []*big.Int
 	for bitsN := 0; bitsN <= 80; bitsN++ {
@@ -338,9 +321,8 @@ func TestDecimalFastPaths(t *testing.T) {
 		if err := e.typed(dec, v, 0); err != nil {
 			t.Fatal(err)
 		}
-		want := binary.AppendUvarint(nil, uint64(len(twosComplement(v))))
-		want = append(want, twosComplement(v)...)
-		if !bytes.Equal(e.buf, want) {
+		want := binary.AppendUvarint(nil, uint64(schema.DecimalLen(v)))
+		if want = schema.AppendDecimal(want, v); !bytes.Equal(e.buf, want) {
 			t.Fatalf("%v encodes as %x, want %x", v, e.buf, want)
 		}
 		d := newDecoder(e.buf)

@@ -52,35 +52,3 @@ func appendBase64(b []byte, data []byte) []byte {
 	b = base64.StdEncoding.AppendEncode(b, data)
 	return append(b, '"')
 }
-
-// twosComplement returns x as Java's BigInteger.toByteArray: big-endian
-// two's complement in the fewest bytes.
-func twosComplement(x *big.Int) []byte {
-	switch x.Sign() {
-	case 0:
-		return []byte{0}
-	case 1:
-		b := x.Bytes()
-		if b[0]&0x80 != 0 {
-			b = append([]byte{0}, b...)
-		}
-		return b
-	}
-	// n bytes hold x when -2^(8n-1) <= x, i.e. bitlen(-x-1) < 8n.
-	m := new(big.Int).Neg(x)
-	m.Sub(m, big.NewInt(1))
-	n := m.BitLen()/8 + 1
-	v := new(big.Int).Lsh(big.NewInt(1), uint(8*n))
-	v.Add(v, x)
-	out := make([]byte, n)
-	return v.FillBytes(out)
-}
-
-// fromTwosComplement is the inverse of twosComplement.
-func fromTwosComplement(b []byte) *big.Int {
-	v := new(big.Int).SetBytes(b)
-	if len(b) > 0 && b[0]&0x80 != 0 {
-		v.Sub(v, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
-	}
-	return v
-}

@@ -280,7 +280,7 @@ func (c *JSONConverter) appendValue(b []byte, s *schema.Schema, v any, depth int
 			}
 			return appendBigDecimal(b, x, scale), nil
 		}
-		return appendBase64(b, twosComplement(x)), nil
+		return appendBase64(b, schema.AppendDecimal(nil, x)), nil
 	case schema.DateName:
 		t, ok := v.(time.Time)
 		if !ok {
@@ -892,7 +892,7 @@ func (c *JSONConverter) toConnect(s *schema.Schema, v any, depth int) (any, erro
 			if len(raw) == 0 {
 				return nil, fmt.Errorf("convert: Decimal: zero length BigInteger")
 			}
-			return fromTwosComplement(raw), nil
+			return schema.DecimalFromBytes(raw), nil
 		case json.Number:
 			return unscaled(string(x), scale)
 		}
