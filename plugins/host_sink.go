@@ -24,9 +24,8 @@ type hostSinkTask struct {
 	sendMu sync.Mutex
 	acks   chan *pluginpb.Ack
 	nextID uint64
-	// window is how many Puts may be unacknowledged; pending holds their
-	// ids, oldest first (see Put).
-	window  int
+	// pending holds the ids of unacknowledged Puts, oldest first (see
+	// Put and window).
 	pending []uint64
 	enc     wire.Encoder
 	codec   *pluginpb.Codec
@@ -50,15 +49,11 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 	if err != nil {
 		return nil, err
 	}
-	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, putWindow+1), rewinds: map[sdk.TopicPartition]int64{}, codec: pluginpb.NewCodec()}
+	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, putWindow+1), codec: pluginpb.NewCodec()}
 	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
 		fmt.Sprintf("sink task %s-%d", info.Connector, info.Task))
 	if err != nil {
 		return nil, err
-	}
-	t.window = 1
-	if t.p.version >= 2 {
-		t.window = putWindow
 	}
 	if t.stream, err = t.p.rpc.RunSinkTask(sctx, grpc.ForceCodecV2(t.codec)); err != nil {
 		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
@@ -93,6 +88,9 @@ func (t *hostSinkTask) recvLoop() {
 			}
 		case *pluginpb.SinkPluginMessage_Rewind:
 			t.rmu.Lock()
+			if t.rewinds == nil {
+				t.rewinds = map[sdk.TopicPartition]int64{}
+			}
 			for _, p := range x.Rewind.GetPartitions() {
 				t.rewinds[sdk.TopicPartition{Topic: p.GetTopic(), Partition: p.GetPartition()}] = p.GetOffset()
 			}
@@ -194,7 +192,16 @@ func (t *hostSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error 
 // Ready waits until a Put can be sent without waiting: fewer than the
 // window's Puts are unacknowledged.
 func (t *hostSinkTask) Ready(ctx context.Context) error {
-	return t.waitPending(ctx, t.window-1)
+	return t.waitPending(ctx, t.window()-1)
+}
+
+// window is how many Puts may be unacknowledged: a version 1 plugin gets
+// one at a time.
+func (t *hostSinkTask) window() int {
+	if t.p.version >= 2 {
+		return putWindow
+	}
+	return 1
 }
 
 // Sync waits until the plugin has processed every batch Put.
@@ -254,7 +261,7 @@ func (t *hostSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 	t.rmu.Lock()
 	defer t.rmu.Unlock()
 	out := t.rewinds
-	t.rewinds = map[sdk.TopicPartition]int64{}
+	t.rewinds = nil // the runner asks before and after every Put: allocate only on a request
 	t.applied = t.received
 	return out
 }

@@ -147,10 +147,7 @@ func TestPluginLogsReachHostLogger(t *testing.T) {
 	logger, logs := newCapture()
 	h := newTestHost(t, func(c *Config) { c.Logger = logger })
 	ctx := context.Background()
-	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "loud", Task: 3}, map[string]string{"mode": "ok"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := startCrashy(t, h, sdk.TaskInfo{Connector: "loud", Task: 3}, map[string]string{"mode": "ok"})
 	defer task.Stop(ctx)
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -299,19 +296,26 @@ func TestCrashIsolation(t *testing.T) {
 	assertRestartWorks(t, h)
 }
 
-func TestHungTaskIsKilledOnStop(t *testing.T) {
-	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
-	ctx := context.Background()
-	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "c", Task: 0}, map[string]string{"mode": "hang", "after": "1"}, nil)
+// startCrashy starts a task of the crashy test connector (helpers_test.go).
+func startCrashy(t *testing.T, h *Host, info sdk.TaskInfo, cfg map[string]string) SourceTask {
+	t.Helper()
+	task, err := h.StartSourceTask(context.Background(), crashyClass, info, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return task
+}
+
+func TestHungTaskIsKilledOnStop(t *testing.T) {
+	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
+	ctx := context.Background()
+	task := startCrashy(t, h, sdk.TaskInfo{Connector: "c", Task: 0}, map[string]string{"mode": "hang", "after": "1"})
 	pid := task.(*hostSourceTask).p.pid()
 	if _, err := task.Poll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	err = task.Stop(ctx)
+	err := task.Stop(ctx)
 	var te *sdk.TaskError
 	if !errors.As(err, &te) || !strings.Contains(te.Message, "did not stop within 500ms") {
 		t.Fatalf("stop of a hung task: %v", err)
@@ -499,19 +503,13 @@ func TestAcquireAfterFailedLaunch(t *testing.T) {
 func TestHungTaskSparesItsSiblings(t *testing.T) {
 	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
 	ctx := context.Background()
-	healthy, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "h", Task: 0}, map[string]string{"mode": "ok", "after": "1000000"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hung, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "h", Task: 1}, map[string]string{"mode": "hang", "after": "1"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	healthy := startCrashy(t, h, sdk.TaskInfo{Connector: "h", Task: 0}, map[string]string{"mode": "ok", "after": "1000000"})
+	hung := startCrashy(t, h, sdk.TaskInfo{Connector: "h", Task: 1}, map[string]string{"mode": "hang", "after": "1"})
 	pid := healthy.(*hostSourceTask).p.pid()
 	if _, err := hung.Poll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	err = hung.Stop(ctx)
+	err := hung.Stop(ctx)
 	var te *sdk.TaskError
 	if !errors.As(err, &te) || !strings.Contains(te.Message, "did not stop within 500ms") || !strings.Contains(te.Message, "abandoned") {
 		t.Fatalf("stop of a hung task sharing its process: %v", err)

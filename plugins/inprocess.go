@@ -319,6 +319,9 @@ func (c *inSinkContext) Logger() *slog.Logger { return c.logger }
 func (c *inSinkContext) Rewind(offsets map[sdk.TopicPartition]int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.rewinds == nil {
+		c.rewinds = map[sdk.TopicPartition]int64{}
+	}
 	for tp, o := range offsets {
 		c.rewinds[tp] = o
 	}
@@ -345,7 +348,7 @@ func (l *InProcess) StartSinkTask(ctx context.Context, class string, info sdk.Ta
 	if err := sdk.SafeCall(func() error { var err error; task, err = sp.NewSinkTask(config); return err }); err != nil {
 		return nil, asTaskError(err)
 	}
-	tc := &inSinkContext{info: info, logger: l.logger.With("connector", info.Connector, "task", info.Task), rewinds: map[sdk.TopicPartition]int64{}}
+	tc := &inSinkContext{info: info, logger: l.logger.With("connector", info.Connector, "task", info.Task)}
 	if err := sdk.SafeCall(func() error { return task.Open(ctx, tc) }); err != nil {
 		_ = sdk.SafeCall(func() error { return task.Close(context.WithoutCancel(ctx)) })
 		return nil, asTaskError(fmt.Errorf("open: %w", err))
@@ -411,7 +414,7 @@ func (t *inSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 	t.tc.mu.Lock()
 	defer t.tc.mu.Unlock()
 	out := t.tc.rewinds
-	t.tc.rewinds = map[sdk.TopicPartition]int64{}
+	t.tc.rewinds = nil // the runner asks before and after every Put: allocate only on a request
 	return out
 }
 

@@ -188,41 +188,22 @@ func parseSinkPut(buf []byte) (*Put, bool) {
 		return nil, false
 	}
 	p := &Put{}
-	for len(inner) > 0 {
-		num, typ, n := protowire.ConsumeTag(inner)
-		if n < 0 {
-			return nil, false
-		}
-		inner = inner[n:]
+	ok = fields(inner, func(num protowire.Number, typ protowire.Type, v uint64, b []byte) bool {
 		switch {
 		case num == putID && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(inner)
-			if n < 0 {
-				return nil, false
-			}
 			p.Id = v
-			inner = inner[n:]
 		case num == putRewindsApplied && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(inner)
-			if n < 0 {
-				return nil, false
-			}
 			p.RewindsApplied = v
-			inner = inner[n:]
 		case num == putBatch && typ == protowire.BytesType && p.Batch == nil:
-			v, n := protowire.ConsumeBytes(inner)
-			if n < 0 {
-				return nil, false
-			}
-			if p.Batch, ok = parseRecordBatch(v); !ok {
-				return nil, false
-			}
-			inner = inner[n:]
+			var ok bool
+			p.Batch, ok = parseRecordBatch(b)
+			return ok
 		default:
-			return nil, false
+			return false
 		}
-	}
-	return p, true
+		return true
+	})
+	return p, ok
 }
 
 // onlyField returns the contents of buf's length-delimited field num when
@@ -241,30 +222,45 @@ func onlyField(buf []byte, num protowire.Number) ([]byte, bool) {
 
 func parseRecordBatch(inner []byte) (*RecordBatch, bool) {
 	b := &RecordBatch{}
-	for len(inner) > 0 {
-		num, typ, n := protowire.ConsumeTag(inner)
-		if n < 0 {
-			return nil, false
-		}
-		inner = inner[n:]
+	ok := fields(inner, func(num protowire.Number, typ protowire.Type, v uint64, bs []byte) bool {
 		switch {
 		case num == recordBatchCount && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(inner)
-			if n < 0 {
-				return nil, false
-			}
 			b.Count = uint32(v)
-			inner = inner[n:]
 		case num == recordBatchRecords && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(inner)
-			if n < 0 {
-				return nil, false
-			}
-			b.Records = v[:len(v):len(v)]
-			inner = inner[n:]
+			b.Records = bs[:len(bs):len(bs)]
 		default:
-			return nil, false
+			return false
 		}
+		return true
+	})
+	return b, ok
+}
+
+// fields calls fn with each field of the message encoded in buf: its
+// number and type, and its value (v for a varint, b for bytes). It reports
+// false when buf does not parse, holds a field of another wire type, or fn
+// refuses a field: the caller then leaves the message to the proto codec.
+func fields(buf []byte, fn func(num protowire.Number, typ protowire.Type, v uint64, b []byte) bool) bool {
+	for len(buf) > 0 {
+		num, typ, n := protowire.ConsumeTag(buf)
+		if n < 0 {
+			return false
+		}
+		buf = buf[n:]
+		var v uint64
+		var b []byte
+		switch typ {
+		case protowire.VarintType:
+			v, n = protowire.ConsumeVarint(buf)
+		case protowire.BytesType:
+			b, n = protowire.ConsumeBytes(buf)
+		default:
+			return false
+		}
+		if n < 0 || !fn(num, typ, v, b) {
+			return false
+		}
+		buf = buf[n:]
 	}
-	return b, true
+	return true
 }

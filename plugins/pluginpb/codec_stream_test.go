@@ -45,14 +45,14 @@ func (s *streamServer) RunSourceTask(stream grpc.BidiStreamingServer[SourceHostM
 	return nil
 }
 
-// TestCodecStreamOwnership sends batches through a real gRPC stream with
+// TestCodecOverGRPCStream sends batches through a real gRPC stream with
 // the codec on both sides, the sender reusing the buffers the codec gives
 // back, and checks every batch arrives intact and stays so after later
 // ones arrive. The race it guards against (a buffer reused while gRPC
 // still holds it) is narrow in time, so this is the end-to-end check of the
 // codec over gRPC; the hand-back itself is checked by
 // TestCodecSendOwnership.
-func TestCodecStreamOwnership(t *testing.T) {
+func TestCodecOverGRPCStream(t *testing.T) {
 	lis := bufconn.Listen(1 << 20)
 	// The plugins' flow-control windows, so that Send does not wait for
 	// window updates.

@@ -148,19 +148,13 @@ func (r *fastReader) strEnd() (end int, plain, ok bool) {
 }
 
 func (r *fastReader) str() (any, bool) {
-	if r.alias {
-		end, plain, ok := r.strEnd()
-		if ok && plain && end-r.i > 2 {
-			s := unsafe.String(&r.b[r.i+1], end-r.i-2)
-			r.i = end
-			return s, true
-		}
-	}
-	s, ok := r.strValue()
+	s, ok := r.strValue(r.alias)
 	return s, ok
 }
 
-func (r *fastReader) strValue() (string, bool) {
+// strValue reads a string; alias lets a string without escapes share r.b's
+// memory instead of copying it (string values, not object keys).
+func (r *fastReader) strValue(alias bool) (string, bool) {
 	end, plain, ok := r.strEnd()
 	if !ok {
 		return "", false
@@ -168,6 +162,9 @@ func (r *fastReader) strValue() (string, bool) {
 	raw := r.b[r.i:end]
 	r.i = end
 	if plain {
+		if alias && len(raw) > 2 {
+			return unsafe.String(&raw[1], len(raw)-2), true
+		}
 		return string(raw[1 : len(raw)-1]), true
 	}
 	var s string
@@ -194,7 +191,7 @@ func (r *fastReader) object() (any, bool) {
 		if r.i >= len(r.b) || r.b[r.i] != '"' {
 			return nil, false
 		}
-		k, ok := r.strValue()
+		k, ok := r.strValue(false)
 		if !ok {
 			return nil, false
 		}
@@ -388,7 +385,7 @@ func fastEnvelope(b, known []byte, alias bool) (schemaRaw []byte, payload any, o
 		if r.i >= len(b) || b[r.i] != '"' {
 			return nil, nil, false
 		}
-		k, ok := r.strValue()
+		k, ok := r.strValue(false)
 		if !ok {
 			return nil, nil, false
 		}

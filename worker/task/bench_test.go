@@ -3,7 +3,6 @@ package task
 import (
 	"context"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -133,15 +132,7 @@ func benchSink(b *testing.B, kind string) {
 	case "inprocess", "plugin":
 		var l plugins.Loader = loader(b)
 		if kind == "plugin" {
-			exe, err := os.Executable()
-			if err != nil {
-				b.Fatal(err)
-			}
-			h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe}, Logger: quietLogger()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			l = h
+			l = pluginHost(b)
 		}
 		if pt, err = l.StartSinkTask(context.Background(), discard.Class, info, map[string]string{"topics": "bench"}); err != nil {
 			b.Fatal(err)

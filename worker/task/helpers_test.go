@@ -45,6 +45,21 @@ func loader(t testing.TB) *plugins.InProcess {
 	return l
 }
 
+// pluginHost runs connectors in plugin processes: this test binary, which
+// serves them when started as a plugin (TestMain).
+func pluginHost(t testing.TB) *plugins.Host {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe}, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
 func jsonConv(t testing.TB, schemas bool) convert.Converter {
 	t.Helper()
 	c, err := convert.New("JsonConverter", false, map[string]string{"schemas.enable": fmt.Sprint(schemas)})

@@ -89,15 +89,7 @@ func TestSinkRewind(t *testing.T) {
 			produceLines(t, addr, "in", 0, n)
 			var l plugins.Loader
 			if kind == "plugin" {
-				exe, err := os.Executable()
-				if err != nil {
-					t.Fatal(err)
-				}
-				h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe}, Logger: quietLogger()})
-				if err != nil {
-					t.Fatal(err)
-				}
-				l = h
+				l = pluginHost(t)
 			} else {
 				in, err := plugins.NewInProcess(quietLogger(), rewindingSink())
 				if err != nil {
