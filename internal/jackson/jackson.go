@@ -21,20 +21,43 @@ const (
 	highs = 0x8080808080808080
 )
 
-func hasZeroByte(x uint64) bool { return (x-ones)&^x&highs != 0 }
-
 // Special8 reports whether any byte of the little-endian word x is '"',
 // '\\', below 0x20 or at least 0x80: a byte AppendString cannot copy as is.
+//
+// It is exact without the usual "&^ x" of the zero-byte test: once no byte
+// has its high bit set (else the last term answers), the lowest byte below
+// 0x20 (first term) or equal to '"' or '\\' (zero after the xor: second and
+// third terms) is the first to borrow, which sets its high bit, and no byte
+// below it borrows or has its high bit set.
 func Special8(x uint64) bool {
-	return x&highs != 0 || (x-0x20*ones)&^x&highs != 0 ||
-		hasZeroByte(x^('"'*ones)) || hasZeroByte(x^('\\'*ones))
+	return ((x-0x20*ones)|((x^'"'*ones)-ones)|((x^'\\'*ones)-ones)|x)&highs != 0
 }
 
-// load8 reads s[i:i+8] as a little-endian word.
-func load8(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+// PlainPrefix returns the length of s's longest prefix, in whole 8-byte
+// words, in which no byte is special (Special8): JSON string content that
+// needs no escaping and no UTF-8 check.
+func PlainPrefix[T ~string | ~[]byte](s T) int {
+	i := 0
+	for ; len(s)-i >= 16; i += 16 {
+		w := s[i : i+16]
+		if Special8(load8(w)) {
+			return i
+		}
+		if Special8(load8(w[8:])) {
+			return i + 8
+		}
+	}
+	if len(s)-i >= 8 && !Special8(load8(s[i:])) {
+		i += 8
+	}
+	return i
+}
+
+// load8 reads s[:8] as a little-endian word (one bounds check, one load).
+func load8[T ~string | ~[]byte](s T) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // AppendString appends s as a JSON string the way Jackson's
@@ -46,10 +69,8 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip 8 plain ASCII bytes at a time: most strings need no escaping.
-		for i+8 <= len(s) && !Special8(load8(s, i)) {
-			i += 8
-		}
+		// Skip plain ASCII 8 bytes at a time: most strings need no escaping.
+		i += PlainPrefix(s[i:])
 		if i >= len(s) {
 			break
 		}

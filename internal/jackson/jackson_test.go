@@ -1,8 +1,10 @@
 package jackson
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -99,4 +101,64 @@ func FuzzAppendString(f *testing.F) {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
 		}
 	})
+}
+
+// special is the byte-wise definition Special8 and PlainPrefix implement.
+func special(c byte) bool { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80 }
+
+// TestSpecial8 checks the word-at-a-time test against the byte-wise
+// definition: every byte value in every position among plain bytes, and
+// random words mixing plain and special bytes (the borrow of one special
+// byte must not hide or invent another).
+func TestSpecial8(t *testing.T) {
+	check := func(w [8]byte) {
+		x := binary.LittleEndian.Uint64(w[:])
+		want := false
+		for _, c := range w {
+			want = want || special(c)
+		}
+		if got := Special8(x); got != want {
+			t.Fatalf("Special8(% x) = %v, want %v", w, got, want)
+		}
+	}
+	for pos := range 8 {
+		for c := range 256 {
+			w := [8]byte{'a', 'Z', ' ', '!', '#', '[', ']', 0x7f}
+			w[pos] = byte(c)
+			check(w)
+		}
+	}
+	edge := []byte{0, 1, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x5b, 0x5c, 0x5d, 0x7e, 0x7f, 0x80, 0x81, 0xfe, 0xff, 'a'}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		var w [8]byte
+		for i := range w {
+			w[i] = edge[rng.IntN(len(edge))]
+		}
+		check(w)
+	}
+}
+
+func TestPlainPrefix(t *testing.T) {
+	base := strings.Repeat("abcdefgh", 5) // 40 plain bytes
+	for n := range len(base) + 1 {
+		for _, bad := range []byte{'"', '\\', '\n', 0x80} {
+			for at := range n + 1 {
+				b := []byte(base[:n])
+				if at < n {
+					b[at] = bad
+				}
+				want := n &^ 7
+				if at < n {
+					want = at &^ 7
+				}
+				if got := PlainPrefix(b); got != want {
+					t.Fatalf("PlainPrefix(%q) = %d, want %d", b, got, want)
+				}
+				if got := PlainPrefix(string(b)); got != want {
+					t.Fatalf("PlainPrefix(string %q) = %d, want %d", b, got, want)
+				}
+			}
+		}
+	}
 }

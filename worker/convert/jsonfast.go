@@ -2,7 +2,6 @@ package convert
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"unsafe"
 
@@ -107,9 +106,7 @@ func (r *fastReader) strEnd() (end int, plain, ok bool) {
 	for i := r.i + 1; i < len(b); i++ {
 		// Eight bytes at a time while none is a quote, a backslash, a
 		// control character or non-ASCII.
-		for i+8 <= len(b) && !jackson.Special8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-		}
+		i += jackson.PlainPrefix(b[i:])
 		if i >= len(b) {
 			break
 		}
