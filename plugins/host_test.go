@@ -99,6 +99,7 @@ func TestSourceTaskThroughPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	gen := datagen.NewGenerator(cfg)
 	// Resume from a committed offset: the first record must be seq 100.
 	var asked []sdk.Partition
 	offsets := OffsetReaderFunc(func(_ context.Context, ps []sdk.Partition) ([]sdk.Offset, error) {
@@ -120,7 +121,7 @@ func TestSourceTaskThroughPlugin(t *testing.T) {
 			t.Fatalf("poll at seq %d: %v", want, err)
 		}
 		for _, r := range recs {
-			exp := datagen.Record(cfg, want)
+			exp := gen.Record(want)
 			if seq, _ := r.Offset.Int64("seq"); seq != want {
 				t.Fatalf("offset %v, want seq %d", r.Offset, want)
 			}

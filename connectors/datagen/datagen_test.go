@@ -2,6 +2,7 @@ package datagen
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,11 +83,57 @@ func (noOffsets) Offset(context.Context, sdk.Partition) (sdk.Offset, error) { re
 // payload bytes, as `tributary bench connect` uses).
 func BenchmarkRecord(b *testing.B) {
 	cfg := Config{Topic: "t", PayloadBytes: 900, Keys: 1000, BatchSize: 1000}
-	t := task{cfg: cfg, part: sdk.Partition{"datagen.task": int64(0)}}
+	g := NewGenerator(cfg)
 	var r sdk.SourceRecord
 	b.SetBytes(900)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		t.record(int64(i), &r)
+		g.record(int64(i), &r)
+	}
+}
+
+func BenchmarkRandomText(b *testing.B) {
+	rng := splitmix(1)
+	b.SetBytes(960)
+	for b.Loop() {
+		_ = randomText(&rng, 960)
+	}
+}
+
+// TestPayloads: payloads have payload.bytes base64url letters, differ
+// between records, are a function of (seed, task, seq) whether they are
+// windows of the task's random text (up to 64 KiB) or drawn one by one, and
+// differ between tasks and seeds.
+func TestPayloads(t *testing.T) {
+	payload := func(g *Generator, seq int64) string {
+		return g.Record(seq).Value.(*schema.Struct).Get("payload").(string)
+	}
+	for _, n := range []int32{1, 9, 960, maxPooled, maxPooled + 1} {
+		cfg := Config{Topic: "t", PayloadBytes: n, Keys: 10, Seed: 3}
+		g := NewGenerator(cfg)
+		seen := map[string]bool{}
+		for seq := range int64(50) {
+			p := payload(g, seq)
+			if len(p) != int(n) || strings.Trim(p, letters) != "" {
+				t.Fatalf("payload.bytes=%d: payload %d is %q", n, seq, p[:min(len(p), 20)])
+			}
+			if p != payload(NewGenerator(cfg), seq) {
+				t.Fatalf("payload.bytes=%d: payload %d differs between two generators of the same config", n, seq)
+			}
+			seen[p] = true
+		}
+		if n >= 9 && len(seen) < 50 {
+			t.Errorf("payload.bytes=%d: only %d distinct payloads in 50 records", n, len(seen))
+		}
+		other := cfg
+		other.TaskIndex = 1
+		if payload(g, 7) == payload(NewGenerator(other), 7) {
+			t.Errorf("payload.bytes=%d: tasks 0 and 1 generate the same payload", n)
+		}
+		other = cfg
+		other.Seed = 4
+		if payload(g, 7) == payload(NewGenerator(other), 7) {
+			t.Errorf("payload.bytes=%d: seeds 3 and 4 generate the same payload", n)
+		}
 	}
 }

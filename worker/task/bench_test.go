@@ -108,7 +108,7 @@ func benchSink(b *testing.B, kind string) {
 	}
 	val := jsonConv(b, true)
 	cfg := datagen.Config{Topic: "bench", PayloadBytes: 960, Keys: 1000}
-	rec := datagen.Record(cfg, 0)
+	rec := datagen.NewGenerator(cfg).Record(0)
 	v, err := val.FromConnect("bench", rec.ValueSchema, rec.Value)
 	if err != nil {
 		b.Fatal(err)
