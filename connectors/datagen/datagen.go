@@ -176,7 +176,12 @@ type Generator struct {
 	cfg  Config
 	part sdk.Partition
 	pool string // random text; empty when payloads are drawn one by one
+	keys []any  // the keys as values, when there are at most maxKeyTable
 }
+
+// maxKeyTable bounds the key cardinality up to which a generator keeps its
+// keys ready instead of formatting one per record.
+const maxKeyTable = 4096
 
 // NewGenerator returns the generator of cfg's task; it draws the task's
 // random text (about a millisecond).
@@ -186,8 +191,16 @@ func NewGenerator(cfg Config) *Generator {
 		rng := splitmix(uint64(cfg.Seed)*0x9e3779b97f4a7c15 ^ uint64(cfg.TaskIndex)<<48 ^ 0x5eed_7e47)
 		g.pool = randomText(&rng, poolBytes+int(cfg.PayloadBytes))
 	}
+	if cfg.Keys <= maxKeyTable {
+		g.keys = make([]any, cfg.Keys)
+		for i := range g.keys {
+			g.keys[i] = keyOf(int64(i))
+		}
+	}
 	return g
 }
+
+func keyOf(i int64) string { return "key-" + strconv.FormatInt(i, 10) }
 
 // Record returns record seq; exported for tests that check generated data.
 func (g *Generator) Record(seq int64) sdk.SourceRecord {
@@ -198,7 +211,14 @@ func (g *Generator) Record(seq int64) sdk.SourceRecord {
 
 func (g *Generator) record(seq int64, r *sdk.SourceRecord) {
 	rng := splitmix(uint64(g.cfg.Seed)*0x9e3779b97f4a7c15 ^ uint64(g.cfg.TaskIndex)<<48 ^ uint64(seq))
-	k := "key-" + strconv.FormatInt(int64(rng.next()%uint64(g.cfg.Keys)), 10)
+	// Each value is boxed once, however many places hold it.
+	var k any
+	if i := int64(rng.next() % uint64(g.cfg.Keys)); g.keys != nil {
+		k = g.keys[i]
+	} else {
+		k = keyOf(i)
+	}
+	var id any = seq
 	var payload string
 	if n := int(g.cfg.PayloadBytes); g.pool != "" {
 		off := int(rng.next() % poolBytes)
@@ -207,13 +227,13 @@ func (g *Generator) record(seq int64, r *sdk.SourceRecord) {
 		payload = randomText(&rng, n)
 	}
 	v := schema.NewStruct(ValueSchema)
-	v.SetIndex(0, seq)
+	v.SetIndex(0, id)
 	v.SetIndex(1, k)
 	v.SetIndex(2, big.NewInt(int64(rng.next()%1_000_000)))
 	v.SetIndex(3, time.UnixMilli(1_700_000_000_000+seq).UTC())
 	v.SetIndex(4, payload)
 	*r = sdk.SourceRecord{
-		Partition: g.part, Offset: sdk.Offset{"seq": seq}, Topic: g.cfg.Topic,
+		Partition: g.part, Offset: sdk.Offset{"seq": id}, Topic: g.cfg.Topic,
 		KeySchema: KeySchema, Key: k, ValueSchema: ValueSchema, Value: v,
 	}
 }

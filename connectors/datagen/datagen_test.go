@@ -2,6 +2,7 @@ package datagen
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,27 @@ func TestPayloads(t *testing.T) {
 		other.Seed = 4
 		if payload(g, 7) == payload(NewGenerator(other), 7) {
 			t.Errorf("payload.bytes=%d: seeds 3 and 4 generate the same payload", n)
+		}
+	}
+}
+
+// TestKeys: keys are "key-<k>" with k below key.cardinality, from the
+// generator's table (up to 4096 keys) or formatted per record, and the
+// record's id is its sequence number.
+func TestKeys(t *testing.T) {
+	for _, keys := range []int64{1, 10, maxKeyTable, maxKeyTable + 1, 1 << 40} {
+		g := NewGenerator(Config{Topic: "t", PayloadBytes: 4, Keys: keys})
+		for seq := range int64(100) {
+			r := g.Record(seq)
+			k, ok := r.Key.(string)
+			n, err := strconv.ParseInt(strings.TrimPrefix(k, "key-"), 10, 64)
+			if !ok || !strings.HasPrefix(k, "key-") || err != nil || n < 0 || n >= keys {
+				t.Fatalf("key.cardinality=%d: key %v", keys, r.Key)
+			}
+			v := r.Value.(*schema.Struct)
+			if v.Get("key") != k || v.Get("id") != seq || r.Offset["seq"] != seq {
+				t.Fatalf("key.cardinality=%d: record %d: value %v, offset %v", keys, seq, v, r.Offset)
+			}
 		}
 	}
 }
