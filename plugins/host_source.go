@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -223,7 +224,11 @@ type hostSourceTask struct {
 	// to its message alone and are never modified, so the decoded values
 	// alias them instead of being copied.
 	dec wire.Decoder
+	raw atomic.Bool // KeepValuesEncoded was called
 }
+
+// KeepValuesEncoded implements RawValueSource.
+func (t *hostSourceTask) KeepValuesEncoded() { t.raw.Store(true) }
 
 func (t *hostSourceTask) send(m *pluginpb.SourceHostMessage) error {
 	t.sendMu.Lock()
@@ -276,6 +281,7 @@ func (t *hostSourceTask) recvLoop() {
 		case *pluginpb.SourcePluginMessage_Started:
 			t.reportStart(nil)
 		case *pluginpb.SourcePluginMessage_Batch:
+			t.dec.RawValues = t.raw.Load()
 			wrecs, err := t.dec.Decode(x.Batch.GetRecords(), int(x.Batch.GetCount()))
 			if err != nil {
 				e := fmt.Errorf("plugins: %s: %w", t.what, err)

@@ -67,6 +67,16 @@ type SourceTask interface {
 	Stop(ctx context.Context) error
 }
 
+// RawValueSource is implemented by source tasks that can hand over record
+// values still in the plugin wire encoding, for a converter that writes
+// them for Kafka without building Go values first (convert.RawTaker).
+type RawValueSource interface {
+	// KeepValuesEncoded makes the records of later batches carry each
+	// value that is not null as a *wire.Raw (ValueSchema is still set).
+	// Batches decoded before the call may carry decoded values.
+	KeepValuesEncoded()
+}
+
 // SinkTask is a running sink task. Its methods must be called from one
 // goroutine; Stop may be called from any.
 type SinkTask interface {

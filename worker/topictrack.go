@@ -54,6 +54,13 @@ func (t trackedSource) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 	return recs, err
 }
 
+// KeepValuesEncoded forwards to the task if it is a plugins.RawValueSource.
+func (t trackedSource) KeepValuesEncoded() {
+	if rv, ok := t.SourceTask.(plugins.RawValueSource); ok {
+		rv.KeepValuesEncoded()
+	}
+}
+
 // trackedSink notes the topics of the records a sink task is given.
 type trackedSink struct {
 	plugins.SinkTask

@@ -29,8 +29,12 @@ const (
 // 0x20 (first term) or equal to '"' or '\\' (zero after the xor: second and
 // third terms) is the first to borrow, which sets its high bit, and no byte
 // below it borrows or has its high bit set.
-func Special8(x uint64) bool {
-	return ((x-0x20*ones)|((x^'"'*ones)-ones)|((x^'\\'*ones)-ones)|x)&highs != 0
+func Special8(x uint64) bool { return special8(x)&highs != 0 }
+
+// special8 is Special8 before the final mask: words can be tested together
+// by or-ing their special8.
+func special8(x uint64) uint64 {
+	return (x - 0x20*ones) | ((x ^ '"'*ones) - ones) | ((x ^ '\\'*ones) - ones) | x
 }
 
 // PlainPrefix returns the length of s's longest prefix, in whole 8-byte
@@ -38,17 +42,14 @@ func Special8(x uint64) bool {
 // needs no escaping and no UTF-8 check.
 func PlainPrefix[T ~string | ~[]byte](s T) int {
 	i := 0
-	for ; len(s)-i >= 16; i += 16 {
-		w := s[i : i+16]
-		if Special8(load8(w)) {
-			return i
-		}
-		if Special8(load8(w[8:])) {
-			return i + 8
+	// 32 bytes per step while none is special, then word by word.
+	for ; len(s)-i >= 32; i += 32 {
+		w := s[i : i+32]
+		if (special8(load8(w))|special8(load8(w[8:]))|special8(load8(w[16:]))|special8(load8(w[24:])))&highs != 0 {
+			break
 		}
 	}
-	if len(s)-i >= 8 && !Special8(load8(s[i:])) {
-		i += 8
+	for ; len(s)-i >= 8 && !Special8(load8(s[i:])); i += 8 {
 	}
 	return i
 }

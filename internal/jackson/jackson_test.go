@@ -140,7 +140,7 @@ func TestSpecial8(t *testing.T) {
 }
 
 func TestPlainPrefix(t *testing.T) {
-	base := strings.Repeat("abcdefgh", 5) // 40 plain bytes
+	base := strings.Repeat("abcdefgh", 9) // 72 plain bytes: two 32-byte steps and one word
 	for n := range len(base) + 1 {
 		for _, bad := range []byte{'"', '\\', '\n', 0x80} {
 			for at := range n + 1 {

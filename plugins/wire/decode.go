@@ -33,6 +33,11 @@ type decoder struct {
 	// intern holds short strings seen as map keys and topics: they repeat
 	// from record to record and are shared instead of allocated each time.
 	intern map[string]string
+	// rawValues leaves record values encoded (see Decoder.RawValues);
+	// raws is a block of unused Raws, rawBlock the size of the last one.
+	rawValues bool
+	raws      []Raw
+	rawBlock  int
 }
 
 func newDecoder(data []byte) *decoder {
@@ -186,6 +191,10 @@ type Decoder struct {
 	// memory, and accepts that a retained value keeps the whole batch
 	// alive. Source partitions and offsets are always copied.
 	AliasInput bool
+	// RawValues leaves each record's value, unless null, in the wire
+	// encoding: Value is then a *Raw (its schema is still ValueSchema),
+	// checked as strictly as a decoded value. Keys and headers are decoded.
+	RawValues bool
 
 	intern map[string]string
 	recs   []Record
@@ -202,7 +211,7 @@ func (dec *Decoder) Decode(data []byte, countHint int) ([]Record, error) {
 	if cap(dec.recs) < countHint {
 		dec.recs = make([]Record, 0, countHint)
 	}
-	d := decoder{data: data, budget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern}
+	d := decoder{data: data, budget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern, rawValues: dec.RawValues}
 	recs, err := d.records(dec.recs[:0])
 	dec.intern = d.intern
 	if recs != nil {
@@ -261,7 +270,14 @@ func (d *decoder) record(r *Record) error {
 	if r.KeySchema, r.Key, err = d.schemaAndValue(); err != nil {
 		return err
 	}
-	if r.ValueSchema, r.Value, err = d.schemaAndValue(); err != nil {
+	if d.rawValues {
+		if r.ValueSchema, err = d.schemaRef(0); err != nil {
+			return err
+		}
+		if r.Value, err = d.rawValue(r.ValueSchema); err != nil {
+			return err
+		}
+	} else if r.ValueSchema, r.Value, err = d.schemaAndValue(); err != nil {
 		return err
 	}
 	if flags&flagHeaders != 0 {
@@ -488,36 +504,24 @@ func (d *decoder) typed(s *schema.Schema, depth int) (any, error) {
 		}
 		return schema.DecimalFromBytes(b), nil
 	case schema.DateName, schema.TimeName, schema.TimestampName:
-		v, err := d.varint()
+		v, err := d.integer(s)
 		if err != nil {
 			return nil, err
 		}
 		if s.Name == schema.DateName {
-			if v > math.MaxInt32 || v < math.MinInt32 {
-				return nil, d.fail("date out of range")
-			}
 			v *= 86400000
-		}
-		if s.Name == schema.TimeName && (v < 0 || v >= 86400000) {
-			return nil, d.fail("time of day %d ms out of range", v)
 		}
 		return time.UnixMilli(v).UTC(), nil
 	}
 	switch s.Type {
 	case schema.TypeInt8:
-		b, err := d.byte()
-		return int8(b), err
+		v, err := d.integer(s)
+		return int8(v), err
 	case schema.TypeInt16:
-		v, err := d.varint()
-		if err == nil && (v < math.MinInt16 || v > math.MaxInt16) {
-			err = d.fail("int16 out of range")
-		}
+		v, err := d.integer(s)
 		return int16(v), err
 	case schema.TypeInt32:
-		v, err := d.varint()
-		if err == nil && (v < math.MinInt32 || v > math.MaxInt32) {
-			err = d.fail("int32 out of range")
-		}
+		v, err := d.integer(s)
 		return int32(v), err
 	case schema.TypeInt64:
 		return d.varint()

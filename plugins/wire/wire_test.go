@@ -226,6 +226,10 @@ func FuzzDecode(f *testing.F) {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error not ErrCorrupt: %v", err)
 			}
+			dec := Decoder{RawValues: true}
+			if _, err := dec.Decode(data, 10); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("RawValues decoding of a corrupt batch: %v", err)
+			}
 			return
 		}
 		// Whatever decodes must re-encode and decode to equal records.
@@ -244,9 +248,74 @@ func FuzzDecode(f *testing.F) {
 		for i := range got {
 			assertRecordEqual(t, &got[i], &again[i])
 		}
+		checkRawValues(t, data, got)
 		_, _ = DecodeOffsets(data)
 		_, _ = DecodePartitions(data)
 	})
+}
+
+// checkRawValues decodes data with RawValues and checks it against want,
+// the records the plain decoding returned: same records, each value left
+// as a *Raw (nil for null values) that decodes to the same value.
+func checkRawValues(t *testing.T, data []byte, want []Record) {
+	t.Helper()
+	for _, alias := range []bool{false, true} {
+		dec := Decoder{RawValues: true, AliasInput: alias}
+		got, err := dec.Decode(data, len(want))
+		if err != nil {
+			t.Fatalf("RawValues (alias %v): %v; the plain decoding succeeded", alias, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("RawValues (alias %v): %d records, want %d", alias, len(got), len(want))
+		}
+		for i := range got {
+			raw, isRaw := got[i].Value.(*Raw)
+			if want[i].Value == nil {
+				if got[i].Value != nil {
+					t.Fatalf("record %d: null value came back as %#v", i, got[i].Value)
+				}
+			} else {
+				if !isRaw || raw.Schema() != got[i].ValueSchema {
+					t.Fatalf("record %d: value %#v is not a Raw of its schema", i, got[i].Value)
+				}
+				v, err := raw.Decode()
+				if err != nil {
+					t.Fatalf("record %d: Raw.Decode: %v", i, err)
+				}
+				got[i].Value = v
+			}
+			assertRecordEqual(t, &want[i], &got[i])
+		}
+	}
+}
+
+// TestRawValues: every value of the sample records left encoded decodes
+// to the value the plain decoding returns, and a corrupt value fails the
+// batch as it does without RawValues.
+func TestRawValues(t *testing.T) {
+	recs := sampleRecords(t)
+	recs = append(recs, Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp,
+		ValueSchema: schema.OptionalString}, Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp})
+	var e Encoder
+	for i := range recs {
+		if err := e.Append(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := e.Bytes()
+	want, err := Decode(data, len(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRawValues(t, data, want)
+	for cut := range len(data) {
+		_, plainErr := Decode(data[:cut], 10)
+		dec := Decoder{RawValues: true}
+		_, rawErr := dec.Decode(data[:cut], 10)
+		if (plainErr == nil) != (rawErr == nil) {
+			t.Fatalf("batch cut at %d: plain decoding error %v, RawValues error %v", cut, plainErr, rawErr)
+		}
+	}
 }
 
 func BenchmarkEncodeDecode1KiB(b *testing.B) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/internal/jackson"
+	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 
@@ -93,6 +94,10 @@ func (c *JSONConverter) FromConnect(topic string, s *schema.Schema, v any) ([]by
 func (c *JSONConverter) AppendFromConnect(b []byte, _ string, s *schema.Schema, v any) (out []byte, null bool, err error) {
 	if s == nil && v == nil {
 		return b, true, nil
+	}
+	if raw, ok := v.(*wire.Raw); ok {
+		out, err := c.appendRaw(b, s, raw)
+		return out, false, err
 	}
 	if c.schemas {
 		b = append(b, `{"schema":`...)

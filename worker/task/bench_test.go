@@ -15,13 +15,27 @@ import (
 	"github.com/tributary-dev/tributary/sdk"
 )
 
-// BenchmarkSource: datagen (1 KiB payload) → source runner → bundled broker.
+// BenchmarkSource: datagen (1 KiB payload) → source runner → bundled
+// broker, the task in process or in a plugin process (whose values the
+// runner takes still encoded). Run:
+//
+//	go test -run '^$' -bench BenchmarkSource -benchtime 300000x ./worker/task
 func BenchmarkSource(b *testing.B) {
+	for _, kind := range []string{"inprocess", "plugin"} {
+		b.Run("task="+kind, func(b *testing.B) { benchSource(b, kind) })
+	}
+}
+
+func benchSource(b *testing.B, kind string) {
 	addr := startBroker(b)
 	createTopic(b, addr, "bench", 1)
 	n := b.N
 	info := sdk.TaskInfo{Connector: "bench", Task: 0}
-	pt, err := loader(b).StartSourceTask(context.Background(), datagen.Class, info, map[string]string{
+	var l plugins.Loader = loader(b)
+	if kind == "plugin" {
+		l = pluginHost(b)
+	}
+	pt, err := l.StartSourceTask(context.Background(), datagen.Class, info, map[string]string{
 		"kafka.topic": "bench", "payload.bytes": "1024", "iterations": fmt.Sprint(n), "batch.size": "1000"}, nil)
 	if err != nil {
 		b.Fatal(err)

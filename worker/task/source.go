@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
 )
@@ -48,6 +49,9 @@ type SourceRunner struct {
 	client *kgo.Client
 	// keyBuf and valueBuf belong to the poll loop.
 	keyBuf, valueBuf convBuf
+	// rawValues: the value converter takes values left encoded (*wire.Raw)
+	// and no transform needs them decoded.
+	rawValues bool
 
 	runCtx    context.Context // cancelled on forced stop
 	cancelRun context.CancelFunc
@@ -119,6 +123,14 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
+	// A converter that writes values straight from the plugin's encoding
+	// saves building them as Go values; transforms need those.
+	if _, ok := cfg.Value.(convert.RawTaker); ok && len(cfg.Transforms) == 0 {
+		r.rawValues = true
+		if rv, ok := cfg.Task.(plugins.RawValueSource); ok {
+			rv.KeepValuesEncoded()
+		}
+	}
 	return r, nil
 }
 
@@ -379,6 +391,13 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
 	var keys partKeyCache
 	for i := range recs {
 		rec := recs[i]
+		if raw, ok := rec.Value.(*wire.Raw); ok && !r.rawValues {
+			v, err := raw.Decode()
+			if err != nil {
+				return fmt.Errorf("decode value for topic %s: %w", rec.Topic, err)
+			}
+			rec.Value = v
+		}
 		keep := true
 		for _, t := range r.cfg.Transforms {
 			if rec, keep = t(rec); !keep {

@@ -1,6 +1,7 @@
 package task
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -218,6 +221,58 @@ func TestPartKeyCache(t *testing.T) {
 	} {
 		if got, want := c.keyOf(p), partitionKey(p); got != want {
 			t.Fatalf("keyOf(%v) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// TestSourceRawValues: datagen in a plugin process, JsonConverter values
+// with and without the schema envelope. The runner has the plugin host
+// leave values in the wire encoding and writes them without building Go
+// values; each record in Kafka must still be exactly what the converter
+// writes for the generated value.
+func TestSourceRawValues(t *testing.T) {
+	addr := startBroker(t)
+	h := pluginHost(t)
+	for _, schemas := range []bool{true, false} {
+		topic := fmt.Sprintf("gen-%v", schemas)
+		createTopic(t, addr, topic, 1)
+		cfg := map[string]string{"kafka.topic": topic, "payload.bytes": "300", "iterations": "3000", "batch.size": "700", "seed": "5"}
+		info := sdk.TaskInfo{Connector: topic, Task: 0}
+		pt, err := h.StartSourceTask(context.Background(), datagen.Class, info, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := pt.(plugins.RawValueSource); !ok {
+			t.Fatal("the plugin host's source task cannot leave values encoded")
+		}
+		value := jsonConv(t, schemas)
+		r, err := NewSource(SourceConfig{Info: info, Task: pt, Key: jsonConv(t, false), Value: value,
+			ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Offsets: &memOffsets{}, FlushInterval: time.Second, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.rawValues {
+			t.Fatal("the runner does not take encoded values from a JsonConverter")
+		}
+		r.Start()
+		recs := consumeAll(t, addr, topic, 3000)
+		if err := r.Stop(stopCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		dcfg, err := sdk.ParseConfig[datagen.Config](cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gen := datagen.NewGenerator(dcfg)
+		for i, rec := range recs {
+			g := gen.Record(int64(i))
+			want, err := value.FromConnect(topic, g.ValueSchema, g.Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(rec.Value, want) {
+				t.Fatalf("schemas.enable=%v, record %d:\n got %s\nwant %s", schemas, i, rec.Value, want)
+			}
 		}
 	}
 }

@@ -1,0 +1,177 @@
+package convert
+
+import (
+	"fmt"
+	"strconv"
+	"unsafe"
+
+	"github.com/tributary-dev/tributary/internal/jackson"
+	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+// RawTaker is implemented by converters whose AppendFromConnect also takes
+// a value still in the plugin wire encoding (a *wire.Raw) and writes what
+// it would write for the decoded value, without building it.
+type RawTaker interface {
+	Appender
+	takesRaw()
+}
+
+func (c *JSONConverter) takesRaw() {}
+
+// appendRaw is AppendFromConnect for a value left encoded.
+func (c *JSONConverter) appendRaw(b []byte, s *schema.Schema, raw *wire.Raw) (out []byte, err error) {
+	if raw.Schema() != s {
+		return nil, fmt.Errorf("convert: encoded value of schema %v given for schema %v", raw.Schema(), s)
+	}
+	var vr wire.ValueReader
+	vr.Reset(raw)
+	if c.schemas {
+		b = append(b, `{"schema":`...)
+		if b, err = c.appendSchemaCached(b, s); err != nil {
+			return nil, err
+		}
+		b = append(b, `,"payload":`...)
+	}
+	if b, err = c.appendWire(b, s, &vr, 0); err != nil {
+		return nil, err
+	}
+	if err := vr.Done(); err != nil {
+		return nil, err
+	}
+	if c.schemas {
+		b = append(b, '}')
+	}
+	return b, nil
+}
+
+// appendWire writes the value vr reads next, of schema s, exactly as
+// appendValue writes its decoded form. Schemaless values and maps, rare in
+// bulk data (and map keys must be sorted), are decoded and handed to
+// appendValue.
+func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueReader, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
+	}
+	if s == nil || s.Type == schema.TypeMap {
+		v, err := vr.Value(s)
+		if err != nil {
+			return nil, err
+		}
+		return c.appendValue(b, s, v, depth)
+	}
+	if s.Optional {
+		present, err := vr.Present()
+		if err != nil {
+			return nil, err
+		}
+		if !present {
+			return c.appendValue(b, s, nil, depth)
+		}
+	}
+	switch s.Name {
+	case schema.DecimalName:
+		unscaled, err := vr.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		if c.numericDecimal || !minimalDecimal(unscaled) {
+			return c.appendValue(b, s, schema.DecimalFromBytes(unscaled), depth)
+		}
+		return appendBase64(b, unscaled), nil
+	case schema.DateName, schema.TimeName, schema.TimestampName:
+		// Date in days, Time and Timestamp in milliseconds: what
+		// appendValue writes for them.
+		v, err := vr.Int(s)
+		if err != nil {
+			return nil, err
+		}
+		return strconv.AppendInt(b, v, 10), nil
+	}
+	switch s.Type {
+	case schema.TypeInt8, schema.TypeInt16, schema.TypeInt32, schema.TypeInt64:
+		v, err := vr.Int(s)
+		if err != nil {
+			return nil, err
+		}
+		return strconv.AppendInt(b, v, 10), nil
+	case schema.TypeFloat32:
+		x, err := vr.Float32()
+		if err != nil {
+			return nil, err
+		}
+		return jackson.AppendJavaFloat(b, float64(x), 32), nil
+	case schema.TypeFloat64:
+		x, err := vr.Float64()
+		if err != nil {
+			return nil, err
+		}
+		return jackson.AppendJavaFloat(b, x, 64), nil
+	case schema.TypeBoolean:
+		x, err := vr.Bool()
+		if err != nil {
+			return nil, err
+		}
+		return strconv.AppendBool(b, x), nil
+	case schema.TypeString:
+		x, err := vr.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		return jackson.AppendString(b, unsafe.String(unsafe.SliceData(x), len(x))), nil
+	case schema.TypeBytes:
+		x, err := vr.Bytes()
+		if err != nil {
+			return nil, err
+		}
+		return appendBase64(b, x), nil
+	case schema.TypeArray:
+		n, err := vr.Count()
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, '[')
+		for i := range n {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = c.appendWire(b, s.ValueSchema, vr, depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case schema.TypeStruct:
+		b = append(b, '{')
+		var err error
+		for i, f := range s.Fields {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jackson.AppendString(b, f.Name)
+			b = append(b, ':')
+			if b, err = c.appendWire(b, f.Schema, vr, depth+1); err != nil {
+				return nil, fmt.Errorf("field %q: %w", f.Name, err)
+			}
+		}
+		return append(b, '}'), nil
+	}
+	return nil, fmt.Errorf("convert: invalid schema type %v", s.Type)
+}
+
+// minimalDecimal reports whether b is the shortest big-endian two's
+// complement encoding of its value, the one schema.AppendDecimal writes
+// (and so the bytes appendValue would encode in base64).
+func minimalDecimal(b []byte) bool {
+	switch {
+	case len(b) == 0:
+		return false
+	case len(b) == 1:
+		return true
+	case b[0] == 0x00:
+		return b[1]&0x80 != 0
+	case b[0] == 0xff:
+		return b[1]&0x80 == 0
+	}
+	return true
+}
