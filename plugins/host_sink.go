@@ -18,6 +18,10 @@ import (
 // on busy cores costs scheduling delays on both sides, for each batch.
 const putWindow = 3
 
+// TakesEncodedValues implements EncodedValueSink: Put encodes a batch for
+// the plugin, and an encoded value is copied into it as it is.
+func (t *hostSinkTask) TakesEncodedValues() bool { return true }
+
 type hostSinkTask struct {
 	taskProc
 	stream pluginpb.Plugin_RunSinkTaskClient

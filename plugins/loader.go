@@ -77,6 +77,13 @@ type RawValueSource interface {
 	KeepValuesEncoded()
 }
 
+// EncodedValueSink is implemented by sink tasks that can take record
+// values already in the plugin wire encoding (a *wire.Raw, written by a
+// convert.WireMaker) and pass them on as they are.
+type EncodedValueSink interface {
+	TakesEncodedValues() bool
+}
+
 // SinkTask is a running sink task. Its methods must be called from one
 // goroutine; Stop may be called from any.
 type SinkTask interface {

@@ -61,6 +61,13 @@ func (t trackedSource) KeepValuesEncoded() {
 	}
 }
 
+// TakesEncodedValues forwards to the task if it is a
+// plugins.EncodedValueSink.
+func (t trackedSink) TakesEncodedValues() bool {
+	ev, ok := t.SinkTask.(plugins.EncodedValueSink)
+	return ok && ev.TakesEncodedValues()
+}
+
 // trackedSink notes the topics of the records a sink task is given.
 type trackedSink struct {
 	plugins.SinkTask

@@ -173,6 +173,19 @@ func (e *Encoder) str(s string) {
 }
 
 func (e *Encoder) schemaAndValue(s *schema.Schema, v any) error {
+	if raw, ok := v.(*Raw); ok {
+		// Already encoded (by a ValueWriter or a Decoder): copied as is.
+		if raw.schema != s {
+			return fmt.Errorf("encoded value of schema %v given for schema %v", raw.schema, s)
+		}
+		if s == nil {
+			e.buf = append(e.buf, refNone)
+		} else if err := e.schemaRef(s, 0); err != nil {
+			return err
+		}
+		e.buf = append(e.buf, raw.data...)
+		return nil
+	}
 	if s == nil {
 		e.buf = append(e.buf, refNone)
 		return e.schemaless(v, 0)

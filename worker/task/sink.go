@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/worker/convert"
@@ -49,6 +50,10 @@ type SinkRunner struct {
 	cfg    SinkConfig
 	log    *slog.Logger
 	client *kgo.Client
+	// wireValues, when set, writes record values in the plugin wire
+	// encoding with valueWriter (both belong to the poll loop).
+	wireValues  convert.WireMaker
+	valueWriter wire.ValueWriter
 
 	runCtx    context.Context
 	cancelRun context.CancelFunc
@@ -131,6 +136,13 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 		return nil, fmt.Errorf("task: sink consumer: %w", err)
 	}
 	r.client = client
+	// A converter that writes values straight into the wire encoding saves
+	// building them as Go values for a plugin; transforms need those.
+	if wm, ok := cfg.Value.(convert.WireMaker); ok && len(cfg.Transforms) == 0 {
+		if ev, ok := cfg.Task.(plugins.EncodedValueSink); ok && ev.TakesEncodedValues() {
+			r.wireValues = wm
+		}
+	}
 	return r, nil
 }
 
@@ -563,13 +575,24 @@ func toConnect(c convert.Converter, topic string, b []byte) (*schema.Schema, any
 	return c.ToConnect(topic, b)
 }
 
+// toConnectWire converts kr's value into the wire encoding when the
+// runner does that; ok false means toConnect must.
+func (r *SinkRunner) toConnectWire(kr *kgo.Record) (*schema.Schema, *wire.Raw, bool) {
+	if r.wireValues == nil {
+		return nil, nil, false
+	}
+	return r.wireValues.ToConnectWire(kr.Topic, kr.Value, &r.valueWriter)
+}
+
 func (r *SinkRunner) fromKafka(kr *kgo.Record) (sdk.SinkRecord, error) {
 	rec := sdk.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
 	var err error
 	if rec.KeySchema, rec.Key, err = toConnect(r.cfg.Key, kr.Topic, kr.Key); err != nil {
 		return rec, fmt.Errorf("key: %w", err)
 	}
-	if rec.ValueSchema, rec.Value, err = toConnect(r.cfg.Value, kr.Topic, kr.Value); err != nil {
+	if s, raw, ok := r.toConnectWire(kr); ok {
+		rec.ValueSchema, rec.Value = s, raw
+	} else if rec.ValueSchema, rec.Value, err = toConnect(r.cfg.Value, kr.Topic, kr.Value); err != nil {
 		return rec, fmt.Errorf("value: %w", err)
 	}
 	if len(kr.Headers) > 0 {

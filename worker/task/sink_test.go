@@ -224,3 +224,64 @@ func TestSinkConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestSinkWireValues: schemaless JSON values reach a sink in a plugin
+// process written straight into the wire encoding (no Go values in the
+// worker); the FileStreamSink's output must be what the in-process task,
+// given the converter's Go values, writes for the same records.
+func TestSinkWireValues(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "json", 1)
+	var values []string
+	for i := range 400 {
+		values = append(values, fmt.Sprintf(`{"id":%d,"name":"n\u00e9%d","tags":["a",%d.5,null,true],"nested":{"big":12345678901234567890,"neg":-%d}}`, i, i, i, i),
+			fmt.Sprintf(`[%d,"x\"y",{}]`, i), fmt.Sprintf(`"plain %d"`, i), `null`, `1e999`)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range values {
+		cl.Produce(context.Background(), &kgo.Record{Value: []byte(v)}, nil)
+	}
+	if err := cl.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	outputs := map[string][]string{}
+	for _, kind := range []string{"inprocess", "plugin"} {
+		var l plugins.Loader = loader(t)
+		if kind == "plugin" {
+			l = pluginHost(t)
+		}
+		out := filepath.Join(t.TempDir(), "out.txt")
+		info := sdk.TaskInfo{Connector: "wire-" + kind}
+		pt, err := l.StartSinkTask(context.Background(), file.SinkClass, info, map[string]string{"file": out, "topics": "json"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewSink(SinkConfig{Info: info, Task: pt, Topics: []string{"json"}, Key: stringConv(t),
+			Value: jsonConv(t, false), ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
+			FlushInterval: 50 * time.Millisecond, Logger: quietLogger()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (r.wireValues != nil) != (kind == "plugin") {
+			t.Fatalf("%s: values written in the wire encoding: %v", kind, r.wireValues != nil)
+		}
+		r.Start()
+		waitFor(t, 15*time.Second, "every value in the file", func() bool { return len(readLines(t, out)) == len(values) })
+		if err := r.Stop(stopCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+		outputs[kind] = readLines(t, out)
+	}
+	if len(outputs["plugin"]) != len(values) || outputs["plugin"][0] != "{id=0, name=né0, nested={big=1.2345678901234567e+19, neg=0}, tags=[a, 0.5, null, true]}" {
+		t.Fatalf("plugin sink wrote %d lines, the first %q", len(outputs["plugin"]), outputs["plugin"][0])
+	}
+	for i, want := range outputs["inprocess"] {
+		if got := outputs["plugin"][i]; got != want {
+			t.Fatalf("line %d (value %s): plugin sink wrote %q, in-process sink %q", i, values[i], got, want)
+		}
+	}
+}
