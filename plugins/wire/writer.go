@@ -19,10 +19,11 @@ import (
 // then a value — and End), then Finish. Containers nest at most 64 deep,
 // the wire encoding's limit.
 type ValueWriter struct {
-	buf   []byte
-	start int
-	open  []openContainer
-	err   error
+	buf     []byte // the current chunk; len is what is used
+	start   int
+	written int // bytes written since the last Reuse
+	open    []openContainer
+	err     error
 }
 
 type openContainer struct {
@@ -37,12 +38,34 @@ const valueChunk = 64 << 10
 // wire encoding allows.
 var ErrTooDeep = errors.New("wire: value nested too deeply")
 
-// Begin starts a value.
-func (w *ValueWriter) Begin() {
-	if cap(w.buf)-len(w.buf) < 1024 {
-		w.buf = make([]byte, 0, valueChunk)
+// maxReusedChunk bounds the chunk Reuse keeps.
+const maxReusedChunk = 16 << 20
+
+// Begin starts a value expected to take about size bytes (a chunk with
+// less room left is set aside; a larger value still fits, at the cost of
+// copying).
+func (w *ValueWriter) Begin(size int) {
+	if cap(w.buf)-len(w.buf) < size {
+		w.buf = make([]byte, 0, max(valueChunk, size))
 	}
 	w.start, w.open, w.err = len(w.buf), w.open[:0], nil
+}
+
+// Reuse lets the writer write over the memory of the values it returned:
+// call it once none of them is used any more (an Encoder has copied them).
+// The chunk it keeps is sized to what was written since the last Reuse,
+// so that a steady flow of batches writes into one chunk without
+// allocating.
+func (w *ValueWriter) Reuse() {
+	switch n := w.written; {
+	case n > cap(w.buf) && n <= maxReusedChunk:
+		w.buf = make([]byte, 0, n+n/4)
+	case cap(w.buf) > maxReusedChunk:
+		w.buf = nil
+	default:
+		w.buf = w.buf[:0]
+	}
+	w.written = 0
 }
 
 // element counts a value in its container; a value deeper than the
@@ -136,6 +159,6 @@ func (w *ValueWriter) Finish() (*Raw, error) {
 		return nil, errors.New("wire: value has unclosed containers")
 	}
 	data := w.buf[w.start:len(w.buf):len(w.buf)]
-	w.buf = w.buf[len(w.buf):]
+	w.written += len(data)
 	return &Raw{data: data, alias: true}, nil
 }

@@ -91,7 +91,7 @@ func TestValueWriter(t *testing.T) {
 	var want []any
 	for range 60 {
 		v := randomValue(rng, 0)
-		w.Begin()
+		w.Begin(64)
 		writeValue(&w, v)
 		raw, err := w.Finish()
 		if err != nil {
@@ -115,7 +115,7 @@ func TestValueWriter(t *testing.T) {
 		}
 	}
 	// An encoded value must keep its schema.
-	w.Begin()
+	w.Begin(64)
 	w.Int64(1)
 	raw, _ := w.Finish()
 	if err := e.Append(&Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp, ValueSchema: schema.Int64, Value: raw}); err == nil {
@@ -128,7 +128,7 @@ func TestValueWriter(t *testing.T) {
 func TestValueWriterDepth(t *testing.T) {
 	for _, depth := range []int{maxDepth, maxDepth + 1} {
 		var w ValueWriter
-		w.Begin()
+		w.Begin(64)
 		for range depth {
 			w.BeginArray()
 		}
@@ -148,6 +148,52 @@ func TestValueWriterDepth(t *testing.T) {
 		}
 		if _, err := raw.Decode(); err != nil {
 			t.Fatalf("depth %d: %v", depth, err)
+		}
+	}
+}
+
+// TestValueWriterReuse: after Reuse the writer writes a batch of values
+// the size of the last one into a single chunk (no allocation but the
+// Raws), and the values written then are intact.
+func TestValueWriterReuse(t *testing.T) {
+	var w ValueWriter
+	payload := make([]byte, 1000)
+	batch := func() []*Raw {
+		var out []*Raw
+		for i := range 300 {
+			w.Begin(2100)
+			w.BeginMap()
+			w.Key([]byte("id"))
+			w.Int64(int64(i))
+			w.Key([]byte("payload"))
+			w.String(payload)
+			w.End()
+			raw, err := w.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, raw)
+		}
+		return out
+	}
+	batch()
+	w.Reuse()
+	allocs := testing.AllocsPerRun(5, func() {
+		batch()
+		w.Reuse()
+	})
+	// One Raw per value, and the out slice's growth.
+	if allocs > 300+15 {
+		t.Errorf("%.0f allocations per batch of 300 values after Reuse", allocs)
+	}
+	for i, raw := range batch() {
+		v, err := raw.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := v.(map[string]any)
+		if m["id"] != int64(i) || len(m["payload"].(string)) != 1000 {
+			t.Fatalf("value %d: %v", i, m["id"])
 		}
 	}
 }

@@ -31,7 +31,9 @@ func (c *JSONConverter) ToConnectWire(_ string, b []byte, w *wire.ValueWriter) (
 		return nil, nil, false
 	}
 	r := fastReader{b: b}
-	w.Begin()
+	// The encoding is about as long as the JSON, longer for small numbers
+	// (a one-digit integer takes two bytes).
+	w.Begin(2*len(b) + 16)
 	if !r.wireValue(w, 0) {
 		w.Discard()
 		return nil, nil, false

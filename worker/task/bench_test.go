@@ -102,21 +102,25 @@ func (c *countingSink) Put(ctx context.Context, r []sdk.SinkRecord) error {
 	return err
 }
 
-// BenchmarkSink: bundled broker → sink runner (JsonConverter, schemas
-// enabled, a 1 KiB datagen record, uncompressed) → a sink that discards: task=direct is a
+// BenchmarkSink: bundled broker → sink runner (JsonConverter, a 1 KiB
+// datagen record, uncompressed) → a sink that discards: task=direct is a
 // Go SinkTask in the runner, task=inprocess the DiscardSink connector
 // through the in-process loader, task=plugin the DiscardSink connector in a
-// plugin process (this test binary). Timed from the first Put (the group
-// join is excluded) until a Flush after the last record returned. Run:
+// plugin process (this test binary). json=envelope has schemas enabled,
+// json=schemaless not (the values then reach the plugin written straight
+// into the wire encoding). Timed from the first Put (the group join is
+// excluded) until a Flush after the last record returned. Run:
 //
 //	go test -run '^$' -bench BenchmarkSink -benchtime 300000x ./worker/task
 func BenchmarkSink(b *testing.B) {
-	for _, kind := range []string{"direct", "inprocess", "plugin"} {
-		b.Run("task="+kind, func(b *testing.B) { benchSink(b, kind) })
+	for _, json := range []string{"envelope", "schemaless"} {
+		for _, kind := range []string{"direct", "inprocess", "plugin"} {
+			b.Run("json="+json+"/task="+kind, func(b *testing.B) { benchSink(b, kind, json == "envelope") })
+		}
 	}
 }
 
-func benchSink(b *testing.B, kind string) {
+func benchSink(b *testing.B, kind string, schemas bool) {
 	addr := startBroker(b)
 	createTopic(b, addr, "bench", 1)
 	n := b.N
@@ -125,7 +129,7 @@ func benchSink(b *testing.B, kind string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	val := jsonConv(b, true)
+	val := jsonConv(b, schemas)
 	cfg := datagen.Config{Topic: "bench", PayloadBytes: 960, Keys: 1000}
 	rec := datagen.NewGenerator(cfg).Record(0)
 	v, err := val.FromConnect("bench", rec.ValueSchema, rec.Value)
@@ -159,7 +163,7 @@ func benchSink(b *testing.B, kind string) {
 	}
 	d := &countingSink{SinkTask: pt}
 	r, err := NewSink(SinkConfig{Info: info, Task: d, Topics: []string{"bench"},
-		Key: jsonConv(b, true), Value: val, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
+		Key: val, Value: val, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
 		FlushInterval: time.Minute, Logger: quietLogger()})
 	if err != nil {
 		b.Fatal(err)

@@ -517,6 +517,8 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 				return false
 			}
 		}
+		// The task took the batch: a plugin's Put has encoded its values.
+		r.valueWriter.Reuse()
 		for _, kr := range chunk {
 			r.consumed[sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}] = kr.Offset + 1
 		}
