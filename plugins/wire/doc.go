@@ -21,6 +21,13 @@
 // so a hostile or corrupt batch yields an error, never a panic or an
 // unbounded allocation (see FuzzDecode).
 //
+// The worker can also keep values in this encoding instead of Go values: a
+// Decoder with RawValues hands each value over as a *Raw (walked with a
+// ValueReader, or decoded), a ValueWriter builds schemaless values piece
+// by piece, and an Encoder copies a *Raw into a batch as it is. The
+// JsonConverter uses these to go from plugin to Kafka bytes and back
+// without building Go values.
+//
 // Decoded records may share maps (consecutive records with equal source
 // partitions share one Partition map) and schemas: treat them as read-only.
 //
