@@ -18,10 +18,6 @@ import (
 // on busy cores costs scheduling delays on both sides, for each batch.
 const putWindow = 3
 
-// TakesEncodedValues implements EncodedValueSink: Put encodes a batch for
-// the plugin, and an encoded value is copied into it as it is.
-func (t *hostSinkTask) TakesEncodedValues() bool { return true }
-
 type hostSinkTask struct {
 	taskProc
 	stream pluginpb.Plugin_RunSinkTaskClient
@@ -163,6 +159,10 @@ func (t *hostSinkTask) await(ctx context.Context, id uint64) (*pluginpb.Ack, err
 		}
 	}
 }
+
+// TakesEncodedValues implements EncodedValueSink: Put copies every value
+// into the batch it encodes for the plugin, an encoded one as it is.
+func (t *hostSinkTask) TakesEncodedValues() bool { return true }
 
 // Put sends the batch and returns without waiting for the plugin to process
 // it, so that the worker fetches and converts the next batch meanwhile; it

@@ -81,7 +81,17 @@ type RawValueSource interface {
 // values already in the plugin wire encoding (a *wire.Raw, written by a
 // convert.WireMaker) and pass them on as they are.
 type EncodedValueSink interface {
+	// TakesEncodedValues reports whether Put takes such values. If so,
+	// Put must be done with them when it returns (copy them), since the
+	// caller writes over their memory afterwards.
 	TakesEncodedValues() bool
+}
+
+// TakesEncodedValues reports whether t is an EncodedValueSink that takes
+// encoded values; wrappers of a SinkTask use it to forward the question.
+func TakesEncodedValues(t SinkTask) bool {
+	ev, ok := t.(EncodedValueSink)
+	return ok && ev.TakesEncodedValues()
 }
 
 // SinkTask is a running sink task. Its methods must be called from one

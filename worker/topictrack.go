@@ -61,18 +61,14 @@ func (t trackedSource) KeepValuesEncoded() {
 	}
 }
 
-// TakesEncodedValues forwards to the task if it is a
-// plugins.EncodedValueSink.
-func (t trackedSink) TakesEncodedValues() bool {
-	ev, ok := t.SinkTask.(plugins.EncodedValueSink)
-	return ok && ev.TakesEncodedValues()
-}
-
 // trackedSink notes the topics of the records a sink task is given.
 type trackedSink struct {
 	plugins.SinkTask
 	n *topicNoter
 }
+
+// TakesEncodedValues forwards the question to the task.
+func (t trackedSink) TakesEncodedValues() bool { return plugins.TakesEncodedValues(t.SinkTask) }
 
 func (t trackedSink) Put(ctx context.Context, records []sdk.SinkRecord) error {
 	for i := range records {

@@ -41,8 +41,13 @@ func special8(x uint64) uint64 {
 // words, in which no byte is special (Special8): JSON string content that
 // needs no escaping and no UTF-8 check.
 func PlainPrefix[T ~string | ~[]byte](s T) int {
-	i := 0
-	// 32 bytes per step while none is special, then word by word.
+	// The first word alone (text that is not plain ASCII stops here at
+	// once), then 32 bytes per step while none is special, then word by
+	// word.
+	if len(s) < 8 || Special8(load8(s)) {
+		return 0
+	}
+	i := 8
 	for ; len(s)-i >= 32; i += 32 {
 		w := s[i : i+32]
 		if (special8(load8(w))|special8(load8(w[8:]))|special8(load8(w[16:]))|special8(load8(w[24:])))&highs != 0 {
@@ -70,7 +75,7 @@ func AppendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		// Skip plain ASCII 8 bytes at a time: most strings need no escaping.
+		// Skip plain ASCII a word at a time: most strings need no escaping.
 		i += PlainPrefix(s[i:])
 		if i >= len(s) {
 			break

@@ -484,18 +484,24 @@ func (d *decoder) typed(s *schema.Schema, depth int) (any, error) {
 		return nil, d.fail("value nested too deeply")
 	}
 	if s.Optional {
-		p, err := d.byte()
-		if err != nil {
+		if present, err := d.present(); !present || err != nil {
 			return nil, err
 		}
-		switch p {
-		case 0:
-			return nil, nil
-		case 1:
-		default:
-			return nil, d.fail("bad presence byte %d", p)
-		}
 	}
+	return d.typedPresent(s, depth)
+}
+
+// present reads the presence byte of an optional value.
+func (d *decoder) present() (bool, error) {
+	p, err := d.byte()
+	if err == nil && p > 1 {
+		err = d.fail("bad presence byte %d", p)
+	}
+	return p == 1, err
+}
+
+// typedPresent reads a value of s after its presence byte, if any.
+func (d *decoder) typedPresent(s *schema.Schema, depth int) (any, error) {
 	switch s.Name {
 	case schema.DecimalName:
 		b, err := d.raw()

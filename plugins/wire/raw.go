@@ -7,11 +7,13 @@ import (
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 
-// Raw is a record value left in the wire encoding by a Decoder with
-// RawValues set: the worker serializes it for Kafka straight from these
-// bytes (a ValueReader walks them) instead of building Go values first, or
-// decodes it when it needs them (Decode). A Raw is immutable; like the
-// other decoded values it may share the batch's memory.
+// Raw is a value in the wire encoding: left so by a Decoder with RawValues
+// set, for the worker to serialize it for Kafka straight from these bytes (a
+// ValueReader walks them) instead of building Go values first, or written
+// by a ValueWriter. Decode builds the Go value when one is needed. A Raw
+// from a Decoder is immutable and, like the other decoded values, may share
+// the batch's memory; one from a ValueWriter is valid until the writer's
+// Reuse.
 type Raw struct {
 	schema *schema.Schema // nil: a schemaless value
 	data   []byte         // exactly the value's encoding
@@ -41,22 +43,15 @@ type ValueReader struct {
 	d decoder
 }
 
-// Reset positions the reader at the start of r.
+// Reset positions the reader at the start of r. The value was checked
+// when the Raw was made (against the element budget of its whole batch),
+// so no budget applies here.
 func (vr *ValueReader) Reset(r *Raw) {
-	vr.d = decoder{data: r.data, budget: len(r.data) + 1024, aliasOK: r.alias, aliasing: r.alias}
+	vr.d = decoder{data: r.data, budget: math.MaxInt, aliasOK: r.alias, aliasing: r.alias}
 }
 
 // Present reads the presence of an optional value: false means null.
-func (vr *ValueReader) Present() (bool, error) {
-	p, err := vr.d.byte()
-	if err != nil {
-		return false, err
-	}
-	if p > 1 {
-		return false, vr.d.fail("bad presence byte %d", p)
-	}
-	return p == 1, nil
-}
+func (vr *ValueReader) Present() (bool, error) { return vr.d.present() }
 
 // Int reads a present value of an integer type, Date (days since the
 // epoch), Time (milliseconds of the day) or Timestamp (milliseconds since
@@ -198,16 +193,8 @@ func (d *decoder) skipTyped(s *schema.Schema, depth int) error {
 		return d.fail("value nested too deeply")
 	}
 	if s.Optional {
-		p, err := d.byte()
-		if err != nil {
+		if present, err := d.present(); !present || err != nil {
 			return err
-		}
-		switch p {
-		case 0:
-			return nil
-		case 1:
-		default:
-			return d.fail("bad presence byte %d", p)
 		}
 	}
 	var err error
@@ -246,7 +233,7 @@ func (d *decoder) skipTyped(s *schema.Schema, depth int) error {
 	case schema.TypeMap:
 		// Maps are checked by decoding them (their keys must be
 		// comparable): rare in bulk data, and exact.
-		_, err = d.typed(s, depth)
+		_, err = d.typedPresent(s, depth)
 	case schema.TypeStruct:
 		for _, f := range s.Fields {
 			if err := d.skipTyped(f.Schema, depth+1); err != nil {

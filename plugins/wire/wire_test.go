@@ -219,6 +219,13 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(e.Bytes())
 	f.Add([]byte{0, tagArray, 5, tagNull})
+	optMap := schema.MapOf(schema.String, schema.Int64).AsOptional()
+	var om Encoder
+	if err := om.Append(&Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp, ValueSchema: optMap,
+		Value: map[string]any{"a": int64(1), "b": int64(2)}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(om.Bytes())
 	f.Add([]byte{0, 0, 0, 0, 0, 1, byte(schema.TypeStruct), 0, 1, 1, 'a', 2})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := Decode(data, 10)
@@ -294,8 +301,30 @@ func checkRawValues(t *testing.T, data []byte, want []Record) {
 // batch as it does without RawValues.
 func TestRawValues(t *testing.T) {
 	recs := sampleRecords(t)
-	recs = append(recs, Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp,
-		ValueSchema: schema.OptionalString}, Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp})
+	value := func(s *schema.Schema, v any) Record {
+		return Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp, ValueSchema: s, Value: v}
+	}
+	optMap := schema.MapOf(schema.String, schema.Int64).AsOptional()
+	optAnyMap := schema.MapOf(schema.Int32, schema.String).AsOptional()
+	withMap := schema.StructOf("withMap").Field("m", optMap).Field("n", schema.OptionalInt32).Build()
+	empty := schema.StructOf("empty").Build()
+	recs = append(recs, value(schema.OptionalString, nil), value(nil, nil),
+		// Optional maps, absent and with 0, 1 and 3 entries, alone, in
+		// an array and in a struct.
+		value(optMap, nil), value(optMap, map[string]any{}), value(optMap, map[string]any{"a": int64(1)}),
+		value(optMap, map[string]any{"a": int64(1), "b": int64(2), "c": int64(3)}),
+		value(optAnyMap, map[any]any{int32(1): "x", int32(2): "y"}),
+		value(schema.ArrayOf(optMap), []any{nil, map[string]any{"k": int64(9), "l": int64(8)}, map[string]any{}}),
+		value(withMap, schema.NewStruct(withMap).Set("m", map[string]any{"a": int64(1), "b": int64(2)})),
+		value(withMap, schema.NewStruct(withMap).Set("n", int32(4))),
+		// Elements of no bytes: many of them in a small value.
+		value(schema.ArrayOf(empty), func() []any {
+			a := make([]any, 1500)
+			for i := range a {
+				a[i] = schema.NewStruct(empty)
+			}
+			return a
+		}()))
 	var e Encoder
 	for i := range recs {
 		if err := e.Append(&recs[i]); err != nil {

@@ -158,7 +158,11 @@ func (w *ValueWriter) Finish() (*Raw, error) {
 	if len(w.open) > 0 {
 		return nil, errors.New("wire: value has unclosed containers")
 	}
+	if len(w.buf) == w.start {
+		return nil, errors.New("wire: no value written")
+	}
 	data := w.buf[w.start:len(w.buf):len(w.buf)]
 	w.written += len(data)
-	return &Raw{data: data, alias: true}, nil
+	// Decoded strings are copied: the chunk is written over after Reuse.
+	return &Raw{data: data}, nil
 }

@@ -197,3 +197,28 @@ func TestValueWriterReuse(t *testing.T) {
 		}
 	}
 }
+
+// TestValueWriterEmptyDeepest: an empty container one level deeper than a
+// value may be holds no value at that level, and both the writer and the
+// decoder take it.
+func TestValueWriterEmptyDeepest(t *testing.T) {
+	var w ValueWriter
+	w.Begin(256)
+	for range maxDepth + 1 {
+		w.BeginArray()
+	}
+	for range maxDepth + 1 {
+		w.End()
+	}
+	raw, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Decode(); err != nil {
+		t.Fatal(err)
+	}
+	w.Begin(16)
+	if _, err := w.Finish(); err == nil {
+		t.Fatal("Finish took a value with nothing written")
+	}
+}

@@ -104,7 +104,7 @@ func (r *fastReader) strEnd() (end int, plain, ok bool) {
 	b := r.b
 	plain = true
 	for i := r.i + 1; i < len(b); i++ {
-		// Eight bytes at a time while none is a quote, a backslash, a
+		// A word at a time while no byte is a quote, a backslash, a
 		// control character or non-ASCII.
 		i += jackson.PlainPrefix(b[i:])
 		if i >= len(b) {
@@ -152,23 +152,34 @@ func (r *fastReader) str() (any, bool) {
 // strValue reads a string; alias lets a string without escapes share r.b's
 // memory instead of copying it (string values, not object keys).
 func (r *fastReader) strValue(alias bool) (string, bool) {
+	b, unescaped, ok := r.strBytes()
+	switch {
+	case !ok:
+		return "", false
+	case alias && !unescaped && len(b) > 0:
+		return unsafe.String(&b[0], len(b)), true
+	}
+	return string(b), true
+}
+
+// strBytes reads a string and returns its content: r.b's own bytes for a
+// string without escapes or non-ASCII bytes, else (unescaped true) new
+// bytes from encoding/json's unescaping and replacement of invalid UTF-8.
+func (r *fastReader) strBytes() (b []byte, unescaped, ok bool) {
 	end, plain, ok := r.strEnd()
 	if !ok {
-		return "", false
+		return nil, false, false
 	}
 	raw := r.b[r.i:end]
 	r.i = end
 	if plain {
-		if alias && len(raw) > 2 {
-			return unsafe.String(&raw[1], len(raw)-2), true
-		}
-		return string(raw[1 : len(raw)-1]), true
+		return raw[1 : len(raw)-1], false, true
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false
+		return nil, false, false
 	}
-	return s, true
+	return []byte(s), true, true
 }
 
 func (r *fastReader) object() (any, bool) {

@@ -73,7 +73,20 @@ func TestJSONRaw(t *testing.T) {
 	cases := append(goldenCases(), schemalessCases()...)
 	big1 := new(big.Int).Lsh(big.NewInt(1), 70)
 	dec := schema.Decimal(4).AsOptional()
+	optMap := schema.MapOf(schema.String, schema.Int64).AsOptional()
+	withMap := schema.StructOf("withMap").Field("m", optMap).Field("n", schema.OptionalInt32).Build()
+	empty := schema.StructOf("empty").Build()
+	empties := make([]any, 1500)
+	for i := range empties {
+		empties[i] = schema.NewStruct(empty)
+	}
 	cases = append(cases,
+		goldenCase{name: "optional_map_absent", s: optMap, v: nil},
+		goldenCase{name: "optional_map_empty", s: optMap, v: map[string]any{}},
+		goldenCase{name: "optional_map_3", s: optMap, v: map[string]any{"c": int64(3), "a": int64(1), "b": int64(2)}},
+		goldenCase{name: "array_of_optional_maps", s: schema.ArrayOf(optMap), v: []any{nil, map[string]any{"k": int64(9), "j": int64(8)}}},
+		goldenCase{name: "struct_with_map", s: withMap, v: schema.NewStruct(withMap).Set("m", map[string]any{"b": int64(2), "a": int64(1)})},
+		goldenCase{name: "array_of_empty_structs", s: schema.ArrayOf(empty), v: empties},
 		goldenCase{name: "decimal_zero", s: schema.Decimal(2), v: big.NewInt(0)},
 		goldenCase{name: "decimal_128", s: schema.Decimal(2), v: big.NewInt(128)},
 		goldenCase{name: "decimal_-129", s: schema.Decimal(2), v: big.NewInt(-129)},

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
 	"unsafe"
@@ -31,6 +30,9 @@ func (c *JSONConverter) ToConnectWire(_ string, b []byte, w *wire.ValueWriter) (
 		return nil, nil, false
 	}
 	r := fastReader{b: b}
+	if r.ws(); r.i < len(b) && b[r.i] == 'n' {
+		return nil, nil, false // a null value stays nil, as ToConnect returns it
+	}
 	// The encoding is about as long as the JSON, longer for small numbers
 	// (a one-digit integer takes two bytes).
 	w.Begin(2*len(b) + 16)
@@ -55,7 +57,7 @@ func (c *JSONConverter) ToConnectWire(_ string, b []byte, w *wire.ValueWriter) (
 // fastDecode or schemalessToConnect would not accept, and for values
 // nested deeper than either allows.
 func (r *fastReader) wireValue(w *wire.ValueWriter, depth int) bool {
-	if depth > maxDepth || depth > fastMaxDepth {
+	if depth > maxDepth { // (maxDepth is below fastMaxDepth)
 		return false
 	}
 	r.ws()
@@ -77,7 +79,7 @@ func (r *fastReader) wireValue(w *wire.ValueWriter, depth int) bool {
 			if r.i >= len(r.b) || r.b[r.i] != '"' {
 				return false
 			}
-			k, ok := r.strBytes()
+			k, _, ok := r.strBytes()
 			if !ok {
 				return false
 			}
@@ -118,7 +120,7 @@ func (r *fastReader) wireValue(w *wire.ValueWriter, depth int) bool {
 			}
 		}
 	case c == '"':
-		s, ok := r.strBytes()
+		s, _, ok := r.strBytes()
 		if ok {
 			w.String(s)
 		}
@@ -151,24 +153,4 @@ func (r *fastReader) wireValue(w *wire.ValueWriter, depth int) bool {
 		return true
 	}
 	return false
-}
-
-// strBytes reads a string as strValue does, returning its bytes: r.b's
-// own for a string without escapes or non-ASCII bytes, else encoding/json's
-// unescaping (and replacement of invalid UTF-8).
-func (r *fastReader) strBytes() ([]byte, bool) {
-	end, plain, ok := r.strEnd()
-	if !ok {
-		return nil, false
-	}
-	raw := r.b[r.i:end]
-	r.i = end
-	if plain {
-		return raw[1 : len(raw)-1], true
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, false
-	}
-	return []byte(s), true
 }

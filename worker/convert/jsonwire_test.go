@@ -56,11 +56,16 @@ func TestJSONToWire(t *testing.T) {
 		}
 	}
 	// Refused: malformed, trailing data, deeper than the wire encoding or
-	// the converter allow; ToConnect reports or handles these.
-	for _, in := range []string{`{`, `[1,]`, `{"a"}`, `1 2`, `nul`, `01`, `"\x01"`, `[1e]`,
-		strings.Repeat(`[`, 66) + strings.Repeat(`]`, 66), strings.Repeat(`[`, 101) + strings.Repeat(`]`, 101)} {
+	// the converter allow, and null (which ToConnect returns as nil);
+	// ToConnect reports or handles these. A refused value leaves nothing
+	// behind: the next one converts whole.
+	for _, in := range []string{`{`, `[1,]`, `{"a"}`, `1 2`, `nul`, `01`, `"\x01"`, `[1e]`, `null`, ` null `,
+		`[[[1,2,{"a":[3`, strings.Repeat(`[`, 66) + strings.Repeat(`]`, 66), strings.Repeat(`[`, 101) + strings.Repeat(`]`, 101)} {
 		if checkToWire(t, c, &w, []byte(in)) {
 			t.Errorf("ToConnectWire took %q", in)
+		}
+		if !checkToWire(t, c, &w, []byte(`{"after":[1,"two"]}`)) {
+			t.Errorf("ToConnectWire did not take a value after refusing %q", in)
 		}
 	}
 	if _, _, ok := c.ToConnectWire("t", nil, &w); ok {

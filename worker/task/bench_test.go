@@ -90,10 +90,7 @@ type countingSink struct {
 	first atomic.Int64 // unix nanos of the first Put
 }
 
-func (c *countingSink) TakesEncodedValues() bool {
-	ev, ok := c.SinkTask.(plugins.EncodedValueSink)
-	return ok && ev.TakesEncodedValues()
-}
+func (c *countingSink) TakesEncodedValues() bool { return plugins.TakesEncodedValues(c.SinkTask) }
 
 func (c *countingSink) Put(ctx context.Context, r []sdk.SinkRecord) error {
 	c.first.CompareAndSwap(0, time.Now().UnixNano())

@@ -139,7 +139,7 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 	// A converter that writes values straight into the wire encoding saves
 	// building them as Go values for a plugin; transforms need those.
 	if wm, ok := cfg.Value.(convert.WireMaker); ok && len(cfg.Transforms) == 0 {
-		if ev, ok := cfg.Task.(plugins.EncodedValueSink); ok && ev.TakesEncodedValues() {
+		if plugins.TakesEncodedValues(cfg.Task) {
 			r.wireValues = wm
 		}
 	}

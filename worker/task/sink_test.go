@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/tributary-dev/tributary/connectors/file"
 	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -260,7 +262,8 @@ func TestSinkWireValues(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := NewSink(SinkConfig{Info: info, Task: pt, Topics: []string{"json"}, Key: stringConv(t),
+		counted := &wireCounter{SinkTask: pt}
+		r, err := NewSink(SinkConfig{Info: info, Task: counted, Topics: []string{"json"}, Key: stringConv(t),
 			Value: jsonConv(t, false), ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
 			FlushInterval: 50 * time.Millisecond, Logger: quietLogger()})
 		if err != nil {
@@ -274,6 +277,10 @@ func TestSinkWireValues(t *testing.T) {
 		if err := r.Stop(stopCtx(t)); err != nil {
 			t.Fatal(err)
 		}
+		// Every value but the nulls (one in five) went encoded.
+		if want := int64(len(values) * 4 / 5); kind == "plugin" && counted.encoded.Load() != want {
+			t.Fatalf("%d values reached the plugin host encoded, want %d", counted.encoded.Load(), want)
+		}
 		outputs[kind] = readLines(t, out)
 	}
 	if len(outputs["plugin"]) != len(values) || outputs["plugin"][0] != "{id=0, name=né0, nested={big=1.2345678901234567e+19, neg=0}, tags=[a, 0.5, null, true]}" {
@@ -284,4 +291,21 @@ func TestSinkWireValues(t *testing.T) {
 			t.Fatalf("line %d (value %s): plugin sink wrote %q, in-process sink %q", i, values[i], got, want)
 		}
 	}
+}
+
+// wireCounter counts the values a sink task is given already encoded.
+type wireCounter struct {
+	plugins.SinkTask
+	encoded atomic.Int64
+}
+
+func (c *wireCounter) TakesEncodedValues() bool { return plugins.TakesEncodedValues(c.SinkTask) }
+
+func (c *wireCounter) Put(ctx context.Context, records []sdk.SinkRecord) error {
+	for _, r := range records {
+		if _, ok := r.Value.(*wire.Raw); ok {
+			c.encoded.Add(1)
+		}
+	}
+	return c.SinkTask.Put(ctx, records)
 }

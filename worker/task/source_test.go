@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/file"
 	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -245,8 +247,9 @@ func TestSourceRawValues(t *testing.T) {
 		if _, ok := pt.(plugins.RawValueSource); !ok {
 			t.Fatal("the plugin host's source task cannot leave values encoded")
 		}
+		counted := &rawCounter{SourceTask: pt}
 		value := jsonConv(t, schemas)
-		r, err := NewSource(SourceConfig{Info: info, Task: pt, Key: jsonConv(t, false), Value: value,
+		r, err := NewSource(SourceConfig{Info: info, Task: counted, Key: jsonConv(t, false), Value: value,
 			ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Offsets: &memOffsets{}, FlushInterval: time.Second, Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
@@ -258,6 +261,10 @@ func TestSourceRawValues(t *testing.T) {
 		recs := consumeAll(t, addr, topic, 3000)
 		if err := r.Stop(stopCtx(t)); err != nil {
 			t.Fatal(err)
+		}
+		// The first batch may have been decoded before the runner asked.
+		if n := counted.raw.Load(); n < 3000-700 {
+			t.Fatalf("only %d of 3000 values reached the runner encoded", n)
 		}
 		dcfg, err := sdk.ParseConfig[datagen.Config](cfg)
 		if err != nil {
@@ -276,3 +283,21 @@ func TestSourceRawValues(t *testing.T) {
 		}
 	}
 }
+
+// rawCounter counts the values a source task hands over still encoded.
+type rawCounter struct {
+	plugins.SourceTask
+	raw atomic.Int64
+}
+
+func (c *rawCounter) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
+	recs, err := c.SourceTask.Poll(ctx)
+	for _, r := range recs {
+		if _, ok := r.Value.(*wire.Raw); ok {
+			c.raw.Add(1)
+		}
+	}
+	return recs, err
+}
+
+func (c *rawCounter) KeepValuesEncoded() { c.SourceTask.(plugins.RawValueSource).KeepValuesEncoded() }
