@@ -130,6 +130,7 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 		kgo.OnPartitionsAssigned(r.onAssigned),
 		kgo.OnPartitionsRevoked(r.onRevoked),
 		kgo.OnPartitionsLost(r.onLost),
+		kgo.WithPools(&recordPool{}),
 	)
 	client, err := kgo.NewClient(opts...)
 	if err != nil {
@@ -521,6 +522,7 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 		r.valueWriter.Reuse()
 		for _, kr := range chunk {
 			r.consumed[sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}] = kr.Offset + 1
+			kr.Recycle()
 		}
 		addStale(r.applyRewinds()) // a synchronous task's requests from this Put
 	}
@@ -651,3 +653,17 @@ func (r *SinkRunner) stop(ctx context.Context) error {
 	r.wg.Wait()
 	return errors.Join(errs...)
 }
+
+// recordPool lends the consumer the slices it decodes fetched records
+// into; the runner recycles each record once delivered (values keep
+// pointing into the fetched bytes, which are not pooled).
+type recordPool struct{ p sync.Pool }
+
+func (rp *recordPool) GetRecords(n int) []kgo.Record {
+	if v, ok := rp.p.Get().(*[]kgo.Record); ok && cap(*v) >= n {
+		return (*v)[:n]
+	}
+	return make([]kgo.Record, n)
+}
+
+func (rp *recordPool) PutRecords(recs []kgo.Record) { rp.p.Put(&recs) }

@@ -309,3 +309,53 @@ func (c *wireCounter) Put(ctx context.Context, records []sdk.SinkRecord) error {
 	}
 	return c.SinkTask.Put(ctx, records)
 }
+
+// keepingSink keeps every record it is given.
+type keepingSink struct {
+	discardSink
+	mu   sync.Mutex
+	kept []sdk.SinkRecord
+}
+
+func (k *keepingSink) Put(_ context.Context, r []sdk.SinkRecord) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.kept = append(k.kept, r...)
+	return nil
+}
+
+func (k *keepingSink) count() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.kept)
+}
+
+// TestSinkRecordsOutliveTheirFetch: the consumer decodes fetched records
+// into pooled memory that the runner recycles after each Put; records a
+// task keeps (their keys and values share the fetched bytes) must stay
+// intact while later fetches reuse that memory.
+func TestSinkRecordsOutliveTheirFetch(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "in", 1)
+	const n = 6000
+	for from := 0; from < n; from += 500 {
+		produceLines(t, addr, "in", from, 500)
+	}
+	task := &keepingSink{}
+	r, err := NewSink(SinkConfig{Info: sdk.TaskInfo{Connector: "keep"}, Task: task, Topics: []string{"in"},
+		Key: stringConv(t), Value: stringConv(t), ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr), kgo.FetchMaxBytes(64 << 10)},
+		MaxPollRecords: 100, FlushInterval: time.Minute, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	waitFor(t, 20*time.Second, "every record", func() bool { return task.count() >= n })
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i, rec := range task.kept[:n] {
+		if rec.Offset != int64(i) || rec.Topic != "in" || rec.Key != fmt.Sprint(i) || rec.Value != fmt.Sprintf("line-%06d", i) {
+			t.Fatalf("record %d: %s-%d@%d key %v value %v", i, rec.Topic, rec.Partition, rec.Offset, rec.Key, rec.Value)
+		}
+	}
+}
