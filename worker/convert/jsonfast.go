@@ -183,68 +183,82 @@ func (r *fastReader) strBytes() (b []byte, unescaped, ok bool) {
 }
 
 func (r *fastReader) object() (any, bool) {
-	if r.depth++; r.depth > fastMaxDepth {
-		return nil, false
-	}
-	defer func() { r.depth-- }()
-	r.i++ // {
 	m := map[string]any{}
-	r.ws()
-	if r.i < len(r.b) && r.b[r.i] == '}' {
-		r.i++
-		return m, true
+	more, ok := r.open('}')
+	for more && ok {
+		var k []byte
+		if k, ok = r.key(); !ok {
+			break
+		}
+		var v any
+		if v, ok = r.value(); !ok {
+			break
+		}
+		m[string(k)] = v
+		more, ok = r.next('}')
 	}
-	for {
-		r.ws()
-		if r.i >= len(r.b) || r.b[r.i] != '"' {
-			return nil, false
-		}
-		k, ok := r.strValue(false)
-		if !ok {
-			return nil, false
-		}
-		r.ws()
-		if r.i >= len(r.b) || r.b[r.i] != ':' {
-			return nil, false
-		}
-		r.i++
-		v, ok := r.value()
-		if !ok {
-			return nil, false
-		}
-		m[k] = v
-		if more, ok := r.sep('}'); !ok {
-			return nil, false
-		} else if !more {
-			return m, true
-		}
-	}
+	return m, ok
 }
 
 func (r *fastReader) array() (any, bool) {
-	if r.depth++; r.depth > fastMaxDepth {
-		return nil, false
-	}
-	defer func() { r.depth-- }()
-	r.i++ // [
 	a := []any{}
-	r.ws()
-	if r.i < len(r.b) && r.b[r.i] == ']' {
-		r.i++
-		return a, true
-	}
-	for {
-		v, ok := r.value()
-		if !ok {
-			return nil, false
+	more, ok := r.open(']')
+	for more && ok {
+		var v any
+		if v, ok = r.value(); !ok {
+			break
 		}
 		a = append(a, v)
-		if more, ok := r.sep(']'); !ok {
-			return nil, false
-		} else if !more {
-			return a, true
-		}
+		more, ok = r.next(']')
 	}
+	return a, ok
+}
+
+// open steps into the object or array at r.i; more reports an item to
+// read (an object's key, then its value, or an array's element), after
+// which next steps to the following one. ok is false for malformed input
+// and for nesting deeper than fastMaxDepth; after that the reader is not
+// used again.
+func (r *fastReader) open(close byte) (more, ok bool) {
+	if r.depth++; r.depth > fastMaxDepth {
+		return false, false
+	}
+	r.i++
+	r.ws()
+	if r.i < len(r.b) && r.b[r.i] == close {
+		r.i++
+		r.depth--
+		return false, true
+	}
+	return true, true
+}
+
+// key reads an object member's key and the colon after it, returning the
+// key's content (strBytes).
+func (r *fastReader) key() ([]byte, bool) {
+	r.ws()
+	if r.i >= len(r.b) || r.b[r.i] != '"' {
+		return nil, false
+	}
+	k, _, ok := r.strBytes()
+	if !ok {
+		return nil, false
+	}
+	r.ws()
+	if r.i >= len(r.b) || r.b[r.i] != ':' {
+		return nil, false
+	}
+	r.i++
+	return k, true
+}
+
+// next steps over the separator after an item of the object or array
+// opened by open: more reports another item, !more the end (closed).
+func (r *fastReader) next(close byte) (more, ok bool) {
+	if more, ok = r.sep(close); ok && !more {
+		r.depth--
+	}
+	return more, ok
 }
 
 // sep steps over what follows an element of an object or array: a comma
@@ -273,47 +287,22 @@ func (r *fastReader) skip() bool {
 	}
 	switch c := r.b[r.i]; {
 	case c == '{' || c == '[':
-		closeCh := byte('}')
+		close := byte('}')
 		if c == '[' {
-			closeCh = ']'
+			close = ']'
 		}
-		if r.depth++; r.depth > fastMaxDepth {
-			return false
-		}
-		r.i++
-		r.ws()
-		if r.i < len(r.b) && r.b[r.i] == closeCh {
-			r.i++
-			r.depth--
-			return true
-		}
-		for {
+		more, ok := r.open(close)
+		for more && ok {
 			if c == '{' {
-				r.ws()
-				if r.i >= len(r.b) || r.b[r.i] != '"' {
-					return false
+				if _, ok = r.key(); !ok {
+					break
 				}
-				end, _, ok := r.strEnd()
-				if !ok {
-					return false
-				}
-				r.i = end
-				r.ws()
-				if r.i >= len(r.b) || r.b[r.i] != ':' {
-					return false
-				}
-				r.i++
 			}
-			if !r.skip() {
-				return false
-			}
-			if more, ok := r.sep(closeCh); !ok {
-				return false
-			} else if !more {
-				r.depth--
-				return true
+			if ok = r.skip(); ok {
+				more, ok = r.next(close)
 			}
 		}
+		return ok
 	case c == '"':
 		end, _, ok := r.strEnd()
 		r.i = end
@@ -386,23 +375,14 @@ func fastEnvelope(b, known []byte, alias bool) (schemaRaw []byte, payload any, o
 	if r.i >= len(b) || b[r.i] != '{' {
 		return nil, nil, false
 	}
-	r.i++
 	havePayload := false
-	for {
-		r.ws()
-		if r.i >= len(b) || b[r.i] != '"' {
-			return nil, nil, false
-		}
-		k, ok := r.strValue(false)
+	more, _ := r.open('}') // at depth 1 it cannot fail; !more: {}
+	for more {
+		k, ok := r.key()
 		if !ok {
 			return nil, nil, false
 		}
-		r.ws()
-		if r.i >= len(b) || b[r.i] != ':' {
-			return nil, nil, false
-		}
-		r.i++
-		switch k {
+		switch string(k) {
 		case "schema":
 			r.ws()
 			start := r.i
@@ -422,12 +402,8 @@ func fastEnvelope(b, known []byte, alias bool) (schemaRaw []byte, payload any, o
 		default:
 			return nil, nil, false
 		}
-		more, ok := r.sep('}')
-		if !ok {
+		if more, ok = r.next('}'); !ok {
 			return nil, nil, false
-		}
-		if !more {
-			break
 		}
 	}
 	r.ws()

@@ -65,60 +65,29 @@ func (r *fastReader) wireValue(w *wire.ValueWriter, depth int) bool {
 		return false
 	}
 	switch c := r.b[r.i]; {
-	case c == '{':
-		r.i++
-		w.BeginMap()
-		r.ws()
-		if r.i < len(r.b) && r.b[r.i] == '}' {
-			r.i++
-			w.End()
-			return true
+	case c == '{' || c == '[':
+		close := byte('}')
+		if c == '{' {
+			w.BeginMap()
+		} else {
+			close = ']'
+			w.BeginArray()
 		}
-		for {
-			r.ws()
-			if r.i >= len(r.b) || r.b[r.i] != '"' {
-				return false
+		more, ok := r.open(close)
+		for more && ok {
+			if c == '{' {
+				var k []byte
+				if k, ok = r.key(); !ok {
+					break
+				}
+				w.Key(k)
 			}
-			k, _, ok := r.strBytes()
-			if !ok {
-				return false
-			}
-			w.Key(k)
-			r.ws()
-			if r.i >= len(r.b) || r.b[r.i] != ':' {
-				return false
-			}
-			r.i++
-			if !r.wireValue(w, depth+1) {
-				return false
-			}
-			if more, ok := r.sep('}'); !ok {
-				return false
-			} else if !more {
-				w.End()
-				return true
+			if ok = r.wireValue(w, depth+1); ok {
+				more, ok = r.next(close)
 			}
 		}
-	case c == '[':
-		r.i++
-		w.BeginArray()
-		r.ws()
-		if r.i < len(r.b) && r.b[r.i] == ']' {
-			r.i++
-			w.End()
-			return true
-		}
-		for {
-			if !r.wireValue(w, depth+1) {
-				return false
-			}
-			if more, ok := r.sep(']'); !ok {
-				return false
-			} else if !more {
-				w.End()
-				return true
-			}
-		}
+		w.End()
+		return ok
 	case c == '"':
 		s, _, ok := r.strBytes()
 		if ok {
