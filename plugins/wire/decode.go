@@ -532,23 +532,11 @@ func (d *decoder) typedPresent(s *schema.Schema, depth int) (any, error) {
 	case schema.TypeInt64:
 		return d.varint()
 	case schema.TypeFloat32:
-		b, err := d.fixed(4)
-		if err != nil {
-			return nil, err
-		}
-		return math.Float32frombits(binary.LittleEndian.Uint32(b)), nil
+		return d.float32()
 	case schema.TypeFloat64:
-		b, err := d.fixed(8)
-		if err != nil {
-			return nil, err
-		}
-		return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
+		return d.float64()
 	case schema.TypeBoolean:
-		b, err := d.byte()
-		if err == nil && b > 1 {
-			err = d.fail("bad boolean %d", b)
-		}
-		return b == 1, err
+		return d.boolean()
 	case schema.TypeString:
 		return d.valueStr()
 	case schema.TypeBytes:
@@ -673,31 +661,17 @@ func (d *decoder) schemaless(depth int) (any, error) {
 		b, err := d.byte()
 		return int8(b), err
 	case tagInt16:
-		v, err := d.varint()
-		if err == nil && (v < math.MinInt16 || v > math.MaxInt16) {
-			err = d.fail("int16 out of range")
-		}
+		v, err := d.integer(schema.Int16)
 		return int16(v), err
 	case tagInt32:
-		v, err := d.varint()
-		if err == nil && (v < math.MinInt32 || v > math.MaxInt32) {
-			err = d.fail("int32 out of range")
-		}
+		v, err := d.integer(schema.Int32)
 		return int32(v), err
 	case tagInt64:
 		return d.varint()
 	case tagFloat32:
-		b, err := d.fixed(4)
-		if err != nil {
-			return nil, err
-		}
-		return math.Float32frombits(binary.LittleEndian.Uint32(b)), nil
+		return d.float32()
 	case tagFloat64:
-		b, err := d.fixed(8)
-		if err != nil {
-			return nil, err
-		}
-		return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
+		return d.float64()
 	case tagString:
 		return d.valueStr()
 	case tagBytes:

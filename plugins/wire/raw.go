@@ -100,28 +100,34 @@ func (d *decoder) integer(s *schema.Schema) (int64, error) {
 }
 
 // Float32 reads a present FLOAT32 value.
-func (vr *ValueReader) Float32() (float32, error) {
-	b, err := vr.d.fixed(4)
+func (vr *ValueReader) Float32() (float32, error) { return vr.d.float32() }
+
+// Float64 reads a present FLOAT64 value.
+func (vr *ValueReader) Float64() (float64, error) { return vr.d.float64() }
+
+// Bool reads a present BOOLEAN value.
+func (vr *ValueReader) Bool() (bool, error) { return vr.d.boolean() }
+
+func (d *decoder) float32() (float32, error) {
+	b, err := d.fixed(4)
 	if err != nil {
 		return 0, err
 	}
 	return math.Float32frombits(binary.LittleEndian.Uint32(b)), nil
 }
 
-// Float64 reads a present FLOAT64 value.
-func (vr *ValueReader) Float64() (float64, error) {
-	b, err := vr.d.fixed(8)
+func (d *decoder) float64() (float64, error) {
+	b, err := d.fixed(8)
 	if err != nil {
 		return 0, err
 	}
 	return math.Float64frombits(binary.LittleEndian.Uint64(b)), nil
 }
 
-// Bool reads a present BOOLEAN value.
-func (vr *ValueReader) Bool() (bool, error) {
-	b, err := vr.d.byte()
+func (d *decoder) boolean() (bool, error) {
+	b, err := d.byte()
 	if err == nil && b > 1 {
-		err = vr.d.fail("bad boolean %d", b)
+		err = d.fail("bad boolean %d", b)
 	}
 	return b == 1, err
 }
@@ -198,26 +204,19 @@ func (d *decoder) skipTyped(s *schema.Schema, depth int) error {
 		}
 	}
 	var err error
-	switch s.Name {
-	case schema.DecimalName:
+	if s.Name == schema.DecimalName {
 		_, err = d.raw()
-		return err
-	case schema.DateName, schema.TimeName, schema.TimestampName:
-		_, err = d.integer(s)
 		return err
 	}
 	switch s.Type {
 	case schema.TypeInt8, schema.TypeInt16, schema.TypeInt32, schema.TypeInt64:
-		_, err = d.integer(s)
+		_, err = d.integer(s) // with Date's, Time's and Timestamp's checks
 	case schema.TypeFloat32:
-		_, err = d.fixed(4)
+		_, err = d.float32()
 	case schema.TypeFloat64:
-		_, err = d.fixed(8)
+		_, err = d.float64()
 	case schema.TypeBoolean:
-		var b byte
-		if b, err = d.byte(); err == nil && b > 1 {
-			err = d.fail("bad boolean %d", b)
-		}
+		_, err = d.boolean()
 	case schema.TypeString, schema.TypeBytes:
 		_, err = d.raw()
 	case schema.TypeArray:

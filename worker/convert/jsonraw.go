@@ -70,8 +70,7 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 			return c.appendValue(b, s, nil, depth)
 		}
 	}
-	switch s.Name {
-	case schema.DecimalName:
+	if s.Name == schema.DecimalName {
 		unscaled, err := vr.Bytes()
 		if err != nil {
 			return nil, err
@@ -80,17 +79,11 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 			return c.appendValue(b, s, schema.DecimalFromBytes(unscaled), depth)
 		}
 		return appendBase64(b, unscaled), nil
-	case schema.DateName, schema.TimeName, schema.TimestampName:
-		// Date in days, Time and Timestamp in milliseconds: what
-		// appendValue writes for them.
-		v, err := vr.Int(s)
-		if err != nil {
-			return nil, err
-		}
-		return strconv.AppendInt(b, v, 10), nil
 	}
 	switch s.Type {
 	case schema.TypeInt8, schema.TypeInt16, schema.TypeInt32, schema.TypeInt64:
+		// Date (INT32) comes in days, Time (INT32) and Timestamp (INT64)
+		// in milliseconds: what appendValue writes for them.
 		v, err := vr.Int(s)
 		if err != nil {
 			return nil, err
