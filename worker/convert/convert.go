@@ -25,7 +25,7 @@ type Converter interface {
 // copying: the string values ToConnectAliased returns may share b's memory
 // (as ByteArrayConverter's bytes always do), so b must stay unmodified while
 // they are in use. The sink runner uses it: the client never reuses the
-// memory of fetched records.
+// fetched bytes (only the Record structs that point into them).
 type Aliaser interface {
 	ToConnectAliased(topic string, b []byte) (*schema.Schema, any, error)
 }

@@ -569,9 +569,10 @@ func (r *SinkRunner) applyRewinds() map[sdk.TopicPartition]int64 {
 }
 
 // toConnect deserializes without copying where the converter can: the
-// client never reuses the memory of fetched records (no kgo pools are
-// configured), so string values may point into it, and the record's bytes
-// stay alive exactly as long as a value that needs them.
+// client never reuses the fetched bytes (recordPool lends it only the
+// Record structs, and no decompression pool is configured), so string
+// values may point into them, and they stay alive exactly as long as a
+// value that needs them.
 func toConnect(c convert.Converter, topic string, b []byte) (*schema.Schema, any, error) {
 	if a, ok := c.(convert.Aliaser); ok {
 		return a.ToConnectAliased(topic, b)
