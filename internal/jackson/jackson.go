@@ -37,24 +37,27 @@ func special8(x uint64) uint64 {
 	return (x - 0x20*ones) | ((x ^ '"'*ones) - ones) | ((x ^ '\\'*ones) - ones) | x
 }
 
-// PlainPrefix returns the length of s's longest prefix, in whole 8-byte
-// words, in which no byte is special (Special8): JSON string content that
-// needs no escaping and no UTF-8 check.
-func PlainPrefix[T ~string | ~[]byte](s T) int {
+// indexSpecialWords is IndexSpecial in portable Go: a word at a time
+// (Special8), 32 bytes per step while none is special, then byte by byte.
+func indexSpecialWords[T ~string | ~[]byte](s T) int {
+	i := 0
 	// The first word alone (text that is not plain ASCII stops here at
-	// once), then 32 bytes per step while none is special, then word by
-	// word.
-	if len(s) < 8 || Special8(load8(s)) {
-		return 0
-	}
-	i := 8
-	for ; len(s)-i >= 32; i += 32 {
-		w := s[i : i+32]
-		if (special8(load8(w))|special8(load8(w[8:]))|special8(load8(w[16:]))|special8(load8(w[24:])))&highs != 0 {
-			break
+	// once), then 32 bytes per step, then word by word.
+	if len(s) >= 8 && !Special8(load8(s)) {
+		i = 8
+		for ; len(s)-i >= 32; i += 32 {
+			w := s[i : i+32]
+			if (special8(load8(w))|special8(load8(w[8:]))|special8(load8(w[16:]))|special8(load8(w[24:])))&highs != 0 {
+				break
+			}
+		}
+		for ; len(s)-i >= 8 && !Special8(load8(s[i:])); i += 8 {
 		}
 	}
-	for ; len(s)-i >= 8 && !Special8(load8(s[i:])); i += 8 {
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return i
+		}
 	}
 	return i
 }
@@ -76,7 +79,7 @@ func AppendString(b []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		// Skip plain ASCII a word at a time: most strings need no escaping.
-		i += PlainPrefix(s[i:])
+		i += IndexSpecialString(s[i:])
 		if i >= len(s) {
 			break
 		}

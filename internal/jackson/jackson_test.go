@@ -103,7 +103,7 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
-// special is the byte-wise definition Special8 and PlainPrefix implement.
+// special is the byte-wise definition Special8 and IndexSpecial implement.
 func special(c byte) bool { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80 }
 
 // TestSpecial8 checks the word-at-a-time test against the byte-wise
@@ -139,26 +139,62 @@ func TestSpecial8(t *testing.T) {
 	}
 }
 
-func TestPlainPrefix(t *testing.T) {
-	base := strings.Repeat("abcdefgh", 9) // 72 plain bytes: two 32-byte steps and one word
+// indexSpecialRef is the byte-wise definition of IndexSpecial.
+func indexSpecialRef(b []byte) int {
+	for i, c := range b {
+		if special(c) {
+			return i
+		}
+	}
+	return len(b)
+}
+
+// checkIndexSpecial compares every implementation of IndexSpecial with the
+// byte-wise definition on b.
+func checkIndexSpecial(t *testing.T, b []byte) {
+	t.Helper()
+	want := indexSpecialRef(b)
+	if got := IndexSpecial(b); got != want {
+		t.Fatalf("IndexSpecial(%q) = %d, want %d", b, got, want)
+	}
+	if got := IndexSpecialString(string(b)); got != want {
+		t.Fatalf("IndexSpecialString(%q) = %d, want %d", b, got, want)
+	}
+	if got := indexSpecialWords(b); got != want {
+		t.Fatalf("indexSpecialWords(%q) = %d, want %d", b, got, want)
+	}
+}
+
+// TestIndexSpecial puts each class of special byte at every position of
+// plain strings of every length up to a few 32-byte steps, alone and
+// before a second one, so each step, the 16-byte blocks, the overlapping
+// last block and the short-string path all meet it.
+func TestIndexSpecial(t *testing.T) {
+	base := strings.Repeat("abcdefghijklmnopqrstuvwxyz0123456789", 3) // 108 plain bytes
 	for n := range len(base) + 1 {
-		for _, bad := range []byte{'"', '\\', '\n', 0x80} {
+		for _, bad := range []byte{'"', '\\', '\n', 0, 0x1f, 0x7f, 0x80, 0xff} {
 			for at := range n + 1 {
 				b := []byte(base[:n])
 				if at < n {
 					b[at] = bad
+					if at+5 < n {
+						b[at+5] = '"'
+					}
 				}
-				want := n &^ 7
-				if at < n {
-					want = at &^ 7
-				}
-				if got := PlainPrefix(b); got != want {
-					t.Fatalf("PlainPrefix(%q) = %d, want %d", b, got, want)
-				}
-				if got := PlainPrefix(string(b)); got != want {
-					t.Fatalf("PlainPrefix(string %q) = %d, want %d", b, got, want)
-				}
+				checkIndexSpecial(t, b)
 			}
 		}
 	}
+}
+
+// FuzzIndexSpecial checks IndexSpecial on arbitrary bytes, at every offset
+// into them (the vector code loads unaligned blocks).
+func FuzzIndexSpecial(f *testing.F) {
+	f.Add([]byte(strings.Repeat("plain text ", 9) + "\"quoted\""))
+	f.Add([]byte("caf\u00e9 \x00 \t"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for off := 0; off < len(b) && off < 16; off++ {
+			checkIndexSpecial(t, b[off:])
+		}
+	})
 }

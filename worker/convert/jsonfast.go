@@ -106,7 +106,7 @@ func (r *fastReader) strEnd() (end int, plain, ok bool) {
 	for i := r.i + 1; i < len(b); i++ {
 		// A word at a time while no byte is a quote, a backslash, a
 		// control character or non-ASCII.
-		i += jackson.PlainPrefix(b[i:])
+		i += jackson.IndexSpecial(b[i:])
 		if i >= len(b) {
 			break
 		}
