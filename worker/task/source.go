@@ -52,6 +52,9 @@ type SourceRunner struct {
 	// rawValues: the value converter takes values left encoded (*wire.Raw)
 	// and no transform needs them decoded.
 	rawValues bool
+	// produced is the promise method value, made once: every record
+	// shares it.
+	produced func(*kgo.Record, error)
 
 	runCtx    context.Context // cancelled on forced stop
 	cancelRun context.CancelFunc
@@ -83,10 +86,17 @@ type partState struct {
 	dirty       bool
 }
 
+// pendingRecord is a produced record's entry in its partition's queue. It
+// is also the Kafka record's Context (franz-go's field for per-record
+// data), from which the one promise function of the runner finds it and
+// the partitioner reads explicit: a closure per record would cost an
+// allocation each.
 type pendingRecord struct {
-	offset sdk.Offset
-	acked  bool
-	ps     *partState
+	context.Context // context.Background(): Done is nil, so never cancels
+	offset          sdk.Offset
+	acked           bool
+	explicit        bool       // the task chose the Kafka partition
+	ps              *partState // nil: the record has no source offset
 }
 
 // NewSource creates the runner and its producer; Start starts it.
@@ -123,6 +133,7 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
+	r.produced = r.promise
 	// A converter that writes values straight from the plugin's encoding
 	// saves building them as Go values; transforms need those.
 	if _, ok := cfg.Value.(convert.RawTaker); ok && len(cfg.Transforms) == 0 {
@@ -337,11 +348,11 @@ func samePartition(a, b sdk.Partition) bool {
 }
 
 // track queues a record's offset for its source partition; pr is where the
-// pending entry is kept (one slice per batch). It returns nil for records
-// without a partition or offset.
-func (r *SourceRunner) track(keys *partKeyCache, rec *sdk.SourceRecord, pr *pendingRecord, acked bool) *pendingRecord {
+// pending entry is kept (one slice per batch). Records without a partition
+// or offset are not queued (pr.ps stays nil).
+func (r *SourceRunner) track(keys *partKeyCache, rec *sdk.SourceRecord, pr *pendingRecord, acked bool) {
 	if rec.Partition == nil || rec.Offset == nil {
-		return nil
+		return
 	}
 	key := keys.keyOf(rec.Partition)
 	r.mu.Lock()
@@ -351,12 +362,11 @@ func (r *SourceRunner) track(keys *partKeyCache, rec *sdk.SourceRecord, pr *pend
 		ps = &partState{part: rec.Partition}
 		r.parts[key] = ps
 	}
-	*pr = pendingRecord{offset: rec.Offset, acked: acked, ps: ps}
+	pr.offset, pr.acked, pr.ps = rec.Offset, acked, ps
 	ps.pending = append(ps.pending, pr)
 	if acked {
 		ps.advance()
 	}
-	return pr
 }
 
 // advance moves committable past the acked head of the queue; r.mu held.
@@ -374,7 +384,7 @@ func (ps *partState) advance() {
 }
 
 func (r *SourceRunner) ack(pr *pendingRecord) {
-	if pr == nil {
+	if pr == nil || pr.ps == nil {
 		return
 	}
 	r.mu.Lock()
@@ -413,16 +423,24 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
 		if err := r.toKafka(&rec, kr); err != nil {
 			return err
 		}
-		pr := r.track(&keys, &recs[i], &prs[i], false)
-		r.client.Produce(r.runCtx, kr, func(kr *kgo.Record, err error) {
-			if err != nil {
-				r.fail(err, "produce to "+kr.Topic)
-				return
-			}
-			r.ack(pr)
-		})
+		pr := &prs[i]
+		pr.Context, pr.explicit = context.Background(), rec.KafkaPartition != nil
+		kr.Context = pr
+		r.track(&keys, &recs[i], pr, false)
+		r.client.Produce(r.runCtx, kr, r.produced)
 	}
 	return nil
+}
+
+// promise is the produce callback of every record: it acknowledges the
+// record's offset (its pendingRecord is the record's Context) or fails the
+// task.
+func (r *SourceRunner) promise(kr *kgo.Record, err error) {
+	if err != nil {
+		r.fail(err, "produce to "+kr.Topic)
+		return
+	}
+	r.ack(kr.Context.(*pendingRecord))
 }
 
 func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
@@ -437,7 +455,6 @@ func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
 	*kr = kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
 	if rec.KafkaPartition != nil {
 		kr.Partition = *rec.KafkaPartition
-		kr.Context = explicitCtx
 	}
 	if len(rec.Headers) > 0 {
 		kr.Headers = make([]kgo.RecordHeader, len(rec.Headers))
@@ -540,10 +557,11 @@ func (r *SourceRunner) stop(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// explicitCtx marks records whose Partition was set by the source task.
-var explicitCtx = context.WithValue(context.Background(), explicitKey{}, true)
-
-type explicitKey struct{}
+// explicit reports whether the source task chose r's Kafka partition.
+func explicit(r *kgo.Record) bool {
+	pr, ok := r.Context.(*pendingRecord)
+	return ok && pr.explicit
+}
 
 // explicitPartitioner honours SourceRecord.KafkaPartition and otherwise
 // uses Kafka's default (murmur2 of the key, sticky for null keys).
@@ -560,11 +578,11 @@ func (p explicitPartitioner) ForTopic(topic string) kgo.TopicPartitioner {
 type explicitTopicPartitioner struct{ kgo.TopicPartitioner }
 
 func (p explicitTopicPartitioner) RequiresConsistency(r *kgo.Record) bool {
-	return r.Context == explicitCtx || p.TopicPartitioner.RequiresConsistency(r)
+	return explicit(r) || p.TopicPartitioner.RequiresConsistency(r)
 }
 
 func (p explicitTopicPartitioner) Partition(r *kgo.Record, n int) int {
-	if r.Context == explicitCtx {
+	if explicit(r) {
 		return int(r.Partition)
 	}
 	return p.TopicPartitioner.Partition(r, n)

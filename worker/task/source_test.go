@@ -301,3 +301,59 @@ func (c *rawCounter) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 }
 
 func (c *rawCounter) KeepValuesEncoded() { c.SourceTask.(plugins.RawValueSource).KeepValuesEncoded() }
+
+// TestSourceExplicitPartitions checks that a record's KafkaPartition picks
+// its partition, that records without one are spread by key as Kafka's
+// default partitioner does (the same key, the same partition), and that
+// records without a source offset are produced without touching offsets.
+func TestSourceExplicitPartitions(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "t", 3)
+	part := func(n int32) *int32 { return &n }
+	p := sdk.Partition{"p": "a"}
+	var batch []sdk.SourceRecord
+	for i := range 30 {
+		rec := sdk.SourceRecord{Partition: p, Offset: sdk.Offset{"n": int64(i)}, Topic: "t",
+			Key: fmt.Sprintf("k%d", i%4), Value: fmt.Sprintf("v%d", i)}
+		if i%3 == 0 {
+			rec.KafkaPartition = part(int32(i/3) % 3)
+		}
+		if i%5 == 4 {
+			rec.Partition, rec.Offset = nil, nil // no source offset
+		}
+		batch = append(batch, rec)
+	}
+	task := &scriptedTask{batches: [][]sdk.SourceRecord{batch}}
+	offsets := &memOffsets{}
+	r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "c"}, Task: task, Key: stringConv(t),
+		Value: stringConv(t), ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
+		Offsets: offsets, FlushInterval: time.Hour, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	recs := consumeAll(t, addr, "t", len(batch))
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	keyPart := map[string]int32{}
+	for _, kr := range recs {
+		var i int
+		if _, err := fmt.Sscanf(string(kr.Value), "v%d", &i); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			if want := int32(i/3) % 3; kr.Partition != want {
+				t.Errorf("record %d in partition %d, want %d (explicit)", i, kr.Partition, want)
+			}
+			continue
+		}
+		if p, ok := keyPart[string(kr.Key)]; ok && p != kr.Partition {
+			t.Errorf("key %s in partitions %d and %d", kr.Key, p, kr.Partition)
+		}
+		keyPart[string(kr.Key)] = kr.Partition
+	}
+	if n, _ := offsets.latest[partitionKey(p)].Int64("n"); n != 28 {
+		t.Errorf("committed offset n=%d, want 28 (the last record with an offset)", n)
+	}
+}
