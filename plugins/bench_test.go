@@ -124,9 +124,11 @@ func BenchmarkWireDatagen1KiB(b *testing.B) {
 			KafkaPartition: wire.NoPartition, Timestamp: r.Timestamp.UnixMilli(),
 			KeySchema: r.KeySchema, Key: r.Key, ValueSchema: r.ValueSchema, Value: r.Value}
 	}
-	var enc wire.Encoder
+	// As the plugin's SDK encodes: one partition map per poll.
+	enc := wire.Encoder{ReusePartitions: true}
 	encode := func() {
 		enc.Reset()
+		enc.ForgetPartition()
 		for i := range wrecs {
 			if err := enc.Append(&wrecs[i]); err != nil {
 				b.Fatal(err)

@@ -289,7 +289,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	}()
 
 	// batching loop
-	var enc wire.Encoder
+	// The records of one Poll are handed over together and not modified
+	// after, so their shared partition map is encoded once per Poll.
+	enc := wire.Encoder{ReusePartitions: true}
 	var w wire.Record
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -317,6 +319,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 				}
 				return finish(fmt.Errorf("poll: %w", p.err))
 			}
+			enc.ForgetPartition()
 			for i := range p.recs {
 				sourceToWire(&p.recs[i], &w)
 				wasEmpty := enc.Count() == 0

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"sort"
 	"time"
+	"unsafe"
 
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -68,7 +70,22 @@ type Encoder struct {
 	// compared and used as keys); keys, values and headers are written in
 	// map order, which costs no allocation.
 	canonical bool
+
+	// ReusePartitions lets Append copy the encoding of the previous
+	// record's source partition when the record's Partition is the very
+	// same map (the same map object, not merely equal contents), until
+	// ForgetPartition. A source task's records usually share one
+	// partition map, and encoding a map costs an iteration of it (about a
+	// sixth of encoding a 1 KiB record). Set it only for records handed
+	// over together, whose maps nobody modifies meanwhile, and call
+	// ForgetPartition before the next such group.
+	ReusePartitions bool
+	part            unsafe.Pointer // the map partEnc encodes; nil: none
+	partEnc         []byte
 }
+
+// ForgetPartition drops the partition encoding ReusePartitions keeps.
+func (e *Encoder) ForgetPartition() { e.part = nil }
 
 // Reset starts a new batch, keeping allocated memory.
 func (e *Encoder) Reset() {
@@ -123,7 +140,7 @@ func (e *Encoder) Append(r *Record) (err error) {
 	}
 	e.buf = append(e.buf, flags)
 	e.canonical = true
-	if err := e.schemaless(mapValue(r.Partition), 0); err != nil {
+	if err := e.partition(r.Partition); err != nil {
 		e.canonical = false
 		return fmt.Errorf("wire: source partition: %w", err)
 	}
@@ -528,6 +545,25 @@ func (e *Encoder) schemaless(v any, depth int) error {
 	default:
 		return fmt.Errorf("value of Go type %T is not a valid schemaless value", v)
 	}
+	return nil
+}
+
+// partition encodes a source partition map, reusing the previous one's
+// encoding when ReusePartitions allows it.
+func (e *Encoder) partition(m map[string]any) error {
+	if !e.ReusePartitions || m == nil {
+		return e.schemaless(mapValue(m), 0)
+	}
+	p := reflect.ValueOf(m).UnsafePointer() // held, so no other map can take its address
+	if p == e.part {
+		e.buf = append(e.buf, e.partEnc...)
+		return nil
+	}
+	start := len(e.buf)
+	if err := e.schemaless(m, 0); err != nil {
+		return err
+	}
+	e.part, e.partEnc = p, append(e.partEnc[:0], e.buf[start:]...)
 	return nil
 }
 
