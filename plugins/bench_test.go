@@ -37,8 +37,9 @@ func BenchmarkDatagen1KiB(b *testing.B) {
 	loaders := []struct {
 		name string
 		make func(b *testing.B) Loader
-		// encoded leaves values in the wire encoding, as the source
-		// runner takes them for a JsonConverter (RawValueSource).
+		// encoded leaves values and source offsets in the wire encoding,
+		// as the source runner takes them for a JsonConverter
+		// (RawValueSource, EncodedOffsetSource).
 		encoded bool
 	}{
 		{"inprocess", func(b *testing.B) Loader {
@@ -67,9 +68,18 @@ func BenchmarkDatagen1KiB(b *testing.B) {
 			b.SetBytes(1024)
 			b.ReportAllocs()
 			b.ResetTimer()
+			// As the source runner takes them for a JsonConverter: values
+			// and offsets left encoded.
+			eo, _ := task.(EncodedOffsetSource)
 			n := 0
 			for n < b.N {
-				recs, err := task.Poll(ctx)
+				var recs []sdk.SourceRecord
+				var err error
+				if l.encoded {
+					recs, _, err = eo.PollEncodedOffsets(ctx)
+				} else {
+					recs, err = task.Poll(ctx)
+				}
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -146,21 +156,27 @@ func BenchmarkWireDatagen1KiB(b *testing.B) {
 	})
 	encode()
 	data := append([]byte(nil), enc.Bytes()...)
-	b.Run("decode", func(b *testing.B) {
-		b.SetBytes(1024)
-		b.ReportAllocs()
-		dec := wire.Decoder{AliasInput: true}
-		for i := 0; b.Loop(); i++ {
-			if i%len(recs) == 0 {
-				wrecs, err := dec.Decode(data, len(recs))
-				if err != nil {
-					b.Fatal(err)
-				}
-				out := make([]sdk.SourceRecord, len(wrecs))
-				for i := range wrecs {
-					sourceFromWire(&wrecs[i], &out[i])
+	for _, raw := range []bool{false, true} {
+		name := "decode"
+		if raw {
+			name = "decode-encoded-values" // as the source runner takes them for a JsonConverter
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(1024)
+			b.ReportAllocs()
+			dec := wire.Decoder{AliasInput: true, RawValues: raw}
+			for i := 0; b.Loop(); i++ {
+				if i%len(recs) == 0 {
+					wrecs, err := dec.Decode(data, len(recs))
+					if err != nil {
+						b.Fatal(err)
+					}
+					out := make([]sdk.SourceRecord, len(wrecs))
+					for i := range wrecs {
+						sourceFromWire(&wrecs[i], &out[i])
+					}
 				}
 			}
-		}
-	})
+		})
+	}
 }

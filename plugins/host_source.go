@@ -217,14 +217,23 @@ type hostSourceTask struct {
 	stream  pluginpb.Plugin_RunSourceTaskClient
 	sendMu  sync.Mutex
 	offsets OffsetReader
-	batches chan []sdk.SourceRecord
+	batches chan sourceBatch
 	queries sync.WaitGroup
 	ctx     context.Context
 	// dec decodes batches in recvLoop. Each received batch's bytes belong
 	// to its message alone and are never modified, so the decoded values
-	// alias them instead of being copied.
+	// alias them instead of being copied. Source offsets stay encoded
+	// until someone needs them (Poll decodes them, PollEncodedOffsets
+	// does not).
 	dec wire.Decoder
 	raw atomic.Bool // KeepValuesEncoded was called
+}
+
+// sourceBatch is a decoded batch; offsets[i] is the encoded source offset
+// of recs[i].
+type sourceBatch struct {
+	recs    []sdk.SourceRecord
+	offsets [][]byte
 }
 
 // KeepValuesEncoded implements RawValueSource.
@@ -243,7 +252,7 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 	if err != nil {
 		return nil, err
 	}
-	t := &hostSourceTask{offsets: offsets, batches: make(chan []sdk.SourceRecord, 1), dec: wire.Decoder{AliasInput: true}}
+	t := &hostSourceTask{offsets: offsets, batches: make(chan sourceBatch, 1), dec: wire.Decoder{AliasInput: true, RawOffsets: true}}
 	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
 		fmt.Sprintf("source task %s-%d", info.Connector, info.Task))
 	if err != nil {
@@ -290,12 +299,13 @@ func (t *hostSourceTask) recvLoop() {
 				t.cancel()
 				continue
 			}
-			recs := make([]sdk.SourceRecord, len(wrecs))
+			b := sourceBatch{recs: make([]sdk.SourceRecord, len(wrecs)), offsets: make([][]byte, len(wrecs))}
 			for i := range wrecs {
-				sourceFromWire(&wrecs[i], &recs[i])
+				sourceFromWire(&wrecs[i], &b.recs[i])
+				b.offsets[i] = wrecs[i].RawOffset
 			}
 			select {
-			case t.batches <- recs:
+			case t.batches <- b:
 			case <-t.stopCh: // stopping: nobody polls any more
 			case <-t.ctx.Done():
 			}
@@ -352,18 +362,44 @@ func (t *hostSourceTask) answer(q *pluginpb.OffsetsQuery) {
 }
 
 func (t *hostSourceTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
+	b, err := t.next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i, raw := range b.offsets {
+		if raw == nil {
+			continue
+		}
+		if b.recs[i].Offset, err = wire.DecodeOffset(raw); err != nil {
+			return nil, fmt.Errorf("plugins: %s: %w", t.what, err)
+		}
+	}
+	return b.recs, nil
+}
+
+// EncodesOffsets implements EncodedOffsetSource.
+func (t *hostSourceTask) EncodesOffsets() bool { return true }
+
+// PollEncodedOffsets implements EncodedOffsetSource.
+func (t *hostSourceTask) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
+	b, err := t.next(ctx)
+	return b.recs, b.offsets, err
+}
+
+// next returns the next decoded batch.
+func (t *hostSourceTask) next(ctx context.Context) (sourceBatch, error) {
 	select {
-	case recs := <-t.batches:
-		return recs, nil
+	case b := <-t.batches:
+		return b, nil
 	case <-t.done:
 		select {
-		case recs := <-t.batches:
-			return recs, nil
+		case b := <-t.batches:
+			return b, nil
 		default:
 		}
-		return nil, t.terminal()
+		return sourceBatch{}, t.terminal()
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return sourceBatch{}, ctx.Err()
 	}
 }
 

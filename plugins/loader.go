@@ -77,6 +77,20 @@ type RawValueSource interface {
 	KeepValuesEncoded()
 }
 
+// EncodedOffsetSource is implemented by source tasks that can hand over
+// source offsets still in the plugin wire encoding. A source runner needs
+// a record's offset only if it becomes the one committed for its
+// partition, so most never need to become maps.
+type EncodedOffsetSource interface {
+	// EncodesOffsets reports whether PollEncodedOffsets may be used
+	// (wrappers of a SourceTask forward the question).
+	EncodesOffsets() bool
+	// PollEncodedOffsets is Poll, except that every record's Offset is
+	// nil and offsets[i] is instead the encoding of recs[i]'s offset (nil
+	// when it has none), for wire.DecodeOffset.
+	PollEncodedOffsets(ctx context.Context) (recs []sdk.SourceRecord, offsets [][]byte, err error)
+}
+
 // EncodedValueSink is implemented by sink tasks that can take record
 // values already in the plugin wire encoding (a *wire.Raw, written by a
 // convert.WireMaker) and pass them on as they are.

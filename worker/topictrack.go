@@ -54,6 +54,21 @@ func (t trackedSource) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 	return recs, err
 }
 
+// EncodesOffsets forwards the question to the task.
+func (t trackedSource) EncodesOffsets() bool {
+	eo, ok := t.SourceTask.(plugins.EncodedOffsetSource)
+	return ok && eo.EncodesOffsets()
+}
+
+// PollEncodedOffsets is Poll for a task that EncodesOffsets.
+func (t trackedSource) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
+	recs, offs, err := t.SourceTask.(plugins.EncodedOffsetSource).PollEncodedOffsets(ctx)
+	for i := range recs {
+		t.n.observe(ctx, recs[i].Topic)
+	}
+	return recs, offs, err
+}
+
 // KeepValuesEncoded forwards to the task if it is a plugins.RawValueSource.
 func (t trackedSource) KeepValuesEncoded() {
 	if rv, ok := t.SourceTask.(plugins.RawValueSource); ok {

@@ -38,6 +38,8 @@ type decoder struct {
 	rawValues bool
 	raws      []Raw
 	rawBlock  int
+	// rawOffsets leaves source offsets encoded (see Decoder.RawOffsets).
+	rawOffsets bool
 }
 
 func newDecoder(data []byte) *decoder {
@@ -195,6 +197,12 @@ type Decoder struct {
 	// encoding: Value is then a *Raw (its schema is still ValueSchema),
 	// checked as strictly as a decoded value. Keys and headers are decoded.
 	RawValues bool
+	// RawOffsets leaves each record's source offset in the wire encoding:
+	// RawOffset is set instead of Offset, checked as strictly as a decoded
+	// offset, and copied out of the batch (all of a batch's into one
+	// allocation). A source runner needs a record's offset only if it
+	// becomes the one committed, so most are never decoded (DecodeOffset).
+	RawOffsets bool
 
 	intern map[string]string
 	recs   []Record
@@ -211,13 +219,77 @@ func (dec *Decoder) Decode(data []byte, countHint int) ([]Record, error) {
 	if cap(dec.recs) < countHint {
 		dec.recs = make([]Record, 0, countHint)
 	}
-	d := decoder{data: data, budget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern, rawValues: dec.RawValues}
+	d := decoder{data: data, budget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern,
+		rawValues: dec.RawValues, rawOffsets: dec.RawOffsets}
 	recs, err := d.records(dec.recs[:0])
 	dec.intern = d.intern
 	if recs != nil {
 		dec.recs = recs
 	}
+	if err == nil && dec.RawOffsets {
+		copyRawOffsets(recs)
+	}
 	return recs, err
+}
+
+// copyRawOffsets moves the records' raw offsets, which alias the batch,
+// into one allocation of their own.
+func copyRawOffsets(recs []Record) {
+	n := 0
+	for i := range recs {
+		n += len(recs[i].RawOffset)
+	}
+	slab := make([]byte, 0, n)
+	for i := range recs {
+		if r := recs[i].RawOffset; r != nil {
+			start := len(slab)
+			slab = append(slab, r...)
+			recs[i].RawOffset = slab[start:len(slab):len(slab)]
+		}
+	}
+}
+
+// DecodeOffset decodes a RawOffset.
+func DecodeOffset(raw []byte) (map[string]any, error) {
+	d := newDecoder(raw)
+	m, err := d.stringMap()
+	if err != nil {
+		return nil, err
+	}
+	if d.pos != len(raw) {
+		return nil, d.fail("trailing bytes")
+	}
+	return m, nil
+}
+
+// skipStringMap advances past a source offset (a map with string keys, or
+// null) with the checks of stringMap, decoding none of it but values that
+// are not scalars.
+func (d *decoder) skipStringMap() error {
+	tag, err := d.byte()
+	if err != nil {
+		return err
+	}
+	switch tag {
+	case tagNull:
+		return nil
+	case tagStringMap:
+	default:
+		return d.fail("expected a map with string keys, got value tag %d", tag)
+	}
+	n, err := d.count()
+	if err != nil {
+		return err
+	}
+	for range n {
+		if _, err := d.raw(); err != nil {
+			return err
+		}
+		if err := d.skipSchemalessChecked(1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (d *decoder) record(r *Record) error {
@@ -241,7 +313,15 @@ func (d *decoder) record(r *Record) error {
 		}
 		d.prevPart, d.prevPartMap = d.data[start:d.pos], r.Partition
 	}
-	if r.Offset, err = d.stringMap(); err != nil {
+	if d.rawOffsets {
+		start := d.pos
+		if err := d.skipStringMap(); err != nil {
+			return err
+		}
+		if d.data[start] != tagNull {
+			r.RawOffset = d.data[start:d.pos:d.pos]
+		}
+	} else if r.Offset, err = d.stringMap(); err != nil {
 		return err
 	}
 	if r.Topic, err = d.internedStr(); err != nil {

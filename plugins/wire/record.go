@@ -21,6 +21,10 @@ type Record struct {
 	ValueSchema    *schema.Schema
 	Value          any
 	Headers        []Header
+	// RawOffset is Offset still encoded, set instead of Offset by a
+	// Decoder with RawOffsets (nil when the record has no offset); see
+	// DecodeOffset.
+	RawOffset []byte
 }
 
 // Header is a record header.

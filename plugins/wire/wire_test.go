@@ -237,6 +237,10 @@ func FuzzDecode(f *testing.F) {
 			if _, err := dec.Decode(data, 10); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("RawValues decoding of a corrupt batch: %v", err)
 			}
+			dec = Decoder{RawOffsets: true}
+			if _, err := dec.Decode(data, 10); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("RawOffsets decoding of a corrupt batch: %v", err)
+			}
 			return
 		}
 		// Whatever decodes must re-encode and decode to equal records.
@@ -256,6 +260,7 @@ func FuzzDecode(f *testing.F) {
 			assertRecordEqual(t, &got[i], &again[i])
 		}
 		checkRawValues(t, data, got)
+		checkRawOffsets(t, data, got)
 		_, _ = DecodeOffsets(data)
 		_, _ = DecodePartitions(data)
 	})
@@ -492,5 +497,81 @@ func TestEncoderReusePartitions(t *testing.T) {
 	}
 	if n := dec[0].Partition["n"]; n != int64(8) {
 		t.Fatalf("without ForgetPartition: n = %v, want the kept 8", n)
+	}
+}
+
+// checkRawOffsets decodes data with RawOffsets and checks that every raw
+// offset decodes to the offset plain decoding gave (want).
+func checkRawOffsets(t *testing.T, data []byte, want []Record) {
+	t.Helper()
+	dec := Decoder{RawOffsets: true}
+	got, err := dec.Decode(data, len(want))
+	if err != nil {
+		t.Fatalf("RawOffsets decoding failed where decoding did not: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("RawOffsets decoding: %d records, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Offset != nil {
+			t.Fatalf("record %d: Offset set with RawOffsets", i)
+		}
+		if (got[i].RawOffset == nil) != (want[i].Offset == nil) {
+			t.Fatalf("record %d: raw offset %x for offset %v", i, got[i].RawOffset, want[i].Offset)
+		}
+		if got[i].RawOffset == nil {
+			continue
+		}
+		off, err := DecodeOffset(got[i].RawOffset)
+		if err != nil {
+			t.Fatalf("record %d: DecodeOffset: %v", i, err)
+		}
+		if !reflect.DeepEqual(off, want[i].Offset) {
+			t.Fatalf("record %d: raw offset decodes to %v, want %v", i, off, want[i].Offset)
+		}
+	}
+}
+
+// TestRawOffsets checks RawOffsets on the sample records and that raw
+// offsets do not alias the batch.
+func TestRawOffsets(t *testing.T) {
+	recs := sampleRecords(t)
+	var e Encoder
+	for i := range recs {
+		if err := e.Append(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := append([]byte(nil), e.Bytes()...)
+	want, err := Decode(data, len(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRawOffsets(t, data, want)
+	dec := Decoder{RawOffsets: true, AliasInput: true}
+	got, err := dec.Decode(data, len(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(data) // the batch's memory is reused
+	n := 0
+	for i := range got {
+		if got[i].RawOffset == nil {
+			continue
+		}
+		n++
+		off, err := DecodeOffset(got[i].RawOffset)
+		if err != nil || !reflect.DeepEqual(off, want[i].Offset) {
+			t.Fatalf("record %d after the batch was overwritten: %v %v, want %v", i, off, err, want[i].Offset)
+		}
+	}
+	if n == 0 {
+		t.Fatal("the sample records have no offsets")
+	}
+	if _, err := DecodeOffset([]byte{tagInt64, 2}); err == nil {
+		t.Fatal("DecodeOffset accepted a number")
+	}
+	if _, err := DecodeOffset([]byte{tagStringMap, 0, 0}); err == nil {
+		t.Fatal("DecodeOffset accepted trailing bytes")
 	}
 }

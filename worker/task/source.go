@@ -52,6 +52,10 @@ type SourceRunner struct {
 	// rawValues: the value converter takes values left encoded (*wire.Raw)
 	// and no transform needs them decoded.
 	rawValues bool
+	// encodedOffsets is the task when it hands over source offsets still
+	// encoded and no transform needs them as maps: most records' offsets
+	// are then never decoded, only each partition's committed one.
+	encodedOffsets plugins.EncodedOffsetSource
 	// produced is the promise method value, made once: every record
 	// shares it.
 	produced func(*kgo.Record, error)
@@ -81,9 +85,11 @@ type partState struct {
 	part    sdk.Partition
 	pending []*pendingRecord // in poll order
 	// committable is the offset of the last record that, with all earlier
-	// ones, was acked; dirty when not yet written.
-	committable sdk.Offset
-	dirty       bool
+	// ones, was acked (still encoded when committableRaw is set); dirty
+	// when not yet written.
+	committable    sdk.Offset
+	committableRaw []byte
+	dirty          bool
 }
 
 // pendingRecord is a produced record's entry in its partition's queue. It
@@ -94,6 +100,7 @@ type partState struct {
 type pendingRecord struct {
 	context.Context // context.Background(): Done is nil, so never cancels
 	offset          sdk.Offset
+	rawOffset       []byte // offset still encoded (plugins.EncodedOffsetSource)
 	acked           bool
 	explicit        bool       // the task chose the Kafka partition
 	ps              *partState // nil: the record has no source offset
@@ -134,6 +141,9 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
 	r.produced = r.promise
+	if eo, ok := cfg.Task.(plugins.EncodedOffsetSource); ok && eo.EncodesOffsets() && len(cfg.Transforms) == 0 {
+		r.encodedOffsets = eo
+	}
 	// A converter that writes values straight from the plugin's encoding
 	// saves building them as Go values; transforms need those.
 	if _, ok := cfg.Value.(convert.RawTaker); ok && len(cfg.Transforms) == 0 {
@@ -240,7 +250,14 @@ func (r *SourceRunner) loop() {
 			}
 			continue
 		}
-		recs, err := r.cfg.Task.Poll(r.pollCtx)
+		var recs []sdk.SourceRecord
+		var offsets [][]byte
+		var err error
+		if r.encodedOffsets != nil {
+			recs, offsets, err = r.encodedOffsets.PollEncodedOffsets(r.pollCtx)
+		} else {
+			recs, err = r.cfg.Task.Poll(r.pollCtx)
+		}
 		if err != nil {
 			if r.isStopping() {
 				return
@@ -253,7 +270,7 @@ func (r *SourceRunner) loop() {
 		if !r.waitResumed() {
 			return
 		}
-		if err := r.send(recs); err != nil {
+		if err := r.send(recs, offsets); err != nil {
 			if !r.isStopping() {
 				r.fail(err, "send")
 			}
@@ -347,11 +364,12 @@ func samePartition(a, b sdk.Partition) bool {
 	return true
 }
 
-// track queues a record's offset for its source partition; pr is where the
-// pending entry is kept (one slice per batch). Records without a partition
-// or offset are not queued (pr.ps stays nil).
-func (r *SourceRunner) track(keys *partKeyCache, rec *sdk.SourceRecord, pr *pendingRecord, acked bool) {
-	if rec.Partition == nil || rec.Offset == nil {
+// track queues a record's offset (rec.Offset, or rawOffset when encoded)
+// for its source partition; pr is where the pending entry is kept (one
+// slice per batch). Records without a partition or offset are not queued
+// (pr.ps stays nil).
+func (r *SourceRunner) track(keys *partKeyCache, rec *sdk.SourceRecord, rawOffset []byte, pr *pendingRecord, acked bool) {
+	if rec.Partition == nil || rec.Offset == nil && rawOffset == nil {
 		return
 	}
 	key := keys.keyOf(rec.Partition)
@@ -362,7 +380,7 @@ func (r *SourceRunner) track(keys *partKeyCache, rec *sdk.SourceRecord, pr *pend
 		ps = &partState{part: rec.Partition}
 		r.parts[key] = ps
 	}
-	pr.offset, pr.acked, pr.ps = rec.Offset, acked, ps
+	pr.offset, pr.rawOffset, pr.acked, pr.ps = rec.Offset, rawOffset, acked, ps
 	ps.pending = append(ps.pending, pr)
 	if acked {
 		ps.advance()
@@ -373,7 +391,7 @@ func (r *SourceRunner) track(keys *partKeyCache, rec *sdk.SourceRecord, pr *pend
 func (ps *partState) advance() {
 	n := 0
 	for n < len(ps.pending) && ps.pending[n].acked {
-		ps.committable = ps.pending[n].offset
+		ps.committable, ps.committableRaw = ps.pending[n].offset, ps.pending[n].rawOffset
 		ps.dirty = true
 		n++
 	}
@@ -393,7 +411,9 @@ func (r *SourceRunner) ack(pr *pendingRecord) {
 	r.mu.Unlock()
 }
 
-func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
+// send converts and produces a polled batch; offsets, if not nil, holds
+// the records' encoded source offsets (PollEncodedOffsets).
+func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) error {
 	// One allocation per batch for the pending entries and the Kafka
 	// records instead of one each per record.
 	prs := make([]pendingRecord, len(recs))
@@ -401,6 +421,10 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
 	var keys partKeyCache
 	for i := range recs {
 		rec := recs[i]
+		var rawOffset []byte
+		if offsets != nil {
+			rawOffset = offsets[i]
+		}
 		if raw, ok := rec.Value.(*wire.Raw); ok && !r.rawValues {
 			v, err := raw.Decode()
 			if err != nil {
@@ -416,7 +440,7 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
 		}
 		if !keep || rec.Topic == "" {
 			// Dropped records and heartbeats only advance the offset.
-			r.track(&keys, &recs[i], &prs[i], true)
+			r.track(&keys, &recs[i], rawOffset, &prs[i], true)
 			continue
 		}
 		kr := &krs[i]
@@ -426,7 +450,7 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord) error {
 		pr := &prs[i]
 		pr.Context, pr.explicit = context.Background(), rec.KafkaPartition != nil
 		kr.Context = pr
-		r.track(&keys, &recs[i], pr, false)
+		r.track(&keys, &recs[i], rawOffset, pr, false)
 		r.client.Produce(r.runCtx, kr, r.produced)
 	}
 	return nil
@@ -499,6 +523,14 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		ps := r.parts[k]
+		if ps.committableRaw != nil {
+			off, err := wire.DecodeOffset(ps.committableRaw)
+			if err != nil {
+				r.mu.Unlock()
+				return fmt.Errorf("task: decode source offset: %w", err)
+			}
+			ps.committable, ps.committableRaw = off, nil
+		}
 		offs = append(offs, sdk.SourceOffset{Partition: ps.part, Offset: ps.committable})
 		ps.dirty = false
 	}

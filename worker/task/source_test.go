@@ -229,9 +229,10 @@ func TestPartKeyCache(t *testing.T) {
 
 // TestSourceRawValues: datagen in a plugin process, JsonConverter values
 // with and without the schema envelope. The runner has the plugin host
-// leave values in the wire encoding and writes them without building Go
-// values; each record in Kafka must still be exactly what the converter
-// writes for the generated value.
+// leave values and source offsets in the wire encoding and writes values
+// without building Go values; each record in Kafka must still be exactly
+// what the converter writes for the generated value, and the committed
+// offset must be the last record's.
 func TestSourceRawValues(t *testing.T) {
 	addr := startBroker(t)
 	h := pluginHost(t)
@@ -249,13 +250,17 @@ func TestSourceRawValues(t *testing.T) {
 		}
 		counted := &rawCounter{SourceTask: pt}
 		value := jsonConv(t, schemas)
+		offsets := &memOffsets{}
 		r, err := NewSource(SourceConfig{Info: info, Task: counted, Key: jsonConv(t, false), Value: value,
-			ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Offsets: &memOffsets{}, FlushInterval: time.Second, Logger: quietLogger()})
+			ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Offsets: offsets, FlushInterval: time.Second, Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !r.rawValues {
 			t.Fatal("the runner does not take encoded values from a JsonConverter")
+		}
+		if r.encodedOffsets == nil {
+			t.Fatal("the runner does not take encoded source offsets from the plugin host")
 		}
 		r.Start()
 		recs := consumeAll(t, addr, topic, 3000)
@@ -265,6 +270,12 @@ func TestSourceRawValues(t *testing.T) {
 		// The first batch may have been decoded before the runner asked.
 		if n := counted.raw.Load(); n < 3000-700 {
 			t.Fatalf("only %d of 3000 values reached the runner encoded", n)
+		}
+		if n := counted.rawOffsets.Load(); n != 3000 {
+			t.Fatalf("%d of 3000 source offsets reached the runner encoded", n)
+		}
+		if seq, _ := offsets.latest[partitionKey(sdk.Partition{"datagen.task": int64(0)})].Int64("seq"); seq != 2999 {
+			t.Fatalf("committed seq %d, want 2999", seq)
 		}
 		dcfg, err := sdk.ParseConfig[datagen.Config](cfg)
 		if err != nil {
@@ -284,20 +295,39 @@ func TestSourceRawValues(t *testing.T) {
 	}
 }
 
-// rawCounter counts the values a source task hands over still encoded.
+// rawCounter counts the values and source offsets a source task hands
+// over still encoded.
 type rawCounter struct {
 	plugins.SourceTask
-	raw atomic.Int64
+	raw, rawOffsets atomic.Int64
 }
 
 func (c *rawCounter) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 	recs, err := c.SourceTask.Poll(ctx)
-	for _, r := range recs {
+	c.count(recs, nil)
+	return recs, err
+}
+
+func (c *rawCounter) EncodesOffsets() bool {
+	eo, ok := c.SourceTask.(plugins.EncodedOffsetSource)
+	return ok && eo.EncodesOffsets()
+}
+
+func (c *rawCounter) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
+	recs, offs, err := c.SourceTask.(plugins.EncodedOffsetSource).PollEncodedOffsets(ctx)
+	c.count(recs, offs)
+	return recs, offs, err
+}
+
+func (c *rawCounter) count(recs []sdk.SourceRecord, offs [][]byte) {
+	for i, r := range recs {
 		if _, ok := r.Value.(*wire.Raw); ok {
 			c.raw.Add(1)
 		}
+		if offs != nil && offs[i] != nil && r.Offset == nil {
+			c.rawOffsets.Add(1)
+		}
 	}
-	return recs, err
 }
 
 func (c *rawCounter) KeepValuesEncoded() { c.SourceTask.(plugins.RawValueSource).KeepValuesEncoded() }
