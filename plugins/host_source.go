@@ -215,6 +215,7 @@ func (t *taskProc) stop(ctx context.Context, send func() error, waitOthers func(
 type hostSourceTask struct {
 	taskProc
 	stream  pluginpb.Plugin_RunSourceTaskClient
+	codec   *pluginpb.Codec
 	sendMu  sync.Mutex
 	offsets OffsetReader
 	batches chan sourceBatch
@@ -227,6 +228,9 @@ type hostSourceTask struct {
 	// does not).
 	dec wire.Decoder
 	raw atomic.Bool // KeepValuesEncoded was called
+	// last is the batch PollEncodedOffsets returned last (ReleaseBatch);
+	// it belongs to the polling goroutine.
+	last sourceBatch
 }
 
 // sourceBatch is a decoded batch; offsets[i] is the encoded source offset
@@ -234,6 +238,7 @@ type hostSourceTask struct {
 type sourceBatch struct {
 	recs    []sdk.SourceRecord
 	offsets [][]byte
+	records []byte // the received batch the records were decoded from
 }
 
 // KeepValuesEncoded implements RawValueSource.
@@ -259,7 +264,8 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 		return nil, err
 	}
 	t.ctx = sctx
-	if t.stream, err = t.p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(pluginpb.NewCodec())); err != nil {
+	t.codec = pluginpb.NewCodec()
+	if t.stream, err = t.p.rpc.RunSourceTask(sctx, grpc.ForceCodecV2(t.codec)); err != nil {
 		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
 	}
 	err = t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Start{Start: &pluginpb.TaskStart{
@@ -299,7 +305,8 @@ func (t *hostSourceTask) recvLoop() {
 				t.cancel()
 				continue
 			}
-			b := sourceBatch{recs: make([]sdk.SourceRecord, len(wrecs)), offsets: make([][]byte, len(wrecs))}
+			b := sourceBatch{recs: make([]sdk.SourceRecord, len(wrecs)), offsets: make([][]byte, len(wrecs)),
+				records: x.Batch.GetRecords()}
 			for i := range wrecs {
 				sourceFromWire(&wrecs[i], &b.recs[i])
 				b.offsets[i] = wrecs[i].RawOffset
@@ -383,7 +390,17 @@ func (t *hostSourceTask) EncodesOffsets() bool { return true }
 // PollEncodedOffsets implements EncodedOffsetSource.
 func (t *hostSourceTask) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
 	b, err := t.next(ctx)
+	t.last = b
 	return b.recs, b.offsets, err
+}
+
+// ReleaseBatch implements EncodedOffsetSource: the received batch's memory
+// gathers a later one.
+func (t *hostSourceTask) ReleaseBatch(recs []sdk.SourceRecord) {
+	if len(recs) > 0 && len(t.last.recs) > 0 && &recs[0] == &t.last.recs[0] && t.last.records != nil {
+		t.codec.Recycle(t.last.records)
+	}
+	t.last = sourceBatch{}
 }
 
 // next returns the next decoded batch.

@@ -69,6 +69,11 @@ func (t trackedSource) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceReco
 	return recs, offs, err
 }
 
+// ReleaseBatch forwards to the task.
+func (t trackedSource) ReleaseBatch(recs []sdk.SourceRecord) {
+	t.SourceTask.(plugins.EncodedOffsetSource).ReleaseBatch(recs)
+}
+
 // KeepValuesEncoded forwards to the task if it is a plugins.RawValueSource.
 func (t trackedSource) KeepValuesEncoded() {
 	if rv, ok := t.SourceTask.(plugins.RawValueSource); ok {

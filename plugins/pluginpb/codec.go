@@ -1,6 +1,8 @@
 package pluginpb
 
 import (
+	"sync/atomic"
+
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -23,7 +25,9 @@ import (
 // Receiving, the message is gathered into a buffer of its own and Records
 // aliases it, where the proto codec gathers it into a pooled buffer and then
 // copies Records out. The buffer belongs to the message alone and is never
-// modified, so records decoded from it may alias it too.
+// modified, so records decoded from it may alias it too, until the
+// receiver hands a batch's Records back with Recycle: the buffer then
+// gathers a later SourcePluginMessage.
 //
 // Use one Codec per stream (grpc.ForceCodecV2 on the host, a server option
 // in the plugin); it is safe for concurrent use.
@@ -35,11 +39,47 @@ type Codec struct {
 	// then each batch grows a fresh megabyte buffer from nothing. Two are
 	// enough to alternate: the one being encoded and the one in flight.
 	bufs chan *[]byte
+	// recycled holds received batches' buffers handed back with Recycle;
+	// recycling is set by the first Recycle.
+	recycled  chan []byte
+	recycling atomic.Bool
 }
 
 // NewCodec returns a Codec.
 func NewCodec() *Codec {
-	return &Codec{proto: encoding.GetCodecV2("proto"), bufs: make(chan *[]byte, 2)}
+	return &Codec{proto: encoding.GetCodecV2("proto"), bufs: make(chan *[]byte, 2), recycled: make(chan []byte, 2)}
+}
+
+// Recycle hands back the Records of a received SourcePluginMessage batch,
+// exactly as Unmarshal set them, once nothing refers to their memory any
+// more (nor to anything decoded from them that aliases it): a later batch
+// is gathered into the same memory instead of a new buffer, which the
+// runtime would clear first.
+func (c *Codec) Recycle(records []byte) {
+	c.recycling.Store(true)
+	select {
+	case c.recycled <- records[:0:cap(records)]:
+	default: // enough spare buffers: let this one go
+	}
+}
+
+// receiveBuffer returns a buffer of n bytes to gather a received batch
+// into: a recycled one when one is large enough. Once the receiver
+// recycles, a new one has an eighth more room, so that it can take a batch
+// a little larger than this one (a recycled buffer also loses the bytes of
+// message header before its Records).
+func (c *Codec) receiveBuffer(n int) []byte {
+	if !c.recycling.Load() {
+		return make([]byte, n)
+	}
+	select {
+	case b := <-c.recycled:
+		if cap(b) >= n {
+			return b[:n]
+		}
+	default:
+	}
+	return make([]byte, n, n+n/8+64)
 }
 
 // Name is "proto": the codec speaks protobuf, as the content type says.
@@ -151,8 +191,15 @@ func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	switch m := v.(type) {
 	case *SourcePluginMessage:
-		buf := data.Materialize()
+		buf := c.receiveBuffer(data.Len())
+		data.CopyTo(buf)
 		if b, ok := parseSourceBatch(buf); ok {
+			// When Records end the message (as Marshal writes it), give
+			// them the buffer's spare room, so that Recycle gets the
+			// memory whole back.
+			if n := len(b.Records); n > 0 && &b.Records[n-1] == &buf[len(buf)-1] {
+				b.Records = buf[len(buf)-n : len(buf) : cap(buf)]
+			}
 			proto.Reset(m)
 			m.Msg = &SourcePluginMessage_Batch{Batch: b}
 			return nil

@@ -124,3 +124,56 @@ func FuzzCodecUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestCodecRecycle: a received batch's memory gathers a later batch once
+// recycled, never before, and a smaller recycled buffer is not used for a
+// larger batch.
+func TestCodecRecycle(t *testing.T) {
+	c := NewCodec()
+	var msg []byte // the last batch's message bytes
+	batch := func(size int, fill byte) ([]byte, mem.BufferSlice) {
+		recs := bytes.Repeat([]byte{fill}, size)
+		b, err := proto.Marshal(&SourcePluginMessage{Msg: &SourcePluginMessage_Batch{Batch: &RecordBatch{Count: 1, Records: recs}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg = b
+		// gRPC hands over a message in chunks.
+		return recs, mem.BufferSlice{mem.SliceBuffer(b[:len(b)/2]), mem.SliceBuffer(b[len(b)/2:])}
+	}
+	receive := func(data mem.BufferSlice) []byte {
+		var m SourcePluginMessage
+		if err := c.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetBatch().GetRecords()
+	}
+	_, d1 := batch(8<<10, 'a')
+	first := receive(d1)
+	c.Recycle(first) // exactly sized, received before recycling began: too small to reuse
+	want2, d2 := batch(8<<10, 'b')
+	second := receive(d2)
+	if !bytes.Equal(second, want2) {
+		t.Fatal("second batch corrupted")
+	}
+	want3, d3 := batch(8<<10, 'c')
+	third := receive(d3) // second not recycled: new memory
+	if !bytes.Equal(second, want2) {
+		t.Fatal("a batch not recycled was written over")
+	}
+	c.Recycle(second)
+	want4, d4 := batch(8<<10, 'd')
+	fourth := receive(d4)
+	// The fourth message was gathered where second's records began.
+	if !bytes.Equal(second, msg[:len(second)]) {
+		t.Fatal("the recycled buffer was not reused")
+	}
+	if !bytes.Equal(third, want3) || !bytes.Equal(fourth, want4) {
+		t.Fatal("received batches corrupted")
+	}
+	c.Recycle(fourth)
+	want5, d5 := batch(64<<10, 'e') // larger than the recycled buffer
+	if fifth := receive(d5); !bytes.Equal(fifth, want5) {
+		t.Fatal("a batch larger than the recycled buffer corrupted")
+	}
+}

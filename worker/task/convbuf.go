@@ -13,6 +13,10 @@ import (
 type convBuf struct {
 	chunk []byte
 	last  int // size of the previous conversion, to predict the next
+	// mayAlias is set once a conversion's result came from FromConnect
+	// as is: it may share memory with the value converted (a []byte value
+	// through a ByteArrayConverter, say). Appended results never do.
+	mayAlias bool
 }
 
 const (
@@ -26,6 +30,7 @@ func (b *convBuf) convert(c convert.Converter, topic string, s *schema.Schema, v
 	if !ok || b.last > convChunkMaxRecord {
 		out, err := c.FromConnect(topic, s, v)
 		b.last = len(out)
+		b.mayAlias = true
 		return out, err
 	}
 	if cap(b.chunk)-len(b.chunk) < 2*b.last+64 {

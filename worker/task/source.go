@@ -270,11 +270,18 @@ func (r *SourceRunner) loop() {
 		if !r.waitResumed() {
 			return
 		}
-		if err := r.send(recs, offsets); err != nil {
+		r.keyBuf.mayAlias, r.valueBuf.mayAlias = false, false
+		headers, err := r.send(recs, offsets)
+		if err != nil {
 			if !r.isStopping() {
 				r.fail(err, "send")
 			}
 			return
+		}
+		// Every key and value the producer holds is a copy (no header
+		// either): nothing refers to the received batch any more.
+		if r.encodedOffsets != nil && !headers && !r.keyBuf.mayAlias && !r.valueBuf.mayAlias {
+			r.encodedOffsets.ReleaseBatch(recs)
 		}
 	}
 }
@@ -412,8 +419,9 @@ func (r *SourceRunner) ack(pr *pendingRecord) {
 }
 
 // send converts and produces a polled batch; offsets, if not nil, holds
-// the records' encoded source offsets (PollEncodedOffsets).
-func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) error {
+// the records' encoded source offsets (PollEncodedOffsets). It reports
+// whether a produced record had headers.
+func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers bool, err error) {
 	// One allocation per batch for the pending entries and the Kafka
 	// records instead of one each per record.
 	prs := make([]pendingRecord, len(recs))
@@ -428,7 +436,7 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) error {
 		if raw, ok := rec.Value.(*wire.Raw); ok && !r.rawValues {
 			v, err := raw.Decode()
 			if err != nil {
-				return fmt.Errorf("decode value for topic %s: %w", rec.Topic, err)
+				return headers, fmt.Errorf("decode value for topic %s: %w", rec.Topic, err)
 			}
 			rec.Value = v
 		}
@@ -445,15 +453,16 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) error {
 		}
 		kr := &krs[i]
 		if err := r.toKafka(&rec, kr); err != nil {
-			return err
+			return headers, err
 		}
+		headers = headers || len(kr.Headers) > 0
 		pr := &prs[i]
 		pr.Context, pr.explicit = context.Background(), rec.KafkaPartition != nil
 		kr.Context = pr
 		r.track(&keys, &recs[i], rawOffset, pr, false)
 		r.client.Produce(r.runCtx, kr, r.produced)
 	}
-	return nil
+	return headers, nil
 }
 
 // promise is the produce callback of every record: it acknowledges the

@@ -17,6 +17,8 @@ import (
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
+	"github.com/tributary-dev/tributary/worker/convert"
 )
 
 func consumeAll(t testing.TB, addr, topic string, n int) []*kgo.Record {
@@ -239,7 +241,8 @@ func TestSourceRawValues(t *testing.T) {
 	for _, schemas := range []bool{true, false} {
 		topic := fmt.Sprintf("gen-%v", schemas)
 		createTopic(t, addr, topic, 1)
-		cfg := map[string]string{"kafka.topic": topic, "payload.bytes": "300", "iterations": "3000", "batch.size": "700", "seed": "5"}
+		const n = 10000
+		cfg := map[string]string{"kafka.topic": topic, "payload.bytes": "300", "iterations": fmt.Sprint(n), "batch.size": "700", "seed": "5"}
 		info := sdk.TaskInfo{Connector: topic, Task: 0}
 		pt, err := h.StartSourceTask(context.Background(), datagen.Class, info, cfg, nil)
 		if err != nil {
@@ -263,19 +266,24 @@ func TestSourceRawValues(t *testing.T) {
 			t.Fatal("the runner does not take encoded source offsets from the plugin host")
 		}
 		r.Start()
-		recs := consumeAll(t, addr, topic, 3000)
+		recs := consumeAll(t, addr, topic, n)
 		if err := r.Stop(stopCtx(t)); err != nil {
 			t.Fatal(err)
 		}
 		// The first batch may have been decoded before the runner asked.
-		if n := counted.raw.Load(); n < 3000-700 {
-			t.Fatalf("only %d of 3000 values reached the runner encoded", n)
+		if got := counted.raw.Load(); got < n-700 {
+			t.Fatalf("only %d of %d values reached the runner encoded", got, n)
 		}
-		if n := counted.rawOffsets.Load(); n != 3000 {
-			t.Fatalf("%d of 3000 source offsets reached the runner encoded", n)
+		if got := counted.rawOffsets.Load(); got != n {
+			t.Fatalf("%d of %d source offsets reached the runner encoded", got, n)
 		}
-		if seq, _ := offsets.latest[partitionKey(sdk.Partition{"datagen.task": int64(0)})].Int64("seq"); seq != 2999 {
-			t.Fatalf("committed seq %d, want 2999", seq)
+		if seq, _ := offsets.latest[partitionKey(sdk.Partition{"datagen.task": int64(0)})].Int64("seq"); seq != n-1 {
+			t.Fatalf("committed seq %d, want %d", seq, n-1)
+		}
+		// Received batches' memory was reused for later ones (the records
+		// checked below were converted before theirs was).
+		if rel, polled := counted.released.Load(), counted.polls.Load(); rel < polled-1 || rel < 3 {
+			t.Fatalf("%d of %d batches released", rel, polled)
 		}
 		dcfg, err := sdk.ParseConfig[datagen.Config](cfg)
 		if err != nil {
@@ -299,7 +307,12 @@ func TestSourceRawValues(t *testing.T) {
 // over still encoded.
 type rawCounter struct {
 	plugins.SourceTask
-	raw, rawOffsets atomic.Int64
+	raw, rawOffsets, released, polls atomic.Int64
+}
+
+func (c *rawCounter) ReleaseBatch(recs []sdk.SourceRecord) {
+	c.released.Add(1)
+	c.SourceTask.(plugins.EncodedOffsetSource).ReleaseBatch(recs)
 }
 
 func (c *rawCounter) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
@@ -315,6 +328,9 @@ func (c *rawCounter) EncodesOffsets() bool {
 
 func (c *rawCounter) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
 	recs, offs, err := c.SourceTask.(plugins.EncodedOffsetSource).PollEncodedOffsets(ctx)
+	if err == nil {
+		c.polls.Add(1)
+	}
 	c.count(recs, offs)
 	return recs, offs, err
 }
@@ -385,5 +401,110 @@ func TestSourceExplicitPartitions(t *testing.T) {
 	}
 	if n, _ := offsets.latest[partitionKey(p)].Int64("n"); n != 28 {
 		t.Errorf("committed offset n=%d, want 28 (the last record with an offset)", n)
+	}
+}
+
+// encodedTask is a scriptedTask that hands over source offsets encoded,
+// as the plugin host does, and counts the batches released to it.
+type encodedTask struct {
+	scriptedTask
+	released [][]sdk.SourceRecord
+}
+
+func (e *encodedTask) EncodesOffsets() bool { return true }
+
+func (e *encodedTask) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
+	recs, err := e.Poll(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Encode the offsets as the plugin does and take them back encoded.
+	var enc wire.Encoder
+	for _, r := range recs {
+		if err := enc.Append(&wire.Record{Partition: r.Partition, Offset: r.Offset, KafkaPartition: wire.NoPartition, Timestamp: wire.NoTimestamp}); err != nil {
+			return nil, nil, err
+		}
+	}
+	dec := wire.Decoder{RawOffsets: true}
+	wrecs, err := dec.Decode(enc.Bytes(), len(recs))
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]sdk.SourceRecord, len(recs))
+	offs := make([][]byte, len(recs))
+	for i := range recs {
+		out[i], offs[i] = recs[i], wrecs[i].RawOffset
+		out[i].Offset = nil
+	}
+	return out, offs, nil
+}
+
+func (e *encodedTask) ReleaseBatch(recs []sdk.SourceRecord) { e.released = append(e.released, recs) }
+
+// TestSourceReleasesBatches checks when the runner hands a batch's memory
+// back to an EncodedOffsetSource: only when every key and value it
+// produced was copied (an appending converter) and no record had headers,
+// since the producer keeps what it was given until it is acked.
+func TestSourceReleasesBatches(t *testing.T) {
+	addr := startBroker(t)
+	p := sdk.Partition{"p": "a"}
+	batch := func(topic string, n int, headers, bytesValue bool) []sdk.SourceRecord {
+		var recs []sdk.SourceRecord
+		for i := range n {
+			r := sdk.SourceRecord{Partition: p, Offset: sdk.Offset{"n": int64(i)}, Topic: topic,
+				KeySchema: schema.String, Key: "k", ValueSchema: schema.String, Value: "v"}
+			if bytesValue {
+				r.ValueSchema, r.Value = schema.Bytes, []byte("v")
+			}
+			if headers {
+				r.Headers = []sdk.Header{{Key: "h", Schema: schema.String, Value: "x"}}
+			}
+			recs = append(recs, r)
+		}
+		return recs
+	}
+	for _, tc := range []struct {
+		name     string
+		value    convert.Converter
+		headers  bool
+		released bool
+	}{
+		{"appending converters", stringConvNoT(), false, true},
+		{"ByteArrayConverter returns the value itself", convert.ByteArrayConverter{}, false, false},
+		{"headers", stringConvNoT(), true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := fmt.Sprintf("t%v%v", tc.released, tc.headers)
+			createTopic(t, addr, topic, 1)
+			_, bytesValue := tc.value.(convert.ByteArrayConverter)
+			task := &encodedTask{scriptedTask: scriptedTask{batches: [][]sdk.SourceRecord{
+				batch(topic, 10, tc.headers, bytesValue), batch(topic, 5, tc.headers, bytesValue)}}}
+			offsets := &memOffsets{}
+			r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "c"}, Task: task, Key: stringConvNoT(),
+				Value: tc.value, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
+				Offsets: offsets, FlushInterval: time.Hour, Logger: quietLogger()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.encodedOffsets == nil {
+				t.Fatal("the runner does not take encoded offsets")
+			}
+			r.Start()
+			recs := consumeAll(t, addr, topic, 15)
+			if err := r.Stop(stopCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(task.released) == 2; got != tc.released {
+				t.Fatalf("released %d batches, want released=%v", len(task.released), tc.released)
+			}
+			if n, _ := offsets.latest[partitionKey(p)].Int64("n"); n != 4 {
+				t.Fatalf("committed n=%d, want 4 (decoded from the encoded offset)", n)
+			}
+			for _, kr := range recs {
+				if string(kr.Key) != "k" || string(kr.Value) != "v" {
+					t.Fatalf("record %q=%q", kr.Key, kr.Value)
+				}
+			}
+		})
 	}
 }
