@@ -38,6 +38,12 @@
 // is sent, so the worker prepares the next one while the plugin works; the
 // next Put, Sync or Flush waits for it.
 //
+// Optional interfaces let the runner skip work on the way through: a host
+// source task can leave values (RawValueSource) and source offsets
+// (EncodedOffsetSource) in the wire encoding and take a received batch's
+// memory back once the runner is done with it (ReleaseBatch); a host sink
+// task takes values already encoded (EncodedValueSink).
+//
 // Plugin stderr (the SDK logs JSON lines there) is re-emitted through the
 // host's slog logger with connector and task attributes. Plugins exit when
 // the host dies: the SDK watches its parent process, and on Linux the host
