@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
@@ -251,7 +252,14 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	// the encoding and sending of the previous batch, and no more than two
 	// polled batches are alive at a time (each is garbage the collector
 	// must scan while it waits; a plugin runs under a small memory limit).
+	// Each Poll is asked for about one message's worth of records
+	// (pollMax): as many as fit maxBytes at the size of the records sent
+	// so far, at most maxRecords. A task asked for 2,000 records of a
+	// kilobyte would otherwise keep two megabytes per polled batch alive
+	// where one message holds half of them.
 	polledCh = make(chan polled)
+	var pollMax atomic.Int64
+	pollMax.Store(int64(maxRecords))
 	go func() {
 		defer close(polledCh)
 		backoff := 100 * time.Millisecond
@@ -259,7 +267,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 			var recs []SourceRecord
 			err := safeCall(func() error {
 				var err error
-				recs, err = task.Poll(pollCtx, maxRecords)
+				recs, err = task.Poll(pollCtx, int(pollMax.Load()))
 				return err
 			})
 			if err != nil && pollCtx.Err() != nil {
@@ -302,6 +310,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 		}
 		err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Batch{
 			Batch: &pluginpb.RecordBatch{Count: uint32(enc.Count()), Records: enc.Bytes()}}})
+		pollMax.Store(int64(pollSize(maxRecords, maxBytes, enc.Len(), enc.Count())))
 		enc.ResetWith(s.codec.Buffer(enc.Len())) // the codec owns the sent bytes
 		return err
 	}
@@ -343,4 +352,14 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 			return finish(nil)
 		}
 	}
+}
+
+// pollSize is how many records to ask the next Poll for: as many as fit
+// maxBytes at the average size of a batch just sent (size bytes, count
+// records), at least 1 and at most maxRecords.
+func pollSize(maxRecords, maxBytes, size, count int) int {
+	if size <= 0 || count <= 0 {
+		return maxRecords
+	}
+	return max(1, min(maxRecords, maxBytes/max(1, size/count)))
 }
