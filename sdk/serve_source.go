@@ -254,9 +254,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	// must scan while it waits; a plugin runs under a small memory limit).
 	// Each Poll is asked for about one message's worth of records
 	// (pollMax): as many as fit maxBytes at the size of the records sent
-	// so far, at most maxRecords. A task asked for 2,000 records of a
-	// kilobyte would otherwise keep two megabytes per polled batch alive
-	// where one message holds half of them.
+	// so far, at most maxRecords and at least minPollRecords. A task asked
+	// for 2,000 records of a kilobyte would otherwise keep two megabytes
+	// per polled batch alive where one message holds half of them.
 	polledCh = make(chan polled)
 	var pollMax atomic.Int64
 	pollMax.Store(int64(maxRecords))
@@ -354,12 +354,17 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	}
 }
 
+// minPollRecords is the least pollSize asks for (unless maxRecords is
+// less): Kafka's max.poll.records default. A task that reads a fixed
+// number of rows per poll interval keeps a useful rate with large records.
+const minPollRecords = 500
+
 // pollSize is how many records to ask the next Poll for: as many as fit
 // maxBytes at the average size of a batch just sent (size bytes, count
-// records), at least 1 and at most maxRecords.
+// records), at least minPollRecords and at most maxRecords.
 func pollSize(maxRecords, maxBytes, size, count int) int {
 	if size <= 0 || count <= 0 {
 		return maxRecords
 	}
-	return max(1, min(maxRecords, maxBytes/max(1, size/count)))
+	return min(maxRecords, max(minPollRecords, maxBytes/max(1, size/count)))
 }

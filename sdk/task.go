@@ -19,7 +19,10 @@ type SourceTask interface {
 	// Open prepares the task; restore the position with tc.Offset. ctx is
 	// cancelled if the task is stopped while opening.
 	Open(ctx context.Context, tc SourceTaskContext) error
-	// Poll returns at most max records. It should block while no data is
+	// Poll returns at most max records. max is the runtime's wish for
+	// about one batch of the plugin protocol: it follows the size of the
+	// records sent so far (at least 500, unless the batch limit is lower)
+	// and may change from call to call. It should block while no data is
 	// available but return promptly (with whatever it has, possibly
 	// nothing) once ctx is cancelled. Returning an error marked Retriable
 	// makes the runtime back off and poll again; any other error fails the

@@ -522,30 +522,37 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
 	var offs []sdk.SourceOffset
-	var keys []string
+	var keys, dirty []string
+	var decodeErr error
 	r.mu.Lock()
 	for k, ps := range r.parts {
 		if ps.dirty {
-			keys = append(keys, k)
+			dirty = append(dirty, k)
 		}
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	sort.Strings(dirty)
+	for _, k := range dirty {
 		ps := r.parts[k]
+		ps.dirty = false
 		if ps.committableRaw != nil {
 			off, err := wire.DecodeOffset(ps.committableRaw)
 			if err != nil {
-				r.mu.Unlock()
-				return fmt.Errorf("task: decode source offset: %w", err)
+				// Cannot happen for an offset the decoder accepted; if it
+				// did, this partition keeps its previous committed offset
+				// (its records since are delivered again after a restart)
+				// and the others are still written.
+				ps.committableRaw = nil
+				decodeErr = errors.Join(decodeErr, fmt.Errorf("task: decode the source offset of partition %s: %w", k, err))
+				continue
 			}
 			ps.committable, ps.committableRaw = off, nil
 		}
+		keys = append(keys, k)
 		offs = append(offs, sdk.SourceOffset{Partition: ps.part, Offset: ps.committable})
-		ps.dirty = false
 	}
 	r.mu.Unlock()
 	if len(offs) == 0 {
-		return nil
+		return decodeErr
 	}
 	if err := r.cfg.Offsets.WriteOffsets(ctx, r.cfg.Info.Connector, offs); err != nil {
 		r.mu.Lock()
@@ -558,7 +565,7 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 	if err := r.cfg.Task.Committed(ctx, offs); err != nil && !errors.Is(err, plugins.ErrStopped) {
 		r.log.Warn("task rejected committed offsets", "err", err)
 	}
-	return nil
+	return decodeErr
 }
 
 // Stop stops polling, waits for in-flight records until ctx is done

@@ -508,3 +508,42 @@ func TestSourceReleasesBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestSourceCommitSkipsUndecodableOffset: an encoded offset that does not
+// decode (the decoder checked it, so this takes a bug) costs only its own
+// partition's commit; the others are still written.
+func TestSourceCommitSkipsUndecodableOffset(t *testing.T) {
+	offsets := &memOffsets{}
+	r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "c"}, Task: &encodedTask{}, Key: stringConvNoT(),
+		Value: stringConvNoT(), ClientOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")},
+		Offsets: offsets, FlushInterval: time.Hour, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.client.Close()
+	good, bad := sdk.Partition{"p": "good"}, sdk.Partition{"p": "bad"}
+	var enc wire.Encoder
+	if err := enc.Append(&wire.Record{Offset: map[string]any{"n": int64(7)}, KafkaPartition: wire.NoPartition, Timestamp: wire.NoTimestamp}); err != nil {
+		t.Fatal(err)
+	}
+	dec := wire.Decoder{RawOffsets: true}
+	wrecs, err := dec.Decode(enc.Bytes(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.parts[partitionKey(good)] = &partState{part: good, committableRaw: wrecs[0].RawOffset, dirty: true}
+	r.parts[partitionKey(bad)] = &partState{part: bad, committableRaw: []byte{0xff}, dirty: true}
+	if err := r.commitOffsets(context.Background()); err == nil {
+		t.Fatal("no error for an offset that does not decode")
+	}
+	if n, _ := offsets.latest[partitionKey(good)].Int64("n"); n != 7 {
+		t.Fatalf("good partition's offset n=%d, want 7", n)
+	}
+	if _, ok := offsets.latest[partitionKey(bad)]; ok {
+		t.Fatal("an undecodable offset was written")
+	}
+	// The next flush has nothing left to fail on.
+	if err := r.commitOffsets(context.Background()); err != nil {
+		t.Fatalf("second flush: %v", err)
+	}
+}
