@@ -97,6 +97,16 @@ type EncodedOffsetSource interface {
 	ReleaseBatch(recs []sdk.SourceRecord)
 }
 
+// EncodesOffsets returns t as an EncodedOffsetSource if it is one that
+// encodes offsets, else nil; wrappers of a SourceTask use it to forward
+// the question.
+func EncodesOffsets(t SourceTask) EncodedOffsetSource {
+	if eo, ok := t.(EncodedOffsetSource); ok && eo.EncodesOffsets() {
+		return eo
+	}
+	return nil
+}
+
 // EncodedValueSink is implemented by sink tasks that can take record
 // values already in the plugin wire encoding (a *wire.Raw, written by a
 // convert.WireMaker) and pass them on as they are.

@@ -48,24 +48,23 @@ type trackedSource struct {
 
 func (t trackedSource) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 	recs, err := t.SourceTask.Poll(ctx)
-	for i := range recs {
-		t.n.observe(ctx, recs[i].Topic)
-	}
+	t.observe(ctx, recs)
 	return recs, err
 }
 
-// EncodesOffsets forwards the question to the task.
-func (t trackedSource) EncodesOffsets() bool {
-	eo, ok := t.SourceTask.(plugins.EncodedOffsetSource)
-	return ok && eo.EncodesOffsets()
+func (t trackedSource) observe(ctx context.Context, recs []sdk.SourceRecord) {
+	for i := range recs {
+		t.n.observe(ctx, recs[i].Topic)
+	}
 }
+
+// EncodesOffsets forwards the question to the task.
+func (t trackedSource) EncodesOffsets() bool { return plugins.EncodesOffsets(t.SourceTask) != nil }
 
 // PollEncodedOffsets is Poll for a task that EncodesOffsets.
 func (t trackedSource) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
 	recs, offs, err := t.SourceTask.(plugins.EncodedOffsetSource).PollEncodedOffsets(ctx)
-	for i := range recs {
-		t.n.observe(ctx, recs[i].Topic)
-	}
+	t.observe(ctx, recs)
 	return recs, offs, err
 }
 

@@ -77,15 +77,21 @@ func sampleRecords(t testing.TB) []Record {
 	}
 }
 
-func TestRoundTrip(t *testing.T) {
-	recs := sampleRecords(t)
+// encodeBatch encodes recs into one batch.
+func encodeBatch(t testing.TB, recs []Record) []byte {
+	t.Helper()
 	var e Encoder
 	for i := range recs {
 		if err := e.Append(&recs[i]); err != nil {
 			t.Fatalf("append %d: %v", i, err)
 		}
 	}
-	got, err := Decode(e.Bytes(), e.Count())
+	return e.Bytes()
+}
+
+func TestRoundTrip(t *testing.T) {
+	recs := sampleRecords(t)
+	got, err := Decode(encodeBatch(t, recs), len(recs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,13 +196,7 @@ func TestOffsetsRoundTrip(t *testing.T) {
 
 func TestDecodeCorrupt(t *testing.T) {
 	recs := sampleRecords(t)
-	var e Encoder
-	for i := range recs {
-		if err := e.Append(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	full := e.Bytes()
+	full := encodeBatch(t, recs)
 	// Every strict prefix is corrupt (records are not self-delimiting at
 	// arbitrary cut points, but the decoder must never panic).
 	for n := 1; n < len(full); n++ {
@@ -211,13 +211,7 @@ func TestDecodeCorrupt(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	recs := sampleRecords(f)
-	var e Encoder
-	for i := range recs {
-		if err := e.Append(&recs[i]); err != nil {
-			f.Fatal(err)
-		}
-	}
-	f.Add(e.Bytes())
+	f.Add(encodeBatch(f, recs))
 	f.Add([]byte{0, tagArray, 5, tagNull})
 	optMap := schema.MapOf(schema.String, schema.Int64).AsOptional()
 	var om Encoder
@@ -330,13 +324,7 @@ func TestRawValues(t *testing.T) {
 			}
 			return a
 		}()))
-	var e Encoder
-	for i := range recs {
-		if err := e.Append(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data := e.Bytes()
+	data := encodeBatch(t, recs)
 	want, err := Decode(data, len(recs))
 	if err != nil {
 		t.Fatal(err)
@@ -536,13 +524,7 @@ func checkRawOffsets(t *testing.T, data []byte, want []Record) {
 // offsets do not alias the batch.
 func TestRawOffsets(t *testing.T) {
 	recs := sampleRecords(t)
-	var e Encoder
-	for i := range recs {
-		if err := e.Append(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data := append([]byte(nil), e.Bytes()...)
+	data := encodeBatch(t, recs)
 	want, err := Decode(data, len(recs))
 	if err != nil {
 		t.Fatal(err)

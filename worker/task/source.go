@@ -141,8 +141,8 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
 	r.produced = r.promise
-	if eo, ok := cfg.Task.(plugins.EncodedOffsetSource); ok && eo.EncodesOffsets() && len(cfg.Transforms) == 0 {
-		r.encodedOffsets = eo
+	if len(cfg.Transforms) == 0 {
+		r.encodedOffsets = plugins.EncodesOffsets(cfg.Task)
 	}
 	// A converter that writes values straight from the plugin's encoding
 	// saves building them as Go values; transforms need those.

@@ -321,10 +321,7 @@ func (c *rawCounter) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 	return recs, err
 }
 
-func (c *rawCounter) EncodesOffsets() bool {
-	eo, ok := c.SourceTask.(plugins.EncodedOffsetSource)
-	return ok && eo.EncodesOffsets()
-}
+func (c *rawCounter) EncodesOffsets() bool { return plugins.EncodesOffsets(c.SourceTask) != nil }
 
 func (c *rawCounter) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
 	recs, offs, err := c.SourceTask.(plugins.EncodedOffsetSource).PollEncodedOffsets(ctx)
