@@ -34,7 +34,11 @@
 //	task.Stop(ctx) // graceful; kills the plugin after the stop timeout
 //
 // Records travel in batches (plugins/wire encoding) that pluginpb.Codec
-// hands to gRPC without copying. A sink task's Put returns once its batch
+// hands to gRPC without copying. A source task's batches go through shared
+// memory where the plugin accepts it (plugins/shm; Linux): the plugin
+// encodes into a slot of a mapped file, the stream carries only the slot's
+// number, and the host copies the batch out (a plugin that truncates the
+// file gets an error, not a crashed worker) before decoding it. A sink task's Put returns once its batch
 // is sent, so the worker prepares the next one while the plugin works; the
 // next Put, Sync or Flush waits for it.
 //

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,9 @@ import (
 
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/plugins/shm"
+	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -403,6 +407,11 @@ func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	}
 	_ = cmd.Wait()
 	waitGone(t, pid, 5*time.Second)
+	// The task's shared memory file went when the plugin mapped it: the
+	// memory went with the two processes.
+	if files, _ := filepath.Glob(fmt.Sprintf("%s/tributary-shm-%d-*", shm.Dir, cmd.Process.Pid)); len(files) > 0 {
+		t.Errorf("shared memory files left by the killed host: %v", files)
+	}
 }
 
 // A connector's tasks share one plugin process, other connectors have
@@ -527,4 +536,116 @@ func TestHungTaskSparesItsSiblings(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, pid, 5*time.Second)
+}
+
+// TestSourceSharedMemory: records arrive the same whichever way their
+// batches travel: through shared memory, through the stream (the host
+// offers none, or the plugin refuses it), or through the stream because
+// a batch outgrew its slot. The shared memory file is gone once the
+// plugin has mapped it.
+func TestSourceSharedMemory(t *testing.T) {
+	cases := []struct {
+		name    string
+		n       int64 // records
+		payload string
+		noShm   bool   // the host offers none
+		env     string // TRIBUTARY_SHARED_MEMORY for the plugin
+		slots   bool   // batches expected in shared memory
+		stream  bool   // batches expected through the stream
+	}{
+		{name: "shared", n: 3000, payload: "100", slots: true},
+		// Batches of three 30 kB records outgrow their 80 KiB slot;
+		// the last record, alone in its batch, fits it.
+		{name: "outgrown", n: 3001, payload: "30000", stream: true, slots: true},
+		{name: "host-offers-none", n: 3000, payload: "100", noShm: true, stream: true},
+		{name: "plugin-refuses", n: 3000, payload: "100", env: "off", stream: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv(shm.EnvOff, c.env)
+			}
+			h := newTestHost(t, func(cfg *Config) {
+				cfg.NoSharedMemory, cfg.Batch = c.noShm, BatchLimits{MaxBytes: 64 << 10}
+			})
+			n := c.n
+			cfgMap := map[string]string{"kafka.topic": "gen", "iterations": strconv.FormatInt(n, 10), "payload.bytes": c.payload, "seed": "3"}
+			cfg, err := sdk.ParseConfig[datagen.Config](cfgMap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := datagen.NewGenerator(cfg)
+			ctx := context.Background()
+			task, err := h.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "gen"}, cfgMap, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ht := task.(*hostSourceTask)
+			if files, _ := filepath.Glob(fmt.Sprintf("%s/tributary-shm-%d-*", shm.Dir, os.Getpid())); len(files) > 0 {
+				t.Errorf("shared memory files left after start: %v", files)
+			}
+			// Batches released as the source runner does, so that their
+			// memory and record slices take later batches.
+			for seq := int64(0); seq < n; {
+				recs, offs, err := ht.PollEncodedOffsets(ctx)
+				if err != nil {
+					t.Fatalf("poll at seq %d: %v", seq, err)
+				}
+				for i, r := range recs {
+					exp := gen.Record(seq)
+					off, err := wire.DecodeOffset(offs[i])
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, _ := sdk.Offset(off).Int64("seq"); got != seq || r.Key != exp.Key || !schema.ValueEqual(r.Value, exp.Value) ||
+						r.Headers != nil || r.KafkaPartition != nil || r.Timestamp != exp.Timestamp {
+						t.Fatalf("record %d differs: %+v (offset %v) vs %+v", seq, r, off, exp)
+					}
+					seq++
+				}
+				ht.ReleaseBatch(recs)
+			}
+			slots, stream := ht.slotBatches.Load(), ht.streamBatches.Load()
+			t.Logf("%d batches through shared memory, %d through the stream", slots, stream)
+			if c.slots != (slots > 0) || c.stream != (stream > 0) {
+				t.Errorf("batches: %d through shared memory, %d through the stream; want shared memory %v, stream %v", slots, stream, c.slots, c.stream)
+			}
+			if err := task.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestSlotReaderRefuses: a SlotBatch naming memory outside the shared
+// slots, or sent where none was agreed, is an error, not a read.
+func TestSlotReaderRefuses(t *testing.T) {
+	codec := pluginpb.NewCodec()
+	var none *slotReader
+	if _, err := none.take(&pluginpb.SlotBatch{Slot: 0, Bytes: 10}, codec); err == nil {
+		t.Error("slot batch without shared memory taken")
+	}
+	region, err := shm.Create("", sharedSlots*8192)
+	if errors.Is(err, shm.ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &slotReader{region: region, slotBytes: 8192, on: true}
+	defer s.close()
+	copy(region.Bytes()[8192:], "second slot")
+	got, err := s.take(&pluginpb.SlotBatch{Slot: 1, Count: 1, Bytes: 11}, codec)
+	if err != nil || string(got) != "second slot" {
+		t.Fatalf("take = %q, %v", got, err)
+	}
+	for _, sb := range []*pluginpb.SlotBatch{{Slot: sharedSlots, Bytes: 1}, {Slot: 0, Bytes: 8193}, {Slot: 1 << 31, Bytes: 1}} {
+		if _, err := s.take(sb, codec); err == nil {
+			t.Errorf("take(%v) succeeded", sb)
+		}
+	}
+	s.on = false
+	if _, err := s.take(&pluginpb.SlotBatch{Slot: 0, Bytes: 1}, codec); err == nil {
+		t.Error("slot batch taken from memory the plugin refused")
+	}
 }

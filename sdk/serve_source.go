@@ -127,6 +127,13 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
 	tc := &sourceTaskContext{info: info, logger: logger, send: send}
+	slots, err := openSlots(start.GetSharedMemory())
+	if err != nil {
+		logger.Debug("batches go through the gRPC stream: shared memory refused", "error", err)
+	}
+	// Unmapped last: only this goroutine writes the slots, and gRPC never
+	// holds them (only the slot number is sent).
+	defer slots.close()
 
 	// recv goroutine
 	commits := make(chan []SourceOffset, 64)
@@ -156,6 +163,8 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 				case <-ctx.Done():
 					return
 				}
+			case *pluginpb.SourceHostMessage_SlotFree:
+				slots.release(x.SlotFree.GetSlot())
 			case *pluginpb.SourceHostMessage_Stop:
 				stopPolling()
 			}
@@ -232,7 +241,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 		}
 		return finish(fmt.Errorf("open: %w", err))
 	}
-	if err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Started{Started: &pluginpb.Started{}}}); err != nil {
+	if err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Started{Started: &pluginpb.Started{SharedMemory: slots != nil}}}); err != nil {
 		return finish(err)
 	}
 
@@ -246,6 +255,11 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	}
 	if linger <= 0 {
 		linger = defaultLinger
+	}
+	if slots != nil {
+		// A batch fits a slot, with room for the record that crosses
+		// the limit; a larger one goes through the stream.
+		maxBytes = min(maxBytes, slots.slotBytes*4/5)
 	}
 
 	// poll goroutine. The hand-over is unbuffered: the next Poll overlaps
@@ -308,11 +322,42 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 		if enc.Count() == 0 {
 			return nil
 		}
+		pollMax.Store(int64(pollSize(maxRecords, maxBytes, enc.Len(), enc.Count())))
+		if slots.holds(enc.Bytes()) {
+			err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_SlotBatch{
+				SlotBatch: &pluginpb.SlotBatch{Slot: uint32(slots.held), Count: uint32(enc.Count()), Bytes: uint32(enc.Len())}}})
+			slots.held = -1 // the host's until SlotFree
+			enc.ResetWith(nil)
+			return err
+		}
 		err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Batch{
 			Batch: &pluginpb.RecordBatch{Count: uint32(enc.Count()), Records: enc.Bytes()}}})
-		pollMax.Store(int64(pollSize(maxRecords, maxBytes, enc.Len(), enc.Count())))
-		enc.ResetWith(s.codec.Buffer(enc.Len())) // the codec owns the sent bytes
+		if slots != nil && slots.held >= 0 {
+			// The batch outgrew its slot; the next one starts there.
+			enc.ResetWith(slots.slot(slots.held))
+		} else {
+			enc.ResetWith(s.codec.Buffer(enc.Len())) // the codec owns the sent bytes
+		}
 		return err
+	}
+	// startBatch gives the encoder a free slot to write the next batch
+	// into, waiting for the host to free one (as a full gRPC window would
+	// make a send wait). When stopping, it leaves the batch to the stream.
+	startBatch := func() bool {
+		if slots == nil || slots.held >= 0 {
+			return true
+		}
+		select {
+		case i := <-slots.free:
+			slots.held = int(i)
+			enc.ResetWith(slots.slot(slots.held))
+			return true
+		case <-pollCtx.Done():
+			enc.ResetWith(s.codec.Buffer(maxBytes))
+			return true
+		case <-ctx.Done():
+			return false
+		}
 	}
 	for {
 		select {
@@ -332,6 +377,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 			for i := range p.recs {
 				sourceToWire(&p.recs[i], &w)
 				wasEmpty := enc.Count() == 0
+				if wasEmpty && !startBatch() {
+					return finish(nil)
+				}
 				if err := enc.Append(&w); err != nil {
 					_ = flush()
 					return finish(fmt.Errorf("record %d of poll (topic %q): %w", i, p.recs[i].Topic, err))

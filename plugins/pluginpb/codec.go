@@ -63,6 +63,11 @@ func (c *Codec) Recycle(records []byte) {
 	}
 }
 
+// ReceiveBuffer returns a buffer of n bytes to copy a batch received
+// through shared memory into (a SlotBatch), which the receiver may hand
+// back with Recycle like a received message's Records.
+func (c *Codec) ReceiveBuffer(n int) []byte { return c.receiveBuffer(n) }
+
 // receiveBuffer returns a buffer of n bytes to gather a received batch
 // into: a recycled one when one is large enough. Once the receiver
 // recycles, a new one has an eighth more room, so that it can take a batch

@@ -321,7 +321,10 @@ func (*Stop) Descriptor() ([]byte, []int) {
 }
 
 type Started struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A source plugin mapped the SharedMemory its TaskStart offered and
+	// will send its batches there (SlotBatch).
+	SharedMemory  bool `protobuf:"varint,1,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -354,6 +357,13 @@ func (x *Started) ProtoReflect() protoreflect.Message {
 // Deprecated: Use Started.ProtoReflect.Descriptor instead.
 func (*Started) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *Started) GetSharedMemory() bool {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return false
 }
 
 type Stopped struct {
@@ -927,12 +937,16 @@ func (x *BatchLimits) GetLingerMs() uint32 {
 }
 
 type TaskStart struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Class         string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
-	Connector     string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
-	Task          int32                  `protobuf:"varint,3,opt,name=task,proto3" json:"task,omitempty"`
-	Config        map[string]string      `protobuf:"bytes,4,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Batch         *BatchLimits           `protobuf:"bytes,5,opt,name=batch,proto3" json:"batch,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Class     string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	Connector string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
+	Task      int32                  `protobuf:"varint,3,opt,name=task,proto3" json:"task,omitempty"`
+	Config    map[string]string      `protobuf:"bytes,4,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Batch     *BatchLimits           `protobuf:"bytes,5,opt,name=batch,proto3" json:"batch,omitempty"`
+	// Offered to a source plugin: memory it may send its batches through.
+	// A plugin that does not know the field, or cannot map the memory,
+	// sends RecordBatch messages as before.
+	SharedMemory  *SharedMemory `protobuf:"bytes,6,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1002,6 +1016,185 @@ func (x *TaskStart) GetBatch() *BatchLimits {
 	return nil
 }
 
+func (x *TaskStart) GetSharedMemory() *SharedMemory {
+	if x != nil {
+		return x.SharedMemory
+	}
+	return nil
+}
+
+// SharedMemory is a file of slots * slot_bytes bytes (see plugins/shm) that
+// the host and a source plugin both map. The plugin writes a batch into a
+// free slot and sends SlotBatch; the host copies the batch out and answers
+// SlotFree. Every slot starts free. A batch that does not fit a slot goes
+// as a RecordBatch. Batches keep their order whichever way they go.
+type SharedMemory struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	SlotBytes     uint32                 `protobuf:"varint,2,opt,name=slot_bytes,json=slotBytes,proto3" json:"slot_bytes,omitempty"`
+	Slots         uint32                 `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SharedMemory) Reset() {
+	*x = SharedMemory{}
+	mi := &file_plugin_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharedMemory) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharedMemory) ProtoMessage() {}
+
+func (x *SharedMemory) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharedMemory.ProtoReflect.Descriptor instead.
+func (*SharedMemory) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SharedMemory) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *SharedMemory) GetSlotBytes() uint32 {
+	if x != nil {
+		return x.SlotBytes
+	}
+	return 0
+}
+
+func (x *SharedMemory) GetSlots() uint32 {
+	if x != nil {
+		return x.Slots
+	}
+	return 0
+}
+
+// SlotBatch says that slot holds a batch: count records in the
+// plugins/wire encoding, in its first bytes bytes.
+type SlotBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Slot          uint32                 `protobuf:"varint,1,opt,name=slot,proto3" json:"slot,omitempty"`
+	Count         uint32                 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	Bytes         uint32                 `protobuf:"varint,3,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SlotBatch) Reset() {
+	*x = SlotBatch{}
+	mi := &file_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SlotBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SlotBatch) ProtoMessage() {}
+
+func (x *SlotBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SlotBatch.ProtoReflect.Descriptor instead.
+func (*SlotBatch) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SlotBatch) GetSlot() uint32 {
+	if x != nil {
+		return x.Slot
+	}
+	return 0
+}
+
+func (x *SlotBatch) GetCount() uint32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *SlotBatch) GetBytes() uint32 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+// SlotFree gives a slot back to the plugin: the host is done reading it.
+type SlotFree struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Slot          uint32                 `protobuf:"varint,1,opt,name=slot,proto3" json:"slot,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SlotFree) Reset() {
+	*x = SlotFree{}
+	mi := &file_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SlotFree) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SlotFree) ProtoMessage() {}
+
+func (x *SlotFree) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SlotFree.ProtoReflect.Descriptor instead.
+func (*SlotFree) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *SlotFree) GetSlot() uint32 {
+	if x != nil {
+		return x.Slot
+	}
+	return 0
+}
+
 // RecordBatch holds count records in the plugins/wire encoding.
 type RecordBatch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1013,7 +1206,7 @@ type RecordBatch struct {
 
 func (x *RecordBatch) Reset() {
 	*x = RecordBatch{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1218,7 @@ func (x *RecordBatch) String() string {
 func (*RecordBatch) ProtoMessage() {}
 
 func (x *RecordBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1231,7 @@ func (x *RecordBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordBatch.ProtoReflect.Descriptor instead.
 func (*RecordBatch) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RecordBatch) GetCount() uint32 {
@@ -1066,7 +1259,7 @@ type OffsetsQuery struct {
 
 func (x *OffsetsQuery) Reset() {
 	*x = OffsetsQuery{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1078,7 +1271,7 @@ func (x *OffsetsQuery) String() string {
 func (*OffsetsQuery) ProtoMessage() {}
 
 func (x *OffsetsQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1091,7 +1284,7 @@ func (x *OffsetsQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsQuery.ProtoReflect.Descriptor instead.
 func (*OffsetsQuery) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *OffsetsQuery) GetId() uint64 {
@@ -1120,7 +1313,7 @@ type OffsetsReply struct {
 
 func (x *OffsetsReply) Reset() {
 	*x = OffsetsReply{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1132,7 +1325,7 @@ func (x *OffsetsReply) String() string {
 func (*OffsetsReply) ProtoMessage() {}
 
 func (x *OffsetsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1145,7 +1338,7 @@ func (x *OffsetsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsReply.ProtoReflect.Descriptor instead.
 func (*OffsetsReply) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OffsetsReply) GetId() uint64 {
@@ -1179,7 +1372,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1191,7 +1384,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1204,7 +1397,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Committed) GetOffsets() []byte {
@@ -1222,6 +1415,7 @@ type SourceHostMessage struct {
 	//	*SourceHostMessage_Offsets
 	//	*SourceHostMessage_Committed
 	//	*SourceHostMessage_Stop
+	//	*SourceHostMessage_SlotFree
 	Msg           isSourceHostMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1229,7 +1423,7 @@ type SourceHostMessage struct {
 
 func (x *SourceHostMessage) Reset() {
 	*x = SourceHostMessage{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1435,7 @@ func (x *SourceHostMessage) String() string {
 func (*SourceHostMessage) ProtoMessage() {}
 
 func (x *SourceHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1448,7 @@ func (x *SourceHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceHostMessage.ProtoReflect.Descriptor instead.
 func (*SourceHostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SourceHostMessage) GetMsg() isSourceHostMessage_Msg {
@@ -1300,6 +1494,15 @@ func (x *SourceHostMessage) GetStop() *Stop {
 	return nil
 }
 
+func (x *SourceHostMessage) GetSlotFree() *SlotFree {
+	if x != nil {
+		if x, ok := x.Msg.(*SourceHostMessage_SlotFree); ok {
+			return x.SlotFree
+		}
+	}
+	return nil
+}
+
 type isSourceHostMessage_Msg interface {
 	isSourceHostMessage_Msg()
 }
@@ -1320,6 +1523,10 @@ type SourceHostMessage_Stop struct {
 	Stop *Stop `protobuf:"bytes,4,opt,name=stop,proto3,oneof"`
 }
 
+type SourceHostMessage_SlotFree struct {
+	SlotFree *SlotFree `protobuf:"bytes,5,opt,name=slot_free,json=slotFree,proto3,oneof"`
+}
+
 func (*SourceHostMessage_Start) isSourceHostMessage_Msg() {}
 
 func (*SourceHostMessage_Offsets) isSourceHostMessage_Msg() {}
@@ -1327,6 +1534,8 @@ func (*SourceHostMessage_Offsets) isSourceHostMessage_Msg() {}
 func (*SourceHostMessage_Committed) isSourceHostMessage_Msg() {}
 
 func (*SourceHostMessage_Stop) isSourceHostMessage_Msg() {}
+
+func (*SourceHostMessage_SlotFree) isSourceHostMessage_Msg() {}
 
 type SourcePluginMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1337,6 +1546,7 @@ type SourcePluginMessage struct {
 	//	*SourcePluginMessage_Offsets
 	//	*SourcePluginMessage_Failure
 	//	*SourcePluginMessage_Stopped
+	//	*SourcePluginMessage_SlotBatch
 	Msg           isSourcePluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1344,7 +1554,7 @@ type SourcePluginMessage struct {
 
 func (x *SourcePluginMessage) Reset() {
 	*x = SourcePluginMessage{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1356,7 +1566,7 @@ func (x *SourcePluginMessage) String() string {
 func (*SourcePluginMessage) ProtoMessage() {}
 
 func (x *SourcePluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1369,7 +1579,7 @@ func (x *SourcePluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourcePluginMessage.ProtoReflect.Descriptor instead.
 func (*SourcePluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SourcePluginMessage) GetMsg() isSourcePluginMessage_Msg {
@@ -1424,6 +1634,15 @@ func (x *SourcePluginMessage) GetStopped() *Stopped {
 	return nil
 }
 
+func (x *SourcePluginMessage) GetSlotBatch() *SlotBatch {
+	if x != nil {
+		if x, ok := x.Msg.(*SourcePluginMessage_SlotBatch); ok {
+			return x.SlotBatch
+		}
+	}
+	return nil
+}
+
 type isSourcePluginMessage_Msg interface {
 	isSourcePluginMessage_Msg()
 }
@@ -1448,6 +1667,10 @@ type SourcePluginMessage_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,5,opt,name=stopped,proto3,oneof"`
 }
 
+type SourcePluginMessage_SlotBatch struct {
+	SlotBatch *SlotBatch `protobuf:"bytes,6,opt,name=slot_batch,json=slotBatch,proto3,oneof"`
+}
+
 func (*SourcePluginMessage_Started) isSourcePluginMessage_Msg() {}
 
 func (*SourcePluginMessage_Batch) isSourcePluginMessage_Msg() {}
@@ -1457,6 +1680,8 @@ func (*SourcePluginMessage_Offsets) isSourcePluginMessage_Msg() {}
 func (*SourcePluginMessage_Failure) isSourcePluginMessage_Msg() {}
 
 func (*SourcePluginMessage_Stopped) isSourcePluginMessage_Msg() {}
+
+func (*SourcePluginMessage_SlotBatch) isSourcePluginMessage_Msg() {}
 
 type TopicPartition struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -1470,7 +1695,7 @@ type TopicPartition struct {
 
 func (x *TopicPartition) Reset() {
 	*x = TopicPartition{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +1707,7 @@ func (x *TopicPartition) String() string {
 func (*TopicPartition) ProtoMessage() {}
 
 func (x *TopicPartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,7 +1720,7 @@ func (x *TopicPartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicPartition.ProtoReflect.Descriptor instead.
 func (*TopicPartition) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *TopicPartition) GetTopic() string {
@@ -1528,7 +1753,7 @@ type Partitions struct {
 
 func (x *Partitions) Reset() {
 	*x = Partitions{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1765,7 @@ func (x *Partitions) String() string {
 func (*Partitions) ProtoMessage() {}
 
 func (x *Partitions) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1778,7 @@ func (x *Partitions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partitions.ProtoReflect.Descriptor instead.
 func (*Partitions) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Partitions) GetPartitions() []*TopicPartition {
@@ -1576,7 +1801,7 @@ type Put struct {
 
 func (x *Put) Reset() {
 	*x = Put{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1588,7 +1813,7 @@ func (x *Put) String() string {
 func (*Put) ProtoMessage() {}
 
 func (x *Put) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1601,7 +1826,7 @@ func (x *Put) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Put.ProtoReflect.Descriptor instead.
 func (*Put) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Put) GetId() uint64 {
@@ -1635,7 +1860,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1647,7 +1872,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1660,7 +1885,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *FlushRequest) GetId() uint64 {
@@ -1694,7 +1919,7 @@ type SinkHostMessage struct {
 
 func (x *SinkHostMessage) Reset() {
 	*x = SinkHostMessage{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1931,7 @@ func (x *SinkHostMessage) String() string {
 func (*SinkHostMessage) ProtoMessage() {}
 
 func (x *SinkHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1944,7 @@ func (x *SinkHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkHostMessage.ProtoReflect.Descriptor instead.
 func (*SinkHostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SinkHostMessage) GetMsg() isSinkHostMessage_Msg {
@@ -1835,7 +2060,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +2072,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +2085,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *Ack) GetId() uint64 {
@@ -1893,7 +2118,7 @@ type SinkPluginMessage struct {
 
 func (x *SinkPluginMessage) Reset() {
 	*x = SinkPluginMessage{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1905,7 +2130,7 @@ func (x *SinkPluginMessage) String() string {
 func (*SinkPluginMessage) ProtoMessage() {}
 
 func (x *SinkPluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1918,7 +2143,7 @@ func (x *SinkPluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkPluginMessage.ProtoReflect.Descriptor instead.
 func (*SinkPluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SinkPluginMessage) GetMsg() isSinkPluginMessage_Msg {
@@ -2030,8 +2255,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x14\n" +
 	"\x05trace\x18\x02 \x01(\tR\x05trace\x12\x1c\n" +
 	"\tretriable\x18\x03 \x01(\bR\tretriable\"\x06\n" +
-	"\x04Stop\"\t\n" +
-	"\aStarted\"=\n" +
+	"\x04Stop\".\n" +
+	"\aStarted\x12#\n" +
+	"\rshared_memory\x18\x01 \x01(\bR\fsharedMemory\"=\n" +
 	"\aStopped\x122\n" +
 	"\x05error\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x05error\"\xd9\x01\n" +
 	"\x14ConnectorHostMessage\x12;\n" +
@@ -2069,16 +2295,28 @@ const file_plugin_proto_rawDesc = "" +
 	"\vmax_records\x18\x01 \x01(\rR\n" +
 	"maxRecords\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\rR\bmaxBytes\x12\x1b\n" +
-	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\x8a\x02\n" +
+	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xd2\x02\n" +
 	"\tTaskStart\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12\x12\n" +
 	"\x04task\x18\x03 \x01(\x05R\x04task\x12B\n" +
 	"\x06config\x18\x04 \x03(\v2*.tributary.plugin.v1.TaskStart.ConfigEntryR\x06config\x126\n" +
-	"\x05batch\x18\x05 \x01(\v2 .tributary.plugin.v1.BatchLimitsR\x05batch\x1a9\n" +
+	"\x05batch\x18\x05 \x01(\v2 .tributary.plugin.v1.BatchLimitsR\x05batch\x12F\n" +
+	"\rshared_memory\x18\x06 \x01(\v2!.tributary.plugin.v1.SharedMemoryR\fsharedMemory\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"=\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
+	"\fSharedMemory\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1d\n" +
+	"\n" +
+	"slot_bytes\x18\x02 \x01(\rR\tslotBytes\x12\x14\n" +
+	"\x05slots\x18\x03 \x01(\rR\x05slots\"K\n" +
+	"\tSlotBatch\x12\x12\n" +
+	"\x04slot\x18\x01 \x01(\rR\x04slot\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\rR\x05count\x12\x14\n" +
+	"\x05bytes\x18\x03 \x01(\rR\x05bytes\"\x1e\n" +
+	"\bSlotFree\x12\x12\n" +
+	"\x04slot\x18\x01 \x01(\rR\x04slot\"=\n" +
 	"\vRecordBatch\x12\x14\n" +
 	"\x05count\x18\x01 \x01(\rR\x05count\x12\x18\n" +
 	"\arecords\x18\x02 \x01(\fR\arecords\">\n" +
@@ -2092,19 +2330,22 @@ const file_plugin_proto_rawDesc = "" +
 	"\aoffsets\x18\x02 \x01(\fR\aoffsets\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\"%\n" +
 	"\tCommitted\x12\x18\n" +
-	"\aoffsets\x18\x01 \x01(\fR\aoffsets\"\x82\x02\n" +
+	"\aoffsets\x18\x01 \x01(\fR\aoffsets\"\xc0\x02\n" +
 	"\x11SourceHostMessage\x126\n" +
 	"\x05start\x18\x01 \x01(\v2\x1e.tributary.plugin.v1.TaskStartH\x00R\x05start\x12=\n" +
 	"\aoffsets\x18\x02 \x01(\v2!.tributary.plugin.v1.OffsetsReplyH\x00R\aoffsets\x12>\n" +
 	"\tcommitted\x18\x03 \x01(\v2\x1e.tributary.plugin.v1.CommittedH\x00R\tcommitted\x12/\n" +
-	"\x04stop\x18\x04 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stopB\x05\n" +
-	"\x03msg\"\xc3\x02\n" +
+	"\x04stop\x18\x04 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stop\x12<\n" +
+	"\tslot_free\x18\x05 \x01(\v2\x1d.tributary.plugin.v1.SlotFreeH\x00R\bslotFreeB\x05\n" +
+	"\x03msg\"\x84\x03\n" +
 	"\x13SourcePluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x128\n" +
 	"\x05batch\x18\x02 \x01(\v2 .tributary.plugin.v1.RecordBatchH\x00R\x05batch\x12=\n" +
 	"\aoffsets\x18\x03 \x01(\v2!.tributary.plugin.v1.OffsetsQueryH\x00R\aoffsets\x128\n" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
-	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astoppedB\x05\n" +
+	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astopped\x12?\n" +
+	"\n" +
+	"slot_batch\x18\x06 \x01(\v2\x1e.tributary.plugin.v1.SlotBatchH\x00R\tslotBatchB\x05\n" +
 	"\x03msg\"\\\n" +
 	"\x0eTopicPartition\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
@@ -2159,7 +2400,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_plugin_proto_goTypes = []any{
 	(*SpecifyRequest)(nil),         // 0: tributary.plugin.v1.SpecifyRequest
 	(*SpecifyResponse)(nil),        // 1: tributary.plugin.v1.SpecifyResponse
@@ -2178,32 +2419,35 @@ var file_plugin_proto_goTypes = []any{
 	(*ConnectorPluginMessage)(nil), // 14: tributary.plugin.v1.ConnectorPluginMessage
 	(*BatchLimits)(nil),            // 15: tributary.plugin.v1.BatchLimits
 	(*TaskStart)(nil),              // 16: tributary.plugin.v1.TaskStart
-	(*RecordBatch)(nil),            // 17: tributary.plugin.v1.RecordBatch
-	(*OffsetsQuery)(nil),           // 18: tributary.plugin.v1.OffsetsQuery
-	(*OffsetsReply)(nil),           // 19: tributary.plugin.v1.OffsetsReply
-	(*Committed)(nil),              // 20: tributary.plugin.v1.Committed
-	(*SourceHostMessage)(nil),      // 21: tributary.plugin.v1.SourceHostMessage
-	(*SourcePluginMessage)(nil),    // 22: tributary.plugin.v1.SourcePluginMessage
-	(*TopicPartition)(nil),         // 23: tributary.plugin.v1.TopicPartition
-	(*Partitions)(nil),             // 24: tributary.plugin.v1.Partitions
-	(*Put)(nil),                    // 25: tributary.plugin.v1.Put
-	(*FlushRequest)(nil),           // 26: tributary.plugin.v1.FlushRequest
-	(*SinkHostMessage)(nil),        // 27: tributary.plugin.v1.SinkHostMessage
-	(*Ack)(nil),                    // 28: tributary.plugin.v1.Ack
-	(*SinkPluginMessage)(nil),      // 29: tributary.plugin.v1.SinkPluginMessage
-	nil,                            // 30: tributary.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                            // 31: tributary.plugin.v1.ConnectorStart.ConfigEntry
-	nil,                            // 32: tributary.plugin.v1.TaskConfig.ValuesEntry
-	nil,                            // 33: tributary.plugin.v1.TaskStart.ConfigEntry
+	(*SharedMemory)(nil),           // 17: tributary.plugin.v1.SharedMemory
+	(*SlotBatch)(nil),              // 18: tributary.plugin.v1.SlotBatch
+	(*SlotFree)(nil),               // 19: tributary.plugin.v1.SlotFree
+	(*RecordBatch)(nil),            // 20: tributary.plugin.v1.RecordBatch
+	(*OffsetsQuery)(nil),           // 21: tributary.plugin.v1.OffsetsQuery
+	(*OffsetsReply)(nil),           // 22: tributary.plugin.v1.OffsetsReply
+	(*Committed)(nil),              // 23: tributary.plugin.v1.Committed
+	(*SourceHostMessage)(nil),      // 24: tributary.plugin.v1.SourceHostMessage
+	(*SourcePluginMessage)(nil),    // 25: tributary.plugin.v1.SourcePluginMessage
+	(*TopicPartition)(nil),         // 26: tributary.plugin.v1.TopicPartition
+	(*Partitions)(nil),             // 27: tributary.plugin.v1.Partitions
+	(*Put)(nil),                    // 28: tributary.plugin.v1.Put
+	(*FlushRequest)(nil),           // 29: tributary.plugin.v1.FlushRequest
+	(*SinkHostMessage)(nil),        // 30: tributary.plugin.v1.SinkHostMessage
+	(*Ack)(nil),                    // 31: tributary.plugin.v1.Ack
+	(*SinkPluginMessage)(nil),      // 32: tributary.plugin.v1.SinkPluginMessage
+	nil,                            // 33: tributary.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                            // 34: tributary.plugin.v1.ConnectorStart.ConfigEntry
+	nil,                            // 35: tributary.plugin.v1.TaskConfig.ValuesEntry
+	nil,                            // 36: tributary.plugin.v1.TaskStart.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	30, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
+	33, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
 	4,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
 	9,  // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
 	10, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
 	5,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	31, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
-	32, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
+	34, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
+	35, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
 	11, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
 	4,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
 	6,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
@@ -2211,47 +2455,50 @@ var file_plugin_proto_depIdxs = []int32{
 	13, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
 	4,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
 	7,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	33, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
+	36, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
 	15, // 15: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
-	16, // 16: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	19, // 17: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
-	20, // 18: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
-	5,  // 19: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	6,  // 20: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
-	17, // 21: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
-	18, // 22: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
-	4,  // 23: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 24: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	23, // 25: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
-	17, // 26: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
-	23, // 27: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	16, // 28: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	25, // 29: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
-	24, // 30: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
-	24, // 31: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
-	26, // 32: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
-	5,  // 33: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	23, // 34: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	6,  // 35: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	28, // 36: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
-	24, // 37: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
-	4,  // 38: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 39: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	0,  // 40: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
-	2,  // 41: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
-	8,  // 42: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
-	21, // 43: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
-	27, // 44: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
-	1,  // 45: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
-	3,  // 46: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
-	14, // 47: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
-	22, // 48: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
-	29, // 49: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
-	45, // [45:50] is the sub-list for method output_type
-	40, // [40:45] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	17, // 16: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
+	16, // 17: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	22, // 18: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
+	23, // 19: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
+	5,  // 20: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	19, // 21: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
+	6,  // 22: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
+	20, // 23: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
+	21, // 24: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
+	4,  // 25: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	7,  // 26: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	18, // 27: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
+	26, // 28: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
+	20, // 29: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
+	26, // 30: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	16, // 31: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	28, // 32: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
+	27, // 33: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
+	27, // 34: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
+	29, // 35: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
+	5,  // 36: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	26, // 37: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	6,  // 38: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	31, // 39: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
+	27, // 40: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
+	4,  // 41: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	7,  // 42: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	0,  // 43: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
+	2,  // 44: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
+	8,  // 45: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
+	24, // 46: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
+	30, // 47: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
+	1,  // 48: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
+	3,  // 49: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
+	14, // 50: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
+	25, // 51: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
+	32, // 52: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
+	48, // [48:53] is the sub-list for method output_type
+	43, // [43:48] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2271,20 +2518,22 @@ func file_plugin_proto_init() {
 		(*ConnectorPluginMessage_Failure)(nil),
 		(*ConnectorPluginMessage_Stopped)(nil),
 	}
-	file_plugin_proto_msgTypes[21].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[24].OneofWrappers = []any{
 		(*SourceHostMessage_Start)(nil),
 		(*SourceHostMessage_Offsets)(nil),
 		(*SourceHostMessage_Committed)(nil),
 		(*SourceHostMessage_Stop)(nil),
+		(*SourceHostMessage_SlotFree)(nil),
 	}
-	file_plugin_proto_msgTypes[22].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[25].OneofWrappers = []any{
 		(*SourcePluginMessage_Started)(nil),
 		(*SourcePluginMessage_Batch)(nil),
 		(*SourcePluginMessage_Offsets)(nil),
 		(*SourcePluginMessage_Failure)(nil),
 		(*SourcePluginMessage_Stopped)(nil),
+		(*SourcePluginMessage_SlotBatch)(nil),
 	}
-	file_plugin_proto_msgTypes[27].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[30].OneofWrappers = []any{
 		(*SinkHostMessage_Start)(nil),
 		(*SinkHostMessage_Put)(nil),
 		(*SinkHostMessage_Open)(nil),
@@ -2292,7 +2541,7 @@ func file_plugin_proto_init() {
 		(*SinkHostMessage_Flush)(nil),
 		(*SinkHostMessage_Stop)(nil),
 	}
-	file_plugin_proto_msgTypes[29].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[32].OneofWrappers = []any{
 		(*SinkPluginMessage_Started)(nil),
 		(*SinkPluginMessage_Ack)(nil),
 		(*SinkPluginMessage_Rewind)(nil),
@@ -2305,7 +2554,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   34,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
