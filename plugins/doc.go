@@ -36,11 +36,11 @@
 // Records travel in batches (plugins/wire encoding) that pluginpb.Codec
 // hands to gRPC without copying. A source task's batches go through shared
 // memory where the plugin accepts it (plugins/shm; Linux): the plugin
-// encodes into a slot of a mapped file, the stream carries only the slot's
-// number, and the host copies the batch out (a plugin that truncates the
-// file gets an error, not a crashed worker) before decoding it. A sink task's Put returns once its batch
-// is sent, so the worker prepares the next one while the plugin works; the
-// next Put, Sync or Flush waits for it.
+// encodes into a slot of a sealed memory file both map, the stream carries
+// only the slot's number, and the host copies the batch out before
+// decoding it. A sink task's Put returns once its batch is sent, so the
+// worker prepares the next one while the plugin works; the next Put, Sync
+// or Flush waits for it.
 //
 // Optional interfaces let the runner skip work on the way through: a host
 // source task can leave values (RawValueSource) and source offsets

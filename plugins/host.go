@@ -24,7 +24,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
-	"github.com/tributary-dev/tributary/plugins/shm"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -52,12 +51,10 @@ type Config struct {
 	StopTimeout time.Duration
 	// Batch bounds the record batches source plugins send.
 	Batch BatchLimits
-	// SharedMemoryDir is where source tasks' shared memory is created
-	// (see plugins/shm); default /dev/shm. Source plugins send their
-	// batches through shared memory where it is available, and through
-	// the gRPC stream otherwise.
-	SharedMemoryDir string
-	// NoSharedMemory sends every batch through the gRPC stream.
+	// NoSharedMemory has source plugins send every batch through the gRPC
+	// stream. By default (on Linux) they send batches through memory they
+	// share with the host (see plugins/shm), and the stream carries only
+	// where each batch lies.
 	NoSharedMemory bool
 	// ProtocolVersions the host offers; default: the current one and every
 	// older one it still speaks. Tests set it to check that incompatible
@@ -227,11 +224,6 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 		return nil, err
 	}
 	h := &Host{cfg: cfg, cache: map[string][]sdk.Spec{}, procs: map[string]*sharedProc{}}
-	if !cfg.NoSharedMemory {
-		if n := shm.Sweep(cfg.SharedMemoryDir); n > 0 {
-			cfg.Logger.Info("removed shared memory files left by stopped workers", "files", n)
-		}
-	}
 	if err := h.Discover(ctx); err != nil {
 		return nil, err
 	}

@@ -244,19 +244,13 @@ type hostSourceTask struct {
 	slotBatches, streamBatches atomic.Int64
 }
 
-// Shared memory of a source task: sharedSlots slots of at most
-// sharedSlotBytes (a quarter more than the batch byte limit), each taking
-// a batch of up to four fifths of it; the rest is room for the record that
-// crosses the limit. Slots of a megabyte batch rather than smaller ones:
-// every batch costs a round of messages and goroutine wake-ups on both
-// sides, and the host's buffers count in its collector's heap goal. Three
-// let the plugin encode into one while the host copies another out, with
-// one to spare: 3.75 MiB per task, in pages touched only as batches fill
-// them.
-const (
-	sharedSlots     = 3
-	sharedSlotBytes = 1280 << 10
-)
+// sharedSlots is the number of shared memory slots of a source task, each
+// a quarter larger than the batch byte limit (room for the record that
+// crosses it). Three let the plugin encode into one while the host copies
+// another out, with one to spare. Their pages are allocated only as
+// batches fill them: 3.75 MiB per task streaming megabyte batches, a few
+// pages for a trickle.
+const sharedSlots = 3
 
 // slotReader is the host's side of a source task's shared memory.
 type slotReader struct {
@@ -271,10 +265,11 @@ func (s *slotReader) take(sb *pluginpb.SlotBatch, codec *pluginpb.Codec) ([]byte
 	if s == nil || !s.on {
 		return nil, errors.New("shared memory batch without shared memory")
 	}
-	slot, n := int(sb.GetSlot()), int(sb.GetBytes())
-	if slot >= sharedSlots || n > s.slotBytes {
-		return nil, fmt.Errorf("shared memory batch of %d bytes in slot %d: there are %d slots of %d bytes", n, slot, sharedSlots, s.slotBytes)
+	if sb.GetSlot() >= sharedSlots || sb.GetBytes() > uint32(s.slotBytes) {
+		return nil, fmt.Errorf("shared memory batch of %d bytes in slot %d: there are %d slots of %d bytes",
+			sb.GetBytes(), sb.GetSlot(), sharedSlots, s.slotBytes)
 	}
+	slot, n := int(sb.GetSlot()), int(sb.GetBytes())
 	buf := codec.ReceiveBuffer(n)
 	off := slot * s.slotBytes
 	if _, err := shm.Copy(buf, s.region.Bytes()[off:off+n]); err != nil {
@@ -295,9 +290,8 @@ func (h *Host) offerSlots(logger *slog.Logger) *slotReader {
 	if h.cfg.NoSharedMemory || os.Getenv(shm.EnvOff) == "off" {
 		return nil
 	}
-	slotBytes := min(sharedSlotBytes, h.cfg.Batch.MaxBytes+h.cfg.Batch.MaxBytes/4)
-	slotBytes = (slotBytes + 4095) &^ 4095
-	r, err := shm.Create(h.cfg.SharedMemoryDir, sharedSlots*slotBytes)
+	slotBytes := (h.cfg.Batch.MaxBytes + h.cfg.Batch.MaxBytes/4 + 4095) &^ 4095
+	r, err := shm.Create(sharedSlots * slotBytes)
 	if err != nil {
 		logger.Debug("source batches go through the gRPC stream", "reason", err)
 		return nil
@@ -347,7 +341,7 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 			LingerMs: uint32(max(1, h.cfg.Batch.Linger.Milliseconds()))},
 	}
 	if t.slots = h.offerSlots(t.logger); t.slots != nil {
-		start.SharedMemory = &pluginpb.SharedMemory{Path: t.slots.region.Path(), SlotBytes: uint32(t.slots.slotBytes), Slots: sharedSlots}
+		start.SharedMemory = &pluginpb.SharedMemory{Name: t.slots.region.Name(), SlotBytes: uint32(t.slots.slotBytes), Slots: sharedSlots}
 	}
 	if err := t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_Start{Start: start}}); err != nil {
 		t.slots.close()
@@ -373,10 +367,10 @@ func (t *hostSourceTask) recvLoop() {
 		switch x := m.GetMsg().(type) {
 		case *pluginpb.SourcePluginMessage_Started:
 			if t.slots != nil {
-				// The plugin has mapped the file (or will not): it
-				// can go.
-				if err := t.slots.region.Unlink(); err != nil {
-					t.logger.Warn("could not remove a shared memory file", "error", err)
+				// The plugin has mapped the region (or will not): the
+				// host's descriptor can go.
+				if err := t.slots.region.Release(); err != nil {
+					t.logger.Warn("could not close the shared memory descriptor", "error", err)
 				}
 				if t.slots.on = x.Started.GetSharedMemory(); !t.slots.on {
 					t.slots.close()
@@ -393,6 +387,10 @@ func (t *hostSourceTask) recvLoop() {
 				t.protocolError(err)
 				continue
 			}
+			// Sent from this loop, behind any other send: a plugin
+			// that stops reading its stream (its OffsetsCommitted
+			// hangs with 64 commits queued) stalls its batches with
+			// it, as it would any send to it.
 			if err := t.send(&pluginpb.SourceHostMessage{Msg: &pluginpb.SourceHostMessage_SlotFree{
 				SlotFree: &pluginpb.SlotFree{Slot: x.SlotBatch.GetSlot()}}}); err != nil {
 				t.logger.Debug("slot free not delivered", "error", err)
@@ -442,6 +440,10 @@ func (t *hostSourceTask) deliver(records []byte, count uint32) {
 	if cap(b.recs) < len(wrecs) {
 		b = sourceBatch{recs: make([]sdk.SourceRecord, len(wrecs)), offsets: make([][]byte, len(wrecs))}
 	}
+	// A reused slice's records past this batch's would keep what they
+	// refer to alive.
+	clear(b.recs[len(wrecs):cap(b.recs)])
+	clear(b.offsets[len(wrecs):cap(b.offsets)])
 	b.recs, b.offsets, b.records = b.recs[:len(wrecs)], b.offsets[:len(wrecs)], records
 	for i := range wrecs {
 		sourceFromWire(&wrecs[i], &b.recs[i])

@@ -92,8 +92,9 @@ type EncodedOffsetSource interface {
 	// ReleaseBatch tells the task that nothing refers any more to the
 	// records PollEncodedOffsets last returned (nor to the recs and
 	// offsets slices), nor to their keys, values and headers (which may
-	// alias the received batch): its memory may receive a later batch. Calling it is optional: without it the
-	// memory is left to the garbage collector.
+	// alias the received batch): its memory may receive a later batch.
+	// Calling it is optional: without it the memory is left to the
+	// garbage collector.
 	ReleaseBatch(recs []sdk.SourceRecord)
 }
 

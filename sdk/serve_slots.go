@@ -3,6 +3,7 @@ package sdk
 import (
 	"fmt"
 	"os"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
@@ -17,6 +18,10 @@ type slotWriter struct {
 	slotBytes int
 	free      chan uint32 // slots the host gave back (all, at first)
 	held      int         // the slot the encoder writes into; -1 for none
+	// lent has bit i set while slot i is the host's (sent, not yet
+	// freed): a SlotFree for any other slot is ignored, so that a
+	// confused host cannot have a slot written while it reads it.
+	lent atomic.Uint64
 }
 
 // openSlots maps the shared memory offered; it returns nil (batches then go
@@ -28,11 +33,13 @@ func openSlots(m *pluginpb.SharedMemory) (*slotWriter, error) {
 	if os.Getenv(shm.EnvOff) == "off" {
 		return nil, fmt.Errorf("sdk: %s=off", shm.EnvOff)
 	}
-	n, size := int(m.GetSlots()), int(m.GetSlotBytes())
-	if n <= 0 || n > 64 || size <= 0 || size > pluginpb.MaxMessageSize {
-		return nil, fmt.Errorf("sdk: shared memory of %d slots of %d bytes", n, size)
+	// At most 64 slots (lent has a bit per slot), each no larger than a
+	// message.
+	if m.GetSlots() == 0 || m.GetSlots() > 64 || m.GetSlotBytes() == 0 || m.GetSlotBytes() > pluginpb.MaxMessageSize {
+		return nil, fmt.Errorf("sdk: shared memory of %d slots of %d bytes", m.GetSlots(), m.GetSlotBytes())
 	}
-	r, err := shm.Open(m.GetPath(), n*size)
+	n, size := int(m.GetSlots()), int(m.GetSlotBytes())
+	r, err := shm.Open(m.GetName(), n*size)
 	if err != nil {
 		return nil, err
 	}
@@ -55,15 +62,27 @@ func (w *slotWriter) holds(b []byte) bool {
 	return w != nil && w.held >= 0 && len(b) > 0 && unsafe.SliceData(b) == unsafe.SliceData(w.region.Bytes()[w.held*w.slotBytes:])
 }
 
-// release takes back a slot the host is done with.
-func (w *slotWriter) release(slot uint32) {
-	if w == nil {
-		return
+// lend hands the held slot, holding a batch, to the host, and returns its
+// number.
+func (w *slotWriter) lend() uint32 {
+	slot := uint32(w.held)
+	w.lent.Or(1 << slot)
+	w.held = -1
+	return slot
+}
+
+// release takes back a slot the host is done with. It reports false (and
+// ignores it) for a slot that is not the host's.
+func (w *slotWriter) release(slot uint32) bool {
+	if w == nil || slot >= 64 {
+		return false
 	}
-	select {
-	case w.free <- slot:
-	default: // more than there are slots: the host is confused; ignore
+	bit := uint64(1) << slot
+	if w.lent.And(^bit)&bit == 0 {
+		return false
 	}
+	w.free <- slot // never blocks: the slot was out of the channel
+	return true
 }
 
 func (w *slotWriter) close() {

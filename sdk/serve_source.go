@@ -131,8 +131,8 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	if err != nil {
 		logger.Debug("batches go through the gRPC stream: shared memory refused", "error", err)
 	}
-	// Unmapped last: only this goroutine writes the slots, and gRPC never
-	// holds them (only the slot number is sent).
+	// Unmapped when this function returns: only its batching loop writes
+	// the slots, and gRPC never holds them (only slot numbers are sent).
 	defer slots.close()
 
 	// recv goroutine
@@ -164,7 +164,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 					return
 				}
 			case *pluginpb.SourceHostMessage_SlotFree:
-				slots.release(x.SlotFree.GetSlot())
+				if !slots.release(x.SlotFree.GetSlot()) {
+					logger.Warn("host freed a shared memory slot it does not hold", "slot", x.SlotFree.GetSlot())
+				}
 			case *pluginpb.SourceHostMessage_Stop:
 				stopPolling()
 			}
@@ -324,10 +326,10 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 		}
 		pollMax.Store(int64(pollSize(maxRecords, maxBytes, enc.Len(), enc.Count())))
 		if slots.holds(enc.Bytes()) {
-			err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_SlotBatch{
-				SlotBatch: &pluginpb.SlotBatch{Slot: uint32(slots.held), Count: uint32(enc.Count()), Bytes: uint32(enc.Len())}}})
-			slots.held = -1 // the host's until SlotFree
+			count, n := enc.Count(), enc.Len()
 			enc.ResetWith(nil)
+			err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_SlotBatch{
+				SlotBatch: &pluginpb.SlotBatch{Slot: slots.lend(), Count: uint32(count), Bytes: uint32(n)}}})
 			return err
 		}
 		err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Batch{

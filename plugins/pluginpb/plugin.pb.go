@@ -322,8 +322,9 @@ func (*Stop) Descriptor() ([]byte, []int) {
 
 type Started struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// A source plugin mapped the SharedMemory its TaskStart offered and
-	// will send its batches there (SlotBatch).
+	// A source plugin opened and mapped the SharedMemory its TaskStart
+	// offered (it must before sending Started: the host then closes its
+	// end) and sends its batches there as SlotBatch, those that fit a slot.
 	SharedMemory  bool `protobuf:"varint,1,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1023,14 +1024,17 @@ func (x *TaskStart) GetSharedMemory() *SharedMemory {
 	return nil
 }
 
-// SharedMemory is a file of slots * slot_bytes bytes (see plugins/shm) that
-// the host and a source plugin both map. The plugin writes a batch into a
-// free slot and sends SlotBatch; the host copies the batch out and answers
-// SlotFree. Every slot starts free. A batch that does not fit a slot goes
-// as a RecordBatch. Batches keep their order whichever way they go.
+// SharedMemory is a region of slots * slot_bytes bytes (see plugins/shm)
+// that the host offers a source plugin to map: name is what the plugin
+// opens, /proc/<host pid>/fd/<fd> for a Linux memfd, until it answers
+// Started. The plugin encodes a batch into a free slot and sends SlotBatch;
+// the host copies the batch out and answers SlotFree. Every slot starts
+// free; a slot number is below slots, and a slot is not written again
+// before its SlotFree. A batch that does not fit a slot goes as a
+// RecordBatch. Batches keep their order whichever way they go.
 type SharedMemory struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Path          string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	SlotBytes     uint32                 `protobuf:"varint,2,opt,name=slot_bytes,json=slotBytes,proto3" json:"slot_bytes,omitempty"`
 	Slots         uint32                 `protobuf:"varint,3,opt,name=slots,proto3" json:"slots,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1067,9 +1071,9 @@ func (*SharedMemory) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
-func (x *SharedMemory) GetPath() string {
+func (x *SharedMemory) GetName() string {
 	if x != nil {
-		return x.Path
+		return x.Name
 	}
 	return ""
 }
@@ -2307,7 +2311,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
 	"\fSharedMemory\x12\x12\n" +
-	"\x04path\x18\x01 \x01(\tR\x04path\x12\x1d\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"slot_bytes\x18\x02 \x01(\rR\tslotBytes\x12\x14\n" +
 	"\x05slots\x18\x03 \x01(\rR\x05slots\"K\n" +
