@@ -33,6 +33,9 @@ type decoder struct {
 	// intern holds short strings seen as map keys and topics: they repeat
 	// from record to record and are shared instead of allocated each time.
 	intern map[string]string
+	// prevTopic is the last record's topic (shorter than 128 bytes, so
+	// that its length is one byte of varint).
+	prevTopic string
 	// rawValues leaves record values encoded (see Decoder.RawValues);
 	// raws is a block of unused Raws, rawBlock the size of the last one.
 	rawValues bool
@@ -113,6 +116,21 @@ const (
 	maxInternLen = 64
 	maxInterned  = 256
 )
+
+// topic is internedStr for a record's topic, which is usually the previous
+// record's: comparing with that is cheaper than the map lookup.
+func (d *decoder) topic() (string, error) {
+	if p := d.pos; p < len(d.data) && int(d.data[p]) == len(d.prevTopic) && p+1+len(d.prevTopic) <= len(d.data) &&
+		string(d.data[p+1:p+1+len(d.prevTopic)]) == d.prevTopic {
+		d.pos = p + 1 + len(d.prevTopic)
+		return d.prevTopic, nil
+	}
+	t, err := d.internedStr()
+	if err == nil && len(t) < 0x80 {
+		d.prevTopic = t
+	}
+	return t, err
+}
 
 // internedStr is str for strings that usually repeat (map keys, topics).
 func (d *decoder) internedStr() (string, error) {
@@ -324,7 +342,7 @@ func (d *decoder) record(r *Record) error {
 	} else if r.Offset, err = d.stringMap(); err != nil {
 		return err
 	}
-	if r.Topic, err = d.internedStr(); err != nil {
+	if r.Topic, err = d.topic(); err != nil {
 		return err
 	}
 	r.KafkaPartition = NoPartition

@@ -82,6 +82,12 @@ type Encoder struct {
 	ReusePartitions bool
 	part            unsafe.Pointer // the map partEnc encodes; nil: none
 	partEnc         []byte
+
+	// soleKey is the key of the last map of one entry encoded: a map of
+	// one entry holding it is read with a lookup instead of an iteration,
+	// which costs several times more (the records of a source task
+	// usually have offsets such as {"seq": n}, each a new map).
+	soleKey string
 }
 
 // ForgetPartition drops the partition encoding ReusePartitions keeps.
@@ -517,7 +523,18 @@ func (e *Encoder) schemaless(v any, depth int) error {
 		}
 	case map[string]any:
 		e.buf = binary.AppendUvarint(append(e.buf, tagStringMap), uint64(len(x)))
-		if len(x) == 1 || !e.canonical {
+		if len(x) == 1 {
+			if el, ok := x[e.soleKey]; ok {
+				e.str(e.soleKey)
+				return e.schemaless(el, depth+1)
+			}
+			for k, el := range x {
+				e.soleKey = k
+				e.str(k)
+				return e.schemaless(el, depth+1)
+			}
+		}
+		if !e.canonical {
 			for k, el := range x {
 				e.str(k)
 				if err := e.schemaless(el, depth+1); err != nil {
