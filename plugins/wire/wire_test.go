@@ -557,3 +557,34 @@ func TestRawOffsets(t *testing.T) {
 		t.Fatal("DecodeOffset accepted trailing bytes")
 	}
 }
+
+// TestOneEntryMapsAndTopics: offsets of one entry whose key changes from
+// record to record, and topics that change, decode as they were (the
+// encoder looks the last key up, the decoder compares the last topic).
+func TestOneEntryMapsAndTopics(t *testing.T) {
+	offsets := []map[string]any{{"a": int64(1)}, {"a": int64(2)}, {"b": "x"}, {"": int64(4)}, {"b": nil},
+		{"a": int64(5), "b": int64(6)}, {"a": int64(7)}, {}, nil, {"a": []any{int64(8)}}}
+	topics := []string{"t", "t", "u", "", "", "t", strings.Repeat("long", 40), strings.Repeat("long", 40), "t", "tt"}
+	recs := make([]Record, len(offsets))
+	for i := range recs {
+		recs[i] = Record{Offset: offsets[i], Topic: topics[i], KafkaPartition: NoPartition, Timestamp: NoTimestamp}
+	}
+	data := encodeBatch(t, recs)
+	for _, raw := range []bool{false, true} {
+		got, err := (&Decoder{RawOffsets: raw}).Decode(data, len(recs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range recs {
+			off := got[i].Offset
+			if raw && got[i].RawOffset != nil {
+				if off, err = DecodeOffset(got[i].RawOffset); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got[i].Topic != topics[i] || !reflect.DeepEqual(off, offsets[i]) && (len(off) > 0 || len(offsets[i]) > 0) {
+				t.Errorf("record %d (raw offsets %v): topic %q offset %v, want %q %v", i, raw, got[i].Topic, off, topics[i], offsets[i])
+			}
+		}
+	}
+}
