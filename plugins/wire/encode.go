@@ -119,21 +119,30 @@ func (e *Encoder) Bytes() []byte { return e.buf }
 
 // Append encodes r. On error the batch is left as it was before the call.
 // Encoding checks every value against its schema.
-func (e *Encoder) Append(r *Record) (err error) {
-	mark := len(e.buf)
-	nSchemas := len(e.schemas)
-	defer func() {
-		if err != nil {
-			e.buf = e.buf[:mark]
-			if len(e.schemas) != nSchemas {
-				for s, i := range e.schemas {
-					if i >= uint64(nSchemas) {
-						delete(e.schemas, s)
-					}
+func (e *Encoder) Append(r *Record) error {
+	mark, nSchemas := len(e.buf), len(e.schemas)
+	b, err := e.appendRecord(e.buf, r)
+	if err != nil {
+		e.buf = b[:mark]
+		if len(e.schemas) != nSchemas {
+			for s, i := range e.schemas {
+				if i >= uint64(nSchemas) {
+					delete(e.schemas, s)
 				}
 			}
 		}
-	}()
+		return err
+	}
+	e.buf = b
+	e.count++
+	return nil
+}
+
+// appendRecord appends r's encoding to b. The encoding functions take and
+// return the batch rather than update e.buf: a slice held in registers
+// costs no loads and stores of the Encoder, nor the write barriers that
+// storing a pointer into it costs while the collector runs.
+func (e *Encoder) appendRecord(b []byte, r *Record) ([]byte, error) {
 	var flags byte
 	if r.Timestamp != NoTimestamp {
 		flags |= flagTimestamp
@@ -144,42 +153,42 @@ func (e *Encoder) Append(r *Record) (err error) {
 	if len(r.Headers) > 0 {
 		flags |= flagHeaders
 	}
-	e.buf = append(e.buf, flags)
+	b = append(b, flags)
 	e.canonical = true
-	if err := e.partition(r.Partition); err != nil {
+	var err error
+	if b, err = e.partition(b, r.Partition); err != nil {
 		e.canonical = false
-		return fmt.Errorf("wire: source partition: %w", err)
+		return b, fmt.Errorf("wire: source partition: %w", err)
 	}
-	if err := e.schemaless(mapValue(r.Offset), 0); err != nil {
+	if b, err = e.schemaless(b, mapValue(r.Offset), 0); err != nil {
 		e.canonical = false
-		return fmt.Errorf("wire: source offset: %w", err)
+		return b, fmt.Errorf("wire: source offset: %w", err)
 	}
 	e.canonical = false
-	e.str(r.Topic)
+	b = appendStr(b, r.Topic)
 	if flags&flagKafkaPartition != 0 {
-		e.buf = binary.AppendVarint(e.buf, int64(r.KafkaPartition))
+		b = binary.AppendVarint(b, int64(r.KafkaPartition))
 	}
-	e.buf = binary.AppendVarint(e.buf, r.KafkaOffset)
+	b = binary.AppendVarint(b, r.KafkaOffset)
 	if flags&flagTimestamp != 0 {
-		e.buf = binary.AppendVarint(e.buf, r.Timestamp)
+		b = binary.AppendVarint(b, r.Timestamp)
 	}
-	if err := e.schemaAndValue(r.KeySchema, r.Key); err != nil {
-		return fmt.Errorf("wire: key: %w", err)
+	if b, err = e.schemaAndValue(b, r.KeySchema, r.Key); err != nil {
+		return b, fmt.Errorf("wire: key: %w", err)
 	}
-	if err := e.schemaAndValue(r.ValueSchema, r.Value); err != nil {
-		return fmt.Errorf("wire: value: %w", err)
+	if b, err = e.schemaAndValue(b, r.ValueSchema, r.Value); err != nil {
+		return b, fmt.Errorf("wire: value: %w", err)
 	}
 	if flags&flagHeaders != 0 {
-		e.buf = binary.AppendUvarint(e.buf, uint64(len(r.Headers)))
+		b = binary.AppendUvarint(b, uint64(len(r.Headers)))
 		for _, h := range r.Headers {
-			e.str(h.Key)
-			if err := e.schemaAndValue(h.Schema, h.Value); err != nil {
-				return fmt.Errorf("wire: header %q: %w", h.Key, err)
+			b = appendStr(b, h.Key)
+			if b, err = e.schemaAndValue(b, h.Schema, h.Value); err != nil {
+				return b, fmt.Errorf("wire: header %q: %w", h.Key, err)
 			}
 		}
 	}
-	e.count++
-	return nil
+	return b, nil
 }
 
 // mapValue turns a nil map into an untyped nil so it encodes as null.
@@ -190,51 +199,53 @@ func mapValue(m map[string]any) any {
 	return m
 }
 
-func (e *Encoder) str(s string) {
-	e.buf = binary.AppendUvarint(e.buf, uint64(len(s)))
-	e.buf = append(e.buf, s...)
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
-func (e *Encoder) schemaAndValue(s *schema.Schema, v any) error {
+func (e *Encoder) schemaAndValue(b []byte, s *schema.Schema, v any) ([]byte, error) {
+	var err error
 	if raw, ok := v.(*Raw); ok {
 		// Already encoded (by a ValueWriter or a Decoder): copied as is.
 		if raw.schema != s {
-			return fmt.Errorf("encoded value of schema %v given for schema %v", raw.schema, s)
+			return b, fmt.Errorf("encoded value of schema %v given for schema %v", raw.schema, s)
 		}
 		if s == nil {
-			e.buf = append(e.buf, refNone)
-		} else if err := e.schemaRef(s, 0); err != nil {
-			return err
+			b = append(b, refNone)
+		} else if b, err = e.schemaRef(b, s, 0); err != nil {
+			return b, err
 		}
-		e.buf = append(e.buf, raw.data...)
-		return nil
+		b = append(b, raw.data...)
+		return b, nil
 	}
 	if s == nil {
-		e.buf = append(e.buf, refNone)
-		return e.schemaless(v, 0)
+		b = append(b, refNone)
+		return e.schemaless(b, v, 0)
 	}
-	if err := e.schemaRef(s, 0); err != nil {
-		return err
+	if b, err = e.schemaRef(b, s, 0); err != nil {
+		return b, err
 	}
-	return e.typed(s, v, 0)
+	return e.typed(b, s, v, 0)
 }
 
-func (e *Encoder) schemaRef(s *schema.Schema, depth int) error {
+func (e *Encoder) schemaRef(b []byte, s *schema.Schema, depth int) ([]byte, error) {
+	var err error
 	if depth > maxDepth {
-		return errors.New("schema nested too deeply")
+		return b, errors.New("schema nested too deeply")
 	}
 	if i, ok := e.schemas[s]; ok {
-		e.buf = binary.AppendUvarint(e.buf, i+refBase)
-		return nil
+		b = binary.AppendUvarint(b, i+refBase)
+		return b, nil
 	}
 	if !s.Type.Valid() {
-		return fmt.Errorf("invalid schema type %d", s.Type)
+		return b, fmt.Errorf("invalid schema type %d", s.Type)
 	}
 	if e.schemas == nil {
 		e.schemas = make(map[*schema.Schema]uint64)
 	}
 	e.schemas[s] = uint64(len(e.schemas))
-	e.buf = append(e.buf, refInline, byte(s.Type))
+	b = append(b, refInline, byte(s.Type))
 	var flags byte
 	if s.Optional {
 		flags |= sflagOptional
@@ -254,15 +265,15 @@ func (e *Encoder) schemaRef(s *schema.Schema, depth int) error {
 	if len(s.Parameters) > 0 {
 		flags |= sflagParams
 	}
-	e.buf = append(e.buf, flags)
+	b = append(b, flags)
 	if s.Name != "" {
-		e.str(s.Name)
+		b = appendStr(b, s.Name)
 	}
 	if s.Version != 0 {
-		e.buf = binary.AppendVarint(e.buf, int64(s.Version))
+		b = binary.AppendVarint(b, int64(s.Version))
 	}
 	if s.Doc != "" {
-		e.str(s.Doc)
+		b = appendStr(b, s.Doc)
 	}
 	if len(s.Parameters) > 0 {
 		keys := make([]string, 0, len(s.Parameters))
@@ -270,80 +281,81 @@ func (e *Encoder) schemaRef(s *schema.Schema, depth int) error {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		e.buf = binary.AppendUvarint(e.buf, uint64(len(keys)))
+		b = binary.AppendUvarint(b, uint64(len(keys)))
 		for _, k := range keys {
-			e.str(k)
-			e.str(s.Parameters[k])
+			b = appendStr(b, k)
+			b = appendStr(b, s.Parameters[k])
 		}
 	}
 	switch s.Type {
 	case schema.TypeStruct:
-		e.buf = binary.AppendUvarint(e.buf, uint64(len(s.Fields)))
+		b = binary.AppendUvarint(b, uint64(len(s.Fields)))
 		for _, f := range s.Fields {
 			if f.Schema == nil {
-				return fmt.Errorf("field %q has no schema", f.Name)
+				return b, fmt.Errorf("field %q has no schema", f.Name)
 			}
-			e.str(f.Name)
-			if err := e.schemaRef(f.Schema, depth+1); err != nil {
-				return err
+			b = appendStr(b, f.Name)
+			if b, err = e.schemaRef(b, f.Schema, depth+1); err != nil {
+				return b, err
 			}
 		}
 	case schema.TypeArray:
 		if s.ValueSchema == nil {
-			return errors.New("array schema without element schema")
+			return b, errors.New("array schema without element schema")
 		}
-		if err := e.schemaRef(s.ValueSchema, depth+1); err != nil {
-			return err
+		if b, err = e.schemaRef(b, s.ValueSchema, depth+1); err != nil {
+			return b, err
 		}
 	case schema.TypeMap:
 		if s.KeySchema == nil || s.ValueSchema == nil {
-			return errors.New("map schema without key or value schema")
+			return b, errors.New("map schema without key or value schema")
 		}
-		if err := e.schemaRef(s.KeySchema, depth+1); err != nil {
-			return err
+		if b, err = e.schemaRef(b, s.KeySchema, depth+1); err != nil {
+			return b, err
 		}
-		if err := e.schemaRef(s.ValueSchema, depth+1); err != nil {
-			return err
+		if b, err = e.schemaRef(b, s.ValueSchema, depth+1); err != nil {
+			return b, err
 		}
 	}
 	if s.Default != nil {
-		if err := e.typed(s, s.Default, depth+1); err != nil {
-			return fmt.Errorf("default of %v: %w", s, err)
+		if b, err = e.typed(b, s, s.Default, depth+1); err != nil {
+			return b, fmt.Errorf("default of %v: %w", s, err)
 		}
 	}
-	return nil
+	return b, nil
 }
 
-func (e *Encoder) typed(s *schema.Schema, v any, depth int) error {
+func (e *Encoder) typed(b []byte, s *schema.Schema, v any, depth int) ([]byte, error) {
+	var err error
 	if depth > maxDepth {
-		return errors.New("value nested too deeply")
+		return b, errors.New("value nested too deeply")
 	}
 	if v == nil && !s.Optional {
 		if s.Default == nil {
-			return fmt.Errorf("null used for required %v", s)
+			return b, fmt.Errorf("null used for required %v", s)
 		}
 		v = s.Default
 	}
 	if s.Optional {
 		if v == nil {
-			e.buf = append(e.buf, 0)
-			return nil
+			b = append(b, 0)
+			return b, nil
 		}
-		e.buf = append(e.buf, 1)
+		b = append(b, 1)
 	}
 	switch s.Name {
 	case schema.DecimalName:
 		d, ok := v.(*big.Int)
 		if !ok || d == nil {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.buf = binary.AppendUvarint(e.buf, uint64(schema.DecimalLen(d)))
-		e.buf = schema.AppendDecimal(e.buf, d)
-		return nil
+		b = binary.AppendUvarint(b, uint64(schema.DecimalLen(d)))
+		b = schema.AppendDecimal(b, d)
+		return b, nil
 	case schema.DateName, schema.TimeName, schema.TimestampName:
 		t, ok := v.(time.Time)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
 		ms := t.UnixMilli()
 		switch s.Name {
@@ -352,236 +364,238 @@ func (e *Encoder) typed(s *schema.Schema, v any, depth int) error {
 		case schema.TimeName:
 			ms -= floorDiv(ms, 86400000) * 86400000
 		}
-		e.buf = binary.AppendVarint(e.buf, ms)
-		return nil
+		b = binary.AppendVarint(b, ms)
+		return b, nil
 	}
 	switch s.Type {
 	case schema.TypeInt8:
 		x, ok := v.(int8)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.buf = append(e.buf, byte(x))
+		b = append(b, byte(x))
 	case schema.TypeInt16:
 		x, ok := v.(int16)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.buf = binary.AppendVarint(e.buf, int64(x))
+		b = binary.AppendVarint(b, int64(x))
 	case schema.TypeInt32:
 		x, ok := v.(int32)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.buf = binary.AppendVarint(e.buf, int64(x))
+		b = binary.AppendVarint(b, int64(x))
 	case schema.TypeInt64:
 		x, ok := v.(int64)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.buf = binary.AppendVarint(e.buf, x)
+		b = binary.AppendVarint(b, x)
 	case schema.TypeFloat32:
 		x, ok := v.(float32)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.buf = binary.LittleEndian.AppendUint32(e.buf, math.Float32bits(x))
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	case schema.TypeFloat64:
 		x, ok := v.(float64)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.buf = binary.LittleEndian.AppendUint64(e.buf, math.Float64bits(x))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 	case schema.TypeBoolean:
 		x, ok := v.(bool)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
 		if x {
-			e.buf = append(e.buf, 1)
+			b = append(b, 1)
 		} else {
-			e.buf = append(e.buf, 0)
+			b = append(b, 0)
 		}
 	case schema.TypeString:
 		x, ok := v.(string)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.str(x)
+		b = appendStr(b, x)
 	case schema.TypeBytes:
 		x, ok := v.([]byte)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.bytes(x)
+		b = appendBytes(b, x)
 	case schema.TypeArray:
 		x, ok := v.([]any)
 		if !ok {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
-		e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
+		b = binary.AppendUvarint(b, uint64(len(x)))
 		for i, el := range x {
-			if err := e.typed(s.ValueSchema, el, depth+1); err != nil {
-				return fmt.Errorf("element %d: %w", i, err)
+			if b, err = e.typed(b, s.ValueSchema, el, depth+1); err != nil {
+				return b, fmt.Errorf("element %d: %w", i, err)
 			}
 		}
 	case schema.TypeMap:
 		switch x := v.(type) {
 		case map[string]any:
 			if s.KeySchema.Type != schema.TypeString {
-				return mismatch(s, v)
+				return b, mismatch(s, v)
 			}
-			e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
+			b = binary.AppendUvarint(b, uint64(len(x)))
 			for k, el := range x {
-				if err := e.typed(s.KeySchema, k, depth+1); err != nil {
-					return err
+				if b, err = e.typed(b, s.KeySchema, k, depth+1); err != nil {
+					return b, err
 				}
-				if err := e.typed(s.ValueSchema, el, depth+1); err != nil {
-					return fmt.Errorf("key %q: %w", k, err)
+				if b, err = e.typed(b, s.ValueSchema, el, depth+1); err != nil {
+					return b, fmt.Errorf("key %q: %w", k, err)
 				}
 			}
 		case map[any]any:
-			e.buf = binary.AppendUvarint(e.buf, uint64(len(x)))
+			b = binary.AppendUvarint(b, uint64(len(x)))
 			for k, el := range x {
-				if err := e.typed(s.KeySchema, k, depth+1); err != nil {
-					return fmt.Errorf("map key: %w", err)
+				if b, err = e.typed(b, s.KeySchema, k, depth+1); err != nil {
+					return b, fmt.Errorf("map key: %w", err)
 				}
-				if err := e.typed(s.ValueSchema, el, depth+1); err != nil {
-					return fmt.Errorf("key %v: %w", k, err)
+				if b, err = e.typed(b, s.ValueSchema, el, depth+1); err != nil {
+					return b, fmt.Errorf("key %v: %w", k, err)
 				}
 			}
 		default:
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
 	case schema.TypeStruct:
 		st, ok := v.(*schema.Struct)
 		if !ok || st == nil {
-			return mismatch(s, v)
+			return b, mismatch(s, v)
 		}
 		if err := st.Err(); err != nil {
-			return err
+			return b, err
 		}
 		if ss := st.Schema(); ss != s && !schema.Equal(ss, s) {
-			return fmt.Errorf("struct value has schema %v, want %v", ss, s)
+			return b, fmt.Errorf("struct value has schema %v, want %v", ss, s)
 		}
 		for i, f := range s.Fields {
 			fv := st.GetIndex(i)
-			if err := e.typed(f.Schema, fv, depth+1); err != nil {
-				return fmt.Errorf("field %q: %w", f.Name, err)
+			if b, err = e.typed(b, f.Schema, fv, depth+1); err != nil {
+				return b, fmt.Errorf("field %q: %w", f.Name, err)
 			}
 		}
 	default:
-		return fmt.Errorf("invalid schema type %d", s.Type)
+		return b, fmt.Errorf("invalid schema type %d", s.Type)
 	}
-	return nil
+	return b, nil
 }
 
-func (e *Encoder) bytes(b []byte) {
-	e.buf = binary.AppendUvarint(e.buf, uint64(len(b)))
-	e.buf = append(e.buf, b...)
+func appendBytes(b, x []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(x)))
+	return append(b, x...)
 }
 
-func (e *Encoder) schemaless(v any, depth int) error {
+func (e *Encoder) schemaless(b []byte, v any, depth int) ([]byte, error) {
+	var err error
 	if depth > maxDepth {
-		return errors.New("value nested too deeply")
+		return b, errors.New("value nested too deeply")
 	}
 	switch x := v.(type) {
 	case nil:
-		e.buf = append(e.buf, tagNull)
+		b = append(b, tagNull)
 	case bool:
 		if x {
-			e.buf = append(e.buf, tagTrue)
+			b = append(b, tagTrue)
 		} else {
-			e.buf = append(e.buf, tagFalse)
+			b = append(b, tagFalse)
 		}
 	case int8:
-		e.buf = append(e.buf, tagInt8, byte(x))
+		b = append(b, tagInt8, byte(x))
 	case int16:
-		e.buf = binary.AppendVarint(append(e.buf, tagInt16), int64(x))
+		b = binary.AppendVarint(append(b, tagInt16), int64(x))
 	case int32:
-		e.buf = binary.AppendVarint(append(e.buf, tagInt32), int64(x))
+		b = binary.AppendVarint(append(b, tagInt32), int64(x))
 	case int64:
-		e.buf = binary.AppendVarint(append(e.buf, tagInt64), x)
+		b = binary.AppendVarint(append(b, tagInt64), x)
 	case int:
-		e.buf = binary.AppendVarint(append(e.buf, tagInt64), int64(x))
+		b = binary.AppendVarint(append(b, tagInt64), int64(x))
 	case float32:
-		e.buf = binary.LittleEndian.AppendUint32(append(e.buf, tagFloat32), math.Float32bits(x))
+		b = binary.LittleEndian.AppendUint32(append(b, tagFloat32), math.Float32bits(x))
 	case float64:
-		e.buf = binary.LittleEndian.AppendUint64(append(e.buf, tagFloat64), math.Float64bits(x))
+		b = binary.LittleEndian.AppendUint64(append(b, tagFloat64), math.Float64bits(x))
 	case string:
-		e.buf = append(e.buf, tagString)
-		e.str(x)
+		b = append(b, tagString)
+		b = appendStr(b, x)
 	case []byte:
-		e.buf = append(e.buf, tagBytes)
-		e.bytes(x)
+		b = append(b, tagBytes)
+		b = appendBytes(b, x)
 	case []any:
-		e.buf = binary.AppendUvarint(append(e.buf, tagArray), uint64(len(x)))
+		b = binary.AppendUvarint(append(b, tagArray), uint64(len(x)))
 		for _, el := range x {
-			if err := e.schemaless(el, depth+1); err != nil {
-				return err
+			if b, err = e.schemaless(b, el, depth+1); err != nil {
+				return b, err
 			}
 		}
 	case map[string]any:
-		e.buf = binary.AppendUvarint(append(e.buf, tagStringMap), uint64(len(x)))
+		b = binary.AppendUvarint(append(b, tagStringMap), uint64(len(x)))
 		if len(x) == 1 {
 			if el, ok := x[e.soleKey]; ok {
-				e.str(e.soleKey)
-				return e.schemaless(el, depth+1)
+				b = appendStr(b, e.soleKey)
+				return e.schemaless(b, el, depth+1)
 			}
 			for k, el := range x {
 				e.soleKey = k
-				e.str(k)
-				return e.schemaless(el, depth+1)
+				b = appendStr(b, k)
+				return e.schemaless(b, el, depth+1)
 			}
 		}
 		if !e.canonical {
 			for k, el := range x {
-				e.str(k)
-				if err := e.schemaless(el, depth+1); err != nil {
-					return err
+				b = appendStr(b, k)
+				if b, err = e.schemaless(b, el, depth+1); err != nil {
+					return b, err
 				}
 			}
-			return nil
+			return b, nil
 		}
 		for _, k := range sortedKeys(x) {
-			e.str(k)
-			if err := e.schemaless(x[k], depth+1); err != nil {
-				return err
+			b = appendStr(b, k)
+			if b, err = e.schemaless(b, x[k], depth+1); err != nil {
+				return b, err
 			}
 		}
 	case map[any]any:
-		e.buf = binary.AppendUvarint(append(e.buf, tagAnyMap), uint64(len(x)))
+		b = binary.AppendUvarint(append(b, tagAnyMap), uint64(len(x)))
 		for k, el := range x {
-			if err := e.schemaless(k, depth+1); err != nil {
-				return err
+			if b, err = e.schemaless(b, k, depth+1); err != nil {
+				return b, err
 			}
-			if err := e.schemaless(el, depth+1); err != nil {
-				return err
+			if b, err = e.schemaless(b, el, depth+1); err != nil {
+				return b, err
 			}
 		}
 	default:
-		return fmt.Errorf("value of Go type %T is not a valid schemaless value", v)
+		return b, fmt.Errorf("value of Go type %T is not a valid schemaless value", v)
 	}
-	return nil
+	return b, nil
 }
 
 // partition encodes a source partition map, reusing the previous one's
 // encoding when ReusePartitions allows it.
-func (e *Encoder) partition(m map[string]any) error {
+func (e *Encoder) partition(b []byte, m map[string]any) ([]byte, error) {
+	var err error
 	if !e.ReusePartitions || m == nil {
-		return e.schemaless(mapValue(m), 0)
+		return e.schemaless(b, mapValue(m), 0)
 	}
 	p := reflect.ValueOf(m).UnsafePointer() // held, so no other map can take its address
 	if p == e.part {
-		e.buf = append(e.buf, e.partEnc...)
-		return nil
+		b = append(b, e.partEnc...)
+		return b, nil
 	}
-	start := len(e.buf)
-	if err := e.schemaless(m, 0); err != nil {
-		return err
+	start := len(b)
+	if b, err = e.schemaless(b, m, 0); err != nil {
+		return b, err
 	}
-	e.part, e.partEnc = p, append(e.partEnc[:0], e.buf[start:]...)
-	return nil
+	e.part, e.partEnc = p, append(e.partEnc[:0], b[start:]...)
+	return b, nil
 }
 
 // sortedKeys returns the keys of small maps in order so that equal maps
@@ -611,27 +625,29 @@ func floorDiv(a, b int64) int64 {
 
 // AppendOffsets encodes a list of (partition, offset) pairs.
 func AppendOffsets(dst []byte, offs []PartitionOffset) ([]byte, error) {
-	e := Encoder{buf: dst, canonical: true}
-	e.buf = binary.AppendUvarint(e.buf, uint64(len(offs)))
+	e := Encoder{canonical: true}
+	b := binary.AppendUvarint(dst, uint64(len(offs)))
+	var err error
 	for _, po := range offs {
-		if err := e.schemaless(mapValue(po.Partition), 0); err != nil {
+		if b, err = e.schemaless(b, mapValue(po.Partition), 0); err != nil {
 			return dst, fmt.Errorf("wire: partition: %w", err)
 		}
-		if err := e.schemaless(mapValue(po.Offset), 0); err != nil {
+		if b, err = e.schemaless(b, mapValue(po.Offset), 0); err != nil {
 			return dst, fmt.Errorf("wire: offset: %w", err)
 		}
 	}
-	return e.buf, nil
+	return b, nil
 }
 
 // AppendPartitions encodes a list of source partitions.
 func AppendPartitions(dst []byte, parts []map[string]any) ([]byte, error) {
-	e := Encoder{buf: dst, canonical: true}
-	e.buf = binary.AppendUvarint(e.buf, uint64(len(parts)))
+	e := Encoder{canonical: true}
+	b := binary.AppendUvarint(dst, uint64(len(parts)))
+	var err error
 	for _, p := range parts {
-		if err := e.schemaless(mapValue(p), 0); err != nil {
+		if b, err = e.schemaless(b, mapValue(p), 0); err != nil {
 			return dst, fmt.Errorf("wire: partition: %w", err)
 		}
 	}
-	return e.buf, nil
+	return b, nil
 }
