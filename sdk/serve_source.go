@@ -127,7 +127,10 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
 	tc := &sourceTaskContext{info: info, logger: logger, send: send}
-	slots, err := openSlots(start.GetSharedMemory())
+	var slots *slotWriter
+	if ctx.Err() == nil { // an abandoned stream's region name may be another's by now
+		slots, err = openSlots(start.GetSharedMemory())
+	}
 	if err != nil {
 		logger.Debug("batches go through the gRPC stream: shared memory refused", "error", err)
 	}

@@ -83,10 +83,11 @@ type Encoder struct {
 	part            unsafe.Pointer // the map partEnc encodes; nil: none
 	partEnc         []byte
 
-	// soleKey is the key of the last map of one entry encoded: a map of
-	// one entry holding it is read with a lookup instead of an iteration,
-	// which costs several times more (the records of a source task
-	// usually have offsets such as {"seq": n}, each a new map).
+	// soleKey is the key of the last source offset or partition of one
+	// entry encoded: such a map holding it is read with a lookup instead
+	// of an iteration, which costs several times more (the records of a
+	// source task usually have offsets such as {"seq": n}, each a new
+	// map).
 	soleKey string
 }
 
@@ -120,10 +121,9 @@ func (e *Encoder) Bytes() []byte { return e.buf }
 // Append encodes r. On error the batch is left as it was before the call.
 // Encoding checks every value against its schema.
 func (e *Encoder) Append(r *Record) error {
-	mark, nSchemas := len(e.buf), len(e.schemas)
+	nSchemas := len(e.schemas)
 	b, err := e.appendRecord(e.buf, r)
-	if err != nil {
-		e.buf = b[:mark]
+	if err != nil { // e.buf is as it was: only the schemas need undoing
 		if len(e.schemas) != nSchemas {
 			for s, i := range e.schemas {
 				if i >= uint64(nSchemas) {
@@ -536,7 +536,7 @@ func (e *Encoder) schemaless(b []byte, v any, depth int) ([]byte, error) {
 		}
 	case map[string]any:
 		b = binary.AppendUvarint(append(b, tagStringMap), uint64(len(x)))
-		if len(x) == 1 {
+		if len(x) == 1 && e.canonical && depth == 0 { // a source offset or partition
 			if el, ok := x[e.soleKey]; ok {
 				b = appendStr(b, e.soleKey)
 				return e.schemaless(b, el, depth+1)

@@ -570,7 +570,25 @@ func TestOneEntryMapsAndTopics(t *testing.T) {
 	for i := range recs {
 		recs[i] = Record{Offset: offsets[i], Topic: topics[i], KafkaPartition: NoPartition, Timestamp: NoTimestamp}
 	}
-	data := encodeBatch(t, recs)
+	// A record whose one-entry offset fails to encode leaves the batch
+	// as it was, and the next record encodes as ever.
+	var e Encoder
+	for i := range recs {
+		if i == 3 {
+			bad := Record{Offset: map[string]any{"a": struct{}{}}, Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp}
+			n := e.Len()
+			if err := e.Append(&bad); err == nil || e.Len() != n {
+				t.Fatalf("bad offset: error %v, length %d -> %d", err, n, e.Len())
+			}
+		}
+		if err := e.Append(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data := e.Bytes()
+	if !bytes.Equal(data, encodeBatch(t, recs)) {
+		t.Fatal("a failed Append changed how the records after it encode")
+	}
 	for _, raw := range []bool{false, true} {
 		got, err := (&Decoder{RawOffsets: raw}).Decode(data, len(recs))
 		if err != nil {
