@@ -644,3 +644,36 @@ func TestSlotReaderRefuses(t *testing.T) {
 		t.Error("slot batch taken from memory the plugin refused")
 	}
 }
+
+// TestSourceStopWhileWaitingForSlot: with nobody polling, the host stops
+// taking batches and freeing slots, so the plugin waits for one; Stop
+// must still end the task gracefully (the rest goes through the stream),
+// not time out and kill it.
+func TestSourceStopWhileWaitingForSlot(t *testing.T) {
+	h := newTestHost(t, func(cfg *Config) { cfg.Batch = BatchLimits{MaxBytes: 64 << 10} })
+	ctx := context.Background()
+	task, err := h.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "gen"},
+		map[string]string{"kafka.topic": "gen", "payload.bytes": "1000"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ht := task.(*hostSourceTask)
+	if ht.slots == nil {
+		t.Skip("no shared memory here")
+	}
+	// One batch waits in the channel, one in the receive loop; then every
+	// slot is lent and the plugin waits.
+	deadline := time.Now().Add(5 * time.Second)
+	for ht.slotBatches.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	if err := task.Stop(ctx); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("stop took %v", took)
+	}
+	t.Logf("%d batches through shared memory, %d through the stream", ht.slotBatches.Load(), ht.streamBatches.Load())
+}
