@@ -76,6 +76,13 @@ func TestPluginKill9(t *testing.T) {
 		if pid == 0 {
 			t.Fatalf("no plugin process of the worker holds %s", c.file)
 		}
+		if c.name == "src" {
+			// The source's batches go through shared memory: the
+			// kill lands on that path.
+			if maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid)); err != nil || !strings.Contains(string(maps), "memfd:tributary-batches") {
+				t.Errorf("the source's plugin maps no shared memory (%v)", err)
+			}
+		}
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
