@@ -1,9 +1,11 @@
 package plugins
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,8 +31,15 @@ func BenchmarkDatagen1KiB(b *testing.B) {
 		b.Fatal(err)
 	}
 	quiet := slog.New(slog.DiscardHandler)
-	rates := map[string]float64{}
-	cpus := map[string]time.Duration{} // CPU per record, both processes
+	// Per loader, the runs' records/s and CPU per record (both processes)
+	// at the largest b.N, for the medians logged at the end (with -count;
+	// smaller b.N are the framework's trial rounds).
+	type result struct {
+		n    int
+		rate float64
+		cpu  time.Duration
+	}
+	results := map[string][]result{}
 	plugin := func(b *testing.B) Loader {
 		h, err := NewHost(context.Background(), Config{Builtin: []string{exe}, Logger: quiet})
 		if err != nil {
@@ -99,30 +108,53 @@ func BenchmarkDatagen1KiB(b *testing.B) {
 			b.StopTimer()
 			rate := float64(n) / b.Elapsed().Seconds()
 			b.ReportMetric(rate, "records/s")
-			rates[l.name] = rate
 			// CPU per record, less noisy than the rate on a shared
 			// machine: this process (the host, or everything in
 			// process) and the plugin process.
 			selfCPU = cpuTime(0) - selfCPU
 			b.ReportMetric(float64(selfCPU.Nanoseconds())/float64(n), "host-cpu-ns/record")
-			cpus[l.name] = selfCPU
+			cpu := selfCPU
 			if pid != 0 {
 				pluginCPU = cpuTime(pid) - pluginCPU
 				b.ReportMetric(float64(pluginCPU.Nanoseconds())/float64(n), "plugin-cpu-ns/record")
-				cpus[l.name] += pluginCPU
+				cpu += pluginCPU
 			}
-			cpus[l.name] /= time.Duration(n)
+			results[l.name] = append(results[l.name], result{b.N, rate, cpu / time.Duration(n)})
 			if err := task.Stop(ctx); err != nil {
 				b.Fatal(err)
 			}
 		})
 	}
+	rates, cpus := map[string]float64{}, map[string]time.Duration{}
+	runs := 0
+	for name, rs := range results {
+		top := slices.MaxFunc(rs, func(a, b result) int { return cmp.Compare(a.n, b.n) }).n
+		var rate []float64
+		var cpu []time.Duration
+		for _, r := range rs {
+			if r.n == top {
+				rate, cpu = append(rate, r.rate), append(cpu, r.cpu)
+			}
+		}
+		rates[name], cpus[name], runs = median(rate), median(cpu), len(rate)
+	}
 	if in := rates["inprocess"]; in > 0 && rates["plugin"] > 0 {
-		b.Logf("datagen 1 KiB: in-process %.0f records/s; plugin %.0f records/s (%.2f of in-process), values left encoded %.0f records/s (%.2f)",
-			in, rates["plugin"], rates["plugin"]/in, rates["plugin-encoded"], rates["plugin-encoded"]/in)
+		b.Logf("datagen 1 KiB, medians of %d runs: in-process %.0f records/s; plugin %.0f records/s (%.2f of in-process), values left encoded %.0f records/s (%.2f)",
+			runs, in, rates["plugin"], rates["plugin"]/in, rates["plugin-encoded"], rates["plugin-encoded"]/in)
 		b.Logf("CPU per record (both processes): in-process %v; plugin %v; values left encoded %v",
 			cpus["inprocess"], cpus["plugin"], cpus["plugin-encoded"])
 	}
+}
+
+// median returns the median of xs (the lower middle one of an even
+// number), zero for none.
+func median[T cmp.Ordered](xs []T) T {
+	var zero T
+	if len(xs) == 0 {
+		return zero
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[(len(s)-1)/2]
 }
 
 // BenchmarkWireDatagen1KiB measures the two halves of the plugin transport's
