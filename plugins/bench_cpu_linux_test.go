@@ -1,10 +1,7 @@
 package plugins
 
 import (
-	"fmt"
-	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -19,16 +16,9 @@ func cpuTime(pid int) time.Duration {
 		}
 		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (which may hold spaces): state is
-	// field 3, utime and stime fields 14 and 15, in clock ticks (100 a
-	// second on Linux).
-	_, rest, ok := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if !ok || len(f) < 13 {
+	// utime and stime, in clock ticks (100 a second on Linux).
+	f := procStat(pid)
+	if len(f) < 13 {
 		return 0
 	}
 	utime, _ := strconv.ParseInt(f[11], 10, 64)

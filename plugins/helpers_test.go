@@ -180,14 +180,21 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// processGone reports whether pid no longer runs (absent or a zombie).
-func processGone(pid int) bool {
+// procStat returns the fields of /proc/<pid>/stat after the command name
+// (which may hold spaces and parentheses): f[0] is the state (field 3),
+// f[11] and f[12] utime and stime. nil if it cannot be read.
+func procStat(pid int) []string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return true
+		return nil
 	}
-	f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
-	return len(f) > 0 && string(f[0]) == "Z"
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+}
+
+// processGone reports whether pid no longer runs (absent or a zombie).
+func processGone(pid int) bool {
+	f := procStat(pid)
+	return f == nil || len(f) > 0 && f[0] == "Z"
 }
 
 func waitGone(t *testing.T, pid int, within time.Duration) {

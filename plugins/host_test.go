@@ -667,6 +667,9 @@ func TestSourceStopWhileWaitingForSlot(t *testing.T) {
 	for ht.slotBatches.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	if ht.slotBatches.Load() < 2 {
+		t.Fatal("no batches through shared memory")
+	}
 	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
 	if err := task.Stop(ctx); err != nil {

@@ -63,17 +63,13 @@ func (c *Codec) Recycle(records []byte) {
 	}
 }
 
-// ReceiveBuffer returns a buffer of n bytes to copy a batch received
-// through shared memory into (a SlotBatch), which the receiver may hand
-// back with Recycle like a received message's Records.
-func (c *Codec) ReceiveBuffer(n int) []byte { return c.receiveBuffer(n) }
-
-// receiveBuffer returns a buffer of n bytes to gather a received batch
-// into: a recycled one when one is large enough. Once the receiver
+// ReceiveBuffer returns a buffer of n bytes to gather a received batch
+// into (Unmarshal does, and so does a receiver copying a batch out of
+// shared memory): a recycled one when one is large enough. Once the receiver
 // recycles, a new one has an eighth more room, so that it can take a batch
 // a little larger than this one (a recycled buffer also loses the bytes of
 // message header before its Records).
-func (c *Codec) receiveBuffer(n int) []byte {
+func (c *Codec) ReceiveBuffer(n int) []byte {
 	if !c.recycling.Load() {
 		return make([]byte, n)
 	}
@@ -196,7 +192,7 @@ func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	switch m := v.(type) {
 	case *SourcePluginMessage:
-		buf := c.receiveBuffer(data.Len())
+		buf := c.ReceiveBuffer(data.Len())
 		data.CopyTo(buf)
 		if b, ok := parseSourceBatch(buf); ok {
 			// When Records end the message (as Marshal writes it), give
