@@ -191,8 +191,9 @@ func BenchmarkWireDatagen1KiB(b *testing.B) {
 			KafkaPartition: wire.NoPartition, Timestamp: r.Timestamp.UnixMilli(),
 			KeySchema: r.KeySchema, Key: r.Key, ValueSchema: r.ValueSchema, Value: r.Value}
 	}
-	// As the plugin's SDK encodes: one partition map per poll.
-	enc := wire.Encoder{ReusePartitions: true}
+	// As the plugin's SDK encodes for this host: one partition map per
+	// poll, values with their lengths.
+	enc := wire.Encoder{ReusePartitions: true, ValueLengths: true}
 	encode := func() {
 		enc.Reset()
 		enc.ForgetPartition()

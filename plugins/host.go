@@ -56,6 +56,9 @@ type Config struct {
 	// share with the host (see plugins/shm), and the stream carries only
 	// where each batch lies.
 	NoSharedMemory bool
+	// noValueLengths has source plugins write record values without their
+	// lengths, as plugins built with an older SDK do (for tests).
+	noValueLengths bool
 	// ProtocolVersions the host offers; default: the current one and every
 	// older one it still speaks. Tests set it to check that incompatible
 	// peers refuse each other.

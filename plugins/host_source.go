@@ -339,6 +339,7 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config,
 		Batch: &pluginpb.BatchLimits{MaxRecords: uint32(h.cfg.Batch.MaxRecords), MaxBytes: uint32(h.cfg.Batch.MaxBytes),
 			LingerMs: uint32(max(1, h.cfg.Batch.Linger.Milliseconds()))},
+		ValueLengths: !h.cfg.noValueLengths,
 	}
 	if t.slots = h.offerSlots(t.logger); t.slots != nil {
 		start.SharedMemory = &pluginpb.SharedMemory{Name: t.slots.region.Name(), SlotBytes: uint32(t.slots.slotBytes), Slots: sharedSlots}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -604,6 +605,59 @@ func TestSourceSharedMemory(t *testing.T) {
 			t.Logf("%d batches through shared memory, %d through the stream", slots, stream)
 			if c.slots != (slots > 0) || c.stream != (stream > 0) {
 				t.Errorf("batches: %d through shared memory, %d through the stream; want shared memory %v, stream %v", slots, stream, c.slots, c.stream)
+			}
+			if err := task.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestSourceValueLengths: a plugin writes each value with its length when
+// the host asks for it, and the host then keeps values encoded without
+// walking them (Raw.Checked is false: the converter checks them); values
+// come out the same either way, and with a host that does not ask.
+func TestSourceValueLengths(t *testing.T) {
+	for _, lengths := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lengths=%v", lengths), func(t *testing.T) {
+			h := newTestHost(t, func(cfg *Config) { cfg.noValueLengths = !lengths })
+			const n = 3000
+			cfgMap := map[string]string{"kafka.topic": "gen", "iterations": strconv.Itoa(n), "payload.bytes": "200", "seed": "5"}
+			cfg, err := sdk.ParseConfig[datagen.Config](cfgMap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen := datagen.NewGenerator(cfg)
+			ctx := context.Background()
+			task, err := h.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "gen"}, cfgMap, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ht := task.(*hostSourceTask)
+			ht.KeepValuesEncoded()
+			for seq := int64(0); seq < n; {
+				recs, _, err := ht.PollEncodedOffsets(ctx)
+				if err != nil {
+					t.Fatalf("poll at seq %d: %v", seq, err)
+				}
+				for _, r := range recs {
+					raw, ok := r.Value.(*wire.Raw)
+					if !ok {
+						t.Fatalf("record %d: value %T left decoded", seq, r.Value)
+					}
+					if raw.Checked() == lengths {
+						t.Fatalf("record %d: value checked on arrival: %v, want %v", seq, raw.Checked(), !lengths)
+					}
+					v, err := raw.Decode()
+					if err != nil {
+						t.Fatalf("record %d: %v", seq, err)
+					}
+					if exp := gen.Record(seq); !schema.ValueEqual(v, exp.Value) || r.Key != exp.Key {
+						t.Fatalf("record %d differs: %v %v vs %v %v", seq, r.Key, v, exp.Key, exp.Value)
+					}
+					seq++
+				}
+				ht.ReleaseBatch(recs)
 			}
 			if err := task.Stop(ctx); err != nil {
 				t.Fatal(err)

@@ -318,7 +318,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	// batching loop
 	// The records of one Poll are handed over together and not modified
 	// after, so their shared partition map is encoded once per Poll.
-	enc := wire.Encoder{ReusePartitions: true}
+	enc := wire.Encoder{ReusePartitions: true, ValueLengths: start.GetValueLengths()}
 	var w wire.Record
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()

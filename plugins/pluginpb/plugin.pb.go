@@ -947,7 +947,12 @@ type TaskStart struct {
 	// Offered to a source plugin: memory it may send its batches through.
 	// A plugin that does not know the field, or cannot map the memory,
 	// sends RecordBatch messages as before.
-	SharedMemory  *SharedMemory `protobuf:"bytes,6,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
+	SharedMemory *SharedMemory `protobuf:"bytes,6,opt,name=shared_memory,json=sharedMemory,proto3" json:"shared_memory,omitempty"`
+	// Set by a host that reads values with their length (the plugins/wire
+	// record flag): a source plugin may then write them, so that the host
+	// keeps each value encoded without walking it. A plugin that does not
+	// know the field writes values without.
+	ValueLengths  bool `protobuf:"varint,7,opt,name=value_lengths,json=valueLengths,proto3" json:"value_lengths,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1022,6 +1027,13 @@ func (x *TaskStart) GetSharedMemory() *SharedMemory {
 		return x.SharedMemory
 	}
 	return nil
+}
+
+func (x *TaskStart) GetValueLengths() bool {
+	if x != nil {
+		return x.ValueLengths
+	}
+	return false
 }
 
 // SharedMemory is a region of slots * slot_bytes bytes (see plugins/shm)
@@ -2299,14 +2311,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\vmax_records\x18\x01 \x01(\rR\n" +
 	"maxRecords\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\rR\bmaxBytes\x12\x1b\n" +
-	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xd2\x02\n" +
+	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xf7\x02\n" +
 	"\tTaskStart\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12\x12\n" +
 	"\x04task\x18\x03 \x01(\x05R\x04task\x12B\n" +
 	"\x06config\x18\x04 \x03(\v2*.tributary.plugin.v1.TaskStart.ConfigEntryR\x06config\x126\n" +
 	"\x05batch\x18\x05 \x01(\v2 .tributary.plugin.v1.BatchLimitsR\x05batch\x12F\n" +
-	"\rshared_memory\x18\x06 \x01(\v2!.tributary.plugin.v1.SharedMemoryR\fsharedMemory\x1a9\n" +
+	"\rshared_memory\x18\x06 \x01(\v2!.tributary.plugin.v1.SharedMemoryR\fsharedMemory\x12#\n" +
+	"\rvalue_lengths\x18\a \x01(\bR\fvalueLengths\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +

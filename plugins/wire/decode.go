@@ -24,6 +24,7 @@ type decoder struct {
 	schemas     []*schema.Schema
 	done        []bool
 	budget      int // elements that may still be decoded
+	batchBudget int // budget at the start: each unchecked Raw's
 	// aliasOK makes string and bytes values of keys, values and headers
 	// share data instead of copying it (see Decoder.AliasInput); aliasing
 	// is set while such a value (not its schema) is decoded.
@@ -46,7 +47,7 @@ type decoder struct {
 }
 
 func newDecoder(data []byte) *decoder {
-	return &decoder{data: data, budget: len(data) + 1024}
+	return &decoder{data: data, budget: len(data) + 1024, batchBudget: len(data) + 1024}
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -212,8 +213,12 @@ type Decoder struct {
 	// alive. Source partitions and offsets are always copied.
 	AliasInput bool
 	// RawValues leaves each record's value, unless null, in the wire
-	// encoding: Value is then a *Raw (its schema is still ValueSchema),
-	// checked as strictly as a decoded value. Keys and headers are decoded.
+	// encoding: Value is then a *Raw (its schema is still ValueSchema).
+	// A value written with its length (Encoder.ValueLengths) is cut by
+	// it without being read: it is checked, as strictly as a decoded
+	// value, by whoever reads it (a ValueReader, Raw.Decode, an Encoder
+	// copying it), so that a value converted for Kafka is walked once, not
+	// twice. Other values are checked here. Keys and headers are decoded.
 	RawValues bool
 	// RawOffsets leaves each record's source offset in the wire encoding:
 	// RawOffset is set instead of Offset, checked as strictly as a decoded
@@ -237,7 +242,7 @@ func (dec *Decoder) Decode(data []byte, countHint int) ([]Record, error) {
 	if cap(dec.recs) < countHint {
 		dec.recs = make([]Record, 0, countHint)
 	}
-	d := decoder{data: data, budget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern,
+	d := decoder{data: data, budget: len(data) + 1024, batchBudget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern,
 		rawValues: dec.RawValues, rawOffsets: dec.RawOffsets}
 	recs, err := d.records(dec.recs[:0])
 	dec.intern = d.intern
@@ -315,7 +320,7 @@ func (d *decoder) record(r *Record) error {
 	if err != nil {
 		return err
 	}
-	if flags&^(flagTimestamp|flagKafkaPartition|flagHeaders) != 0 {
+	if flags&^(flagTimestamp|flagKafkaPartition|flagHeaders|flagValueLength) != 0 {
 		return d.fail("unknown record flags %#x", flags)
 	}
 	start := d.pos
@@ -368,15 +373,22 @@ func (d *decoder) record(r *Record) error {
 	if r.KeySchema, r.Key, err = d.schemaAndValue(); err != nil {
 		return err
 	}
-	if d.rawValues {
+	switch {
+	case flags&flagValueLength != 0:
+		if r.ValueSchema, r.Value, err = d.valueWithLength(); err != nil {
+			return err
+		}
+	case d.rawValues:
 		if r.ValueSchema, err = d.schemaRef(0); err != nil {
 			return err
 		}
 		if r.Value, err = d.rawValue(r.ValueSchema); err != nil {
 			return err
 		}
-	} else if r.ValueSchema, r.Value, err = d.schemaAndValue(); err != nil {
-		return err
+	default:
+		if r.ValueSchema, r.Value, err = d.schemaAndValue(); err != nil {
+			return err
+		}
 	}
 	if flags&flagHeaders != 0 {
 		n, err := d.count()
@@ -395,6 +407,53 @@ func (d *decoder) record(r *Record) error {
 		}
 	}
 	return nil
+}
+
+// valueWithLength reads a record's value under flagValueLength: its schema
+// reference, its length, then the value. With rawValues the value is cut
+// by its length and left for whoever reads it to check (a ValueReader,
+// Decode, an Encoder copying it); otherwise it is decoded and must take
+// exactly that length.
+func (d *decoder) valueWithLength() (*schema.Schema, any, error) {
+	s, err := d.schemaRef(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	lb, err := d.fixed(4)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := binary.LittleEndian.Uint32(lb)
+	if uint64(n) > uint64(len(d.data)-d.pos) {
+		return nil, nil, d.fail("value length %d past end", n)
+	}
+	start, end := d.pos, d.pos+int(n)
+	if !d.rawValues {
+		all := d.data
+		d.data = all[:end] // the value cannot read past its length
+		d.aliasing = d.aliasOK
+		var v any
+		if s == nil {
+			v, err = d.schemaless(0)
+		} else {
+			v, err = d.typed(s, 0)
+		}
+		d.aliasing, d.data = false, all
+		if err == nil && d.pos != end {
+			err = d.fail("value takes %d bytes, not the %d of its length", d.pos-start, n)
+		}
+		return s, v, err
+	}
+	d.pos = end
+	if n > 0 && (s == nil && d.data[start] == tagNull || s != nil && s.Optional && d.data[start] == 0) {
+		if n != 1 {
+			return nil, nil, d.fail("null value followed by %d bytes", n-1)
+		}
+		return s, nil, nil
+	}
+	r := d.newRaw(s, d.data[start:end:end])
+	r.unchecked, r.budget = true, d.batchBudget
+	return s, r, nil
 }
 
 func (d *decoder) stringMap() (map[string]any, error) {

@@ -13,13 +13,18 @@
 //
 //	flags:u8 partition:value offset:value topic:string
 //	[kafka_partition:varint] kafka_offset:varint [timestamp:varint]
-//	key:(schemaref value) value:(schemaref value)
+//	key:(schemaref value) value:(schemaref [length:u32le] value)
 //	[headers: n:uvarint (key:string schemaref value)*n]
+//
+// The value's length is there when the flags say so (Encoder.ValueLengths):
+// a decoder that keeps values encoded then cuts them out without walking
+// them, and leaves checking them to whoever reads them.
 //
 // Decoding is defensive: every length is checked against the input, nesting
 // is limited and the number of decoded elements is bounded by the input size,
 // so a hostile or corrupt batch yields an error, never a panic or an
-// unbounded allocation (see FuzzDecode).
+// unbounded allocation (see FuzzDecode); a value cut by its length yields
+// that error when it is read.
 //
 // The worker can also keep values in this encoding instead of Go values: a
 // Decoder with RawValues hands each value over as a *Raw (walked with a

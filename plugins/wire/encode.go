@@ -38,6 +38,10 @@ const (
 	flagTimestamp = 1 << iota
 	flagKafkaPartition
 	flagHeaders
+	// flagValueLength: the value's schema reference is followed by the
+	// value's length in bytes (u32, little-endian), so that a decoder can
+	// keep the value encoded without walking it (Encoder.ValueLengths).
+	flagValueLength
 )
 
 // Schema flags.
@@ -82,6 +86,11 @@ type Encoder struct {
 	ReusePartitions bool
 	part            unsafe.Pointer // the map partEnc encodes; nil: none
 	partEnc         []byte
+
+	// ValueLengths writes each record's value length before the value
+	// (see Decoder.RawValues). Set it only for a decoder that reads
+	// lengths: the plugin SDK does when the host's TaskStart says so.
+	ValueLengths bool
 
 	// soleKey is the key of the last source offset or partition of one
 	// entry encoded: such a map holding it is read with a lookup instead
@@ -153,6 +162,9 @@ func (e *Encoder) appendRecord(b []byte, r *Record) ([]byte, error) {
 	if len(r.Headers) > 0 {
 		flags |= flagHeaders
 	}
+	if e.ValueLengths {
+		flags |= flagValueLength
+	}
 	b = append(b, flags)
 	e.canonical = true
 	var err error
@@ -176,7 +188,12 @@ func (e *Encoder) appendRecord(b []byte, r *Record) ([]byte, error) {
 	if b, err = e.schemaAndValue(b, r.KeySchema, r.Key); err != nil {
 		return b, fmt.Errorf("wire: key: %w", err)
 	}
-	if b, err = e.schemaAndValue(b, r.ValueSchema, r.Value); err != nil {
+	if flags&flagValueLength != 0 {
+		b, err = e.valueWithLength(b, r.ValueSchema, r.Value)
+	} else {
+		b, err = e.schemaAndValue(b, r.ValueSchema, r.Value)
+	}
+	if err != nil {
 		return b, fmt.Errorf("wire: value: %w", err)
 	}
 	if flags&flagHeaders != 0 {
@@ -205,26 +222,59 @@ func appendStr(b []byte, s string) []byte {
 }
 
 func (e *Encoder) schemaAndValue(b []byte, s *schema.Schema, v any) ([]byte, error) {
-	var err error
+	b, err := e.schemaRefOrNone(b, s)
+	if err != nil {
+		return b, err
+	}
+	return e.value(b, s, v)
+}
+
+// valueWithLength is schemaAndValue for a record's value under
+// flagValueLength: the length goes between the schema reference and the
+// value, written once the value is.
+func (e *Encoder) valueWithLength(b []byte, s *schema.Schema, v any) ([]byte, error) {
+	b, err := e.schemaRefOrNone(b, s)
+	if err != nil {
+		return b, err
+	}
+	at := len(b)
+	b = append(b, 0, 0, 0, 0)
+	if b, err = e.value(b, s, v); err != nil {
+		return b, err
+	}
+	n := len(b) - at - 4
+	if n > math.MaxUint32 {
+		return b, fmt.Errorf("value of %d bytes", n)
+	}
+	binary.LittleEndian.PutUint32(b[at:], uint32(n))
+	return b, nil
+}
+
+func (e *Encoder) schemaRefOrNone(b []byte, s *schema.Schema) ([]byte, error) {
+	if s == nil {
+		return append(b, refNone), nil
+	}
+	return e.schemaRef(b, s, 0)
+}
+
+// value appends v of schema s (nil: schemaless), after its schema
+// reference.
+func (e *Encoder) value(b []byte, s *schema.Schema, v any) ([]byte, error) {
 	if raw, ok := v.(*Raw); ok {
-		// Already encoded (by a ValueWriter or a Decoder): copied as is.
+		// Already encoded (by a ValueWriter or a Decoder): copied as is,
+		// once checked if nobody has yet.
 		if raw.schema != s {
 			return b, fmt.Errorf("encoded value of schema %v given for schema %v", raw.schema, s)
 		}
-		if s == nil {
-			b = append(b, refNone)
-		} else if b, err = e.schemaRef(b, s, 0); err != nil {
-			return b, err
+		if raw.unchecked {
+			if err := raw.check(); err != nil {
+				return b, err
+			}
 		}
-		b = append(b, raw.data...)
-		return b, nil
+		return append(b, raw.data...), nil
 	}
 	if s == nil {
-		b = append(b, refNone)
 		return e.schemaless(b, v, 0)
-	}
-	if b, err = e.schemaRef(b, s, 0); err != nil {
-		return b, err
 	}
 	return e.typed(b, s, v, 0)
 }

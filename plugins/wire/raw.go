@@ -18,10 +18,20 @@ type Raw struct {
 	schema *schema.Schema // nil: a schemaless value
 	data   []byte         // exactly the value's encoding
 	alias  bool           // decoded strings and bytes may share data
+	// unchecked: the value was cut from its batch by its length, not
+	// walked (flagValueLength): whoever reads it checks it, as a
+	// ValueReader and Decode do, and an Encoder checks it before copying;
+	// budget is then the element budget of its batch.
+	unchecked bool
+	budget    int
 }
 
 // Schema returns the value's schema (nil: schemaless).
 func (r *Raw) Schema() *schema.Schema { return r.schema }
+
+// Checked reports whether the value was checked when the Raw was made. One
+// a Decoder cut by its length is not: reading it checks it.
+func (r *Raw) Checked() bool { return !r.unchecked }
 
 // Decode returns the value as the Decoder would have returned it.
 func (r *Raw) Decode() (any, error) {
@@ -43,11 +53,32 @@ type ValueReader struct {
 	d decoder
 }
 
-// Reset positions the reader at the start of r. The value was checked
-// when the Raw was made (against the element budget of its whole batch),
-// so no budget applies here.
+// Reset positions the reader at the start of r. A value walked when the
+// Raw was made was checked against the element budget of its whole batch,
+// so no budget applies then; a value cut by its length gets the budget of
+// its batch.
 func (vr *ValueReader) Reset(r *Raw) {
-	vr.d = decoder{data: r.data, budget: math.MaxInt, aliasOK: r.alias, aliasing: r.alias}
+	budget := math.MaxInt
+	if r.unchecked {
+		budget = r.budget
+	}
+	vr.d = decoder{data: r.data, budget: budget, aliasOK: r.alias, aliasing: r.alias}
+}
+
+// check walks an unchecked value with the decoder's checks.
+func (r *Raw) check() error {
+	var vr ValueReader
+	vr.Reset(r)
+	var err error
+	if r.schema == nil {
+		err = vr.d.skipSchemalessChecked(0)
+	} else {
+		err = vr.d.skipTyped(r.schema, 0)
+	}
+	if err == nil {
+		err = vr.Done()
+	}
+	return err
 }
 
 // Present reads the presence of an optional value: false means null.
@@ -177,7 +208,12 @@ func (d *decoder) rawValue(s *schema.Schema) (any, error) {
 			return nil, nil
 		}
 	}
-	data := d.data[start:d.pos:d.pos]
+	return d.newRaw(s, d.data[start:d.pos:d.pos]), nil
+}
+
+// newRaw returns a Raw of data, a value of schema s in d's input (copied
+// unless aliasOK).
+func (d *decoder) newRaw(s *schema.Schema, data []byte) *Raw {
 	if !d.aliasOK { // the caller may reuse the batch's memory
 		data = append([]byte(nil), data...)
 	}
@@ -189,7 +225,7 @@ func (d *decoder) rawValue(s *schema.Schema) (any, error) {
 	r := &d.raws[0]
 	d.raws = d.raws[1:]
 	*r = Raw{schema: s, data: data, alias: d.aliasOK}
-	return r, nil
+	return r
 }
 
 // skipTyped advances past a value of schema s with the checks of typed,

@@ -80,7 +80,12 @@ func sampleRecords(t testing.TB) []Record {
 // encodeBatch encodes recs into one batch.
 func encodeBatch(t testing.TB, recs []Record) []byte {
 	t.Helper()
-	var e Encoder
+	return encodeBatchWith(t, &Encoder{}, recs)
+}
+
+// encodeBatchWith encodes recs into one batch with e.
+func encodeBatchWith(t testing.TB, e *Encoder, recs []Record) []byte {
+	t.Helper()
 	for i := range recs {
 		if err := e.Append(&recs[i]); err != nil {
 			t.Fatalf("append %d: %v", i, err)
@@ -221,6 +226,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add(om.Bytes())
 	f.Add([]byte{0, 0, 0, 0, 0, 1, byte(schema.TypeStruct), 0, 1, 1, 'a', 2})
+	f.Add(encodeBatchWith(f, &Encoder{ValueLengths: true}, recs))
+	f.Add(encodeBatchWith(f, &Encoder{ValueLengths: true}, []Record{{Topic: "t", KafkaPartition: NoPartition,
+		Timestamp: NoTimestamp, ValueSchema: optMap, Value: map[string]any{"a": int64(1)}}}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		got, err := Decode(data, 10)
 		if err != nil {
@@ -228,7 +236,11 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("error not ErrCorrupt: %v", err)
 			}
 			dec := Decoder{RawValues: true}
-			if _, err := dec.Decode(data, 10); !errors.Is(err, ErrCorrupt) {
+			if raws, err := dec.Decode(data, 10); err == nil {
+				// Only a value cut by its length may hide the corruption,
+				// which reading it must then find.
+				checkCorruptRaw(t, raws, err)
+			} else if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("RawValues decoding of a corrupt batch: %v", err)
 			}
 			dec = Decoder{RawOffsets: true}
@@ -253,11 +265,59 @@ func FuzzDecode(f *testing.F) {
 		for i := range got {
 			assertRecordEqual(t, &got[i], &again[i])
 		}
+		// And so with value lengths.
+		el := Encoder{ValueLengths: true}
+		for i := range got {
+			if err := el.Append(&got[i]); err != nil {
+				t.Fatalf("re-encode record %d with its value length: %v", i, err)
+			}
+		}
+		again, err = Decode(el.Bytes(), len(got))
+		if err != nil {
+			t.Fatalf("decode re-encoded with value lengths: %v", err)
+		}
+		for i := range got {
+			assertRecordEqual(t, &got[i], &again[i])
+		}
 		checkRawValues(t, data, got)
 		checkRawOffsets(t, data, got)
 		_, _ = DecodeOffsets(data)
 		_, _ = DecodePartitions(data)
 	})
+}
+
+// checkCorruptRaw checks a batch that decodes with RawValues but not
+// without (plainErr): one of its values was cut by its length and left
+// unchecked, and reading it (Decode, a ValueReader's walk, an Encoder's
+// copy) finds the corruption. Or each value is within the element budget
+// of its own size, but together they exceed the batch's.
+func checkCorruptRaw(t *testing.T, recs []Record, plainErr error) {
+	t.Helper()
+	for i := range recs {
+		raw, ok := recs[i].Value.(*Raw)
+		if !ok || !raw.unchecked {
+			continue
+		}
+		_, decErr := raw.Decode()
+		checkErr := raw.check()
+		if (decErr == nil) != (checkErr == nil) {
+			t.Fatalf("record %d: Raw.Decode error %v, walk error %v", i, decErr, checkErr)
+		}
+		if decErr == nil {
+			continue
+		}
+		if !errors.Is(decErr, ErrCorrupt) || !errors.Is(checkErr, ErrCorrupt) {
+			t.Fatalf("record %d: errors not ErrCorrupt: %v, %v", i, decErr, checkErr)
+		}
+		var e Encoder
+		if err := e.Append(&recs[i]); err == nil || e.Len() != 0 || e.Count() != 0 {
+			t.Fatalf("record %d: encoder copied a corrupt value: %v (%d bytes)", i, err, e.Len())
+		}
+		return
+	}
+	if !strings.Contains(plainErr.Error(), "exceeds what the batch can hold") {
+		t.Fatalf("a corrupt batch (%v) decoded with RawValues, and every value reads well", plainErr)
+	}
 }
 
 // checkRawValues decodes data with RawValues and checks it against want,
@@ -324,18 +384,21 @@ func TestRawValues(t *testing.T) {
 			}
 			return a
 		}()))
-	data := encodeBatch(t, recs)
-	want, err := Decode(data, len(recs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkRawValues(t, data, want)
-	for cut := range len(data) {
-		_, plainErr := Decode(data[:cut], 10)
-		dec := Decoder{RawValues: true}
-		_, rawErr := dec.Decode(data[:cut], 10)
-		if (plainErr == nil) != (rawErr == nil) {
-			t.Fatalf("batch cut at %d: plain decoding error %v, RawValues error %v", cut, plainErr, rawErr)
+	for _, lengths := range []bool{false, true} {
+		data := encodeBatchWith(t, &Encoder{ValueLengths: lengths}, recs)
+		want, err := Decode(data, len(recs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkRawValues(t, data, want)
+		for cut := range len(data) {
+			_, plainErr := Decode(data[:cut], 10)
+			dec := Decoder{RawValues: true}
+			_, rawErr := dec.Decode(data[:cut], 10)
+			if (plainErr == nil) != (rawErr == nil) {
+				t.Fatalf("value lengths %v, batch cut at %d: plain decoding error %v, RawValues error %v",
+					lengths, cut, plainErr, rawErr)
+			}
 		}
 	}
 }
@@ -605,5 +668,100 @@ func TestOneEntryMapsAndTopics(t *testing.T) {
 				t.Errorf("record %d (raw offsets %v): topic %q offset %v, want %q %v", i, raw, got[i].Topic, off, topics[i], offsets[i])
 			}
 		}
+	}
+}
+
+// TestValueLengths: values written with their length decode as without
+// it; with RawValues they are cut by it, unchecked, and a corrupt one is
+// found when read: by Decode, by a walk, by an Encoder copying it.
+func TestValueLengths(t *testing.T) {
+	recs := sampleRecords(t)
+	data := encodeBatchWith(t, &Encoder{ValueLengths: true}, recs)
+	want, err := Decode(encodeBatch(t, recs), len(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(data, len(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		assertRecordEqual(t, &want[i], &got[i])
+	}
+	checkRawValues(t, data, want)
+	dec := Decoder{RawValues: true}
+	raws, err := dec.Decode(data, len(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := raws[0].Value.(*Raw); !r.unchecked {
+		t.Fatal("a value cut by its length is marked checked")
+	}
+	// An Encoder copies a good unchecked value as it is.
+	again := encodeBatchWith(t, &Encoder{ValueLengths: true}, raws)
+	if !bytes.Equal(again, data) {
+		t.Fatal("re-encoding the values left encoded changed the batch")
+	}
+
+	// One record whose value, an optional string, ends the batch.
+	one := func(v any, s *schema.Schema) []byte {
+		return encodeBatchWith(t, &Encoder{ValueLengths: true}, []Record{{Topic: "t", KafkaPartition: NoPartition,
+			Timestamp: NoTimestamp, ValueSchema: s, Value: v}})
+	}
+	good := one("abc", schema.OptionalString) // ... len:u32 1 3 'a' 'b' 'c'
+	setLen := func(b []byte, at, n int) []byte {
+		b = append([]byte(nil), b...)
+		binary.LittleEndian.PutUint32(b[len(b)-at:], uint32(n))
+		return b
+	}
+	emptyStruct := schema.StructOf("empty").Build()
+	huge := one([]any{}, schema.ArrayOf(emptyStruct))                             // ... len:u32 0 (no elements)
+	huge = append(setLen(huge[:len(huge)-1], 4, 5), 0xff, 0xff, 0xff, 0xff, 0x0f) // 2^32-1 elements of no bytes
+	nullTail := append(setLen(one(nil, schema.OptionalString), 5, 2), 7)
+	for _, c := range []struct {
+		name     string
+		data     []byte
+		plain    string // the plain decoding's error
+		raw      string // the RawValues decoding's error, "" if it decodes
+		whenRead string // reading the unchecked value's error
+	}{
+		{"bad presence byte", func() []byte { b := append([]byte(nil), good...); b[len(b)-5] = 2; return b }(),
+			"bad presence byte", "", "bad presence byte"},
+		{"length past the value", append(setLen(good, 9, 6), 'x'),
+			"not the 6 of its length", "", "1 bytes left after the value"},
+		{"length past the end", setLen(good, 9, 100), "past end", "past end", ""},
+		{"length short of the value", setLen(good, 9, 3), "length 3 past end", "unknown record flags", ""},
+		{"null with bytes after it", nullTail, "not the 2 of its length", "null value followed by 1 bytes", ""},
+		{"huge count of nothing", huge, "exceeds what the batch can hold", "", "exceeds what the batch can hold"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Decode(c.data, 1); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.plain) {
+				t.Fatalf("plain decoding: %v, want %q", err, c.plain)
+			}
+			dec := Decoder{RawValues: true}
+			recs, err := dec.Decode(c.data, 1)
+			if c.raw != "" {
+				if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.raw) {
+					t.Fatalf("RawValues decoding: %v, want %q", err, c.raw)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("RawValues decoding: %v, want the value left unchecked", err)
+			}
+			raw := recs[len(recs)-1].Value.(*Raw)
+			if _, err := raw.Decode(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.whenRead) {
+				t.Fatalf("Raw.Decode: %v, want %q", err, c.whenRead)
+			}
+			if err := raw.check(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.whenRead) {
+				t.Fatalf("walk: %v, want %q", err, c.whenRead)
+			}
+			var e Encoder
+			e.ResetWith([]byte("kept"))
+			if err := e.Append(&recs[len(recs)-1]); err == nil || e.Len() != 0 {
+				t.Fatalf("Encoder copied the corrupt value: %v, %d bytes", err, e.Len())
+			}
+			checkCorruptRaw(t, recs, errors.New("plain"))
+		})
 	}
 }

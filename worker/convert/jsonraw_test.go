@@ -2,8 +2,11 @@ package convert
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"math/big"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/tributary-dev/tributary/plugins/wire"
@@ -31,7 +34,11 @@ func rawConfigs(t testing.TB) []*JSONConverter {
 // encodeValues encodes one record per case, its value with the case's
 // schema.
 func encodeValues(t testing.TB, cases []goldenCase) []byte {
-	var e wire.Encoder
+	return encodeValuesWith(t, &wire.Encoder{}, cases)
+}
+
+// encodeValuesWith is encodeValues with e.
+func encodeValuesWith(t testing.TB, e *wire.Encoder, cases []goldenCase) []byte {
 	for _, tc := range cases {
 		r := wire.Record{Topic: "t", KafkaPartition: wire.NoPartition, Timestamp: wire.NoTimestamp, ValueSchema: tc.s, Value: tc.v}
 		if err := e.Append(&r); err != nil {
@@ -43,14 +50,29 @@ func encodeValues(t testing.TB, cases []goldenCase) []byte {
 
 // compareRaw decodes data plainly and with values left encoded, and checks
 // that every converter writes each record's value identically both ways
-// (or fails for both).
+// (or fails for both). A batch that decodes only with values left encoded
+// hides its corruption in a value cut by its length: every converter must
+// find it.
 func compareRaw(t *testing.T, data []byte, names func(i int) string) {
-	plain, err := wire.Decode(data, 16)
-	if err != nil {
+	plain, plainErr := wire.Decode(data, 16)
+	dec := wire.Decoder{RawValues: true, AliasInput: true}
+	raws, err := dec.Decode(data, 16)
+	if plainErr != nil {
+		if err == nil && !strings.Contains(plainErr.Error(), "exceeds what the batch can hold") {
+			for ci, c := range rawConfigs(t) {
+				failed := false
+				for i := range raws {
+					if _, err := c.FromConnect("t", raws[i].ValueSchema, raws[i].Value); err != nil {
+						failed = true
+					}
+				}
+				if !failed {
+					t.Fatalf("config %d: every value of a corrupt batch (%v) converted", ci, plainErr)
+				}
+			}
+		}
 		return
 	}
-	dec := wire.Decoder{RawValues: true, AliasInput: true}
-	raws, err := dec.Decode(data, len(plain))
 	if err != nil {
 		t.Fatalf("RawValues decoding failed where the plain one succeeded: %v", err)
 	}
@@ -94,6 +116,42 @@ func TestJSONRaw(t *testing.T) {
 		goldenCase{name: "array_of_structs", s: schema.ArrayOf(dec), v: []any{big.NewInt(-5), nil}},
 	)
 	compareRaw(t, encodeValues(t, cases), func(i int) string { return cases[i].name })
+	// Values cut by their length, checked as the converter reads them.
+	compareRaw(t, encodeValuesWith(t, &wire.Encoder{ValueLengths: true}, cases), func(i int) string { return cases[i].name + " (length)" })
+}
+
+// TestJSONRawCorrupt: a value cut by its length is checked as it is
+// written: a corrupt one is an error, not JSON.
+func TestJSONRawCorrupt(t *testing.T) {
+	s := schema.StructOf("r").Field("id", schema.Int64).Field("name", schema.OptionalString).Build()
+	good := encodeValuesWith(t, &wire.Encoder{ValueLengths: true},
+		[]goldenCase{{s: s, v: schema.NewStruct(s).Set("id", int64(7)).Set("name", "abc")}})
+	for _, c := range []struct {
+		name    string
+		corrupt func(b []byte) []byte
+	}{
+		// The value ends the batch: id 7 (zig-zag 14), present, 3, "abc".
+		{"bad presence byte", func(b []byte) []byte { b[len(b)-5] = 9; return b }},
+		{"string past the value", func(b []byte) []byte { b[len(b)-4] = 40; return b }},
+		{"bytes after the value", func(b []byte) []byte {
+			binary.LittleEndian.PutUint32(b[len(b)-10:], 7)
+			return append(b, 'x')
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data := c.corrupt(append([]byte(nil), good...))
+			dec := wire.Decoder{RawValues: true}
+			recs, err := dec.Decode(data, 1)
+			if err != nil {
+				t.Fatalf("decoding: %v; want the value left to the converter", err)
+			}
+			for ci, conv := range rawConfigs(t) {
+				if out, err := conv.FromConnect("t", recs[0].ValueSchema, recs[0].Value); !errors.Is(err, wire.ErrCorrupt) {
+					t.Fatalf("config %d: %q, %v; want a wire.ErrCorrupt", ci, out, err)
+				}
+			}
+		})
+	}
 }
 
 // TestMinimalDecimal: minimalDecimal accepts exactly the encodings that
@@ -116,6 +174,7 @@ func FuzzJSONRaw(f *testing.F) {
 	f.Add(encodeValues(f, cases))
 	for _, tc := range cases {
 		f.Add(encodeValues(f, []goldenCase{tc}))
+		f.Add(encodeValuesWith(f, &wire.Encoder{ValueLengths: true}, []goldenCase{tc}))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		compareRaw(t, data, func(i int) string { return "record " + strconv.Itoa(i) })
