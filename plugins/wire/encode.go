@@ -243,7 +243,7 @@ func (e *Encoder) valueWithLength(b []byte, s *schema.Schema, v any) ([]byte, er
 		return b, err
 	}
 	n := len(b) - at - 4
-	if n > math.MaxUint32 {
+	if uint64(n) > math.MaxUint32 {
 		return b, fmt.Errorf("value of %d bytes", n)
 	}
 	binary.LittleEndian.PutUint32(b[at:], uint32(n))
