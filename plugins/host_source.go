@@ -231,8 +231,10 @@ type hostSourceTask struct {
 	dec wire.Decoder
 	raw atomic.Bool // KeepValuesEncoded was called
 	// last is the batch PollEncodedOffsets returned last (ReleaseBatch);
-	// it belongs to the polling goroutine.
-	last sourceBatch
+	// it belongs to the polling goroutine, as offDec does, which decodes
+	// the offsets of the batches Poll returns.
+	last   sourceBatch
+	offDec wire.Decoder
 	// slots is the shared memory offered to the plugin, nil when none;
 	// it belongs to the receive loop once started.
 	slots *slotReader
@@ -500,7 +502,7 @@ func (t *hostSourceTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 		if raw == nil {
 			continue
 		}
-		if b.recs[i].Offset, err = wire.DecodeOffset(raw); err != nil {
+		if b.recs[i].Offset, err = t.offDec.DecodeOffset(raw); err != nil {
 			return nil, fmt.Errorf("plugins: %s: %w", t.what, err)
 		}
 	}

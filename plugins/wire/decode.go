@@ -34,6 +34,8 @@ type decoder struct {
 	// intern holds short strings seen as map keys and topics: they repeat
 	// from record to record and are shared instead of allocated each time.
 	intern map[string]string
+	// noIntern leaves strings uninterned (for one short input).
+	noIntern bool
 	// prevTopic is the last record's topic (shorter than 128 bytes, so
 	// that its length is one byte of varint).
 	prevTopic string
@@ -136,7 +138,7 @@ func (d *decoder) topic() (string, error) {
 // internedStr is str for strings that usually repeat (map keys, topics).
 func (d *decoder) internedStr() (string, error) {
 	b, err := d.raw()
-	if err != nil || len(b) > maxInternLen {
+	if err != nil || len(b) > maxInternLen || d.noIntern {
 		return string(b), err
 	}
 	if s, ok := d.intern[string(b)]; ok {
@@ -275,11 +277,26 @@ func copyRawOffsets(recs []Record) {
 // DecodeOffset decodes a RawOffset.
 func DecodeOffset(raw []byte) (map[string]any, error) {
 	d := newDecoder(raw)
+	d.noIntern = true // one small map: an intern map would cost more than it saves
+	return d.offset()
+}
+
+// DecodeOffset decodes a RawOffset like the function DecodeOffset, but
+// shares the map keys with the offsets it decoded before (as Decode does
+// within and across batches) instead of allocating them for each.
+func (dec *Decoder) DecodeOffset(raw []byte) (map[string]any, error) {
+	d := decoder{data: raw, budget: len(raw) + 1024, intern: dec.intern}
+	m, err := d.offset()
+	dec.intern = d.intern
+	return m, err
+}
+
+func (d *decoder) offset() (map[string]any, error) {
 	m, err := d.stringMap()
 	if err != nil {
 		return nil, err
 	}
-	if d.pos != len(raw) {
+	if d.pos != len(d.data) {
 		return nil, d.fail("trailing bytes")
 	}
 	return m, nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -581,6 +582,42 @@ func checkRawOffsets(t *testing.T, data []byte, want []Record) {
 		if !reflect.DeepEqual(off, want[i].Offset) {
 			t.Fatalf("record %d: raw offset decodes to %v, want %v", i, off, want[i].Offset)
 		}
+		if off, err = dec.DecodeOffset(got[i].RawOffset); err != nil || !reflect.DeepEqual(off, want[i].Offset) {
+			t.Fatalf("record %d: Decoder.DecodeOffset: %v, %v; want %v", i, off, err, want[i].Offset)
+		}
+	}
+}
+
+// TestDecoderDecodeOffset: a Decoder's DecodeOffset decodes as the
+// function does, shares the keys of the offsets it decoded before, and
+// refuses what the function refuses.
+func TestDecoderDecodeOffset(t *testing.T) {
+	var dec Decoder
+	var keys []string
+	for i := range 3 {
+		raw, err := (&Encoder{}).schemaless(nil, map[string]any{"position": int64(i << 40)}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		off, err := dec.DecodeOffset(raw)
+		if err != nil || off["position"] != int64(i<<40) || len(off) != 1 {
+			t.Fatalf("offset %d: %v, %v", i, off, err)
+		}
+		for k := range off {
+			keys = append(keys, k)
+		}
+		if _, err := dec.DecodeOffset(append(raw, 0)); err == nil || !strings.Contains(err.Error(), "trailing bytes") {
+			t.Fatalf("offset %d with a byte after it: %v", i, err)
+		}
+		if _, err := DecodeOffset(append(raw, 0)); err == nil || !strings.Contains(err.Error(), "trailing bytes") {
+			t.Fatalf("offset %d with a byte after it, function: %v", i, err)
+		}
+	}
+	if unsafe.StringData(keys[0]) != unsafe.StringData(keys[2]) {
+		t.Error("the offsets' equal keys were allocated each time")
+	}
+	if _, err := dec.DecodeOffset([]byte{tagInt64, 2}); err == nil {
+		t.Error("an integer decoded as an offset")
 	}
 }
 
