@@ -46,7 +46,10 @@
 // source task can leave values (RawValueSource) and source offsets
 // (EncodedOffsetSource) in the wire encoding and take a received batch's
 // memory back once the runner is done with it (ReleaseBatch); a host sink
-// task takes values already encoded (EncodedValueSink).
+// task takes values already encoded (EncodedValueSink). The host asks
+// source plugins to write each value's length (TaskStart.value_lengths):
+// a value left encoded is then cut out of its batch without being read,
+// and checked once, by the converter that writes it for Kafka.
 //
 // Plugin stderr (the SDK logs JSON lines there) is re-emitted through the
 // host's slog logger with connector and task attributes. Plugins exit when
