@@ -24,7 +24,6 @@ type decoder struct {
 	schemas     []*schema.Schema
 	done        []bool
 	budget      int // elements that may still be decoded
-	batchBudget int // budget at the start: each unchecked Raw's
 	// aliasOK makes string and bytes values of keys, values and headers
 	// share data instead of copying it (see Decoder.AliasInput); aliasing
 	// is set while such a value (not its schema) is decoded.
@@ -49,7 +48,7 @@ type decoder struct {
 }
 
 func newDecoder(data []byte) *decoder {
-	return &decoder{data: data, budget: len(data) + 1024, batchBudget: len(data) + 1024}
+	return &decoder{data: data, budget: len(data) + 1024}
 }
 
 func (d *decoder) fail(format string, args ...any) error {
@@ -220,7 +219,9 @@ type Decoder struct {
 	// it without being read: it is checked, as strictly as a decoded
 	// value, by whoever reads it (a ValueReader, Raw.Decode, an Encoder
 	// copying it), so that a value converted for Kafka is walked once, not
-	// twice. Other values are checked here. Keys and headers are decoded.
+	// twice; it may hold at most 16 more array elements and map entries
+	// than it has bytes. Other values are checked here. Keys and headers
+	// are decoded.
 	RawValues bool
 	// RawOffsets leaves each record's source offset in the wire encoding:
 	// RawOffset is set instead of Offset, checked as strictly as a decoded
@@ -244,7 +245,7 @@ func (dec *Decoder) Decode(data []byte, countHint int) ([]Record, error) {
 	if cap(dec.recs) < countHint {
 		dec.recs = make([]Record, 0, countHint)
 	}
-	d := decoder{data: data, budget: len(data) + 1024, batchBudget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern,
+	d := decoder{data: data, budget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern,
 		rawValues: dec.RawValues, rawOffsets: dec.RawOffsets}
 	recs, err := d.records(dec.recs[:0])
 	dec.intern = d.intern
@@ -427,10 +428,11 @@ func (d *decoder) record(r *Record) error {
 }
 
 // valueWithLength reads a record's value under flagValueLength: its schema
-// reference, its length, then the value. With rawValues the value is cut
-// by its length and left for whoever reads it to check (a ValueReader,
-// Decode, an Encoder copying it); otherwise it is decoded and must take
-// exactly that length.
+// reference, its length, then the value, which may hold at most valueSlack
+// more array elements and map entries than its length in bytes. With
+// rawValues the value is cut by its length and left for whoever reads it
+// to check (a ValueReader, Decode, an Encoder copying it); otherwise it is
+// decoded and must take exactly that length.
 func (d *decoder) valueWithLength() (*schema.Schema, any, error) {
 	s, err := d.schemaRef(0)
 	if err != nil {
@@ -446,8 +448,11 @@ func (d *decoder) valueWithLength() (*schema.Schema, any, error) {
 	}
 	start, end := d.pos, d.pos+int(n)
 	if !d.rawValues {
-		all := d.data
-		d.data = all[:end] // the value cannot read past its length
+		// The value can read neither past its length nor more elements
+		// than its length allows.
+		all, budget := d.data, d.budget
+		allowed := min(budget, int(n)+valueSlack)
+		d.data, d.budget = all[:end], allowed
 		d.aliasing = d.aliasOK
 		var v any
 		if s == nil {
@@ -455,7 +460,7 @@ func (d *decoder) valueWithLength() (*schema.Schema, any, error) {
 		} else {
 			v, err = d.typed(s, 0)
 		}
-		d.aliasing, d.data = false, all
+		d.aliasing, d.data, d.budget = false, all, budget-(allowed-d.budget)
 		if err == nil && d.pos != end {
 			err = d.fail("value takes %d bytes, not the %d of its length", d.pos-start, n)
 		}
@@ -469,7 +474,7 @@ func (d *decoder) valueWithLength() (*schema.Schema, any, error) {
 		return s, nil, nil
 	}
 	r := d.newRaw(s, d.data[start:end:end])
-	r.unchecked, r.budget = true, d.batchBudget
+	r.unchecked, r.budget = true, int(n)+valueSlack
 	return s, r, nil
 }
 

@@ -18,7 +18,11 @@
 //
 // The value's length is there when the flags say so (Encoder.ValueLengths):
 // a decoder that keeps values encoded then cuts them out without walking
-// them, and leaves checking them to whoever reads them.
+// them, and leaves checking them to whoever reads them. Such a value may
+// hold at most 16 more array elements and map entries than it has bytes
+// (an empty struct takes none), so that reading all of a batch's values
+// costs work linear in its size; the Encoder writes a value that holds more
+// without its length.
 //
 // Decoding is defensive: every length is checked against the input, nesting
 // is limited and the number of decoded elements is bounded by the input size,

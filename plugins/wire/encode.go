@@ -88,9 +88,12 @@ type Encoder struct {
 	partEnc         []byte
 
 	// ValueLengths writes each record's value length before the value
-	// (see Decoder.RawValues). Set it only for a decoder that reads
-	// lengths: the plugin SDK does when the host's TaskStart says so.
+	// (see Decoder.RawValues), unless the value is a *Raw or holds more
+	// array elements and map entries than its length allows (valueSlack).
+	// Set it only for a decoder that reads lengths: the plugin SDK does
+	// when the host's TaskStart says so.
 	ValueLengths bool
+	elems        int // array elements and map entries of the value being written
 
 	// soleKey is the key of the last source offset or partition of one
 	// entry encoded: such a map holding it is read with a lookup instead
@@ -162,9 +165,10 @@ func (e *Encoder) appendRecord(b []byte, r *Record) ([]byte, error) {
 	if len(r.Headers) > 0 {
 		flags |= flagHeaders
 	}
-	if e.ValueLengths {
+	if _, raw := r.Value.(*Raw); e.ValueLengths && !raw {
 		flags |= flagValueLength
 	}
+	flagsAt := len(b)
 	b = append(b, flags)
 	e.canonical = true
 	var err error
@@ -189,7 +193,7 @@ func (e *Encoder) appendRecord(b []byte, r *Record) ([]byte, error) {
 		return b, fmt.Errorf("wire: key: %w", err)
 	}
 	if flags&flagValueLength != 0 {
-		b, err = e.valueWithLength(b, r.ValueSchema, r.Value)
+		b, err = e.valueWithLength(b, flagsAt, r.ValueSchema, r.Value)
 	} else {
 		b, err = e.schemaAndValue(b, r.ValueSchema, r.Value)
 	}
@@ -229,20 +233,35 @@ func (e *Encoder) schemaAndValue(b []byte, s *schema.Schema, v any) ([]byte, err
 	return e.value(b, s, v)
 }
 
+// valueSlack is how many more array elements and map entries than bytes
+// a value written with its length may hold: an element can take no bytes
+// (an empty struct), and the reader of a value cut out of its batch
+// unwalked gets this budget instead of the batch's, so that reading all
+// of a batch's values stays linear in its size. The Encoder writes a value
+// that holds more without its length.
+const valueSlack = 16
+
 // valueWithLength is schemaAndValue for a record's value under
 // flagValueLength: the length goes between the schema reference and the
-// value, written once the value is.
-func (e *Encoder) valueWithLength(b []byte, s *schema.Schema, v any) ([]byte, error) {
+// value, written once the value is. A value with more elements than its
+// length allows is left without it, and the flag at flagsAt cleared.
+func (e *Encoder) valueWithLength(b []byte, flagsAt int, s *schema.Schema, v any) ([]byte, error) {
 	b, err := e.schemaRefOrNone(b, s)
 	if err != nil {
 		return b, err
 	}
 	at := len(b)
 	b = append(b, 0, 0, 0, 0)
+	e.elems = 0
 	if b, err = e.value(b, s, v); err != nil {
 		return b, err
 	}
 	n := len(b) - at - 4
+	if uint64(e.elems) > uint64(n)+valueSlack {
+		copy(b[at:], b[at+4:])
+		b[flagsAt] &^= flagValueLength
+		return b[:len(b)-4], nil
+	}
 	if uint64(n) > math.MaxUint32 {
 		return b, fmt.Errorf("value of %d bytes", n)
 	}
@@ -481,6 +500,7 @@ func (e *Encoder) typed(b []byte, s *schema.Schema, v any, depth int) ([]byte, e
 		if !ok {
 			return b, mismatch(s, v)
 		}
+		e.elems += len(x)
 		b = binary.AppendUvarint(b, uint64(len(x)))
 		for i, el := range x {
 			if b, err = e.typed(b, s.ValueSchema, el, depth+1); err != nil {
@@ -493,6 +513,7 @@ func (e *Encoder) typed(b []byte, s *schema.Schema, v any, depth int) ([]byte, e
 			if s.KeySchema.Type != schema.TypeString {
 				return b, mismatch(s, v)
 			}
+			e.elems += len(x)
 			b = binary.AppendUvarint(b, uint64(len(x)))
 			for k, el := range x {
 				if b, err = e.typed(b, s.KeySchema, k, depth+1); err != nil {
@@ -503,6 +524,7 @@ func (e *Encoder) typed(b []byte, s *schema.Schema, v any, depth int) ([]byte, e
 				}
 			}
 		case map[any]any:
+			e.elems += len(x)
 			b = binary.AppendUvarint(b, uint64(len(x)))
 			for k, el := range x {
 				if b, err = e.typed(b, s.KeySchema, k, depth+1); err != nil {

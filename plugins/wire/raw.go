@@ -21,7 +21,7 @@ type Raw struct {
 	// unchecked: the value was cut from its batch by its length, not
 	// walked (flagValueLength): whoever reads it checks it, as a
 	// ValueReader and Decode do, and an Encoder checks it before copying;
-	// budget is then the element budget of its batch.
+	// budget is then the elements it may hold (see valueSlack).
 	unchecked bool
 	budget    int
 }
@@ -29,8 +29,9 @@ type Raw struct {
 // Schema returns the value's schema (nil: schemaless).
 func (r *Raw) Schema() *schema.Schema { return r.schema }
 
-// Checked reports whether the value was checked when the Raw was made. One
-// a Decoder cut by its length is not: reading it checks it.
+// Checked reports whether the value was checked when the Raw was made. A
+// value that a Decoder cut out by its length was not: it is checked as it
+// is read.
 func (r *Raw) Checked() bool { return !r.unchecked }
 
 // Decode returns the value as the Decoder would have returned it.
@@ -55,8 +56,8 @@ type ValueReader struct {
 
 // Reset positions the reader at the start of r. A value walked when the
 // Raw was made was checked against the element budget of its whole batch,
-// so no budget applies then; a value cut by its length gets the budget of
-// its batch.
+// so no budget applies then; a value cut by its length may hold
+// valueSlack more elements than it has bytes.
 func (vr *ValueReader) Reset(r *Raw) {
 	budget := math.MaxInt
 	if r.unchecked {

@@ -237,12 +237,12 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("error not ErrCorrupt: %v", err)
 			}
 			dec := Decoder{RawValues: true}
-			if raws, err := dec.Decode(data, 10); err == nil {
+			if raws, rawErr := dec.Decode(data, 10); rawErr == nil {
 				// Only a value cut by its length may hide the corruption,
 				// which reading it must then find.
 				checkCorruptRaw(t, raws, err)
-			} else if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("RawValues decoding of a corrupt batch: %v", err)
+			} else if !errors.Is(rawErr, ErrCorrupt) {
+				t.Fatalf("RawValues decoding of a corrupt batch: %v", rawErr)
 			}
 			dec = Decoder{RawOffsets: true}
 			if _, err := dec.Decode(data, 10); !errors.Is(err, ErrCorrupt) {
@@ -290,8 +290,9 @@ func FuzzDecode(f *testing.F) {
 // checkCorruptRaw checks a batch that decodes with RawValues but not
 // without (plainErr): one of its values was cut by its length and left
 // unchecked, and reading it (Decode, a ValueReader's walk, an Encoder's
-// copy) finds the corruption. Or each value is within the element budget
-// of its own size, but together they exceed the batch's.
+// copy) finds the corruption. Or the plain decoding ran out of the batch's
+// element budget, which values cut by their length do not draw on (each
+// has its own, see valueSlack).
 func checkCorruptRaw(t *testing.T, recs []Record, plainErr error) {
 	t.Helper()
 	for i := range recs {
@@ -734,10 +735,49 @@ func TestValueLengths(t *testing.T) {
 	if r := raws[0].Value.(*Raw); !r.unchecked {
 		t.Fatal("a value cut by its length is marked checked")
 	}
-	// An Encoder copies a good unchecked value as it is.
-	again := encodeBatchWith(t, &Encoder{ValueLengths: true}, raws)
-	if !bytes.Equal(again, data) {
-		t.Fatal("re-encoding the values left encoded changed the batch")
+	// An Encoder copies a good unchecked value as it is (without its
+	// length: it does not count a Raw's elements).
+	again := Decoder{RawValues: true}
+	copies, err := again.Decode(encodeBatchWith(t, &Encoder{ValueLengths: true}, raws), len(raws))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range copies {
+		if a, b := copies[i].Value.(*Raw), raws[i].Value.(*Raw); !a.Checked() || !bytes.Equal(a.data, b.data) {
+			t.Fatalf("record %d: value re-encoded as %x (checked %v), was %x", i, a.data, a.Checked(), b.data)
+		}
+	}
+
+	// A value with more elements than its length allows (valueSlack) is
+	// written without its length; one within keeps it.
+	emptyStruct := schema.StructOf("empty").Build()
+	empties := func(n int) []any {
+		a := make([]any, n)
+		for i := range a {
+			a[i] = schema.NewStruct(emptyStruct)
+		}
+		return a
+	}
+	arr := schema.ArrayOf(emptyStruct)
+	many := []Record{
+		{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp, ValueSchema: arr, Value: empties(2 + valueSlack)},
+		{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp, ValueSchema: arr, Value: empties(1000)},
+		{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp, ValueSchema: arr, Value: empties(1 + valueSlack)},
+	}
+	dec = Decoder{RawValues: true}
+	raws, err = dec.Decode(encodeBatchWith(t, &Encoder{ValueLengths: true}, many), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, cut := range []bool{false, false, true} {
+		raw := raws[i].Value.(*Raw)
+		v, err := raw.Decode()
+		if err != nil || len(v.([]any)) != len(many[i].Value.([]any)) {
+			t.Fatalf("array %d: %v, %v", i, v, err)
+		}
+		if raw.Checked() == cut {
+			t.Errorf("array of %d empty structs: cut by its length %v, want %v", len(many[i].Value.([]any)), !raw.Checked(), cut)
+		}
 	}
 
 	// One record whose value, an optional string, ends the batch.
@@ -751,9 +791,11 @@ func TestValueLengths(t *testing.T) {
 		binary.LittleEndian.PutUint32(b[len(b)-at:], uint32(n))
 		return b
 	}
-	emptyStruct := schema.StructOf("empty").Build()
-	huge := one([]any{}, schema.ArrayOf(emptyStruct))                             // ... len:u32 0 (no elements)
+	huge := one([]any{}, arr)                                                     // ... len:u32 0 (no elements)
 	huge = append(setLen(huge[:len(huge)-1], 4, 5), 0xff, 0xff, 0xff, 0xff, 0x0f) // 2^32-1 elements of no bytes
+	// Within the batch's budget, but more elements than a value of one
+	// byte may hold.
+	tooMany := append(setLen(huge[:len(huge)-5], 4, 1), 2+valueSlack)
 	nullTail := append(setLen(one(nil, schema.OptionalString), 5, 2), 7)
 	for _, c := range []struct {
 		name     string
@@ -770,6 +812,7 @@ func TestValueLengths(t *testing.T) {
 		{"length short of the value", setLen(good, 9, 3), "length 3 past end", "unknown record flags", ""},
 		{"null with bytes after it", nullTail, "not the 2 of its length", "null value followed by 1 bytes", ""},
 		{"huge count of nothing", huge, "exceeds what the batch can hold", "", "exceeds what the batch can hold"},
+		{"more elements than the length allows", tooMany, "count 18 exceeds", "", "count 18 exceeds"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := Decode(c.data, 1); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.plain) {
