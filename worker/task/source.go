@@ -436,7 +436,7 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 		if raw, ok := rec.Value.(*wire.Raw); ok && !r.rawValues {
 			v, err := raw.Decode()
 			if err != nil {
-				return headers, fmt.Errorf("decode value for topic %s: %w", rec.Topic, err)
+				return headers, corruptRecord(i, fmt.Errorf("decode value for topic %s: %w", rec.Topic, err))
 			}
 			rec.Value = v
 		}
@@ -453,7 +453,7 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 		}
 		kr := &krs[i]
 		if err := r.toKafka(&rec, kr); err != nil {
-			return headers, err
+			return headers, corruptRecord(i, err)
 		}
 		headers = headers || len(kr.Headers) > 0
 		pr := &prs[i]
@@ -463,6 +463,17 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 		r.client.Produce(r.runCtx, kr, r.produced)
 	}
 	return headers, nil
+}
+
+// corruptRecord says which record of a polled batch err is about when it
+// is a corrupt value from the plugin: values cut out of their batch by
+// their length are checked only as they are converted, after the records
+// before them in the batch were produced.
+func corruptRecord(i int, err error) error {
+	if errors.Is(err, wire.ErrCorrupt) {
+		return fmt.Errorf("record %d of the batch the plugin sent: %w", i, err)
+	}
+	return err
 }
 
 // promise is the produce callback of every record: it acknowledges the

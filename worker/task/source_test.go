@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -542,5 +543,38 @@ func TestSourceCommitSkipsUndecodableOffset(t *testing.T) {
 	// The next flush has nothing left to fail on.
 	if err := r.commitOffsets(context.Background()); err != nil {
 		t.Fatalf("second flush: %v", err)
+	}
+}
+
+// TestSourceCorruptValue: a value the plugin sent corrupt, cut out of its
+// batch by its length and left for the converter to check, fails the send
+// with an error that names the record and wraps wire.ErrCorrupt.
+func TestSourceCorruptValue(t *testing.T) {
+	r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "c"}, Task: &encodedTask{}, Key: stringConvNoT(),
+		Value: jsonConv(t, false), ClientOpts: []kgo.Opt{kgo.SeedBrokers("127.0.0.1:1")},
+		Offsets: &memOffsets{}, FlushInterval: time.Hour, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.client.Close()
+	s := schema.OptionalString
+	enc := wire.Encoder{ValueLengths: true}
+	if err := enc.Append(&wire.Record{Topic: "t", KafkaPartition: wire.NoPartition, Timestamp: wire.NoTimestamp,
+		ValueSchema: s, Value: "bad"}); err != nil {
+		t.Fatal(err)
+	}
+	b := append([]byte(nil), enc.Bytes()...)
+	b[len(b)-5] = 7 // the presence byte of the value (1, 3, "bad")
+	dec := wire.Decoder{RawValues: true}
+	wrecs, err := dec.Decode(b, 1)
+	if err != nil {
+		t.Fatalf("the value was checked on arrival: %v", err)
+	}
+	for _, raw := range []bool{true, false} { // converted from the encoding, or decoded first
+		r.rawValues = raw
+		recs := []sdk.SourceRecord{{Topic: "t", ValueSchema: wrecs[0].ValueSchema, Value: wrecs[0].Value}}
+		if _, err := r.send(recs, nil); !errors.Is(err, wire.ErrCorrupt) || !strings.Contains(err.Error(), "record 0 of the batch the plugin sent") {
+			t.Fatalf("raw values %v: %v", raw, err)
+		}
 	}
 }
