@@ -146,6 +146,96 @@ func BenchmarkDatagen1KiB(b *testing.B) {
 	}
 }
 
+// BenchmarkDatagen1KiBAlternating measures BenchmarkDatagen1KiB's ratio in
+// one run that alternates between the two loaders, so that both see the
+// same state of a shared machine (separate runs minutes apart can differ by
+// half here). Both tasks run side by side: the in-process loader, and a
+// plugin process with values and offsets left encoded, as the source
+// runner takes them. The benchmark takes records from one at a time, in
+// rounds of a chunk each. A chunk's first records are not timed: they
+// drain what the loader's pipeline (a few batches deep) prepared while the
+// other one was timed, and meanwhile the other's refill ends. b.N is the
+// number of timed records per loader; it reports both rates, their ratio,
+// and the CPU per timed record (both processes, on Linux). Run:
+//
+//	go test -run '^$' -bench BenchmarkDatagen1KiBAlternating -benchtime 3000000x ./plugins
+func BenchmarkDatagen1KiBAlternating(b *testing.B) {
+	const chunk, untimed = 250_000, 25_000
+	cfg := map[string]string{"kafka.topic": "bench", "payload.bytes": "960", "batch.size": "2000"}
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	quiet := slog.New(slog.DiscardHandler)
+	ctx := context.Background()
+	in, err := NewInProcess(quiet, connectors.All()...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := NewHost(ctx, Config{Builtin: []string{exe}, Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	inTask, err := in.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "bench"}, cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = inTask.Stop(ctx) }()
+	plTask, err := h.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "bench"}, cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = plTask.Stop(ctx) }()
+	plTask.(RawValueSource).KeepValuesEncoded()
+	eo := plTask.(EncodedOffsetSource)
+	pid := plTask.(*hostSourceTask).p.pid()
+	type side struct {
+		poll    func() (int, error)
+		n       int
+		elapsed time.Duration
+		cpu     time.Duration
+	}
+	sides := []*side{
+		{poll: func() (int, error) {
+			recs, err := inTask.Poll(ctx)
+			return len(recs), err
+		}},
+		{poll: func() (int, error) {
+			recs, _, err := eo.PollEncodedOffsets(ctx)
+			eo.ReleaseBatch(recs)
+			return len(recs), err
+		}},
+	}
+	take := func(s *side, n int) int {
+		got := 0
+		for got < n {
+			k, err := s.poll()
+			if err != nil {
+				b.Fatal(err)
+			}
+			got += k
+		}
+		return got
+	}
+	b.ResetTimer()
+	for done := 0; done < b.N; done += chunk {
+		for _, s := range sides {
+			take(s, untimed)
+			cpu, start := cpuTime(0)+cpuTime(pid), time.Now()
+			s.n += take(s, min(chunk, b.N-done))
+			s.elapsed += time.Since(start)
+			s.cpu += cpuTime(0) + cpuTime(pid) - cpu
+		}
+	}
+	b.StopTimer()
+	rate := func(s *side) float64 { return float64(s.n) / s.elapsed.Seconds() }
+	b.ReportMetric(rate(sides[0]), "inprocess-records/s")
+	b.ReportMetric(rate(sides[1]), "plugin-records/s")
+	b.ReportMetric(rate(sides[1])/rate(sides[0]), "ratio")
+	b.ReportMetric(float64(sides[0].cpu.Nanoseconds())/float64(sides[0].n), "inprocess-cpu-ns/record")
+	b.ReportMetric(float64(sides[1].cpu.Nanoseconds())/float64(sides[1].n), "plugin-cpu-ns/record")
+}
+
 // median returns the median of xs (the lower middle one of an even
 // number), zero for none.
 func median[T cmp.Ordered](xs []T) T {
