@@ -19,9 +19,11 @@ import (
 // (encode, shared memory or gRPC stream, decode), the latter also with
 // values left encoded as the source runner takes them for a JsonConverter,
 // and logs the ratios and the CPU each way costs per record (both processes;
-// on Linux). Run:
+// on Linux). The loaders run one after the other, so on a shared machine
+// their ratio moves with its load: BenchmarkDatagen1KiBAlternating measures
+// it with both in one run. Run:
 //
-//	go test -run '^$' -bench BenchmarkDatagen1KiB -benchtime 1000000x ./plugins
+//	go test -run '^$' -bench 'BenchmarkDatagen1KiB$' -benchtime 1000000x ./plugins
 func BenchmarkDatagen1KiB(b *testing.B) {
 	// payload.bytes=960 plus id, key, amount, created and the envelope make
 	// each encoded record 1 KiB.
