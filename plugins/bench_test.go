@@ -14,6 +14,13 @@ import (
 	"github.com/tributary-dev/tributary/sdk"
 )
 
+// datagen1KiB is the benchmarks' Datagen configuration: payload.bytes=960
+// plus id, key, amount, created and the envelope make each encoded record
+// 1 KiB.
+func datagen1KiB() map[string]string {
+	return map[string]string{"kafka.topic": "bench", "payload.bytes": "960", "batch.size": "2000"}
+}
+
 // BenchmarkDatagen1KiB pulls 1 KiB datagen records through a source task and
 // discards them, through the in-process loader and through a plugin process
 // (encode, shared memory or gRPC stream, decode), the latter also with
@@ -25,9 +32,7 @@ import (
 //
 //	go test -run '^$' -bench 'BenchmarkDatagen1KiB$' -benchtime 1000000x ./plugins
 func BenchmarkDatagen1KiB(b *testing.B) {
-	// payload.bytes=960 plus id, key, amount, created and the envelope make
-	// each encoded record 1 KiB.
-	cfg := map[string]string{"kafka.topic": "bench", "payload.bytes": "960", "batch.size": "2000"}
+	cfg := datagen1KiB()
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -163,7 +168,7 @@ func BenchmarkDatagen1KiB(b *testing.B) {
 //	go test -run '^$' -bench BenchmarkDatagen1KiBAlternating -benchtime 3000000x ./plugins
 func BenchmarkDatagen1KiBAlternating(b *testing.B) {
 	const chunk, untimed = 250_000, 25_000
-	cfg := map[string]string{"kafka.topic": "bench", "payload.bytes": "960", "batch.size": "2000"}
+	cfg := datagen1KiB()
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
@@ -253,7 +258,7 @@ func median[T cmp.Ordered](xs []T) T {
 // per-record CPU cost on the benchmark's records: the plugin's encoding
 // and the host's decoding (wire → sdk).
 func BenchmarkWireDatagen1KiB(b *testing.B) {
-	cfg := map[string]string{"kafka.topic": "bench", "payload.bytes": "960", "batch.size": "2000"}
+	cfg := datagen1KiB()
 	l, err := NewInProcess(slog.New(slog.DiscardHandler), connectors.All()...)
 	if err != nil {
 		b.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/tributary-dev/tributary/connectors"
+	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
@@ -221,4 +222,26 @@ func readLines(t *testing.T, path string) []string {
 		out = append(out, sc.Text())
 	}
 	return out
+}
+
+// generator returns the generator of the records a Datagen task with
+// cfgMap produces.
+func generator(t *testing.T, cfgMap map[string]string) *datagen.Generator {
+	t.Helper()
+	cfg, err := sdk.ParseConfig[datagen.Config](cfgMap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return datagen.NewGenerator(cfg)
+}
+
+// startDatagen starts a Datagen task with cfgMap through h, and returns it
+// with the generator of the records it must produce.
+func startDatagen(t *testing.T, h *Host, cfgMap map[string]string) (*hostSourceTask, *datagen.Generator) {
+	t.Helper()
+	task, err := h.StartSourceTask(context.Background(), "Datagen", sdk.TaskInfo{Connector: "gen"}, cfgMap, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task.(*hostSourceTask), generator(t, cfgMap)
 }

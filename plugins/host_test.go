@@ -99,11 +99,7 @@ func TestValidateThroughPlugin(t *testing.T) {
 func TestSourceTaskThroughPlugin(t *testing.T) {
 	h := newTestHost(t, nil)
 	cfgMap := map[string]string{"kafka.topic": "gen", "iterations": "5000", "payload.bytes": "64", "seed": "7"}
-	cfg, err := sdk.ParseConfig[datagen.Config](cfgMap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gen := datagen.NewGenerator(cfg)
+	gen := generator(t, cfgMap)
 	// Resume from a committed offset: the first record must be seq 100.
 	var asked []sdk.Partition
 	offsets := OffsetReaderFunc(func(_ context.Context, ps []sdk.Partition) ([]sdk.Offset, error) {
@@ -564,17 +560,8 @@ func TestSourceSharedMemory(t *testing.T) {
 			})
 			n := c.n
 			cfgMap := map[string]string{"kafka.topic": "gen", "iterations": strconv.FormatInt(n, 10), "payload.bytes": c.payload, "seed": "3"}
-			cfg, err := sdk.ParseConfig[datagen.Config](cfgMap)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gen := datagen.NewGenerator(cfg)
 			ctx := context.Background()
-			task, err := h.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "gen"}, cfgMap, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ht := task.(*hostSourceTask)
+			ht, gen := startDatagen(t, h, cfgMap)
 			// Once started, the host no longer holds the region's
 			// descriptor: the memory goes with the two mappings.
 			if ht.slots != nil && (ht.slots.region.Name() != "" || !ht.slots.on) {
@@ -606,7 +593,7 @@ func TestSourceSharedMemory(t *testing.T) {
 			if c.slots != (slots > 0) || c.stream != (stream > 0) {
 				t.Errorf("batches: %d through shared memory, %d through the stream; want shared memory %v, stream %v", slots, stream, c.slots, c.stream)
 			}
-			if err := task.Stop(ctx); err != nil {
+			if err := ht.Stop(ctx); err != nil {
 				t.Fatal(err)
 			}
 		})
@@ -623,17 +610,8 @@ func TestSourceValueLengths(t *testing.T) {
 			h := newTestHost(t, func(cfg *Config) { cfg.noValueLengths = !lengths })
 			const n = 3000
 			cfgMap := map[string]string{"kafka.topic": "gen", "iterations": strconv.Itoa(n), "payload.bytes": "200", "seed": "5"}
-			cfg, err := sdk.ParseConfig[datagen.Config](cfgMap)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gen := datagen.NewGenerator(cfg)
 			ctx := context.Background()
-			task, err := h.StartSourceTask(ctx, "Datagen", sdk.TaskInfo{Connector: "gen"}, cfgMap, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ht := task.(*hostSourceTask)
+			ht, gen := startDatagen(t, h, cfgMap)
 			ht.KeepValuesEncoded()
 			for seq := int64(0); seq < n; {
 				recs, _, err := ht.PollEncodedOffsets(ctx)
@@ -659,7 +637,7 @@ func TestSourceValueLengths(t *testing.T) {
 				}
 				ht.ReleaseBatch(recs)
 			}
-			if err := task.Stop(ctx); err != nil {
+			if err := ht.Stop(ctx); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -454,12 +454,7 @@ func (d *decoder) valueWithLength() (*schema.Schema, any, error) {
 		allowed := min(budget, int(n)+valueSlack)
 		d.data, d.budget = all[:end], allowed
 		d.aliasing = d.aliasOK
-		var v any
-		if s == nil {
-			v, err = d.schemaless(0)
-		} else {
-			v, err = d.typed(s, 0)
-		}
+		v, err := d.value(s)
 		d.aliasing, d.data, d.budget = false, all, budget-(allowed-d.budget)
 		if err == nil && d.pos != end {
 			err = d.fail("value takes %d bytes, not the %d of its length", d.pos-start, n)
@@ -467,14 +462,14 @@ func (d *decoder) valueWithLength() (*schema.Schema, any, error) {
 		return s, v, err
 	}
 	d.pos = end
-	if n > 0 && (s == nil && d.data[start] == tagNull || s != nil && s.Optional && d.data[start] == 0) {
+	if n > 0 && isNull(s, d.data[start]) {
 		if n != 1 {
 			return nil, nil, d.fail("null value followed by %d bytes", n-1)
 		}
 		return s, nil, nil
 	}
 	r := d.newRaw(s, d.data[start:end:end])
-	r.unchecked, r.budget = true, int(n)+valueSlack
+	r.budget = int(n) + valueSlack
 	return s, r, nil
 }
 
@@ -500,12 +495,16 @@ func (d *decoder) schemaAndValue() (*schema.Schema, any, error) {
 	}
 	d.aliasing = d.aliasOK
 	defer func() { d.aliasing = false }()
-	if s == nil {
-		v, err := d.schemaless(0)
-		return nil, v, err
-	}
-	v, err := d.typed(s, 0)
+	v, err := d.value(s)
 	return s, v, err
+}
+
+// value decodes a value of schema s (nil: schemaless).
+func (d *decoder) value(s *schema.Schema) (any, error) {
+	if s == nil {
+		return d.schemaless(0)
+	}
+	return d.typed(s, 0)
 }
 
 // schemaRef decodes a schema reference; nil means schemaless.

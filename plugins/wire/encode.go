@@ -285,7 +285,7 @@ func (e *Encoder) value(b []byte, s *schema.Schema, v any) ([]byte, error) {
 		if raw.schema != s {
 			return b, fmt.Errorf("encoded value of schema %v given for schema %v", raw.schema, s)
 		}
-		if raw.unchecked {
+		if !raw.Checked() {
 			if err := raw.check(); err != nil {
 				return b, err
 			}

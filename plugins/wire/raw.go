@@ -18,12 +18,12 @@ type Raw struct {
 	schema *schema.Schema // nil: a schemaless value
 	data   []byte         // exactly the value's encoding
 	alias  bool           // decoded strings and bytes may share data
-	// unchecked: the value was cut from its batch by its length, not
-	// walked (flagValueLength): whoever reads it checks it, as a
-	// ValueReader and Decode do, and an Encoder checks it before copying;
-	// budget is then the elements it may hold (see valueSlack).
-	unchecked bool
-	budget    int
+	// budget, unless 0, is the number of elements the value may hold:
+	// it was cut from its batch by its length, not walked
+	// (flagValueLength), and whoever reads it checks it, as a ValueReader
+	// and Decode do; an Encoder checks it before copying (see valueSlack).
+	// 0: the value was checked when the Raw was made.
+	budget int
 }
 
 // Schema returns the value's schema (nil: schemaless).
@@ -32,7 +32,7 @@ func (r *Raw) Schema() *schema.Schema { return r.schema }
 // Checked reports whether the value was checked when the Raw was made. A
 // value that a Decoder cut out by its length was not: it is checked as it
 // is read.
-func (r *Raw) Checked() bool { return !r.unchecked }
+func (r *Raw) Checked() bool { return r.budget == 0 }
 
 // Decode returns the value as the Decoder would have returned it.
 func (r *Raw) Decode() (any, error) {
@@ -60,7 +60,7 @@ type ValueReader struct {
 // valueSlack more elements than it has bytes.
 func (vr *ValueReader) Reset(r *Raw) {
 	budget := math.MaxInt
-	if r.unchecked {
+	if r.budget > 0 {
 		budget = r.budget
 	}
 	vr.d = decoder{data: r.data, budget: budget, aliasOK: r.alias, aliasing: r.alias}
@@ -70,12 +70,7 @@ func (vr *ValueReader) Reset(r *Raw) {
 func (r *Raw) check() error {
 	var vr ValueReader
 	vr.Reset(r)
-	var err error
-	if r.schema == nil {
-		err = vr.d.skipSchemalessChecked(0)
-	} else {
-		err = vr.d.skipTyped(r.schema, 0)
-	}
+	err := vr.d.skipValue(r.schema)
 	if err == nil {
 		err = vr.Done()
 	}
@@ -174,12 +169,7 @@ func (vr *ValueReader) Count() (int, error) { return vr.d.count() }
 
 // Value decodes the next value (s nil: schemaless) into Go values, as the
 // Decoder does.
-func (vr *ValueReader) Value(s *schema.Schema) (any, error) {
-	if s == nil {
-		return vr.d.schemaless(0)
-	}
-	return vr.d.typed(s, 0)
-}
+func (vr *ValueReader) Value(s *schema.Schema) (any, error) { return vr.d.value(s) }
 
 // Done reports an error unless the whole value was read.
 func (vr *ValueReader) Done() error {
@@ -194,22 +184,31 @@ func (vr *ValueReader) Done() error {
 // has nothing to convert.
 func (d *decoder) rawValue(s *schema.Schema) (any, error) {
 	start := d.pos
-	if s == nil {
-		if err := d.skipSchemalessChecked(0); err != nil {
-			return nil, err
-		}
-		if d.data[start] == tagNull {
-			return nil, nil
-		}
-	} else {
-		if err := d.skipTyped(s, 0); err != nil {
-			return nil, err
-		}
-		if s.Optional && d.data[start] == 0 {
-			return nil, nil
-		}
+	if err := d.skipValue(s); err != nil {
+		return nil, err
+	}
+	if isNull(s, d.data[start]) {
+		return nil, nil
 	}
 	return d.newRaw(s, d.data[start:d.pos:d.pos]), nil
+}
+
+// skipValue advances past a value of schema s (nil: schemaless) with the
+// checks of value.
+func (d *decoder) skipValue(s *schema.Schema) error {
+	if s == nil {
+		return d.skipSchemalessChecked(0)
+	}
+	return d.skipTyped(s, 0)
+}
+
+// isNull reports whether the value of schema s (nil: schemaless) whose
+// encoding starts with b is null.
+func isNull(s *schema.Schema, b byte) bool {
+	if s == nil {
+		return b == tagNull
+	}
+	return s.Optional && b == 0
 }
 
 // newRaw returns a Raw of data, a value of schema s in d's input (copied

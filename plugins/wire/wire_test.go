@@ -297,7 +297,7 @@ func checkCorruptRaw(t *testing.T, recs []Record, plainErr error) {
 	t.Helper()
 	for i := range recs {
 		raw, ok := recs[i].Value.(*Raw)
-		if !ok || !raw.unchecked {
+		if !ok || raw.Checked() {
 			continue
 		}
 		_, decErr := raw.Decode()
@@ -732,7 +732,7 @@ func TestValueLengths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := raws[0].Value.(*Raw); !r.unchecked {
+	if r := raws[0].Value.(*Raw); r.Checked() {
 		t.Fatal("a value cut by its length is marked checked")
 	}
 	// An Encoder copies a good unchecked value as it is (without its
