@@ -462,7 +462,7 @@ func (d *decoder) valueWithLength() (*schema.Schema, any, error) {
 		return s, v, err
 	}
 	d.pos = end
-	if n > 0 && isNull(s, d.data[start]) {
+	if isNull(s, d.data[start:end]) {
 		if n != 1 {
 			return nil, nil, d.fail("null value followed by %d bytes", n-1)
 		}

@@ -187,7 +187,7 @@ func (d *decoder) rawValue(s *schema.Schema) (any, error) {
 	if err := d.skipValue(s); err != nil {
 		return nil, err
 	}
-	if isNull(s, d.data[start]) {
+	if isNull(s, d.data[start:d.pos]) {
 		return nil, nil
 	}
 	return d.newRaw(s, d.data[start:d.pos:d.pos]), nil
@@ -202,13 +202,17 @@ func (d *decoder) skipValue(s *schema.Schema) error {
 	return d.skipTyped(s, 0)
 }
 
-// isNull reports whether the value of schema s (nil: schemaless) whose
-// encoding starts with b is null.
-func isNull(s *schema.Schema, b byte) bool {
-	if s == nil {
-		return b == tagNull
+// isNull reports whether enc, the encoding of a value of schema s (nil:
+// schemaless), starts as a null's does; it may be empty (a struct without
+// fields).
+func isNull(s *schema.Schema, enc []byte) bool {
+	if len(enc) == 0 {
+		return false
 	}
-	return s.Optional && b == 0
+	if s == nil {
+		return enc[0] == tagNull
+	}
+	return s.Optional && enc[0] == 0
 }
 
 // newRaw returns a Raw of data, a value of schema s in d's input (copied

@@ -385,7 +385,9 @@ func TestRawValues(t *testing.T) {
 				a[i] = schema.NewStruct(empty)
 			}
 			return a
-		}()))
+		}()),
+		// A value of no bytes, last in the batch.
+		value(empty, schema.NewStruct(empty)))
 	for _, lengths := range []bool{false, true} {
 		data := encodeBatchWith(t, &Encoder{ValueLengths: lengths}, recs)
 		want, err := Decode(data, len(recs))
