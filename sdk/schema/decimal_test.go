@@ -54,3 +54,59 @@ func TestDecimalBytes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAppendDecimal encodes an unscaled value as a Connect Decimal's
+// bytes (with DecimalLen, as the plugin wire encoding does), for a value
+// of one machine word of each sign and one of three, and decodes them.
+func BenchmarkAppendDecimal(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		v    *big.Int
+	}{
+		{"int64", big.NewInt(123_456_789)},
+		{"negative-int64", big.NewInt(-123_456_789)},
+		{"192bit", new(big.Int).Lsh(big.NewInt(-123_456_789), 160)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			buf := make([]byte, 0, 64)
+			for b.Loop() {
+				buf = AppendDecimal(buf[:0], tc.v)
+				buf = append(buf, byte(DecimalLen(tc.v)))
+			}
+		})
+		b.Run(tc.name+"/decode", func(b *testing.B) {
+			enc := AppendDecimal(nil, tc.v)
+			for b.Loop() {
+				if DecimalFromBytes(enc).Sign() == 0 {
+					b.Fatal("zero")
+				}
+			}
+		})
+	}
+}
+
+// FuzzDecimal: DecimalFromBytes reads any bytes as two's complement (as
+// Java's BigInteger(byte[]) does), and AppendDecimal and DecimalLen write
+// the value back as Java's toByteArray.
+func FuzzDecimal(f *testing.F) {
+	for _, s := range [][]byte{{0}, {0xff}, {0x80}, {0x00, 0x80}, {0xff, 0x7f}, {0x80, 0, 0, 0, 0, 0, 0, 0}, {0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, {0xff, 1, 2, 3, 4, 5, 6, 7, 8}} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) == 0 {
+			return
+		}
+		want := new(big.Int).SetBytes(b)
+		if b[0]&0x80 != 0 {
+			want.Sub(want, new(big.Int).Lsh(big.NewInt(1), uint(8*len(b))))
+		}
+		got := DecimalFromBytes(b)
+		if got.Cmp(want) != 0 {
+			t.Fatalf("DecimalFromBytes(%x) = %v, want %v", b, got, want)
+		}
+		enc := AppendDecimal(nil, got)
+		if !bytes.Equal(enc, javaToByteArray(want)) || DecimalLen(got) != len(enc) {
+			t.Fatalf("%v: AppendDecimal %x (DecimalLen %d), want %x", want, enc, DecimalLen(got), javaToByteArray(want))
+		}
+	})
+}
