@@ -341,14 +341,14 @@ func (d *decoder) record(r *Record) error {
 	if flags&^(flagTimestamp|flagKafkaPartition|flagHeaders|flagValueLength) != 0 {
 		return d.fail("unknown record flags %#x", flags)
 	}
-	start := d.pos
-	if err := d.skipSchemaless(0); err != nil {
-		return err
-	}
-	if enc := d.data[start:d.pos]; d.prevPart != nil && string(enc) == string(d.prevPart) {
+	// A source partition is usually the previous record's: when its
+	// encoding starts here, it is the value here (an encoding ends where
+	// its reader stops), so it need not be read again.
+	if p, rest := d.prevPart, d.data[d.pos:]; p != nil && len(rest) >= len(p) && string(rest[:len(p)]) == string(p) {
+		d.pos += len(p)
 		r.Partition = d.prevPartMap
 	} else {
-		d.pos = start
+		start := d.pos
 		if r.Partition, err = d.stringMap(); err != nil {
 			return err
 		}

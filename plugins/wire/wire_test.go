@@ -598,12 +598,12 @@ func TestDecoderDecodeOffset(t *testing.T) {
 	var dec Decoder
 	var keys []string
 	for i := range 3 {
-		raw, err := (&Encoder{}).schemaless(nil, map[string]any{"position": int64(i << 40)}, 0)
+		raw, err := (&Encoder{}).schemaless(nil, map[string]any{"position": int64(i) << 40}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		off, err := dec.DecodeOffset(raw)
-		if err != nil || off["position"] != int64(i<<40) || len(off) != 1 {
+		if err != nil || off["position"] != int64(i)<<40 || len(off) != 1 {
 			t.Fatalf("offset %d: %v, %v", i, off, err)
 		}
 		for k := range off {
