@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -187,9 +188,9 @@ func commonConfigInfos(t sdk.ConnectorType, config map[string]string) []sdk.Conf
 func mergeValidation(t sdk.ConnectorType, class string, config map[string]string, plugin sdk.ConfigInfos) sdk.ConfigInfos {
 	out := sdk.ConfigInfos{Name: class, Groups: commonGroups(t)}
 	out.Configs = commonConfigInfos(t, config)
-	seen := map[string]bool{}
-	for _, c := range out.Configs {
-		seen[c.Definition.Name] = true
+	seen := map[string]int{} // key → its entry in out.Configs
+	for i, c := range out.Configs {
+		seen[c.Definition.Name] = i
 	}
 	for _, g := range plugin.Groups {
 		dup := false
@@ -201,10 +202,20 @@ func mergeValidation(t sdk.ConnectorType, class string, config map[string]string
 		}
 	}
 	for _, c := range plugin.Configs {
-		if seen[c.Definition.Name] {
+		i, ok := seen[c.Definition.Name]
+		if !ok {
+			out.Configs = append(out.Configs, c)
 			continue
 		}
-		out.Configs = append(out.Configs, c)
+		// A key the worker defines too (topics, for a sink): the
+		// connector's own errors for it count, as in Kafka Connect, where
+		// both validations are listed.
+		v := &out.Configs[i].Value
+		for _, e := range c.Value.Errors {
+			if !slices.Contains(v.Errors, e) {
+				v.Errors = append(v.Errors, e)
+			}
+		}
 	}
 	for _, c := range out.Configs {
 		out.ErrorCount += len(c.Value.Errors)
