@@ -40,7 +40,9 @@ type herder struct {
 	logger    *slog.Logger
 	workerID  string
 	clusterID string
-	loader    plugins.Loader
+	// pl holds the plugin loader once the worker has started it; REST
+	// requests may come before (pluginLoader).
+	pl        atomic.Pointer[pluginLoader]
 	configs   configBackend
 	statuses  statusBackend
 	offsets   offsetBackend
@@ -295,13 +297,13 @@ func (h *herder) connLogger(name string) *slog.Logger { return h.logger.With("co
 // startConnector starts a connector instance here and generates its tasks.
 func (h *herder) startConnector(ctx context.Context, name string, cs ConnectorSnapshot) {
 	log := h.connLogger(name)
-	spec, err := h.loader.Spec(cs.Config["connector.class"])
+	spec, err := h.pl.Load().Spec(cs.Config["connector.class"])
 	if err != nil {
 		h.failConnector(ctx, name, cs.Config, err)
 		return
 	}
 	cctx, cancel := context.WithCancel(context.Background())
-	conn, err := h.loader.StartConnector(ctx, spec.Class, name, h.resolve(cs.Config))
+	conn, err := h.pl.Load().StartConnector(ctx, spec.Class, name, h.resolve(cs.Config))
 	if err != nil {
 		cancel()
 		h.failConnector(ctx, name, cs.Config, err)
@@ -428,7 +430,7 @@ func (h *herder) stopConnector(ctx context.Context, name string) {
 
 func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSnapshot, tc map[string]string) {
 	log := h.connLogger(id.Connector).With("task", id.Task)
-	spec, err := h.loader.Spec(cs.Config["connector.class"])
+	spec, err := h.pl.Load().Spec(cs.Config["connector.class"])
 	if err != nil {
 		h.failTask(ctx, id, err.Error())
 		return

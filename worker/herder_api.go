@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -44,8 +45,25 @@ func (h *herder) Connectors(ctx context.Context) ([]string, error) {
 	return slices.Sorted(maps.Keys(h.snapshot())), nil
 }
 
+// pluginLoader wraps a plugins.Loader for herder.pl.
+type pluginLoader struct{ plugins.Loader }
+
+// loader returns the plugin loader, or the 503 of a worker still starting
+// when it is not yet there (the REST API listens from the start; the plugin
+// host can take a while to discover plugin.path).
+func (h *herder) loader() (plugins.Loader, error) {
+	if l := h.pl.Load(); l != nil {
+		return l.Loader, nil
+	}
+	return nil, Errorf(KindUnavailable, "Worker is still starting up. The worker is currently %s", h.stage.Load())
+}
+
 func (h *herder) connectorType(config map[string]string) string {
-	spec, err := h.loader.Spec(config["connector.class"])
+	l, err := h.loader()
+	if err != nil {
+		return "unknown"
+	}
+	spec, err := l.Spec(config["connector.class"])
 	if err != nil {
 		return "unknown"
 	}
@@ -91,20 +109,24 @@ func (h *herder) validate(ctx context.Context, config map[string]string) (sdk.Co
 	if class == "" {
 		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Connector config %s contains no connector type", formatConfig(config))
 	}
-	spec, err := h.loader.Spec(class)
+	l, err := h.loader()
 	if err != nil {
-		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, h.available())
+		return sdk.ConfigInfos{}, sdk.Spec{}, err
 	}
-	pluginInfos, err := h.loader.Validate(ctx, spec.Class, config)
+	spec, err := l.Spec(class)
+	if err != nil {
+		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, h.available(l))
+	}
+	pluginInfos, err := l.Validate(ctx, spec.Class, config)
 	if err != nil {
 		return sdk.ConfigInfos{}, spec, Errorf(KindBadRequest, "Failed to validate the configuration of %s: %v", class, err)
 	}
 	return mergeValidation(spec.Type, spec.Class, config, pluginInfos), spec, nil
 }
 
-func (h *herder) available() string {
+func (h *herder) available(l plugins.Loader) string {
 	var names []string
-	for _, s := range h.loader.Specs() {
+	for _, s := range l.Specs() {
 		names = append(names, fmt.Sprintf("PluginDesc{klass=%s, name='%s', version='%s', type=%s}", s.Class, s.Class, s.Version, s.Type))
 	}
 	return strings.Join(names, ", ")
@@ -591,8 +613,12 @@ func (h *herder) ResetOffsets(ctx context.Context, name string) (string, error) 
 }
 
 func (h *herder) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
+	l, err := h.loader()
+	if err != nil {
+		return nil, err
+	}
 	var out []PluginInfo
-	for _, s := range h.loader.Specs() {
+	for _, s := range l.Specs() {
 		out = append(out, PluginInfo{Class: s.Class, Type: string(s.Type), Version: s.Version})
 	}
 	if all {
@@ -608,7 +634,11 @@ func (h *herder) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
 }
 
 func (h *herder) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigKeyInfo, error) {
-	spec, err := h.loader.Spec(plugin)
+	l, err := h.loader()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := l.Spec(plugin)
 	if err != nil {
 		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)
 	}
@@ -620,8 +650,12 @@ func (h *herder) ValidateConfig(ctx context.Context, plugin string, config map[s
 	if class == "" {
 		return sdk.ConfigInfos{}, Errorf(KindBadRequest, "Connector config %s contains no connector type", formatConfig(config))
 	}
-	ps, err1 := h.loader.Spec(plugin)
-	cs, err2 := h.loader.Spec(class)
+	l, err := h.loader()
+	if err != nil {
+		return sdk.ConfigInfos{}, err
+	}
+	ps, err1 := l.Spec(plugin)
+	cs, err2 := l.Spec(class)
 	if err1 == nil && err2 == nil && ps.Class != cs.Class {
 		return sdk.ConfigInfos{}, Errorf(KindBadRequest, "Included connector type %s does not match request type %s", class, plugin)
 	}

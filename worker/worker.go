@@ -174,7 +174,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		loader = host
 	}
-	w.h.loader = loader
+	w.h.pl.Store(&pluginLoader{loader})
 	statuses.version = func(name string) string {
 		snap, _ := w.h.configs.Snapshot()
 		spec, err := loader.Spec(snap[name].Config["connector.class"])
@@ -248,7 +248,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 		noter := &topicNoter{connector: id.Connector, task: id.Task, note: statuses.noteTopic, logger: w.logger}
 		switch spec.Type {
 		case "source":
-			st, err := w.h.loader.StartSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector))
+			st, err := w.h.pl.Load().StartSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector))
 			if err != nil {
 				return nil, err
 			}
@@ -273,7 +273,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 					topics = append(topics, t)
 				}
 			}
-			st, err := w.h.loader.StartSinkTask(ctx, spec.Class, info, withTopics(tc, conn))
+			st, err := w.h.pl.Load().StartSinkTask(ctx, spec.Class, info, withTopics(tc, conn))
 			if err != nil {
 				return nil, err
 			}
