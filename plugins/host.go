@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,10 +11,13 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -236,15 +240,15 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 // Discover (re)scans the builtin command and plugin.path. Each executable
 // is started once and asked for its specification; results are cached by
 // the executable's SHA-256, in memory and in CacheDir. A plugin that fails
-// to start is logged and skipped; two plugins claiming one class name is an
-// error.
+// to start is logged and skipped; plugins claiming the same names are
+// settled by resolveNames.
 func (h *Host) Discover(ctx context.Context) error {
 	var cmds [][]string
 	if len(h.cfg.Builtin) > 0 {
 		cmds = append(cmds, h.cfg.Builtin)
 	}
 	for _, dir := range h.cfg.PluginPath {
-		exes, err := findExecutables(dir)
+		exes, err := findExecutables(dir, h.cfg.Logger)
 		if err != nil {
 			return err
 		}
@@ -267,28 +271,112 @@ func (h *Host) Discover(ctx context.Context) error {
 			found = append(found, PluginInfo{Spec: s, Command: cmd, Hash: hash})
 		}
 	}
-	names := map[string]string{}
-	for _, p := range found {
-		for _, n := range append([]string{p.Spec.Class}, p.Spec.Aliases...) {
-			if prev, dup := names[n]; dup && prev != p.Command[0] {
-				return fmt.Errorf("plugins: class or alias %q is served by both %s and %s", n, prev, p.Command[0])
-			}
-			names[n] = p.Command[0]
-		}
-	}
+	found = resolveNames(found, h.cfg.Logger)
 	h.mu.Lock()
 	h.plugins = found
 	h.mu.Unlock()
 	return nil
 }
 
-func findExecutables(dir string) ([]string, error) {
+// resolveNames settles plugins that claim the same names, as Kafka Connect
+// does rather than refusing to start: of several plugins with one class,
+// the highest version is kept (the first found on a tie: the built-in
+// command, then plugin.path in order); an alias that is another plugin's
+// class, or that two plugins share, is dropped for all of them, so that
+// each stays reachable by its class name. Each choice is logged.
+func resolveNames(found []PluginInfo, logger *slog.Logger) []PluginInfo {
+	best := map[string]int{} // class → index in found of the one kept
+	for i, p := range found {
+		j, dup := best[p.Spec.Class]
+		if !dup {
+			best[p.Spec.Class] = i
+			continue
+		}
+		keep, drop := j, i
+		if compareVersions(p.Spec.Version, found[j].Spec.Version) > 0 {
+			keep, drop = i, j
+			best[p.Spec.Class] = i
+		}
+		logger.Warn("plugin class served twice: keeping the higher version", "class", p.Spec.Class,
+			"kept", found[keep].Command[0], "kept_version", found[keep].Spec.Version,
+			"ignored", found[drop].Command[0], "ignored_version", found[drop].Spec.Version)
+	}
+	var out []PluginInfo
+	uses := map[string]int{} // name → plugins kept that answer to it
+	classes := map[string]bool{}
+	for i, p := range found {
+		if best[p.Spec.Class] != i {
+			continue
+		}
+		out = append(out, p)
+		classes[p.Spec.Class] = true
+		for _, a := range slices.Compact(slices.Sorted(slices.Values(p.Spec.Aliases))) {
+			uses[a]++
+		}
+	}
+	for i := range out {
+		s := &out[i].Spec
+		var kept []string
+		for _, a := range s.Aliases {
+			if a == s.Class || (!classes[a] && uses[a] == 1) {
+				kept = append(kept, a)
+				continue
+			}
+			logger.Warn("ambiguous plugin alias ignored: use the class name", "alias", a, "class", s.Class, "path", out[i].Command[0])
+		}
+		s.Aliases = kept
+	}
+	return out
+}
+
+// compareVersions orders plugin versions by their numbers ("1.10.0" after
+// "1.9.2"), then as strings.
+func compareVersions(a, b string) int {
+	na, nb := versionNumbers(a), versionNumbers(b)
+	for i := range min(len(na), len(nb)) {
+		if c := cmp.Compare(na[i], nb[i]); c != 0 {
+			return c
+		}
+	}
+	if c := cmp.Compare(len(na), len(nb)); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+func versionNumbers(v string) []uint64 {
+	var out []uint64
+	for _, f := range strings.FieldsFunc(v, func(r rune) bool { return r < '0' || r > '9' }) {
+		n, err := strconv.ParseUint(f, 10, 64)
+		if err != nil {
+			n = math.MaxUint64
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// findExecutables lists the plugin executables of one plugin.path entry:
+// those in the directory and in its subdirectories, or the entry itself
+// when it is an executable file. A missing entry is logged and skipped, as
+// Kafka Connect does; so is a file that is not executable.
+func findExecutables(dir string, logger *slog.Logger) ([]string, error) {
 	var out []string
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		logger.Warn("plugin.path entry does not exist: skipped", "path", dir)
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("plugins: plugin.path entry %s: %w", dir, err)
+	case !st.IsDir():
+		if !isExecutable(dir, logger) {
 			return nil, nil
 		}
+		return []string{dir}, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
 		return nil, fmt.Errorf("plugins: read plugin.path entry %s: %w", dir, err)
 	}
 	for _, e := range entries {
@@ -299,13 +387,13 @@ func findExecutables(dir string) ([]string, error) {
 				return nil, fmt.Errorf("plugins: read %s: %w", p, err)
 			}
 			for _, s := range sub {
-				if isExecutable(filepath.Join(p, s.Name())) {
+				if isExecutable(filepath.Join(p, s.Name()), logger) {
 					out = append(out, filepath.Join(p, s.Name()))
 				}
 			}
 			continue
 		}
-		if isExecutable(p) {
+		if isExecutable(p, logger) {
 			out = append(out, p)
 		}
 	}
@@ -313,9 +401,19 @@ func findExecutables(dir string) ([]string, error) {
 	return out, nil
 }
 
-func isExecutable(p string) bool {
+// isExecutable reports whether p is a regular file someone may execute; a
+// regular file that is not is logged (a plugin copied without its mode
+// bits would otherwise vanish without a word).
+func isExecutable(p string, logger *slog.Logger) bool {
 	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	if st.Mode().Perm()&0o111 == 0 {
+		logger.Info("file in plugin.path is not executable: skipped (chmod +x it if it is a plugin)", "path", p)
+		return false
+	}
+	return true
 }
 
 func fileHash(p string) (string, error) {
@@ -330,6 +428,10 @@ func fileHash(p string) (string, error) {
 	}
 	return hex.EncodeToString(hh.Sum(nil)), nil
 }
+
+// specifyTimeout bounds starting an executable found by discovery and
+// reading its specification.
+const specifyTimeout = 15 * time.Second
 
 func (h *Host) specsFor(ctx context.Context, cmd []string, hash string) ([]sdk.Spec, error) {
 	h.mu.Lock()
@@ -348,6 +450,10 @@ func (h *Host) specsFor(ctx context.Context, cmd []string, hash string) ([]sdk.S
 			return specs, nil
 		}
 	}
+	// An executable that is no plugin never completes the handshake: it
+	// costs discovery this long, not the start timeout of tasks.
+	ctx, cancel := context.WithTimeout(ctx, min(h.cfg.StartTimeout, specifyTimeout))
+	defer cancel()
 	p, err := h.launch(ctx, cmd, h.cfg.Logger.With("plugin", filepath.Base(cmd[0])))
 	if err != nil {
 		return nil, err
@@ -525,7 +631,25 @@ func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (
 	}
 }
 
-func (p *proc) kill() { p.client.Kill() }
+// killGrace bounds how long kill waits for a plugin to exit before it
+// kills the plugin's process group: a process the plugin started that keeps
+// its stdout or stderr open would otherwise hold the wait for as long as it
+// lives (an executable in plugin.path that is no plugin, say a script that
+// runs a server).
+const killGrace = 5 * time.Second
+
+func (p *proc) kill() {
+	done := make(chan struct{})
+	go func() { defer close(done); p.client.Kill() }()
+	select {
+	case <-done:
+	case <-time.After(killGrace):
+		if pid := p.pid(); pid > 0 {
+			killGroup(pid)
+		}
+		<-done
+	}
+}
 
 // pid returns the plugin's process id, or 0.
 func (p *proc) pid() int {
@@ -535,7 +659,8 @@ func (p *proc) pid() int {
 	return p.cmd.Process.Pid
 }
 
-// wrap adds the process's exit status and the tail of its stderr to err.
+// wrap adds the process's exit status and the tail of its stderr to err:
+// a *sdk.TaskError whose trace is the message, then the tail.
 func (p *proc) wrap(err error) error {
 	tail := p.stderr.Tail()
 	if st := p.events.exitStatus(); st != "" {
@@ -546,7 +671,9 @@ func (p *proc) wrap(err error) error {
 		if l := panicLine(tail); l != "" {
 			msg += ": " + l
 		}
-		return &sdk.TaskError{Message: msg, Trace: tail}
+		// The trace leads with the message, as a Java trace leads with its
+		// exception: the tail may be any log line the plugin wrote last.
+		return &sdk.TaskError{Message: msg, Trace: msg + "\n\n" + tail}
 	}
 	return err
 }

@@ -2,12 +2,15 @@ package plugins
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -67,17 +70,80 @@ func TestDiscoverSkipsNonExecutablesAndDirectories(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	exes, err := findExecutables(dir)
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	exes, err := findExecutables(dir, logger)
 	if err != nil || len(exes) != 0 {
 		t.Fatalf("found %v, %v", exes, err)
 	}
+	if !strings.Contains(logs.String(), "not executable") || !strings.Contains(logs.String(), "README") {
+		t.Errorf("the skipped README is not logged:\n%s", logs.String())
+	}
 	exe, _ := os.Executable()
-	if err := os.Symlink(exe, filepath.Join(dir, "sub", "plugin")); err != nil {
+	plugin := filepath.Join(dir, "sub", "plugin")
+	if err := os.Symlink(exe, plugin); err != nil {
 		t.Fatal(err)
 	}
-	exes, err = findExecutables(dir)
+	exes, err = findExecutables(dir, logger)
 	if err != nil || len(exes) != 1 {
 		t.Fatalf("found %v, %v", exes, err)
+	}
+	// An entry may name the executable itself; a missing one is skipped
+	// with a warning, as Kafka Connect does.
+	if exes, err = findExecutables(plugin, logger); err != nil || len(exes) != 1 || exes[0] != plugin {
+		t.Fatalf("file entry: found %v, %v", exes, err)
+	}
+	logs.Reset()
+	if exes, err = findExecutables(filepath.Join(dir, "missing"), logger); err != nil || len(exes) != 0 {
+		t.Fatalf("missing entry: found %v, %v", exes, err)
+	}
+	if !strings.Contains(logs.String(), "does not exist") {
+		t.Errorf("the missing entry is not logged:\n%s", logs.String())
+	}
+}
+
+// TestDiscoverSkipsHangingExecutable: an executable in plugin.path that is
+// no plugin and starts a long-lived child (which keeps its stdout open)
+// costs discovery a bounded time, and its processes are killed.
+func TestDiscoverSkipsHangingExecutable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process groups are used on Linux")
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	script := "#!/bin/sh\nsleep 300 &\necho $! > " + pidFile + "\nwait\n"
+	if err := os.WriteFile(filepath.Join(dir, "server.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	h, err := NewHost(context.Background(), Config{PluginPath: []string{dir}, StartTimeout: time.Second,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > time.Second+killGrace+5*time.Second {
+		t.Errorf("discovery took %v", took)
+	}
+	if len(h.Specs()) != 0 {
+		t.Errorf("specs from a non-plugin: %v", h.Specs())
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && strings.Contains(string(st), ") Z ") {
+			break // killed, not yet reaped by its parent's parent
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the script's child %d still runs", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -286,6 +352,11 @@ func TestCrashIsolation(t *testing.T) {
 			}
 			if tc.traceHas != "" && !strings.Contains(te.Trace, tc.traceHas) {
 				t.Errorf("trace does not contain %q:\n%s", tc.traceHas, te.Trace)
+			}
+			// A crash the host noticed (not one the SDK reported) has a
+			// trace that leads with its message, then the stderr tail.
+			if tc.mode == "exit" && !strings.HasPrefix(te.Trace, te.Message) {
+				t.Errorf("trace does not lead with the message %q:\n%s", te.Message, te.Trace)
 			}
 			if task != nil {
 				_ = task.Stop(ctx)

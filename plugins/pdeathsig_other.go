@@ -5,3 +5,5 @@ package plugins
 import "syscall"
 
 func parentDeathAttr() *syscall.SysProcAttr { return nil }
+
+func killGroup(int) {}
