@@ -23,7 +23,7 @@ func devCommand() command {
 	return command{name: "dev", summary: "run broker + worker + built-in connectors in one process", run: runDev}
 }
 
-const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--demo]
+const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--plugin-path DIRS] [--demo]
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's, on 127.0.0.1) in one process, with the built-in connectors
@@ -34,6 +34,8 @@ Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
   --broker-port N     Kafka listener port on 127.0.0.1 (default 9092)
   --rest-port N       REST API port on 127.0.0.1 (default 8083)
+  --plugin-path DIRS  comma-separated directories (or executables) of
+                      third-party connector plugins, as the worker's plugin.path
   --demo              also create a demo pipeline: datagen -> topic "demo" ->
                       FileStreamSink writing DIR/demo-output.txt, and show progress
   --log-level LEVEL   debug, info, warn or error (default warn; info with --verbose)
@@ -54,6 +56,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	brokerPort := fs.Int("broker-port", 9092, "")
 	restPort := fs.Int("rest-port", 8083, "")
 	demo := fs.Bool("demo", false, "")
+	pluginPath := fs.String("plugin-path", "", "")
 	level := fs.String("log-level", "warn", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
@@ -114,6 +117,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"offset.flush.interval.ms":          "1000",
 		"session.timeout.ms":                "10000",
 		"heartbeat.interval.ms":             "1000",
+		"plugin.path":                       *pluginPath,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
