@@ -24,23 +24,31 @@ type serverFlags struct {
 	overrides         multiFlag
 }
 
-// parse parses the command's args. On --help (exit 0) or a bad flag
-// (exit 2, said on stderr) it returns ok false and the exit code.
-func (f *serverFlags) parse(name, help string, args []string, stdout, stderr io.Writer) (fs *flag.FlagSet, code int, ok bool) {
-	fs = flag.NewFlagSet(name, flag.ContinueOnError)
+// parse parses the command's args into f and returns the positional ones;
+// flags may follow them (tributary worker FILE --override k=v, the order of
+// Kafka's own scripts). On --help (exit 0) or a bad flag (exit 2, said on
+// stderr) it returns ok false and the exit code.
+func (f *serverFlags) parse(name, help string, args []string, stdout, stderr io.Writer) (positional []string, code int, ok bool) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.configFile, "config", "", "")
 	fs.Var(&f.overrides, "override", "")
 	fs.StringVar(&f.level, "log-level", "info", "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, help)
-			return fs, 0, false
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				fmt.Fprint(stdout, help)
+				return nil, 0, false
+			}
+			fmt.Fprintf(stderr, "tributary %s: %v (see --help)\n", name, err)
+			return nil, 2, false
 		}
-		fmt.Fprintf(stderr, "tributary %s: %v (see --help)\n", name, err)
-		return fs, 2, false
+		if fs.NArg() == 0 {
+			return positional, 0, true
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	return fs, 0, true
 }
 
 func brokerCommand() command {
@@ -93,12 +101,12 @@ Example:
 
 func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f serverFlags
-	fs, code, ok := f.parse("broker", brokerHelp, args, stdout, stderr)
+	rest, code, ok := f.parse("broker", brokerHelp, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tributary broker: unexpected argument %q (see --help)\n", fs.Arg(0))
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "tributary broker: unexpected argument %q (see --help)\n", rest[0])
 		return 2
 	}
 	logger, err := newLogger(stderr, f.level)

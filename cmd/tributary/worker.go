@@ -52,15 +52,15 @@ Example:
 
 func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f serverFlags
-	fs, code, ok := f.parse("worker", workerHelp, args, stdout, stderr)
+	rest, code, ok := f.parse("worker", workerHelp, args, stdout, stderr)
 	if !ok {
 		return code
 	}
 	switch {
-	case fs.NArg() == 1 && f.configFile == "":
-		f.configFile = fs.Arg(0)
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "tributary worker: unexpected argument %q (see --help)\n", fs.Arg(fs.NArg()-1))
+	case len(rest) == 1 && f.configFile == "":
+		f.configFile = rest[0]
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "tributary worker: unexpected argument %q (see --help)\n", rest[len(rest)-1])
 		return 2
 	}
 	logger, levelVar, err := newLevelLogger(stderr, f.level)
