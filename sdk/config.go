@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,6 +121,8 @@ var (
 //	group:"…" order:"1" width:"short" display:"Batch size" dependents:"a,b"
 //	validate:"min=1,max=100,nonempty,enum=a|b,regex=^x"
 //
+// regex= comes last: the rest of the tag is its pattern, commas included.
+// enum= and regex= check each element of a LIST.
 // Go types: string STRING, bool BOOLEAN, int16 SHORT, int32 INT,
 // int/int64 LONG, float64 DOUBLE, []string LIST, time.Duration LONG
 // (milliseconds), Password PASSWORD. Untagged fields are ignored; embedded
@@ -248,8 +251,31 @@ func (d *configDef) walk(t reflect.Type, index []int) error {
 	return nil
 }
 
+// eachString applies check to a string value, or to each element of a
+// list, and returns the first complaint.
+func eachString(v any, check func(string) string) string {
+	switch x := v.(type) {
+	case string:
+		return check(x)
+	case []string:
+		for _, s := range x {
+			if msg := check(s); msg != "" {
+				return msg
+			}
+		}
+	}
+	return ""
+}
+
 func (f *configField) parseValidators(spec string) error {
-	for _, rule := range strings.Split(spec, ",") {
+	var rules []string
+	// regex= takes the rest of the tag: a pattern may hold commas.
+	if i := strings.Index(spec, "regex="); i >= 0 && (i == 0 || spec[i-1] == ',' || spec[i-1] == ' ') {
+		rules = append(strings.Split(spec[:i], ","), spec[i:])
+	} else {
+		rules = strings.Split(spec, ",")
+	}
+	for _, rule := range rules {
 		rule = strings.TrimSpace(rule)
 		name, arg, _ := strings.Cut(rule, "=")
 		switch name {
@@ -284,16 +310,12 @@ func (f *configField) parseValidators(spec string) error {
 			f.enum = strings.Split(arg, "|")
 			allowed := f.enum
 			f.checks = append(f.checks, func(v any) string {
-				s, ok := v.(string)
-				if !ok {
-					return ""
-				}
-				for _, a := range allowed {
-					if a == s {
+				return eachString(v, func(s string) string {
+					if slices.Contains(allowed, s) {
 						return ""
 					}
-				}
-				return "String must be one of: " + strings.Join(allowed, ", ")
+					return "String must be one of: " + strings.Join(allowed, ", ")
+				})
 			})
 		case "regex":
 			re, err := regexp.Compile(arg)
@@ -301,10 +323,12 @@ func (f *configField) parseValidators(spec string) error {
 				return fmt.Errorf("validator %q: %w", rule, err)
 			}
 			f.checks = append(f.checks, func(v any) string {
-				if s, ok := v.(string); ok && !re.MatchString(s) {
-					return "String must match " + arg
-				}
-				return ""
+				return eachString(v, func(s string) string {
+					if !re.MatchString(s) {
+						return "String must match " + arg
+					}
+					return ""
+				})
 			})
 		default:
 			return fmt.Errorf("unknown validator %q", rule)

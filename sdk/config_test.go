@@ -205,3 +205,32 @@ func TestOffsetInt64(t *testing.T) {
 		t.Error("nil offset")
 	}
 }
+
+// TestRegexAndListValidators: a regex= pattern may hold commas (it takes
+// the rest of the tag), and enum= and regex= check each element of a list.
+func TestRegexAndListValidators(t *testing.T) {
+	type cfg struct {
+		Code  string   `key:"code" default:"ab" validate:"nonempty,regex=^[a-z]{1,3}$"`
+		Modes []string `key:"modes" default:"a" validate:"enum=a|b"`
+		Names []string `key:"names" optional:"" validate:"regex=^[a-z]+(,[a-z]+)*$"`
+	}
+	c := SourceConnector[cfg]{Class: "com.example.Regex", NewTask: func(cfg) SourceTask { return nil }}
+	_ = c.Spec() // panicked on the comma inside the pattern
+	infos, err := c.Validate(context.Background(), map[string]string{"code": "abcd", "modes": "a,c", "names": "x,Y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := infos.Errors()
+	for k, want := range map[string]string{
+		"code":  "String must match ^[a-z]{1,3}$",
+		"modes": "String must be one of: a, b",
+		"names": "String must match ^[a-z]+(,[a-z]+)*$",
+	} {
+		if len(errs[k]) != 1 || !strings.HasSuffix(errs[k][0], want) {
+			t.Errorf("%s: %v, want one error ending %q", k, errs[k], want)
+		}
+	}
+	if infos, _ = c.Validate(context.Background(), map[string]string{"code": "abc", "modes": "a,b", "names": "x,y"}); infos.ErrorCount != 0 {
+		t.Errorf("valid config refused: %v", infos.Errors())
+	}
+}
