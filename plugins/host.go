@@ -26,6 +26,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
@@ -531,7 +533,7 @@ func (h *Host) Validate(ctx context.Context, class string, config map[string]str
 	defer p.kill()
 	resp, err := p.rpc.Validate(ctx, &pluginpb.ValidateRequest{Class: pi.Spec.Class, Config: config})
 	if err != nil {
-		return sdk.ConfigInfos{}, p.wrap(fmt.Errorf("plugins: validate %s: %w", class, err))
+		return sdk.ConfigInfos{}, p.wrap(fmt.Errorf("plugins: validate %s: %w", class, plainError(err)))
 	}
 	var infos sdk.ConfigInfos
 	if err := json.Unmarshal(resp.GetConfigInfosJson(), &infos); err != nil {
@@ -629,6 +631,17 @@ func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (
 		<-done
 		return nil, fmt.Errorf("plugins: start %s: %w", argv[0], ctx.Err())
 	}
+}
+
+// plainError turns the error a plugin returned through gRPC into its own
+// message, without gRPC's "rpc error: code = Unknown desc =" (a panic in a
+// connector's Validate is the connector's message, not a transport's).
+// Transport errors (the plugin gone, a deadline) are left as they are.
+func plainError(err error) error {
+	if s, ok := status.FromError(err); ok && s.Code() == codes.Unknown {
+		return errors.New(s.Message())
+	}
+	return err
 }
 
 // killGrace bounds how long kill waits for a plugin to exit before it

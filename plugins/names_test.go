@@ -2,12 +2,15 @@ package plugins
 
 import (
 	"bytes"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tributary-dev/tributary/sdk"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // TestResolveNames: two versions of one plugin, and plugins whose aliases
@@ -78,5 +81,21 @@ func TestCompareVersions(t *testing.T) {
 		if got := compareVersions(tc.a, tc.b); got != tc.want {
 			t.Errorf("compareVersions(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// TestPlainError: a connector's error that came through gRPC reads as the
+// connector's message; a transport error keeps its status.
+func TestPlainError(t *testing.T) {
+	if got := plainError(status.Error(codes.Unknown, "validate: panic: boom")); got.Error() != "validate: panic: boom" {
+		t.Errorf("Unknown: %q", got)
+	}
+	gone := status.Error(codes.Unavailable, "connection refused")
+	if got := plainError(gone); got != gone {
+		t.Errorf("Unavailable: %q", got)
+	}
+	plain := errors.New("x")
+	if got := plainError(plain); got != plain {
+		t.Errorf("plain: %q", got)
 	}
 }

@@ -119,7 +119,9 @@ func (h *herder) validate(ctx context.Context, config map[string]string) (sdk.Co
 	}
 	pluginInfos, err := l.Validate(ctx, spec.Class, config)
 	if err != nil {
-		return sdk.ConfigInfos{}, spec, Errorf(KindBadRequest, "Failed to validate the configuration of %s: %v", class, err)
+		// The connector failed (a panic, a Check that could not run):
+		// Kafka Connect answers 500 with the connector's message.
+		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %v", class, err)
 	}
 	return mergeValidation(spec.Type, spec.Class, config, pluginInfos), spec, nil
 }
