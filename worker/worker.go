@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -167,8 +169,14 @@ func (w *Worker) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("worker: %w", err)
 		}
+		// Specifications are cached by binary hash, so a restart runs only
+		// new or changed plugin executables.
+		cacheDir := ""
+		if d, err := os.UserCacheDir(); err == nil {
+			cacheDir = filepath.Join(d, "tributary", "plugin-specs")
+		}
 		host, err := plugins.NewHost(ctx, plugins.Config{PluginPath: w.cfg.PluginPath, Builtin: self, Logger: log,
-			StopTimeout: w.cfg.TaskShutdownTimeout})
+			StopTimeout: w.cfg.TaskShutdownTimeout, CacheDir: cacheDir})
 		if err != nil {
 			return fmt.Errorf("worker: plugins: %w", err)
 		}
