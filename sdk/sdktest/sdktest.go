@@ -44,6 +44,11 @@ type SinkDriver struct {
 	// Render is what ReadBack returns for a record with a STRING value v;
 	// default: v itself.
 	Render func(v string) string
+	// Timeout bounds the wait for Flush, called again and again without
+	// new records, to report everything it was given durable (default
+	// 10 s). Config should make the sink write within it (small batches,
+	// short intervals).
+	Timeout time.Duration
 }
 
 // RunSource runs the source acceptance checks as subtests.
@@ -71,6 +76,9 @@ func RunSink(t *testing.T, d SinkDriver) {
 	}
 	if d.Render == nil {
 		d.Render = func(v string) string { return v }
+	}
+	if d.Timeout <= 0 {
+		d.Timeout = 10 * time.Second
 	}
 	t.Run("spec", func(t *testing.T) { checkSpec(t, d.Connector, sdk.Sink) })
 	t.Run("validate", func(t *testing.T) { checkValidate(t, d.Connector, d.Config(t)) })
@@ -266,11 +274,22 @@ func closeSource(t *testing.T, task sdk.SourceTask) {
 // pollN polls until n records arrived, with max per poll.
 func pollN(t *testing.T, task sdk.SourceTask, n, max int, timeout time.Duration) []sdk.SourceRecord {
 	t.Helper()
+	out, ok := pollUntil(t, task, max, timeout, func(recs []sdk.SourceRecord) bool { return len(recs) >= n })
+	if !ok {
+		t.Fatalf("got %d records within %v, want %d", len(out), timeout, n)
+	}
+	return out
+}
+
+// pollUntil polls, with max per poll, until enough holds for the records
+// so far (true) or timeout passed (false). Each record is checked.
+func pollUntil(t *testing.T, task sdk.SourceTask, max int, timeout time.Duration, enough func([]sdk.SourceRecord) bool) ([]sdk.SourceRecord, bool) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var out []sdk.SourceRecord
-	for len(out) < n {
+	for !enough(out) {
 		if time.Now().After(deadline) {
-			t.Fatalf("got %d records within %v, want %d", len(out), timeout, n)
+			return out, false
 		}
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		recs, err := task.Poll(ctx, max)
@@ -295,9 +314,18 @@ func pollN(t *testing.T, task sdk.SourceTask, n, max int, timeout time.Duration)
 		}
 		out = append(out, recs...)
 	}
-	return out
+	return out, true
 }
 
+// checkResume reads records 0..total-1, then does what the worker does
+// once Kafka acknowledged records 0..k-1: it stores, for every source
+// partition among them, the offset of that partition's last record, and
+// restarts the task. Each partition must then continue exactly after its
+// committed record: its records from k on, in order, none lost, none
+// repeated; a partition with nothing committed starts from its beginning.
+// Partitions are compared one by one, not in the merged order, since a task
+// may interleave them differently after a restart. With one partition this
+// is the same as requiring records k, k+1, … in order.
 func checkResume(t *testing.T, sp sdk.SourcePlugin, d SourceDriver) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	cfg := d.Config(t)
@@ -310,26 +338,107 @@ func checkResume(t *testing.T, sp sdk.SourcePlugin, d SourceDriver) {
 	first := pollN(t, task, total, 7, d.Timeout)
 	closeSource(t, task)
 
-	// Commit the offset of record k-1, as the worker would after Kafka
-	// acknowledged it, and restart: the next record must be record k.
-	store.commit(first[k-1].Partition, first[k-1].Offset)
+	last := map[string]int{}   // partition → index of its last acknowledged record
+	acked := map[string]set{}  // partition → offsets of its acknowledged records
+	want := map[string][]int{} // partition → indexes of its records after the restart
+	var order []string         // partitions in order of appearance, for messages
+	for i := range first {
+		p := key(first[i].Partition)
+		if _, ok := last[p]; !ok && want[p] == nil {
+			order = append(order, p)
+		}
+		if i < k {
+			last[p] = i
+			if acked[p] == nil {
+				acked[p] = set{}
+			}
+			acked[p][offsetKey(first[i].Offset)] = true
+		} else {
+			want[p] = append(want[p], i)
+		}
+	}
+	var committed []string
+	for _, p := range order {
+		if i, ok := last[p]; ok {
+			store.commit(first[i].Partition, first[i].Offset)
+			committed = append(committed, fmt.Sprintf("%s@%s", p, offsetKey(first[i].Offset)))
+		}
+	}
+	after := func(p string) string {
+		if i, ok := last[p]; ok {
+			return fmt.Sprintf("after its committed record %d (%v)", i, recordString(&first[i]))
+		}
+		return "from its beginning (nothing committed)"
+	}
+
+	// check compares the records read since the restart with want; it
+	// returns the first wrong one, and whether every partition is complete.
+	check := func(again []sdk.SourceRecord) (problem string, complete bool) {
+		got := map[string][]*sdk.SourceRecord{}
+		for i := range again {
+			r := &again[i]
+			p := key(r.Partition)
+			if acked[p][offsetKey(r.Offset)] {
+				return fmt.Sprintf("partition %s: record %d after the restart, %v, repeats a record acknowledged before it; want the partition to continue %s",
+					p, len(got[p]), recordString(r), after(p)), false
+			}
+			got[p] = append(got[p], r)
+		}
+		complete = true
+		for _, p := range order {
+			g, w := got[p], want[p]
+			for j := range min(len(g), len(w)) {
+				a, b := &first[w[j]], g[j]
+				if !offsetEqual(a.Offset, b.Offset) ||
+					(d.Deterministic && (!schema.ValueEqual(a.Key, b.Key) || !schema.ValueEqual(a.Value, b.Value))) {
+					return fmt.Sprintf("partition %s: record %d after the restart is %v, want %v (record %d before the restart), continuing %s",
+						p, j, recordString(b), recordString(a), w[j], after(p)), false
+				}
+			}
+			if len(g) < len(w) {
+				complete = false
+			}
+		}
+		return "", complete
+	}
+	var problem string
 	task = openSource(t, sp, cfg, store)
-	again := pollN(t, task, total-k, 1000, d.Timeout)
+	again, ok := pollUntil(t, task, 1000, d.Timeout, func(recs []sdk.SourceRecord) bool {
+		var complete bool
+		problem, complete = check(recs)
+		return problem != "" || complete
+	})
 	closeSource(t, task)
-	for i := range total - k {
-		a, b := &first[k+i], &again[i]
-		if key(a.Partition) != key(b.Partition) || !offsetEqual(a.Offset, b.Offset) ||
-			(d.Deterministic && (!schema.ValueEqual(a.Key, b.Key) || !schema.ValueEqual(a.Value, b.Value))) {
-			t.Fatalf("after resuming from record %d, record %d is %v@%v=%v, want %v@%v=%v",
-				k-1, i, b.Partition, b.Offset, b.Value, a.Partition, a.Offset, a.Value)
+	if problem != "" {
+		t.Fatalf("after resuming from records 0..%d (committed %s): %s", k-1, strings.Join(committed, ", "), problem)
+	}
+	if !ok {
+		got := map[string]int{}
+		for i := range again {
+			got[key(again[i].Partition)]++
+		}
+		for _, p := range order {
+			if w := want[p]; got[p] < len(w) {
+				t.Fatalf("after resuming from records 0..%d (committed %s): partition %s gave %d records within %v, want %d, continuing %s; the next missing one is %v",
+					k-1, strings.Join(committed, ", "), p, got[p], d.Timeout, len(w), after(p), recordString(&first[w[got[p]]]))
+			}
 		}
 	}
 }
 
+type set map[string]bool
+
+func offsetKey(o sdk.Offset) string {
+	b, _ := json.Marshal(o)
+	return string(b)
+}
+
+func recordString(r *sdk.SourceRecord) string {
+	return fmt.Sprintf("%s@%s=%v", key(r.Partition), offsetKey(r.Offset), r.Value)
+}
+
 func offsetEqual(a, b sdk.Offset) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return string(ja) == string(jb)
+	return offsetKey(a) == offsetKey(b)
 }
 
 func checkSourceStop(t *testing.T, sp sdk.SourcePlugin, d SourceDriver) {
@@ -394,38 +503,72 @@ func checkSinkDurable(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
 	}
 	put(10)
 	put(7)
-	given := maps.Clone(next)
-	durable, err := task.Flush(ctx, given)
-	if err != nil {
-		t.Fatalf("flush: %v", err)
-	}
-	for tp, o := range durable {
-		if g, ok := given[tp]; !ok || o > g {
-			t.Fatalf("flush reported %s durable up to %d, but was given %v", tp, o, given)
-		}
-	}
-	// Honesty: every record below a reported offset is readable now,
+	// flush calls Flush and checks that what it reports durable was given
+	// and is honest: every record below a reported offset is readable now,
 	// without Close.
-	have := map[string]bool{}
-	for _, s := range d.ReadBack(t, cfg) {
-		have[s] = true
-	}
-	for tp, o := range durable {
-		for off := int64(0); off < o; off++ {
-			v := d.Render(fmt.Sprintf("sdktest %s-%d@%d", tp.Topic, tp.Partition, off))
-			if !have[v] {
-				t.Fatalf("flush reported %s durable up to %d, but record %d is not in the external system", tp, o, off)
+	var checked map[sdk.TopicPartition]int64
+	flush := func(given map[sdk.TopicPartition]int64) map[sdk.TopicPartition]int64 {
+		t.Helper()
+		durable, err := task.Flush(ctx, maps.Clone(given))
+		if err != nil {
+			t.Fatalf("flush: %v", err)
+		}
+		for tp, o := range durable {
+			if g, ok := given[tp]; !ok || o > g {
+				t.Fatalf("flush reported %s durable up to %d, but was given %v", tp, o, given)
 			}
 		}
+		if len(durable) == 0 || maps.Equal(durable, checked) {
+			return durable
+		}
+		checked = maps.Clone(durable)
+		have := map[string]bool{}
+		for _, s := range d.ReadBack(t, cfg) {
+			have[s] = true
+		}
+		for tp, o := range durable {
+			for off := int64(0); off < o; off++ {
+				v := d.Render(fmt.Sprintf("sdktest %s-%d@%d", tp.Topic, tp.Partition, off))
+				if !have[v] {
+					t.Fatalf("flush reported %s durable up to %d, but record %d is not in the external system", tp, o, off)
+				}
+			}
+		}
+		return durable
+	}
+	// Progress: Flush is Kafka Connect's preCommit, whose contract is to
+	// return the offsets it was given once everything is flushed. An
+	// asynchronous sink may report earlier offsets, a subset or nothing at
+	// first, but the worker keeps calling Flush: with no new records, what
+	// it reports must reach what it was given. A sink that never reports
+	// progress never has its consumer offsets committed, and gets every
+	// record again after each restart.
+	given := maps.Clone(next)
+	deadline := time.Now().Add(d.Timeout)
+	wait := 10 * time.Millisecond
+	for flushes := 1; ; flushes++ {
+		durable := flush(given)
+		behind := false
+		for tp, o := range given {
+			if g, ok := durable[tp]; !ok || g < o {
+				behind = true
+			}
+		}
+		if !behind {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after Put of records up to %v and %d Flush calls over %v without new records, Flush still reports %v durable; "+
+				"once everything is flushed it must report the offsets it was given (an asynchronous sink may lag, not stall)",
+				given, flushes, d.Timeout, durable)
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 250*time.Millisecond)
 	}
 	// A flush given fewer partitions must not report others.
 	put(4)
 	only := map[sdk.TopicPartition]int64{tps[0]: next[tps[0]]}
-	durable, err = task.Flush(ctx, only)
-	if err != nil {
-		t.Fatalf("flush: %v", err)
-	}
-	for tp := range durable {
+	for tp := range flush(only) {
 		if tp != tps[0] {
 			t.Fatalf("flush given only %s reported %s", tps[0], tp)
 		}
