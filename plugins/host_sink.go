@@ -37,6 +37,23 @@ type hostSinkTask struct {
 	received, applied uint64
 }
 
+var _ EndingSink = (*hostSinkTask)(nil)
+
+// Done implements EndingSink: it is closed when the receive loop ended,
+// which it does as soon as the stream ends (the plugin process exited, or
+// the plugin ended the task).
+func (t *hostSinkTask) Done() <-chan struct{} { return t.done }
+
+// Err implements EndingSink.
+func (t *hostSinkTask) Err() error {
+	select {
+	case <-t.done:
+		return t.terminal()
+	default:
+		return nil
+	}
+}
+
 func (t *hostSinkTask) send(m *pluginpb.SinkHostMessage) error {
 	t.sendMu.Lock()
 	defer t.sendMu.Unlock()
@@ -214,6 +231,9 @@ func (t *hostSinkTask) Sync(ctx context.Context) error {
 }
 
 // waitPending waits for acknowledgements until at most n Puts are pending.
+// A task that ended reports it even with nothing pending: the runner's
+// periodic Sync (at each offset flush) then learns of a plugin that
+// exited while the task was idle.
 func (t *hostSinkTask) waitPending(ctx context.Context, n int) error {
 	for len(t.pending) > n {
 		if _, err := t.await(ctx, t.pending[0]); err != nil {
@@ -221,21 +241,17 @@ func (t *hostSinkTask) waitPending(ctx context.Context, n int) error {
 		}
 		t.pending = t.pending[1:]
 	}
-	return nil
+	return t.Err()
 }
 
 func (t *hostSinkTask) Assigned(_ context.Context, partitions []sdk.TopicPartition) error {
-	if err := t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Open{Open: tpsToProto(partitions)}}); err != nil {
-		return fmt.Errorf("plugins: %s: assign partitions: %w", t.what, err)
-	}
-	return nil
+	// sendChecked: once the plugin exited, the task's failure (exit
+	// status, stderr tail) rather than the transport's error.
+	return t.sendChecked(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Open{Open: tpsToProto(partitions)}})
 }
 
 func (t *hostSinkTask) Revoked(_ context.Context, partitions []sdk.TopicPartition) error {
-	if err := t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Close{Close: tpsToProto(partitions)}}); err != nil {
-		return fmt.Errorf("plugins: %s: revoke partitions: %w", t.what, err)
-	}
-	return nil
+	return t.sendChecked(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Close{Close: tpsToProto(partitions)}})
 }
 
 func (t *hostSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {

@@ -149,6 +149,22 @@ type SinkTask interface {
 	Stop(ctx context.Context) error
 }
 
+// EndingSink is implemented by sink tasks that can end between calls: a
+// plugin's task ends when its plugin process exits or its stream breaks,
+// whether or not the runner is calling it. The runner watches Done to
+// report that failure at once, instead of at the task's next call, which
+// an idle task may not get before the next offset flush. (The source side
+// needs no such thing: the runner always waits in Poll, which returns the
+// failure.)
+type EndingSink interface {
+	// Done is closed when the task ended: it failed or it stopped.
+	Done() <-chan struct{}
+	// Err is nil until Done is closed; then it is the task's failure (for
+	// a plugin process that exited, an error naming the exit status, with
+	// the tail of the plugin's stderr when it wrote any), or ErrStopped.
+	Err() error
+}
+
 // ErrStopped is returned by a task's methods after Stop.
 var ErrStopped = errors.New("plugins: task stopped")
 

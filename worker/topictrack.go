@@ -89,6 +89,22 @@ type trackedSink struct {
 // TakesEncodedValues forwards the question to the task.
 func (t trackedSink) TakesEncodedValues() bool { return plugins.TakesEncodedValues(t.SinkTask) }
 
+// Done and Err forward plugins.EndingSink, so that the runner still learns
+// at once that the task's plugin exited.
+func (t trackedSink) Done() <-chan struct{} {
+	if e, ok := t.SinkTask.(plugins.EndingSink); ok {
+		return e.Done()
+	}
+	return nil
+}
+
+func (t trackedSink) Err() error {
+	if e, ok := t.SinkTask.(plugins.EndingSink); ok {
+		return e.Err()
+	}
+	return nil
+}
+
 func (t trackedSink) Put(ctx context.Context, records []sdk.SinkRecord) error {
 	for i := range records {
 		t.n.observe(ctx, records[i].Topic)

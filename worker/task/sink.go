@@ -156,7 +156,26 @@ func (r *SinkRunner) Start() {
 		r.mu.Unlock()
 		r.wg.Add(1)
 		go func() { defer r.wg.Done(); defer close(r.done); r.loop() }()
+		if e, ok := r.cfg.Task.(plugins.EndingSink); ok {
+			r.wg.Add(1)
+			go func() { defer r.wg.Done(); r.watch(e) }()
+		}
 	})
+}
+
+// watch fails the task as soon as it ends by itself (its plugin process
+// exited), not at its next call: an idle task gets none until the next
+// offset flush.
+func (r *SinkRunner) watch(e plugins.EndingSink) {
+	select {
+	case <-e.Done():
+	case <-r.stopping:
+		return
+	}
+	r.mu.Lock()
+	r.fail(e.Err(), "task")
+	r.mu.Unlock()
+	r.stopPoll() // ends the current poll; the loop sees failed and returns
 }
 
 // Done is closed when the task stopped consuming: it failed or is stopping.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -357,5 +358,60 @@ func TestSinkRecordsOutliveTheirFetch(t *testing.T) {
 		if rec.Offset != int64(i) || rec.Topic != "in" || rec.Key != fmt.Sprint(i) || rec.Value != fmt.Sprintf("line-%06d", i) {
 			t.Fatalf("record %d: %s-%d@%d key %v value %v", i, rec.Topic, rec.Partition, rec.Offset, rec.Key, rec.Value)
 		}
+	}
+}
+
+// endingSink is a sink task that ends by itself when end is called, as a
+// plugin's task does when its process exits (plugins.EndingSink).
+type endingSink struct {
+	plugins.SinkTask
+	done chan struct{}
+	err  atomic.Pointer[error]
+}
+
+func (s *endingSink) Done() <-chan struct{} { return s.done }
+
+func (s *endingSink) Err() error {
+	if p := s.err.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (s *endingSink) end(err error) {
+	s.err.Store(&err)
+	close(s.done)
+}
+
+// TestSinkFailsWhenTaskEndsWhileIdle: a sink task whose plugin exits while
+// no records arrive goes FAILED at once with the plugin's error, not at
+// the next offset flush (a minute away here).
+func TestSinkFailsWhenTaskEndsWhileIdle(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "in", 1)
+	out := filepath.Join(t.TempDir(), "out.txt")
+	var es *endingSink
+	r, _, st := startFileSink(t, addr, "idle", 0, out, func(c *SinkConfig) {
+		es = &endingSink{SinkTask: c.Task, done: make(chan struct{})}
+		c.Task = es
+		c.FlushInterval = time.Minute
+	})
+	waitFor(t, 10*time.Second, "RUNNING", func() bool { return st.last() == StateRunning })
+	time.Sleep(300 * time.Millisecond) // idle in its poll
+	es.end(fmt.Errorf("plugin connection lost (plugin process exited: signal: killed)"))
+	waitFor(t, 5*time.Second, "FAILED", func() bool { return st.last() == StateFailed })
+	st.mu.Lock()
+	msg := st.err.Message
+	st.mu.Unlock()
+	if !strings.Contains(msg, "plugin process exited") {
+		t.Errorf("failure %q does not say the plugin exited", msg)
+	}
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Error("the runner's loop did not end")
+	}
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Logf("stop: %v", err)
 	}
 }
