@@ -642,6 +642,9 @@ func (h *herder) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigK
 	}
 	spec, err := l.Spec(plugin)
 	if err != nil {
+		if defs, ok := ConverterConfig(plugin); ok {
+			return defs, nil
+		}
 		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)
 	}
 	return spec.Config, nil

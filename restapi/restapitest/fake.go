@@ -491,6 +491,9 @@ func str(s string) *string { return &s }
 func (h *Herder) PluginConfig(_ context.Context, plugin string) ([]sdk.ConfigKeyInfo, error) {
 	_, typ, ok := resolveClass(plugin)
 	if !ok {
+		if defs, ok := worker.ConverterConfig(plugin); ok {
+			return defs, nil
+		}
 		return nil, worker.Errorf(worker.KindNotFound, "Unknown plugin %s.", plugin)
 	}
 	key := func(name, typ string, required bool, def *string, imp, doc string) sdk.ConfigKeyInfo {
