@@ -139,18 +139,14 @@ func (t *hostSinkTask) call(ctx context.Context, id uint64, m *pluginpb.SinkHost
 // sendChecked sends m, reporting the task's end rather than a transport
 // error when the plugin is gone.
 func (t *hostSinkTask) sendChecked(m *pluginpb.SinkHostMessage) error {
-	select {
-	case <-t.done:
-		return t.terminal()
-	default:
+	if err := t.Err(); err != nil {
+		return err
 	}
 	if err := t.send(m); err != nil {
-		select {
-		case <-t.done:
-			return t.terminal()
-		default:
-			return fmt.Errorf("plugins: %s: send: %w", t.what, err)
+		if ended := t.Err(); ended != nil {
+			return ended
 		}
+		return fmt.Errorf("plugins: %s: send: %w", t.what, err)
 	}
 	return nil
 }

@@ -28,7 +28,7 @@ var (
 
 func (h *herder) Health(ctx context.Context) error {
 	if !h.ready.Load() {
-		return Errorf(KindUnavailable, "Worker is still starting up. The worker is currently %s", h.stage.Load())
+		return h.stillStarting()
 	}
 	if err := h.do(ctx, func(context.Context) error { return nil }); err != nil {
 		return Errorf(KindInternal, "Worker was unable to handle this request and may be unable to handle other requests. %s", err)
@@ -55,7 +55,13 @@ func (h *herder) loader() (plugins.Loader, error) {
 	if l := h.pl.Load(); l != nil {
 		return l.Loader, nil
 	}
-	return nil, Errorf(KindUnavailable, "Worker is still starting up. The worker is currently %s", h.stage.Load())
+	return nil, h.stillStarting()
+}
+
+// stillStarting is the 503 of a request the worker cannot answer before
+// it has started, saying what it is doing.
+func (h *herder) stillStarting() error {
+	return Errorf(KindUnavailable, "Worker is still starting up. The worker is currently %s", h.stage.Load())
 }
 
 func (h *herder) connectorType(config map[string]string) string {

@@ -156,7 +156,7 @@ func (r *SinkRunner) Start() {
 		r.mu.Unlock()
 		r.wg.Add(1)
 		go func() { defer r.wg.Done(); defer close(r.done); r.loop() }()
-		if e, ok := r.cfg.Task.(plugins.EndingSink); ok {
+		if e, ok := r.cfg.Task.(plugins.EndingSink); ok && e.Done() != nil { // nil: a wrapper of a task that cannot end by itself
 			r.wg.Add(1)
 			go func() { defer r.wg.Done(); r.watch(e) }()
 		}
