@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -62,14 +63,20 @@ type SinkRunner struct {
 
 	// mu serializes every call into the plugin task (poll loop and
 	// rebalance callbacks) and guards the fields below.
-	mu            sync.Mutex
-	assigned      map[string][]int32
-	consumed      map[sdk.TopicPartition]int64 // next offset to read
-	committed     map[sdk.TopicPartition]int64
-	lastFlush     time.Time
+	mu        sync.Mutex
+	assigned  map[string][]int32
+	consumed  map[sdk.TopicPartition]int64 // next offset to read
+	committed map[sdk.TopicPartition]int64
+	lastFlush time.Time
+	closed    bool
+	// failed is set under mu, and read without it by Pause and Resume.
+	failed atomic.Bool
+	// pmu guards paused, which Pause and Resume change without mu: the
+	// poll loop holds mu while the task works on a batch (a Put that
+	// retries through an outage may take minutes), and pausing must not
+	// wait for that (nor hold up the herder that asks).
+	pmu           sync.Mutex
 	paused        bool
-	failed        bool
-	closed        bool
 	statusMu      sync.Mutex
 	startOnce     sync.Once
 	stopOnce      sync.Once
@@ -119,7 +126,9 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 	opts = append(opts, cfg.ClientOpts...)
 	topics := cfg.Topics
 	if cfg.TopicsRegex != "" {
-		topics = []string{cfg.TopicsRegex}
+		// Kafka Connect matches the whole topic name (Java's
+		// Matcher.matches); the client's regexp finds it anywhere.
+		topics = []string{anchoredRegex(cfg.TopicsRegex)}
 		opts = append(opts, kgo.ConsumeRegex())
 	}
 	opts = append(opts,
@@ -201,10 +210,10 @@ func (r *SinkRunner) isStopping() bool {
 
 // fail reports FAILED; r.mu held.
 func (r *SinkRunner) fail(err error, what string) {
-	if r.failed {
+	if r.failed.Load() {
 		return
 	}
-	r.failed = true
+	r.failed.Store(true)
 	if r.isStopping() && (errors.Is(err, context.Canceled) || errors.Is(err, plugins.ErrStopped)) {
 		return
 	}
@@ -214,29 +223,39 @@ func (r *SinkRunner) fail(err error, what string) {
 }
 
 // Pause stops fetching (the connector is PAUSED); offsets are still
-// flushed and committed.
+// flushed and committed. It does not wait for the task: records already
+// handed to it are processed, and those fetched but not yet delivered
+// are dropped by the client (fetched again on Resume).
 func (r *SinkRunner) Pause() {
-	r.mu.Lock()
-	if r.paused || r.failed {
-		r.mu.Unlock()
+	r.pmu.Lock()
+	if r.paused || r.failed.Load() {
+		r.pmu.Unlock()
 		return
 	}
 	r.paused = true
-	r.client.PauseFetchPartitions(r.assigned)
-	r.mu.Unlock()
+	topics := r.cfg.Topics
+	if r.cfg.TopicsRegex != "" {
+		topics = r.client.GetConsumeTopics()
+	}
+	r.client.PauseFetchTopics(topics...)
+	r.pmu.Unlock()
 	r.report(StatePaused, nil)
 }
 
 // Resume resumes fetching.
 func (r *SinkRunner) Resume() {
-	r.mu.Lock()
-	if !r.paused || r.failed {
-		r.mu.Unlock()
+	r.pmu.Lock()
+	if !r.paused || r.failed.Load() {
+		r.pmu.Unlock()
 		return
 	}
 	r.paused = false
-	r.client.ResumeFetchPartitions(r.assigned)
-	r.mu.Unlock()
+	// Everything paused: the topics Pause named, and partitions assigned
+	// while paused (onAssigned), which for topics.regex may be of topics
+	// created since.
+	r.client.ResumeFetchTopics(r.client.PauseFetchTopics()...)
+	r.client.ResumeFetchPartitions(r.client.PauseFetchPartitions(nil))
+	r.pmu.Unlock()
 	r.report(StateRunning, nil)
 }
 
@@ -262,10 +281,12 @@ func (r *SinkRunner) onAssigned(ctx context.Context, cl *kgo.Client, m map[strin
 	for t, ps := range m {
 		r.assigned[t] = append(r.assigned[t], ps...)
 	}
+	r.pmu.Lock()
 	if r.paused {
 		cl.PauseFetchPartitions(m)
 	}
-	if r.closed || r.failed {
+	r.pmu.Unlock()
+	if r.closed || r.failed.Load() {
 		return
 	}
 	if err := r.cfg.Task.Assigned(ctx, tps(m)); err != nil {
@@ -289,7 +310,7 @@ func (r *SinkRunner) onLost(ctx context.Context, _ *kgo.Client, m map[string][]i
 // the task; r.mu held.
 func (r *SinkRunner) revoke(ctx context.Context, m map[string][]int32, commit bool) {
 	parts := tps(m)
-	if !r.closed && !r.failed && len(parts) > 0 {
+	if !r.closed && !r.failed.Load() && len(parts) > 0 {
 		// Rewinds the task asked for so far apply while the partitions
 		// are still ours; later ones for them are ignored (applyRewinds).
 		r.applyRewinds()
@@ -436,7 +457,7 @@ func (r *SinkRunner) loop() {
 				r.log.Warn("offset commit failed", "err", err)
 			}
 		}
-		failed := r.failed
+		failed := r.failed.Load()
 		r.mu.Unlock()
 		r.client.AllowRebalance()
 		if failed {
@@ -468,7 +489,7 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 		maps.Copy(stale, rw)
 	}
 	for len(recs) > 0 {
-		if r.failed {
+		if r.failed.Load() {
 			return false
 		}
 		if r.isStopping() {
@@ -545,7 +566,7 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 		}
 		addStale(r.applyRewinds()) // a synchronous task's requests from this Put
 	}
-	return !r.failed
+	return !r.failed.Load()
 }
 
 // settle waits until the task has processed every batch delivered, then
@@ -654,7 +675,7 @@ func (r *SinkRunner) stop(ctx context.Context) error {
 	}
 	var errs []error
 	r.mu.Lock()
-	if !r.failed && len(r.assigned) > 0 {
+	if !r.failed.Load() && len(r.assigned) > 0 {
 		if err := r.flushCommit(ctx, nil); err != nil {
 			errs = append(errs, err)
 		}
@@ -687,3 +708,7 @@ func (rp *recordPool) GetRecords(n int) []kgo.Record {
 }
 
 func (rp *recordPool) PutRecords(recs []kgo.Record) { rp.p.Put(&recs) }
+
+// anchoredRegex returns a topics.regex pattern that matches whole topic
+// names only, as in Kafka Connect: "rx-a" takes topic rx-a, not rx-ab.
+func anchoredRegex(pattern string) string { return "^(?:" + pattern + ")$" }

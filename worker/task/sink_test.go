@@ -415,3 +415,90 @@ func TestSinkFailsWhenTaskEndsWhileIdle(t *testing.T) {
 		t.Logf("stop: %v", err)
 	}
 }
+
+// blockingSink's first Put blocks until release is closed, as a Put
+// retrying through an outage of its external system would.
+type blockingSink struct {
+	plugins.SinkTask
+	entered, release chan struct{}
+	once             sync.Once
+}
+
+func (s *blockingSink) Put(ctx context.Context, records []sdk.SinkRecord) error {
+	first := false
+	s.once.Do(func() { first = true })
+	if first {
+		close(s.entered)
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.SinkTask.Put(ctx, records)
+}
+
+// Pausing a sink must not wait for the batch its task is working on: the
+// herder pauses (and then serves every other REST call) from one
+// goroutine. Records fetched after the pause wait for Resume.
+func TestSinkPauseWhilePutBlocks(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "in", 1)
+	produceLines(t, addr, "in", 0, 10)
+	out := filepath.Join(t.TempDir(), "out.txt")
+	bs := &blockingSink{entered: make(chan struct{}), release: make(chan struct{})}
+	r, _, st := startFileSink(t, addr, "blocked", 0, out, func(c *SinkConfig) { bs.SinkTask = c.Task; c.Task = bs })
+	select {
+	case <-bs.entered:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Put never called")
+	}
+	paused := make(chan struct{})
+	go func() { r.Pause(); close(paused) }()
+	select {
+	case <-paused:
+	case <-time.After(5 * time.Second):
+		close(bs.release)
+		t.Fatal("Pause waited for the blocked Put")
+	}
+	close(bs.release)
+	waitFor(t, 15*time.Second, "the batch in hand written", func() bool { return len(readLines(t, out)) == 10 })
+	produceLines(t, addr, "in", 10, 5)
+	time.Sleep(500 * time.Millisecond)
+	if n := len(readLines(t, out)); n != 10 {
+		t.Fatalf("paused sink wrote %d lines, want 10", n)
+	}
+	r.Resume()
+	waitFor(t, 15*time.Second, "15 lines after Resume", func() bool { return len(readLines(t, out)) == 15 })
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if want := []State{StateRunning, StatePaused, StateRunning}; fmt.Sprint(st.all) != fmt.Sprint(want) {
+		t.Errorf("statuses %v, want %v", st.all, want)
+	}
+}
+
+// topics.regex matches whole topic names, as Java's Matcher.matches in
+// Kafka Connect: "rx-a" takes topic rx-a, not rx-ab nor zzrx-a.
+func TestSinkTopicsRegexMatchesWholeNames(t *testing.T) {
+	addr := startBroker(t)
+	for _, topic := range []string{"rx-a", "rx-ab", "zzrx-a"} {
+		createTopic(t, addr, topic, 1)
+		produceLines(t, addr, topic, 0, 1)
+	}
+	out := filepath.Join(t.TempDir(), "out.txt")
+	r, rs, _ := startFileSink(t, addr, "rx", 0, out, func(c *SinkConfig) { c.Topics, c.TopicsRegex = nil, "rx-a" })
+	waitFor(t, 15*time.Second, "rx-a's record", func() bool { return len(readLines(t, out)) >= 1 })
+	rs.mu.Lock()
+	assigned := fmt.Sprint(rs.assigned)
+	rs.mu.Unlock()
+	if assigned != "[rx-a-0]" {
+		t.Errorf("assigned %s, want only rx-a-0", assigned)
+	}
+	if err := r.Stop(stopCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(readLines(t, out)); n != 1 {
+		t.Errorf("wrote %d lines, want 1", n)
+	}
+}
