@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -123,6 +124,21 @@ func kafkaClientOpts(props map[string]string) ([]kgo.Opt, []string, error) {
 			if d, err = ms(v); err == nil {
 				opts = append(opts, kgo.MetadataMaxAge(d))
 			}
+		case "auto.offset.reset":
+			switch v {
+			case "earliest":
+				opts = append(opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+			case "latest":
+				opts = append(opts, kgo.ConsumeResetOffset(kgo.NewOffset().AtEnd()))
+			case "none":
+				opts = append(opts, kgo.ConsumeResetOffset(kgo.NoResetOffset()))
+			default:
+				err = fmt.Errorf("must be earliest, latest or none")
+			}
+		case "max.poll.records":
+			// Not a client option: the sink runner's batch size
+			// (maxPollRecords), checked here.
+			_, err = maxPollRecords(map[string]string{k: v})
 		case "retry.backoff.ms":
 			if d, err = ms(v); err == nil {
 				opts = append(opts, kgo.RetryBackoffFn(func(int) time.Duration { return d }))
@@ -135,4 +151,63 @@ func kafkaClientOpts(props map[string]string) ([]kgo.Opt, []string, error) {
 		}
 	}
 	return opts, ignored, nil
+}
+
+// maxPollRecords is the max.poll.records of consumer properties (0 when
+// unset): the most records a sink task's Put is given at a time.
+func maxPollRecords(props map[string]string) (int, error) {
+	v, ok := props["max.poll.records"]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("must be a positive integer")
+	}
+	return int(n), nil
+}
+
+// Prefixes of a connector's client overrides (Kafka Connect's
+// producer.override.*, consumer.override.* and admin.override.*, allowed
+// by its default connector.client.config.override.policy, All).
+const (
+	producerOverride = "producer.override."
+	consumerOverride = "consumer.override."
+	adminOverride    = "admin.override."
+)
+
+// withOverrides returns the worker's client properties base with the
+// connector's overrides (its keys under prefix, without it) on top.
+func withOverrides(base, conn map[string]string, prefix string) map[string]string {
+	out := make(map[string]string, len(base))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range conn {
+		if rest, ok := strings.CutPrefix(k, prefix); ok && rest != "" {
+			out[rest] = v
+		}
+	}
+	return out
+}
+
+// overrideErrors checks a connector's client overrides: by key, why the
+// client refuses the value of each override key it refuses.
+func overrideErrors(conn map[string]string) map[string]string {
+	errs := map[string]string{}
+	for k, v := range conn {
+		for _, prefix := range []string{producerOverride, consumerOverride, adminOverride} {
+			rest, ok := strings.CutPrefix(k, prefix)
+			if !ok || rest == "" {
+				continue
+			}
+			if _, _, err := kafkaClientOpts(map[string]string{rest: v}); err != nil {
+				if inner := errors.Unwrap(err); inner != nil {
+					err = inner // without the key and value, which the caller names
+				}
+				errs[k] = err.Error()
+			}
+		}
+	}
+	return errs
 }

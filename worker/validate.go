@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -216,6 +217,21 @@ func mergeValidation(t sdk.ConnectorType, class string, config map[string]string
 				v.Errors = append(v.Errors, e)
 			}
 		}
+	}
+	// Client overrides the client would refuse (Kafka Connect lists every
+	// override key; only refused ones are listed here, with the error).
+	errs := overrideErrors(config)
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
+		v := config[k]
+		msg := fmt.Sprintf("Invalid value %s for configuration %s: %s", v, k, errs[k])
+		if i, ok := seen[k]; ok {
+			out.Configs[i].Value.Errors = append(out.Configs[i].Value.Errors, msg)
+			continue
+		}
+		out.Configs = append(out.Configs, sdk.ConfigInfo{
+			Definition: sdk.ConfigKeyInfo{Name: k, Type: "STRING", Importance: "LOW", Width: "NONE", DisplayName: k, Dependents: []string{}},
+			Value:      sdk.ConfigValueInfo{Name: k, Value: &v, RecommendedValues: []string{}, Errors: []string{msg}, Visible: true},
+		})
 	}
 	for _, c := range out.Configs {
 		out.ErrorCount += len(c.Value.Errors)

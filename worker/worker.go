@@ -98,6 +98,23 @@ func (w *Worker) clientOpts(extra map[string]string) []kgo.Opt {
 	return append(opts, more...)
 }
 
+// taskClientOpts gives a task's producer or consumer the worker's
+// properties for it (base) with the connector's overrides (its keys under
+// prefix) on top, and returns the merged properties. An override the
+// client refuses fails the task; one it has no equivalent for is logged.
+func (w *Worker) taskClientOpts(base, conn map[string]string, prefix string, id TaskID) ([]kgo.Opt, map[string]string, error) {
+	overrides := withOverrides(nil, conn, prefix)
+	_, ignored, err := kafkaClientOpts(overrides)
+	if err != nil {
+		return nil, nil, fmt.Errorf("client override %s%w", prefix, err)
+	}
+	for _, k := range ignored {
+		w.logger.Warn("client override has no equivalent here and is ignored", "connector", id.Connector, "task", id.Task, "property", prefix+k)
+	}
+	props := withOverrides(base, conn, prefix)
+	return w.clientOpts(props), props, nil
+}
+
 // Run starts the worker and blocks until ctx is cancelled, then stops every
 // task (flushing offsets) and leaves the group.
 func (w *Worker) Run(ctx context.Context) error {
@@ -256,6 +273,10 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 		noter := &topicNoter{connector: id.Connector, task: id.Task, note: statuses.noteTopic, logger: w.logger}
 		switch spec.Type {
 		case "source":
+			clientOpts, _, err := w.taskClientOpts(w.cfg.ProducerConfig, conn, producerOverride, id)
+			if err != nil {
+				return nil, err
+			}
 			st, err := w.h.pl.Load().StartSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector))
 			if err != nil {
 				return nil, err
@@ -263,7 +284,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
-				ClientOpts: append(w.clientOpts(w.cfg.ProducerConfig), kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter,
+				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter,
 				FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
 			if err != nil {
 				st.Stop(ctx)
@@ -281,6 +302,11 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 					topics = append(topics, t)
 				}
 			}
+			clientOpts, props, err := w.taskClientOpts(w.cfg.ConsumerConfig, conn, consumerOverride, id)
+			if err != nil {
+				return nil, err
+			}
+			maxPoll, _ := maxPollRecords(props) // checked by taskClientOpts
 			st, err := w.h.pl.Load().StartSinkTask(ctx, spec.Class, info, withTopics(tc, conn))
 			if err != nil {
 				return nil, err
@@ -290,8 +316,8 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 				// The Java consumer asks the broker to auto-create the topics
 				// it subscribes to (allow.auto.create.topics=true), and so
 				// does this one.
-				ClientOpts:    append(w.clientOpts(w.cfg.ConsumerConfig), kgo.AllowAutoTopicCreation()),
-				FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
+				ClientOpts:     append(clientOpts, kgo.AllowAutoTopicCreation()),
+				MaxPollRecords: maxPoll, FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
 			if err != nil {
 				st.Stop(ctx)
 				return nil, err

@@ -1,0 +1,50 @@
+package worker
+
+import (
+	"maps"
+	"testing"
+)
+
+func TestConnectorClientOverrides(t *testing.T) {
+	worker := map[string]string{"max.poll.records": "100", "fetch.max.wait.ms": "200"}
+	conn := map[string]string{
+		"consumer.override.max.poll.records":  "3",
+		"consumer.override.auto.offset.reset": "latest",
+		"producer.override.linger.ms":         "5",
+		"consumer.override.":                  "ignored: no key",
+	}
+	got := withOverrides(worker, conn, consumerOverride)
+	want := map[string]string{"max.poll.records": "3", "fetch.max.wait.ms": "200", "auto.offset.reset": "latest"}
+	if !maps.Equal(got, want) {
+		t.Errorf("consumer properties %v, want %v", got, want)
+	}
+	if worker["max.poll.records"] != "100" {
+		t.Error("the worker's properties were modified")
+	}
+	if n, err := maxPollRecords(got); n != 3 || err != nil {
+		t.Errorf("max.poll.records = %d, %v", n, err)
+	}
+	if n, err := maxPollRecords(nil); n != 0 || err != nil {
+		t.Errorf("max.poll.records unset = %d, %v", n, err)
+	}
+	for _, bad := range []string{"0", "-1", "x"} {
+		if _, err := maxPollRecords(map[string]string{"max.poll.records": bad}); err == nil {
+			t.Errorf("max.poll.records=%s accepted", bad)
+		}
+	}
+	errs := overrideErrors(map[string]string{
+		"consumer.override.auto.offset.reset": "bogus",
+		"consumer.override.max.poll.records":  "0",
+		"producer.override.acks":              "all",
+		"admin.override.request.timeout.ms":   "-5",
+		"consumer.override.no.such.property":  "x", // no franz-go equivalent: logged at start, not refused
+	})
+	want = map[string]string{
+		"consumer.override.auto.offset.reset": "must be earliest, latest or none",
+		"consumer.override.max.poll.records":  "must be a positive integer",
+		"admin.override.request.timeout.ms":   "not a non-negative number of milliseconds",
+	}
+	if !maps.Equal(errs, want) {
+		t.Errorf("override errors %v, want %v", errs, want)
+	}
+}
