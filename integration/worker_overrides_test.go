@@ -77,3 +77,43 @@ func TestWorkerClientOverrides(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkerErrorTolerance: a FileStreamSink with errors.tolerance=all and a
+// dead letter queue, through a worker process and a plugin process, writes
+// the records its JsonConverter accepts and sends the others, as read, to
+// the queue.
+func TestWorkerErrorTolerance(t *testing.T) {
+	bin := harness.BuildTributary(t)
+	bootstrap := harness.TributaryBroker(t).Bootstrap()
+	dir := t.TempDir()
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), harness.WorkerProps(t, bootstrap, "tol", nil))
+	r := rest{t, w.URL()}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic("mixed"), kgo.AllowAutoTopicCreation(),
+		kgo.ConsumeTopics("bad"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, v := range []string{`"a"`, `{oops`, `"b"`} {
+		if err := cl.ProduceSync(context.Background(), &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "out.txt")
+	r.must("POST", "/connectors", map[string]any{"name": "tol", "config": map[string]string{
+		"connector.class": "FileStreamSink", "file": out, "topics": "mixed",
+		"key.converter":   "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+		"errors.tolerance": "all", "errors.log.enable": "true", "errors.deadletterqueue.topic.name": "bad",
+		"errors.deadletterqueue.topic.replication.factor": "1", "errors.deadletterqueue.context.headers.enable": "true"}}, 201)
+	if got := waitLines(t, out, 2, 30*time.Second); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("sink wrote %q", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	fs := cl.PollFetches(ctx)
+	if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != `{oops` {
+		t.Fatalf("dead letter queue: %v %v", recs, fs.Errors())
+	}
+	r.waitState("tol", "RUNNING", 1)
+}

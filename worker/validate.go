@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/worker/task"
 )
 
 // commonDef is one of the configuration keys Kafka Connect defines for every
@@ -176,6 +177,27 @@ func commonConfigInfos(t sdk.ConnectorType, config map[string]string) []sdk.Conf
 		if msg != "" {
 			for i := range out {
 				if out[i].Value.Name == "topics" || out[i].Value.Name == "topics.regex" {
+					out[i].Value.Errors = append(out[i].Value.Errors, msg)
+				}
+			}
+		}
+		// The dead letter queue may not be a topic the sink reads
+		// (SinkConnectorConfig.validate).
+		if dlq := strings.TrimSpace(config["errors.deadletterqueue.topic.name"]); dlq != "" {
+			var topicList []string
+			for _, t := range strings.Split(topics, ",") {
+				if t = strings.TrimSpace(t); t != "" {
+					topicList = append(topicList, t)
+				}
+			}
+			msg = ""
+			if slices.Contains(topicList, dlq) {
+				msg = fmt.Sprintf("The DLQ topic '%s' may not be included in the list of topics ('topics=[%s]') consumed by the connector", dlq, strings.Join(topicList, ", "))
+			} else if re, err := regexp.Compile(task.AnchoredRegex(regex)); regex != "" && err == nil && re.MatchString(dlq) {
+				msg = fmt.Sprintf("The DLQ topic '%s' may not be included in the regex matching the topics ('topics.regex=%s') consumed by the connector", dlq, regex)
+			}
+			for i := range out {
+				if msg != "" && out[i].Value.Name == "errors.deadletterqueue.topic.name" {
 					out[i].Value.Errors = append(out[i].Value.Errors, msg)
 				}
 			}

@@ -62,3 +62,38 @@ func TestPluginCallsWhileStarting(t *testing.T) {
 		t.Errorf("connectorType = %q", got)
 	}
 }
+
+// A sink's dead letter queue may not be a topic it reads, and a client
+// override the client refuses is an error on its key (Kafka Connect's
+// messages).
+func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
+	for _, tc := range []struct {
+		config map[string]string
+		key    string
+		want   string
+	}{
+		{map[string]string{"topics": "a, dlq", "errors.deadletterqueue.topic.name": "dlq"}, "errors.deadletterqueue.topic.name",
+			"The DLQ topic 'dlq' may not be included in the list of topics ('topics=[a, dlq]') consumed by the connector"},
+		{map[string]string{"topics.regex": "d.*", "errors.deadletterqueue.topic.name": "dlq"}, "errors.deadletterqueue.topic.name",
+			"The DLQ topic 'dlq' may not be included in the regex matching the topics ('topics.regex=d.*') consumed by the connector"},
+		{map[string]string{"topics.regex": "d", "errors.deadletterqueue.topic.name": "dlq"}, "", ""}, // whole names only
+		{map[string]string{"topics": "a", "consumer.override.auto.offset.reset": "bogus"}, "consumer.override.auto.offset.reset",
+			"Invalid value bogus for configuration consumer.override.auto.offset.reset: must be earliest, latest or none"},
+	} {
+		config := map[string]string{"connector.class": "X", "name": "s"}
+		for k, v := range tc.config {
+			config[k] = v
+		}
+		out := mergeValidation(sdk.Sink, "X", config, sdk.ConfigInfos{Name: "X"})
+		errs := out.Errors()
+		if tc.key == "" {
+			if out.ErrorCount != 0 {
+				t.Errorf("%v: errors %v", tc.config, errs)
+			}
+			continue
+		}
+		if out.ErrorCount != 1 || len(errs[tc.key]) != 1 || errs[tc.key][0] != tc.want {
+			t.Errorf("%v: errors %v, want %s: %s", tc.config, errs, tc.key, tc.want)
+		}
+	}
+}

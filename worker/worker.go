@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -231,6 +232,29 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // converters builds a task's converters: the connector's own settings when
 // it names a converter, else the worker's.
+// errorPolicy reads a connector's errors.* settings (validated when the
+// connector was created) for its tasks' runners.
+func (w *Worker) errorPolicy(conn map[string]string) task.ErrorPolicy {
+	class := func(name, workerClass string) string {
+		if c := strings.TrimSpace(conn[name]); c != "" {
+			return c
+		}
+		return workerClass
+	}
+	on := func(k string) bool { return strings.EqualFold(strings.TrimSpace(conn[k]), "true") }
+	p := task.ErrorPolicy{
+		TolerateAll: strings.TrimSpace(conn["errors.tolerance"]) == "all",
+		Log:         on("errors.log.enable"), LogMessages: on("errors.log.include.messages"),
+		DLQTopic: strings.TrimSpace(conn["errors.deadletterqueue.topic.name"]), DLQContextHeaders: on("errors.deadletterqueue.context.headers.enable"),
+		KeyConverter: class("key.converter", w.cfg.KeyConverter), ValueConverter: class("value.converter", w.cfg.ValueConverter),
+		HeaderConverter: class("header.converter", w.cfg.HeaderConverter),
+	}
+	if rf, err := strconv.ParseInt(strings.TrimSpace(conn["errors.deadletterqueue.topic.replication.factor"]), 10, 16); err == nil {
+		p.DLQReplication = int16(rf)
+	}
+	return p
+}
+
 func (w *Worker) converters(conn map[string]string) (key, value convert.Converter, header convert.HeaderConverter, err error) {
 	pick := func(name, workerClass string, workerConf map[string]string) (string, map[string]string) {
 		if c := strings.TrimSpace(conn[name]); c != "" {
@@ -284,7 +308,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
-				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter,
+				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn),
 				FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
 			if err != nil {
 				st.Stop(ctx)
@@ -312,7 +336,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 				return nil, err
 			}
 			r, err := task.NewSink(task.SinkConfig{Info: info, Task: trackedSink{st, noter}, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]),
-				Key: key, Value: value, Header: header, Status: reporter,
+				Key: key, Value: value, Header: header, Status: reporter, Errors: w.errorPolicy(conn),
 				// The Java consumer asks the broker to auto-create the topics
 				// it subscribes to (allow.auto.create.topics=true), and so
 				// does this one.

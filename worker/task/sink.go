@@ -34,6 +34,9 @@ type SinkConfig struct {
 	Key, Value  convert.Converter
 	Header      convert.HeaderConverter
 	Transforms  []SinkTransform
+	// Errors is the connector's errors.* policy for records that cannot
+	// be converted.
+	Errors ErrorPolicy
 	// ClientOpts must hold kgo.SeedBrokers and carries the worker's
 	// consumer. overrides. The group (connect-<connector>), manual commits
 	// and the rebalance callbacks are always the runner's.
@@ -128,7 +131,7 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 	if cfg.TopicsRegex != "" {
 		// Kafka Connect matches the whole topic name (Java's
 		// Matcher.matches); the client's regexp finds it anywhere.
-		topics = []string{anchoredRegex(cfg.TopicsRegex)}
+		topics = []string{AnchoredRegex(cfg.TopicsRegex)}
 		opts = append(opts, kgo.ConsumeRegex())
 	}
 	opts = append(opts,
@@ -146,6 +149,13 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 		return nil, fmt.Errorf("task: sink consumer: %w", err)
 	}
 	r.client = client
+	dctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err = setupDLQ(dctx, client, cfg.Errors)
+	cancel()
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("task: %w", err)
+	}
 	// A converter that writes values straight into the wire encoding saves
 	// building them as Go values for a plugin; transforms need those.
 	if wm, ok := cfg.Value.(convert.WireMaker); ok && len(cfg.Transforms) == 0 {
@@ -509,8 +519,17 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 		for _, kr := range chunk {
 			rec, err := r.fromKafka(kr)
 			if err != nil {
-				r.fail(err, fmt.Sprintf("convert record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset))
-				return false
+				what := fmt.Sprintf("convert record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset)
+				if !r.cfg.Errors.TolerateAll {
+					r.fail(err, what)
+					return false
+				}
+				// Skipped: its offset is committed with the chunk's.
+				if err := r.tolerateSink(r.runCtx, kr, fmt.Errorf("%s: %w", what, err)); err != nil {
+					r.fail(err, what)
+					return false
+				}
+				continue
 			}
 			keep := true
 			for _, t := range r.cfg.Transforms {
@@ -633,19 +652,19 @@ func (r *SinkRunner) fromKafka(kr *kgo.Record) (sdk.SinkRecord, error) {
 	rec := sdk.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
 	var err error
 	if rec.KeySchema, rec.Key, err = toConnect(r.cfg.Key, kr.Topic, kr.Key); err != nil {
-		return rec, fmt.Errorf("key: %w", err)
+		return rec, &stageError{stageKeyConverter, fmt.Errorf("key: %w", err)}
 	}
 	if s, raw, ok := r.toConnectWire(kr); ok {
 		rec.ValueSchema, rec.Value = s, raw
 	} else if rec.ValueSchema, rec.Value, err = toConnect(r.cfg.Value, kr.Topic, kr.Value); err != nil {
-		return rec, fmt.Errorf("value: %w", err)
+		return rec, &stageError{stageValueConverter, fmt.Errorf("value: %w", err)}
 	}
 	if len(kr.Headers) > 0 {
 		rec.Headers = make([]sdk.Header, len(kr.Headers))
 		for i, h := range kr.Headers {
 			s, v, err := r.cfg.Header.ToConnectHeader(kr.Topic, h.Key, h.Value)
 			if err != nil {
-				return rec, fmt.Errorf("header %q: %w", h.Key, err)
+				return rec, &stageError{stageHeaderConverter, fmt.Errorf("header %q: %w", h.Key, err)}
 			}
 			rec.Headers[i] = sdk.Header{Key: h.Key, Schema: s, Value: v}
 		}
@@ -709,6 +728,6 @@ func (rp *recordPool) GetRecords(n int) []kgo.Record {
 
 func (rp *recordPool) PutRecords(recs []kgo.Record) { rp.p.Put(&recs) }
 
-// anchoredRegex returns a topics.regex pattern that matches whole topic
+// AnchoredRegex returns a topics.regex pattern that matches whole topic
 // names only, as in Kafka Connect: "rx-a" takes topic rx-a, not rx-ab.
-func anchoredRegex(pattern string) string { return "^(?:" + pattern + ")$" }
+func AnchoredRegex(pattern string) string { return "^(?:" + pattern + ")$" }

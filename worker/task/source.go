@@ -31,6 +31,9 @@ type SourceConfig struct {
 	Header     convert.HeaderConverter
 	// Transforms run in order before conversion (the SMT chain).
 	Transforms []SourceTransform
+	// Errors is the connector's errors.* policy for records that cannot
+	// be converted (its dead letter queue settings are for sinks only).
+	Errors ErrorPolicy
 	// ClientOpts must hold kgo.SeedBrokers and carries the worker's
 	// producer. overrides; they apply after the runner's defaults
 	// (acks=all, client id connector-producer-<connector>-<task>).
@@ -453,7 +456,13 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 		}
 		kr := &krs[i]
 		if err := r.toKafka(&rec, kr); err != nil {
-			return headers, corruptRecord(i, err)
+			if !r.cfg.Errors.TolerateAll || errors.Is(err, wire.ErrCorrupt) {
+				return headers, corruptRecord(i, err)
+			}
+			// Skipped: its offset is committed as a dropped record's.
+			r.tolerateSource(&rec, err)
+			r.track(&keys, &recs[i], rawOffset, &prs[i], true)
+			continue
 		}
 		headers = headers || len(kr.Headers) > 0
 		pr := &prs[i]
@@ -490,11 +499,11 @@ func (r *SourceRunner) promise(kr *kgo.Record, err error) {
 func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
 	key, err := r.keyBuf.convert(r.cfg.Key, rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
-		return fmt.Errorf("convert key for topic %s: %w", rec.Topic, err)
+		return &stageError{stageKeyConverter, fmt.Errorf("convert key for topic %s: %w", rec.Topic, err)}
 	}
 	val, err := r.valueBuf.convert(r.cfg.Value, rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
-		return fmt.Errorf("convert value for topic %s: %w", rec.Topic, err)
+		return &stageError{stageValueConverter, fmt.Errorf("convert value for topic %s: %w", rec.Topic, err)}
 	}
 	*kr = kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
 	if rec.KafkaPartition != nil {
@@ -505,7 +514,7 @@ func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
 		for i, h := range rec.Headers {
 			b, err := r.cfg.Header.FromConnectHeader(rec.Topic, h.Key, h.Schema, h.Value)
 			if err != nil {
-				return fmt.Errorf("convert header %q: %w", h.Key, err)
+				return &stageError{stageHeaderConverter, fmt.Errorf("convert header %q: %w", h.Key, err)}
 			}
 			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: b}
 		}
