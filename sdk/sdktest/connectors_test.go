@@ -2,7 +2,9 @@ package sdktest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,9 +22,17 @@ import (
 var (
 	ids  atomic.Int64
 	mu   sync.Mutex
-	data = map[string]int{}      // source id → records seeded
-	out  = map[string][]string{} // sink id → values written, in order
+	data = map[string]int{}     // source id → records seeded
+	out  = map[string][]entry{} // sink id → records written, in order
 )
+
+// entry is a record held by the test sink's in-memory external system,
+// with its Kafka offset (the test sink keeps its offsets there too).
+type entry struct {
+	tp  sdk.TopicPartition
+	off int64
+	s   string
+}
 
 func newID(t *testing.T) string { return fmt.Sprintf("%s#%d", t.Name(), ids.Add(1)) }
 
@@ -35,7 +45,31 @@ func seedSource(_ *testing.T, cfg map[string]string, n int) {
 func readBack(_ *testing.T, cfg map[string]string) []string {
 	mu.Lock()
 	defer mu.Unlock()
-	return slices.Clone(out[cfg["id"]])
+	var ss []string
+	for _, e := range out[cfg["id"]] {
+		ss = append(ss, e.s)
+	}
+	return ss
+}
+
+// render is how the test sink stores a record.
+func render(r *sdk.SinkRecord) (string, bool) {
+	switch v := r.Value.(type) {
+	case nil:
+		return fmt.Sprintf("tombstone %s@%d", r.TopicPartition(), r.Offset), true
+	case *schema.Struct:
+		return fmt.Sprintf("struct %v", v.Get("name")), true
+	}
+	return fmt.Sprint(r.Value), true
+}
+
+// loseHalf is the test sink's SinkDriver.Lose: the external system keeps
+// the first half of what it holds.
+func loseHalf(_ *testing.T, cfg map[string]string) {
+	mu.Lock()
+	defer mu.Unlock()
+	o := out[cfg["id"]]
+	out[cfg["id"]] = o[:len(o)/2]
 }
 
 type sourceConfig struct {
@@ -167,8 +201,11 @@ func (t *sourceTask) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, err
 func (t *sourceTask) Close(context.Context) error { return nil }
 
 type sinkConfig struct {
-	ID   string `key:"id" importance:"high" validate:"nonempty" doc:"Names the in-memory external system."`
-	Mode string `key:"mode" default:"sync" validate:"enum=sync|async|none|partial|liar" doc:"sync: write in Put, report everything; async: write a few records per Flush once 100 ms passed, report what is written; none: write and report nothing; partial: write in Put, report only topic sdktest-a; liar: report everything, write nothing."`
+	ID     string `key:"id" importance:"high" validate:"nonempty" doc:"Names the in-memory external system."`
+	Mode   string `key:"mode" default:"sync" validate:"enum=sync|async|none|partial|liar|ahead|extra" doc:"sync: write in Put, report everything; async: write a few records per Flush once 100 ms passed, report what is written; none: write and report nothing; partial: write in Put, report only topic sdktest-a; liar: report everything, write nothing; ahead: like sync but report one record more of sdktest-a; extra: like sync but also report a partition it was not given."`
+	Fault  string `key:"fault" default:"none" validate:"enum=none|retriable|retriable-after-write|retriable-forever|rewind|rewind-stale|drop-buffer|write-twice|skip-structs" doc:"retriable: each Put fails once with a retriable error before it writes; retriable-after-write: each Put writes, then fails once with a retriable error; retriable-forever: Put always fails with a retriable error; rewind: the first Put with sdktest-a@5 writes nothing of sdktest-a from there and rewinds it to 5; rewind-stale: the same, but Flush reports the highest offset Put saw; drop-buffer (async): the first write drops the buffer and rewinds to it; write-twice: writes every record twice; skip-structs: does not write struct values."`
+	Kinds  string `key:"kinds" default:"all" validate:"enum=all|strings" doc:"strings: Put fails on a record without a STRING value."`
+	Resume string `key:"resume" default:"none" validate:"enum=none|rewind" doc:"rewind: when assigned partitions, rewind them to what the external system holds."`
 }
 
 func testSink() sdk.Connector {
@@ -181,28 +218,94 @@ func testSink() sdk.Connector {
 
 type sinkTask struct {
 	cfg      sinkConfig
+	tc       sdk.SinkTaskContext
 	buffered []sdk.SinkRecord
 	since    time.Time
 	written  map[sdk.TopicPartition]int64 // offset after the last record written
+	seen     map[sdk.TopicPartition]int64 // offset after the last record given to Put
+	failed   bool                         // the last Put failed (retriable faults)
+	rewound  bool                         // the one rewind of the rewind faults happened
 }
 
-func (t *sinkTask) Open(context.Context, sdk.SinkTaskContext) error {
-	t.written = map[sdk.TopicPartition]int64{}
+func (t *sinkTask) Open(_ context.Context, tc sdk.SinkTaskContext) error {
+	t.tc = tc
+	t.written, t.seen = map[sdk.TopicPartition]int64{}, map[sdk.TopicPartition]int64{}
 	return nil
 }
+
+func (t *sinkTask) Assigned(_ context.Context, tps []sdk.TopicPartition) error {
+	if t.cfg.Resume != "rewind" {
+		return nil
+	}
+	mu.Lock()
+	rw := map[sdk.TopicPartition]int64{}
+	for _, tp := range tps {
+		rw[tp] = 0
+	}
+	for _, e := range out[t.cfg.ID] {
+		if _, ok := rw[e.tp]; ok {
+			rw[e.tp] = max(rw[e.tp], e.off+1)
+		}
+	}
+	mu.Unlock()
+	t.tc.Rewind(rw)
+	return nil
+}
+
+func (t *sinkTask) Revoked(context.Context, []sdk.TopicPartition) error { return nil }
 
 func (t *sinkTask) write(recs []sdk.SinkRecord) {
 	mu.Lock()
 	defer mu.Unlock()
-	for _, r := range recs {
-		out[t.cfg.ID] = append(out[t.cfg.ID], r.Value.(string))
+	for i := range recs {
+		r := &recs[i]
+		if _, isStruct := r.Value.(*schema.Struct); isStruct && t.cfg.Fault == "skip-structs" {
+			continue
+		}
+		s, _ := render(r)
+		out[t.cfg.ID] = append(out[t.cfg.ID], entry{r.TopicPartition(), r.Offset, s})
+		if t.cfg.Fault == "write-twice" {
+			out[t.cfg.ID] = append(out[t.cfg.ID], entry{r.TopicPartition(), r.Offset, s})
+		}
 		t.written[r.TopicPartition()] = r.Offset + 1
 	}
 }
 
 func (t *sinkTask) Put(_ context.Context, recs []sdk.SinkRecord) error {
+	if t.cfg.Kinds == "strings" {
+		for _, r := range recs {
+			if _, ok := r.Value.(string); !ok {
+				return fmt.Errorf("sdktest sink: only STRING values are supported, %s@%d has a %v value", r.TopicPartition(), r.Offset, r.ValueSchema)
+			}
+		}
+	}
+	for _, r := range recs {
+		t.seen[r.TopicPartition()] = max(t.seen[r.TopicPartition()], r.Offset+1)
+	}
+	switch t.cfg.Fault {
+	case "retriable":
+		if t.failed = !t.failed; t.failed {
+			return sdk.Retriable(errors.New("sdktest sink: external system busy"))
+		}
+	case "retriable-after-write":
+		t.write(recs)
+		if t.failed = !t.failed; t.failed {
+			return sdk.Retriable(errors.New("sdktest sink: external system timed out"))
+		}
+		return nil
+	case "retriable-forever":
+		return sdk.Retriable(errors.New("sdktest sink: external system down"))
+	case "rewind", "rewind-stale":
+		a := sdk.TopicPartition{Topic: "sdktest-a", Partition: 0}
+		if i := slices.IndexFunc(recs, func(r sdk.SinkRecord) bool { return r.TopicPartition() == a && r.Offset == 5 }); i >= 0 && !t.rewound {
+			// Writing sdktest-a@5 failed: ask for it (and what follows) again.
+			t.rewound = true
+			recs = slices.DeleteFunc(slices.Clone(recs), func(r sdk.SinkRecord) bool { return r.TopicPartition() == a && r.Offset >= 5 })
+			t.tc.Rewind(map[sdk.TopicPartition]int64{a: 5})
+		}
+	}
 	switch t.cfg.Mode {
-	case "sync", "partial":
+	case "sync", "partial", "ahead", "extra":
 		t.write(recs)
 	case "async":
 		if len(t.buffered) == 0 {
@@ -214,25 +317,54 @@ func (t *sinkTask) Put(_ context.Context, recs []sdk.SinkRecord) error {
 }
 
 func (t *sinkTask) Flush(_ context.Context, given map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	if t.cfg.Fault == "rewind-stale" {
+		durable := map[sdk.TopicPartition]int64{}
+		for tp, o := range given {
+			durable[tp] = max(o, t.seen[tp])
+		}
+		return durable, nil
+	}
 	switch t.cfg.Mode {
 	case "sync", "liar":
 		return given, nil
 	case "none":
 		return nil, nil
-	case "partial":
+	case "partial", "ahead":
 		durable := map[sdk.TopicPartition]int64{}
 		for tp, o := range given {
 			if tp.Topic == "sdktest-a" {
 				durable[tp] = o
+				if t.cfg.Mode == "ahead" {
+					durable[tp]++
+				}
+			} else if t.cfg.Mode == "ahead" {
+				durable[tp] = o
 			}
 		}
+		return durable, nil
+	case "extra":
+		durable := maps.Clone(given)
+		durable[sdk.TopicPartition{Topic: "sdktest-other", Partition: 7}] = 42
 		return durable, nil
 	}
 	// async: nothing for 100 ms, then five records per Flush.
 	if len(t.buffered) > 0 && time.Since(t.since) >= 100*time.Millisecond {
-		n := min(5, len(t.buffered))
-		t.write(t.buffered[:n])
-		t.buffered = t.buffered[n:]
+		if t.cfg.Fault == "drop-buffer" && !t.rewound {
+			// The write failed: drop the buffer and ask for it again.
+			t.rewound = true
+			rw := map[sdk.TopicPartition]int64{}
+			for _, r := range t.buffered {
+				if _, ok := rw[r.TopicPartition()]; !ok {
+					rw[r.TopicPartition()] = r.Offset
+				}
+			}
+			t.buffered = nil
+			t.tc.Rewind(rw)
+		} else {
+			n := min(5, len(t.buffered))
+			t.write(t.buffered[:n])
+			t.buffered = t.buffered[n:]
+		}
 	}
 	durable := map[sdk.TopicPartition]int64{}
 	for tp, o := range given {

@@ -30,7 +30,22 @@
 // from the external system, without Close) and never beyond what was
 // delivered, that they progress (Flush, called again without new records,
 // reports what it was given within SinkDriver.Timeout: an asynchronous
-// sink may lag but not stall), and a prompt Close.
+// sink may lag but not stall), and a prompt Close. It plays the worker:
+// records of every kind in SinkDriver.Supports (STRING values, struct
+// values with optional and logical-type fields, tombstones, nil keys,
+// headers) go to Put in batches; a Put that fails with an error marked
+// sdk.Retriable gets the same batch again after a short back-off (up to 10
+// times), any other error fails the check with the kinds of the batch; a
+// task's Rewind (Kafka Connect's context.offset()) moves its partition
+// back or forward, and the partition's records are delivered again from
+// there (none from before the rewind is handed to Put after it), with a
+// Flush in between that must not report past the rewound offset; what
+// Flush reports of partitions it was not given is ignored and logged, as
+// the runtime does. ReadBack must not hold a record more often than it was
+// handed to Put (once, with SinkDriver.Idempotent). With SinkDriver.Lose,
+// the kit also restarts the task after the external system lost its latest
+// records, from the committed offsets: the task must rewind to what the
+// external system still holds.
 //
 // The kit drives connectors through the sdk interfaces in the test process;
 // the plugins package's tests run the same connectors through the plugin

@@ -34,23 +34,6 @@ type SourceDriver struct {
 	Deterministic bool
 }
 
-// SinkDriver describes a sink connector under test.
-type SinkDriver struct {
-	Connector sdk.Connector
-	Config    func(t *testing.T) map[string]string
-	// ReadBack returns what the external system holds, one string per
-	// record, in write order.
-	ReadBack func(t *testing.T, cfg map[string]string) []string
-	// Render is what ReadBack returns for a record with a STRING value v;
-	// default: v itself.
-	Render func(v string) string
-	// Timeout bounds the wait for Flush, called again and again without
-	// new records, to report everything it was given durable (default
-	// 10 s). Config should make the sink write within it (small batches,
-	// short intervals).
-	Timeout time.Duration
-}
-
 // RunSource runs the source acceptance checks as subtests.
 func RunSource(t *testing.T, d SourceDriver) {
 	t.Helper()
@@ -65,24 +48,6 @@ func RunSource(t *testing.T, d SourceDriver) {
 	t.Run("validate", func(t *testing.T) { checkValidate(t, d.Connector, d.Config(t)) })
 	t.Run("records-and-resume", func(t *testing.T) { checkResume(t, sp, d) })
 	t.Run("prompt-stop", func(t *testing.T) { checkSourceStop(t, sp, d) })
-}
-
-// RunSink runs the sink acceptance checks as subtests.
-func RunSink(t *testing.T, d SinkDriver) {
-	t.Helper()
-	sp, ok := d.Connector.(sdk.SinkPlugin)
-	if !ok {
-		t.Fatalf("sdktest: %T is not a sink connector", d.Connector)
-	}
-	if d.Render == nil {
-		d.Render = func(v string) string { return v }
-	}
-	if d.Timeout <= 0 {
-		d.Timeout = 10 * time.Second
-	}
-	t.Run("spec", func(t *testing.T) { checkSpec(t, d.Connector, sdk.Sink) })
-	t.Run("validate", func(t *testing.T) { checkValidate(t, d.Connector, d.Config(t)) })
-	t.Run("durable-offsets", func(t *testing.T) { checkSinkDurable(t, sp, d) })
 }
 
 var kafkaTypes = []string{"BOOLEAN", "STRING", "SHORT", "INT", "LONG", "DOUBLE", "LIST", "CLASS", "PASSWORD"}
@@ -460,126 +425,4 @@ func checkSourceStop(t *testing.T, sp sdk.SourcePlugin, d SourceDriver) {
 		}
 	}
 	closeSource(t, task)
-}
-
-type sinkContext struct {
-	logger *slog.Logger
-}
-
-func (c *sinkContext) Info() sdk.TaskInfo                  { return sdk.TaskInfo{Connector: "sdktest", Task: 0} }
-func (c *sinkContext) Logger() *slog.Logger                { return c.logger }
-func (c *sinkContext) Rewind(map[sdk.TopicPartition]int64) {}
-
-func checkSinkDurable(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	cfg := d.Config(t)
-	task, err := sp.NewSinkTask(cfg)
-	if err != nil {
-		t.Fatalf("new task: %v", err)
-	}
-	ctx := context.Background()
-	if err := task.Open(ctx, &sinkContext{logger: testLogger(t)}); err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	tps := []sdk.TopicPartition{{Topic: "sdktest-a", Partition: 0}, {Topic: "sdktest-b", Partition: 3}}
-	if h, ok := task.(sdk.PartitionsHandler); ok {
-		if err := h.Assigned(ctx, tps); err != nil {
-			t.Fatalf("assigned: %v", err)
-		}
-	}
-	next := map[sdk.TopicPartition]int64{}
-	put := func(n int) {
-		var recs []sdk.SinkRecord
-		for i := range n {
-			tp := tps[i%len(tps)]
-			v := fmt.Sprintf("sdktest %s-%d@%d", tp.Topic, tp.Partition, next[tp])
-			recs = append(recs, sdk.SinkRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: next[tp], ValueSchema: schema.String, Value: v,
-				Timestamp: time.UnixMilli(1_700_000_000_000)})
-			next[tp]++
-		}
-		if err := task.Put(ctx, recs); err != nil {
-			t.Fatalf("put: %v", err)
-		}
-	}
-	put(10)
-	put(7)
-	// flush calls Flush and checks that what it reports durable was given
-	// and is honest: every record below a reported offset is readable now,
-	// without Close.
-	var checked map[sdk.TopicPartition]int64
-	flush := func(given map[sdk.TopicPartition]int64) map[sdk.TopicPartition]int64 {
-		t.Helper()
-		durable, err := task.Flush(ctx, maps.Clone(given))
-		if err != nil {
-			t.Fatalf("flush: %v", err)
-		}
-		for tp, o := range durable {
-			if g, ok := given[tp]; !ok || o > g {
-				t.Fatalf("flush reported %s durable up to %d, but was given %v", tp, o, given)
-			}
-		}
-		if len(durable) == 0 || maps.Equal(durable, checked) {
-			return durable
-		}
-		checked = maps.Clone(durable)
-		have := map[string]bool{}
-		for _, s := range d.ReadBack(t, cfg) {
-			have[s] = true
-		}
-		for tp, o := range durable {
-			for off := int64(0); off < o; off++ {
-				v := d.Render(fmt.Sprintf("sdktest %s-%d@%d", tp.Topic, tp.Partition, off))
-				if !have[v] {
-					t.Fatalf("flush reported %s durable up to %d, but record %d is not in the external system", tp, o, off)
-				}
-			}
-		}
-		return durable
-	}
-	// Progress: Flush is Kafka Connect's preCommit, whose contract is to
-	// return the offsets it was given once everything is flushed. An
-	// asynchronous sink may report earlier offsets, a subset or nothing at
-	// first, but the worker keeps calling Flush: with no new records, what
-	// it reports must reach what it was given. A sink that never reports
-	// progress never has its consumer offsets committed, and gets every
-	// record again after each restart.
-	given := maps.Clone(next)
-	deadline := time.Now().Add(d.Timeout)
-	wait := 10 * time.Millisecond
-	for flushes := 1; ; flushes++ {
-		durable := flush(given)
-		behind := false
-		for tp, o := range given {
-			if g, ok := durable[tp]; !ok || g < o {
-				behind = true
-			}
-		}
-		if !behind {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after Put of records up to %v and %d Flush calls over %v without new records, Flush still reports %v durable; "+
-				"once everything is flushed it must report the offsets it was given (an asynchronous sink may lag, not stall)",
-				given, flushes, d.Timeout, durable)
-		}
-		time.Sleep(wait)
-		wait = min(2*wait, 250*time.Millisecond)
-	}
-	// A flush given fewer partitions must not report others.
-	put(4)
-	only := map[sdk.TopicPartition]int64{tps[0]: next[tps[0]]}
-	for tp := range flush(only) {
-		if tp != tps[0] {
-			t.Fatalf("flush given only %s reported %s", tps[0], tp)
-		}
-	}
-	start := time.Now()
-	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := task.Close(cctx); err != nil {
-		t.Errorf("close: %v", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("close took %v", d)
-	}
 }

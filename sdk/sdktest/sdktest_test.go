@@ -2,6 +2,7 @@ package sdktest_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"strings"
@@ -31,29 +32,62 @@ func sourceDriver(t *testing.T, partitions, interleave, defect string) sdktest.S
 	}
 }
 
-func sinkDriver(mode string) sdktest.SinkDriver {
-	return sdktest.SinkDriver{
+// sinkDriver drives the test sink with the given settings (mode, fault,
+// kinds, resume); it looks for records of every kind (RenderRecord), and
+// edit may change the rest.
+func sinkDriver(settings map[string]string, edit ...func(*sdktest.SinkDriver)) sdktest.SinkDriver {
+	d := sdktest.SinkDriver{
 		Connector: testSink(),
 		Timeout:   time.Second,
 		Config: func(t *testing.T) map[string]string {
-			return map[string]string{"id": newID(t), "mode": mode, "topics": "sdktest-a,sdktest-b"}
+			cfg := map[string]string{"id": newID(t), "topics": "sdktest-a,sdktest-b"}
+			maps.Copy(cfg, settings)
+			return cfg
 		},
-		ReadBack: readBack,
+		ReadBack:     readBack,
+		RenderRecord: render,
 	}
+	for _, e := range edit {
+		e(&d)
+	}
+	return d
 }
+
+func mode(m string) map[string]string { return map[string]string{"mode": m} }
+
+func fault(f string) map[string]string { return map[string]string{"fault": f} }
+
+var (
+	idempotent = func(d *sdktest.SinkDriver) { d.Idempotent = true }
+	lose       = func(d *sdktest.SinkDriver) { d.Lose = loseHalf }
+	// stringsOnly: what the strings-only test sink documents it takes.
+	stringsOnly = func(d *sdktest.SinkDriver) {
+		d.Supports = []sdktest.RecordKind{sdktest.StringValues, sdktest.NilKeys, sdktest.Headers}
+	}
+)
 
 // helpers are the kit runs that must fail, by name.
 var helpers = map[string]func(t *testing.T){
-	"source-1-lose":         func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "1", "alternate", "lose")) },
-	"source-1-repeat":       func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "1", "alternate", "repeat")) },
-	"source-2-lose":         func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "2", "alternate", "lose")) },
-	"source-2-repeat":       func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "2", "alternate", "repeat")) },
-	"source-2-lose-last":    func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "2", "alternate", "lose-last")) },
-	"source-2-blocks-lose":  func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "2", "blocks", "lose")) },
-	"source-3-repeat-first": func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "3", "alternate", "repeat-first")) },
-	"sink-none":             func(t *testing.T) { sdktest.RunSink(t, sinkDriver("none")) },
-	"sink-partial":          func(t *testing.T) { sdktest.RunSink(t, sinkDriver("partial")) },
-	"sink-liar":             func(t *testing.T) { sdktest.RunSink(t, sinkDriver("liar")) },
+	"source-1-lose":          func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "1", "alternate", "lose")) },
+	"source-1-repeat":        func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "1", "alternate", "repeat")) },
+	"source-2-lose":          func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "2", "alternate", "lose")) },
+	"source-2-repeat":        func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "2", "alternate", "repeat")) },
+	"source-2-lose-last":     func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "2", "alternate", "lose-last")) },
+	"source-2-blocks-lose":   func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "2", "blocks", "lose")) },
+	"source-3-repeat-first":  func(t *testing.T) { sdktest.RunSource(t, sourceDriver(t, "3", "alternate", "repeat-first")) },
+	"sink-none":              func(t *testing.T) { sdktest.RunSink(t, sinkDriver(mode("none"))) },
+	"sink-partial":           func(t *testing.T) { sdktest.RunSink(t, sinkDriver(mode("partial"))) },
+	"sink-liar":              func(t *testing.T) { sdktest.RunSink(t, sinkDriver(mode("liar"))) },
+	"sink-ahead":             func(t *testing.T) { sdktest.RunSink(t, sinkDriver(mode("ahead"))) },
+	"sink-rewind-stale":      func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("rewind-stale"))) },
+	"sink-lose-no-rewind":    func(t *testing.T) { sdktest.RunSink(t, sinkDriver(nil, lose)) },
+	"sink-retriable-forever": func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("retriable-forever"))) },
+	"sink-retriable-after-write-idempotent": func(t *testing.T) {
+		sdktest.RunSink(t, sinkDriver(fault("retriable-after-write"), idempotent))
+	},
+	"sink-write-twice":  func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("write-twice"))) },
+	"sink-strings-only": func(t *testing.T) { sdktest.RunSink(t, sinkDriver(map[string]string{"kinds": "strings"})) },
+	"sink-skip-structs": func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("skip-structs"))) },
 }
 
 // TestKitHelper runs one failing case when started by runHelper.
@@ -137,28 +171,99 @@ func TestSourceLossOrRepeatFails(t *testing.T) {
 	}
 }
 
-// TestCorrectSinksPass: a sink that writes and reports at once passes, and
-// so does an asynchronous one that reports nothing, then part, then all.
+// TestCorrectSinksPass: sinks that keep the contract pass: one that writes
+// and reports at once, looked for by record (RenderRecord) or by STRING
+// value only (Render); an asynchronous one that reports nothing, then part,
+// then all; one that reports partitions it was not given (ignored, as the
+// runtime does); ones whose Put fails with retriable errors, before or
+// after writing (at-least-once: the records delivered again may be held
+// twice); ones that rewind, from Put or from Flush; one that rejects the
+// kinds of records it documents it does not take; and one that keeps its
+// offsets in the external system and rewinds to them after a loss.
 func TestCorrectSinksPass(t *testing.T) {
-	for _, mode := range []string{"sync", "async"} {
-		t.Run(mode, func(t *testing.T) { sdktest.RunSink(t, sinkDriver(mode)) })
+	for _, c := range []struct {
+		name string
+		d    sdktest.SinkDriver
+	}{
+		{"sync", sinkDriver(mode("sync"))},
+		{"sync-render", sinkDriver(mode("sync"), func(d *sdktest.SinkDriver) { d.RenderRecord = nil })},
+		{"async", sinkDriver(mode("async"))},
+		{"extra-partition", sinkDriver(mode("extra"))},
+		{"retriable", sinkDriver(fault("retriable"), idempotent)},
+		{"retriable-after-write", sinkDriver(fault("retriable-after-write"))},
+		{"rewind-in-put", sinkDriver(fault("rewind"), idempotent)},
+		{"rewind-in-flush", sinkDriver(map[string]string{"mode": "async", "fault": "drop-buffer"}, idempotent,
+			func(d *sdktest.SinkDriver) { d.Timeout = 5 * time.Second })},
+		{"strings-only", sinkDriver(map[string]string{"kinds": "strings"}, stringsOnly)},
+		{"rewind-after-loss", sinkDriver(map[string]string{"resume": "rewind"}, lose, idempotent)},
+	} {
+		t.Run(c.name, func(t *testing.T) { sdktest.RunSink(t, c.d) })
 	}
 }
 
 // TestDishonestOrStalledSinksFail: a sink that never reports anything
 // durable (and writes nothing), one that never reports one of its
-// partitions, and one that reports what it did not write fail
-// durable-offsets.
+// partitions, one that reports what it did not write, and one that
+// reports more than it was given fail durable-offsets.
 func TestDishonestOrStalledSinksFail(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, want string }{
 		{"sink-none", "Flush still reports map[] durable"},
 		{"sink-partial", "Flush still reports map[sdktest-a-0:9] durable"},
 		{"sink-liar", "but record 0 is not in the external system"},
+		{"sink-ahead", "flush reported sdktest-a-0 durable up to 10, but was given map[sdktest-a-0:9 sdktest-b-3:8]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			expectFailure(t, c.name, "durable-offsets", c.want)
+		})
+	}
+}
+
+// TestSinkRedeliveryFaultsFail: after a rewind, a sink that reports the
+// records it asked for again durable before they are delivered again; one
+// that keeps its offsets in the external system but does not rewind to
+// them after a loss; one whose Put never recovers from a retriable error;
+// one said to be idempotent that holds a record delivered twice twice; and
+// one that writes a record delivered once twice.
+func TestSinkRedeliveryFaultsFail(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ name, subtest, want string }{
+		{"sink-rewind-stale", "durable-offsets",
+			"flush reported sdktest-a-0 durable up to 9, but was given map[sdktest-a-0:5 sdktest-b-3:8] (the task rewound sdktest-a-0 to 5"},
+		{"sink-lose-no-rewind", "rewind-after-loss",
+			"but record 3 is not in the external system (after SinkDriver.Lose, with the task restarted from the committed offsets map[sdktest-a-0:6 sdktest-b-3:6]"},
+		{"sink-retriable-forever", "durable-offsets",
+			"put of records sdktest-a-0@0..4, sdktest-b-3@0..4 (kinds [string struct tombstone headers]) returned a retriable error 10 times in a row, the last one: sdktest sink: external system down"},
+		{"sink-retriable-after-write-idempotent", "durable-offsets",
+			`record sdktest-a-0@0 ("sdktest sdktest-a-0@0") is held 2 times in the external system; SinkDriver.Idempotent says each record is held once`},
+		{"sink-write-twice", "durable-offsets",
+			`record sdktest-a-0@0 ("sdktest sdktest-a-0@0") is held 2 times in the external system, but was handed to Put 1 times`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expectFailure(t, c.name, c.subtest, c.want)
+		})
+	}
+}
+
+// TestSinkRecordKindsFail: a sink that rejects struct values and tombstones
+// it is not documented (SinkDriver.Supports) to reject fails with the
+// kinds of the batch and its error; one that takes struct values but does
+// not write them fails once they are reported durable.
+func TestSinkRecordKindsFail(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name string
+		want []string
+	}{
+		{"sink-strings-only", []string{"put of records sdktest-a-0@0..4, sdktest-b-3@0..4 (kinds [string struct tombstone headers]) failed: " +
+			"sdktest sink: only STRING values are supported, sdktest-a-0@2 has a dev.tributary.sdktest.Row:struct{", "leave out of it the kinds it documents it does not support"}},
+		{"sink-skip-structs", []string{"flush reported sdktest-a-0 durable up to 9, but record 2 (kinds [struct]) is not in the external system"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expectFailure(t, c.name, "durable-offsets", c.want...)
 		})
 	}
 }
