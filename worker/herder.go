@@ -54,8 +54,11 @@ type herder struct {
 	events      chan connEvent
 	taskFails   chan taskFailure
 	ready       atomic.Bool
-	stage       atomic.Value // string: what the herder is doing, for /health
-	levels      *logLevels
+	// apiReady is set once configs, statuses, offsets and groups are (the
+	// REST API reads them from its own goroutines; backendsReady).
+	apiReady atomic.Bool
+	stage    atomic.Value // string: what the herder is doing, for /health
+	levels   *logLevels
 
 	// Owned by the run goroutine.
 	assign     assignment
@@ -67,7 +70,14 @@ type herder struct {
 	failedConnectors map[string]map[string]string
 	failedTasks      map[TaskID]bool
 	taskSeq          uint64
+	// taskConfigsTimeout bounds a connector's TaskConfigs: the herder
+	// waits for it, and every REST write waits for the herder.
+	taskConfigsTimeout time.Duration
 }
+
+// TaskConfigsTimeout is how long the herder waits for a connector's
+// TaskConfigs before it fails the connector.
+const TaskConfigsTimeout = 30 * time.Second
 
 type runningConnector struct {
 	conn   plugins.Connector
@@ -119,6 +129,8 @@ func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
 
 		failedConnectors: map[string]map[string]string{},
 		failedTasks:      map[TaskID]bool{},
+
+		taskConfigsTimeout: TaskConfigsTimeout,
 	}
 	h.stage.Store("starting")
 	return h
@@ -351,7 +363,12 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 	if maxTasks < 1 {
 		maxTasks = 1
 	}
-	tcs, err := rc.conn.TaskConfigs(ctx, maxTasks)
+	tctx, cancel := context.WithTimeout(ctx, h.taskConfigsTimeout)
+	tcs, err := rc.conn.TaskConfigs(tctx, maxTasks)
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		err = Errorf(KindInternal, "The connector %s did not return its task configurations within %v (TaskConfigs blocked); it is failed and stopped. Restart it once the cause is fixed.", name, h.taskConfigsTimeout)
+	}
 	if err != nil {
 		h.failConnector(ctx, name, cs.Config, err)
 		h.stopConnector(ctx, name)

@@ -41,7 +41,20 @@ func (h *herder) snapshot() map[string]ConnectorSnapshot {
 	return s
 }
 
+// backendsReady is nil once the internal topics are read (the worker sets
+// the backends, then apiReady), and the 503 of a worker still starting
+// before: the REST API listens from the start.
+func (h *herder) backendsReady() error {
+	if h.apiReady.Load() {
+		return nil
+	}
+	return h.stillStarting()
+}
+
 func (h *herder) Connectors(ctx context.Context) ([]string, error) {
+	if err := h.backendsReady(); err != nil {
+		return nil, err
+	}
 	return slices.Sorted(maps.Keys(h.snapshot())), nil
 }
 
@@ -85,6 +98,9 @@ func (h *herder) info(name string, cs ConnectorSnapshot) ConnectorInfo {
 }
 
 func (h *herder) lookup(name string) (ConnectorSnapshot, error) {
+	if err := h.backendsReady(); err != nil {
+		return ConnectorSnapshot{}, err
+	}
 	cs, ok := h.snapshot()[name]
 	if !ok {
 		return cs, ErrUnknownConnector(name)
@@ -235,6 +251,9 @@ func (h *herder) DeleteConnector(ctx context.Context, name string) error {
 }
 
 func (h *herder) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
+	if err := h.backendsReady(); err != nil {
+		return ConnectorStateInfo{}, err
+	}
 	cs, ok := h.snapshot()[name]
 	st, found := h.statuses.Connector(name)
 	if !ok || !found {
@@ -250,6 +269,9 @@ func (h *herder) ConnectorStatus(ctx context.Context, name string) (ConnectorSta
 }
 
 func (h *herder) TaskStatus(ctx context.Context, name string, task int) (TaskState, error) {
+	if err := h.backendsReady(); err != nil {
+		return TaskState{}, err
+	}
 	cs, ok := h.snapshot()[name]
 	if ok && task < len(cs.Tasks) {
 		if st, ok := h.taskStatus(TaskID{Connector: name, Task: task}); ok {
@@ -422,6 +444,9 @@ func (h *herder) ConnectorTopics(ctx context.Context, name string) ([]string, er
 	if !h.cfg.TopicTracking {
 		return nil, Errorf(KindForbidden, "Topic tracking is disabled.")
 	}
+	if err := h.backendsReady(); err != nil {
+		return nil, err
+	}
 	// Like Kafka Connect, an unknown connector simply has no active topics.
 	t := h.statuses.Topics(name)
 	if t == nil {
@@ -436,6 +461,9 @@ func (h *herder) ResetConnectorTopics(ctx context.Context, name string) error {
 	}
 	if !h.cfg.TopicTrackingReset {
 		return Errorf(KindForbidden, "Topic tracking reset is disabled.")
+	}
+	if err := h.backendsReady(); err != nil {
+		return err
 	}
 	// Kafka Connect accepts a reset for an unknown connector (202).
 	return h.statuses.ResetTopics(ctx, name)

@@ -179,6 +179,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.h.configs = &configAdapter{s: cfgStore, updates: updates}
 	w.h.statuses = statuses
 	w.h.offsets = offsetAdapter{s: offStore}
+	w.h.apiReady.Store(true) // after the backends: REST readers see them set
 
 	w.h.stage.Store("starting the plugin host")
 	loader := w.opts.Loader
