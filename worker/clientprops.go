@@ -16,6 +16,9 @@ import (
 func kafkaClientOpts(props map[string]string) ([]kgo.Opt, []string, error) {
 	var opts []kgo.Opt
 	var ignored []string
+	// franz-go refuses batch and fetch sizes above its bounds on one
+	// request and response (100 MiB); Kafka's clients take them.
+	var writeMax, readMax int32
 	ms := func(v string) (time.Duration, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < 0 {
@@ -60,10 +63,12 @@ func kafkaClientOpts(props map[string]string) ([]kgo.Opt, []string, error) {
 		case "fetch.max.bytes":
 			if n, err = num(v); err == nil {
 				opts = append(opts, kgo.FetchMaxBytes(n))
+				readMax = max(readMax, n)
 			}
 		case "max.partition.fetch.bytes":
 			if n, err = num(v); err == nil {
 				opts = append(opts, kgo.FetchMaxPartitionBytes(n))
+				readMax = max(readMax, n)
 			}
 		case "isolation.level":
 			switch v {
@@ -81,6 +86,7 @@ func kafkaClientOpts(props map[string]string) ([]kgo.Opt, []string, error) {
 		case "batch.size", "max.request.size":
 			if n, err = num(v); err == nil {
 				opts = append(opts, kgo.ProducerBatchMaxBytes(n))
+				writeMax = max(writeMax, n)
 			}
 		case "compression.type":
 			var c kgo.CompressionCodec
@@ -150,6 +156,12 @@ func kafkaClientOpts(props map[string]string) ([]kgo.Opt, []string, error) {
 			return nil, nil, fmt.Errorf("%s=%q: %w", k, v, err)
 		}
 	}
+	if writeMax > 0 {
+		opts = append(opts, kgo.BrokerMaxWriteBytes(requestBound(writeMax)))
+	}
+	if readMax > 0 {
+		opts = append(opts, kgo.BrokerMaxReadBytes(requestBound(readMax)))
+	}
 	return opts, ignored, nil
 }
 
@@ -210,4 +222,11 @@ func overrideErrors(conn map[string]string) map[string]string {
 		}
 	}
 	return errs
+}
+
+// requestBound is franz-go's bound on one request or response
+// (BrokerMaxWriteBytes, BrokerMaxReadBytes) for n bytes of records: its
+// default, 100 MiB, unless n and the framing need more (at most 1 GiB).
+func requestBound(n int32) int32 {
+	return int32(min(max(int64(n)+1<<20, 100<<20), 1<<30))
 }

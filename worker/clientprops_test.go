@@ -3,6 +3,8 @@ package worker
 import (
 	"maps"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestConnectorClientOverrides(t *testing.T) {
@@ -46,5 +48,26 @@ func TestConnectorClientOverrides(t *testing.T) {
 	}
 	if !maps.Equal(errs, want) {
 		t.Errorf("override errors %v, want %v", errs, want)
+	}
+}
+
+// Kafka's clients take max.request.size and fetch sizes above 100 MiB;
+// franz-go refuses them unless its request bounds grow with them.
+func TestLargeRequestSizes(t *testing.T) {
+	for _, props := range []map[string]string{
+		{"max.request.size": "314572800"},
+		{"batch.size": "16384"},
+		{"fetch.max.bytes": "209715200", "max.partition.fetch.bytes": "157286400"},
+	} {
+		opts, _, err := kafkaClientOpts(props)
+		if err != nil {
+			t.Fatalf("%v: %v", props, err)
+		}
+		cl, err := kgo.NewClient(append(opts, kgo.SeedBrokers("127.0.0.1:1"))...)
+		if err != nil {
+			t.Errorf("%v: %v", props, err)
+			continue
+		}
+		cl.Close()
 	}
 }
