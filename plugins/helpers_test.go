@@ -38,8 +38,9 @@ func TestMain(m *testing.M) {
 // crashyConfig drives a source task that misbehaves on purpose.
 type crashyConfig struct {
 	Topic string `key:"topic" default:"crashy" doc:"topic"`
-	// Mode: ok, panic, exit, hang, gopanic, openfail.
-	Mode  string `key:"mode" default:"ok" validate:"enum=ok|panic|exit|hang|gopanic|openfail" doc:"how to fail"`
+	// Mode: ok, panic, exit, hang, gopanic, openfail; commithang: every
+	// OffsetsCommitted blocks forever, ignoring its context.
+	Mode  string `key:"mode" default:"ok" validate:"enum=ok|panic|exit|hang|gopanic|openfail|commithang" doc:"how to fail"`
 	After int64  `key:"after" default:"3" doc:"records before failing"`
 }
 
@@ -88,6 +89,13 @@ func (t *crashyTask) Poll(ctx context.Context, _ int) ([]sdk.SourceRecord, error
 }
 
 func (t *crashyTask) Close(context.Context) error { return nil }
+
+func (t *crashyTask) OffsetsCommitted(context.Context, []sdk.SourceOffset) error {
+	if t.cfg.Mode == "commithang" {
+		select {}
+	}
+	return nil
+}
 
 // runTestHost is the host process of TestNoOrphanAfterHostSIGKILL: it starts
 // a source task, prints the plugin's pid and waits to be killed.

@@ -138,10 +138,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	// the slots, and gRPC never holds them (only slot numbers are sent).
 	defer slots.close()
 
-	// recv goroutine
-	commits := make(chan []SourceOffset, 64)
+	// recv goroutine; it never blocks on the task (commitQueue)
+	commits := newCommitQueue()
 	go func() {
-		defer close(commits)
 		for {
 			m, err := stream.Recv()
 			if err != nil {
@@ -161,11 +160,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 				for i, po := range pos {
 					offs[i] = SourceOffset{Partition: po.Partition, Offset: po.Offset}
 				}
-				select {
-				case commits <- offs:
-				case <-ctx.Done():
-					return
-				}
+				commits.add(offs)
 			case *pluginpb.SourceHostMessage_SlotFree:
 				if !slots.release(x.SlotFree.GetSlot()) {
 					logger.Warn("host freed a shared memory slot it does not hold", "slot", x.SlotFree.GetSlot())
@@ -183,17 +178,13 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	go func() {
 		defer close(commitDone)
 		for {
-			var offs []SourceOffset
 			select {
-			case o, ok := <-commits:
-				if !ok {
-					return
-				}
-				offs = o
+			case <-commits.ready:
 			case <-ctx.Done():
 				return
 			}
-			if committer == nil {
+			offs := commits.take()
+			if committer == nil || len(offs) == 0 {
 				continue
 			}
 			commitMu.Lock()
