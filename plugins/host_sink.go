@@ -2,8 +2,10 @@ package plugins
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 
@@ -35,9 +37,46 @@ type hostSinkTask struct {
 	// received counts the plugin's Rewind messages; applied is received
 	// as of the last Rewinds call, sent with each Put.
 	received, applied uint64
+
+	stopping atomic.Bool // BeginStop was called
+	// notDelivered is set once the plugin gave up a Put (after
+	// BeginStop): Put, Ready, Sync and Flush return it from then on.
+	notDelivered error
 }
 
-var _ EndingSink = (*hostSinkTask)(nil)
+var (
+	_ EndingSink   = (*hostSinkTask)(nil)
+	_ StoppingSink = (*hostSinkTask)(nil)
+)
+
+// StoppingSink is implemented by sink tasks that can be told, ahead of
+// Stop, that the runner is stopping (Kafka Connect's isStopping): a Put
+// that is retrying a Retriable error gives up at once (its retries'
+// context is cancelled) instead of retrying until the stop times out, and
+// so does every later Put; a Put whose first attempt is running, or that
+// starts before one was given up, is attempted once. Once a batch was given
+// up, Put, Ready, Sync and Flush return an error wrapping ErrNotDelivered:
+// nothing more may be committed, since the offsets the caller holds cover
+// that batch. Revoked and Stop work as before. BeginStop does not wait,
+// and may be called from any goroutine. A plugin built with an older SDK
+// ignores it.
+type StoppingSink interface {
+	BeginStop()
+}
+
+// ErrNotDelivered is wrapped by the errors of a sink task that gave up a
+// batch because it is stopping (StoppingSink). It wraps ErrStopped.
+var ErrNotDelivered = fmt.Errorf("%w before a batch was delivered", ErrStopped)
+
+// FlushError is what a sink task's Flush returns when the connector's
+// Flush (Kafka Connect's preCommit) returned an error: the task keeps
+// running, and the runner rewinds to its committed offsets instead of
+// failing it, as Kafka Connect does. A panic in Flush is not a FlushError:
+// it fails the task.
+type FlushError struct{ Err error }
+
+func (e *FlushError) Error() string { return "flush: " + e.Err.Error() }
+func (e *FlushError) Unwrap() error { return e.Err }
 
 // Done implements EndingSink: it is closed when the receive loop ended,
 // which it does as soon as the stream ends (the plugin process exited, or
@@ -229,15 +268,22 @@ func (t *hostSinkTask) Sync(ctx context.Context) error {
 // waitPending waits for acknowledgements until at most n Puts are pending.
 // A task that ended reports it even with nothing pending: the runner's
 // periodic Sync (at each offset flush) then learns of a plugin that
-// exited while the task was idle.
+// exited while the task was idle. So does a task that gave up a batch.
 func (t *hostSinkTask) waitPending(ctx context.Context, n int) error {
 	for len(t.pending) > n {
-		if _, err := t.await(ctx, t.pending[0]); err != nil {
+		a, err := t.await(ctx, t.pending[0])
+		if err != nil {
 			return err
 		}
 		t.pending = t.pending[1:]
+		if f := a.GetError(); f != nil && t.notDelivered == nil {
+			t.notDelivered = fmt.Errorf("plugins: %s: %w: %s", t.what, ErrNotDelivered, f.GetMessage())
+		}
 	}
-	return t.Err()
+	if err := t.Err(); err != nil {
+		return err
+	}
+	return t.notDelivered
 }
 
 func (t *hostSinkTask) Assigned(_ context.Context, partitions []sdk.TopicPartition) error {
@@ -263,6 +309,9 @@ func (t *hostSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition
 	if err != nil {
 		return nil, err
 	}
+	if f := a.GetError(); f != nil {
+		return nil, &FlushError{Err: errors.New(f.GetMessage())}
+	}
 	out := make(map[sdk.TopicPartition]int64, len(a.GetOffsets()))
 	for _, p := range a.GetOffsets() {
 		tp := sdk.TopicPartition{Topic: p.GetTopic(), Partition: p.GetPartition()}
@@ -280,6 +329,20 @@ func (t *hostSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 	t.rewinds = nil // the runner asks before and after every Put: allocate only on a request
 	t.applied = t.received
 	return out
+}
+
+// BeginStop implements StoppingSink: it sends Stopping to the plugin.
+func (t *hostSinkTask) BeginStop() {
+	if t.stopping.Swap(true) {
+		return
+	}
+	// Not waiting: a plugin with an older SDK does not read the stream
+	// while its Put retries, so the send may wait for flow control.
+	go func() {
+		if err := t.sendChecked(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Stopping{Stopping: &pluginpb.Stopping{}}}); err != nil {
+			t.logger.Debug("stopping notice not delivered", "error", err)
+		}
+	}()
 }
 
 func (t *hostSinkTask) Stop(ctx context.Context) error {

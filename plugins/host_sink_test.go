@@ -3,13 +3,17 @@ package plugins
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -120,4 +124,226 @@ func TestSinkDoneAfterStop(t *testing.T) {
 		t.Fatalf("Sync after Stop: %v, want ErrStopped", err)
 	}
 	waitGone(t, pid, 5*time.Second)
+}
+
+// flakySinkArg on its command line makes this test binary, started as a
+// plugin, serve the flaky sink.
+const flakySinkArg = "tributary-test-flaky-sink"
+
+func init() {
+	if os.Getenv(pluginpb.MagicCookieKey) != "" && slices.Contains(os.Args[1:], flakySinkArg) {
+		sdk.Serve(flakySink())
+	}
+}
+
+type flakyConfig struct {
+	Dir string `key:"dir" doc:"Directory of the control files, and of out, the records flushed."`
+}
+
+// flakySink buffers the records Put and writes them ("partition:offset"
+// lines) to dir/out at Flush. Files in dir steer it: with put-retriable,
+// Put fails with a Retriable error (and adds a line to attempts); with
+// flush-fail, Flush loses the buffer and fails; with flush-panic, it
+// panics.
+func flakySink() sdk.Connector {
+	return sdk.SinkConnector[flakyConfig]{Class: "test.FlakySink", Version: "1",
+		NewTask: func(c flakyConfig) sdk.SinkTask { return &flakyTask{dir: c.Dir} }}
+}
+
+type flakyTask struct {
+	dir string
+	buf []string
+}
+
+func (t *flakyTask) has(name string) bool {
+	_, err := os.Stat(filepath.Join(t.dir, name))
+	return err == nil
+}
+
+func (t *flakyTask) add(name string, lines ...string) error {
+	f, err := os.OpenFile(filepath.Join(t.dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		fmt.Fprintln(f, l)
+	}
+	return f.Close()
+}
+
+func (t *flakyTask) Open(context.Context, sdk.SinkTaskContext) error { return nil }
+
+func (t *flakyTask) Put(_ context.Context, recs []sdk.SinkRecord) error {
+	if t.has("put-retriable") {
+		if err := t.add("attempts", "put"); err != nil {
+			return err
+		}
+		return sdk.Retriable(errors.New("downstream unavailable"))
+	}
+	for _, r := range recs {
+		t.buf = append(t.buf, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
+	}
+	return nil
+}
+
+func (t *flakyTask) Flush(_ context.Context, o map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	if t.has("flush-panic") {
+		panic("boom in Flush")
+	}
+	if t.has("flush-fail") {
+		t.buf = nil // lost, as by a sink whose write failed
+		if err := t.add("flush-failures", "flush"); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("disk full")
+	}
+	if err := t.add("out", t.buf...); err != nil {
+		return nil, err
+	}
+	t.buf = nil
+	return o, nil
+}
+
+func (t *flakyTask) Close(context.Context) error { return nil }
+
+// startFlaky starts a flaky sink task in a plugin process; dir holds its
+// control files.
+func startFlaky(t *testing.T) (*hostSinkTask, string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newTestHost(t, func(c *Config) { c.Builtin = []string{exe, flakySinkArg} })
+	dir := t.TempDir()
+	st, err := h.StartSinkTask(context.Background(), "test.FlakySink", sdk.TaskInfo{Connector: "flaky"}, map[string]string{"dir": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.(*hostSinkTask), dir
+}
+
+func touch(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func putOffsets(t *testing.T, task *hostSinkTask, from, n int64) {
+	t.Helper()
+	var recs []sdk.SinkRecord
+	for o := from; o < from+n; o++ {
+		recs = append(recs, sdk.SinkRecord{Topic: "t", Offset: o, Value: "v"})
+	}
+	if err := task.Put(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A plugin task whose Flush (preCommit) fails keeps running: Flush returns
+// a FlushError with the connector's message, and the task takes and
+// flushes more records.
+func TestSinkFlushErrorKeepsPluginTaskRunning(t *testing.T) {
+	task, dir := startFlaky(t)
+	ctx := context.Background()
+	tp := sdk.TopicPartition{Topic: "t"}
+	putOffsets(t, task, 0, 3)
+	touch(t, dir, "flush-fail")
+	_, err := task.Flush(ctx, map[sdk.TopicPartition]int64{tp: 3})
+	if fe, ok := errors.AsType[*FlushError](err); !ok || !strings.Contains(fe.Error(), "disk full") {
+		t.Fatalf("Flush: %v, want a FlushError saying disk full", err)
+	}
+	if err := task.Err(); err != nil {
+		t.Fatalf("the task ended after a Flush error: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "flush-fail")); err != nil {
+		t.Fatal(err)
+	}
+	putOffsets(t, task, 3, 2)
+	durable, err := task.Flush(ctx, map[sdk.TopicPartition]int64{tp: 5})
+	if err != nil || durable[tp] != 5 {
+		t.Fatalf("Flush after the failed one: %v, %v; want offset 5", durable, err)
+	}
+	if got := readLines(t, filepath.Join(dir, "out")); fmt.Sprint(got) != "[0:3 0:4]" {
+		t.Fatalf("flushed %v, want the records Put after the failed Flush", got)
+	}
+	if err := task.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A panic in a plugin task's Flush is a bug: the task fails, with the
+// stack, and Flush does not report a FlushError.
+func TestSinkFlushPanicFailsPluginTask(t *testing.T) {
+	task, dir := startFlaky(t)
+	touch(t, dir, "flush-panic")
+	_, err := task.Flush(context.Background(), map[sdk.TopicPartition]int64{{Topic: "t"}: 1})
+	if _, ok := errors.AsType[*FlushError](err); ok || err == nil {
+		t.Fatalf("Flush: %v, want the task's failure", err)
+	}
+	te, ok := errors.AsType[*sdk.TaskError](task.Err())
+	if !ok || !strings.Contains(te.Message, "boom in Flush") || !strings.Contains(te.Trace, "goroutine") {
+		t.Fatalf("task error %v, want the panic with its stack", task.Err())
+	}
+	if err := task.Stop(context.Background()); err == nil {
+		t.Fatal("Stop of the failed task reported no failure")
+	}
+}
+
+// BeginStop makes a plugin task whose Put retries a Retriable error give
+// the batch up at once, and the batch queued behind it: Sync, Flush and
+// Put then report ErrNotDelivered (so nothing more is committed), and
+// Stop is prompt and clean.
+func TestSinkBeginStopEndsRetryingPut(t *testing.T) {
+	task, dir := startFlaky(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	touch(t, dir, "put-retriable")
+	putOffsets(t, task, 0, 3)
+	putOffsets(t, task, 3, 3)
+	attempts := func() int { return len(readLinesIfAny(filepath.Join(dir, "attempts"))) }
+	deadline := time.Now().Add(10 * time.Second)
+	for attempts() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("Put not retried")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	task.BeginStop()
+	err := task.Sync(ctx)
+	if !errors.Is(err, ErrNotDelivered) || !errors.Is(err, ErrStopped) || !strings.Contains(err.Error(), "downstream unavailable") {
+		t.Fatalf("Sync after BeginStop: %v, want ErrNotDelivered", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the retrying Put was given up after %v", d)
+	}
+	n := attempts()
+	if _, err := task.Flush(ctx, map[sdk.TopicPartition]int64{{Topic: "t"}: 6}); !errors.Is(err, ErrNotDelivered) {
+		t.Fatalf("Flush after a batch was given up: %v, want ErrNotDelivered", err)
+	}
+	if err := task.Put(ctx, []sdk.SinkRecord{{Topic: "t", Offset: 6}}); !errors.Is(err, ErrNotDelivered) {
+		t.Fatalf("Put after a batch was given up: %v, want ErrNotDelivered", err)
+	}
+	if err := task.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("stopped after %v", d)
+	}
+	if got := attempts(); got != n {
+		t.Fatalf("%d Put attempts after the batch was given up", got-n)
+	}
+	if err := task.Err(); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Err after Stop: %v", err)
+	}
+}
+
+func readLinesIfAny(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 }

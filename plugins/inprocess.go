@@ -332,7 +332,14 @@ type inSinkTask struct {
 	tc   *inSinkContext
 	once sync.Once
 	err  error
+	// stopping ends with BeginStop; it is the context of Put's retries.
+	stopping  context.Context
+	beginStop context.CancelFunc
+	// notDelivered is set once a Put gave its batch up (StoppingSink).
+	notDelivered error
 }
+
+var _ StoppingSink = (*inSinkTask)(nil)
 
 // StartSinkTask implements Loader.
 func (l *InProcess) StartSinkTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string) (SinkTask, error) {
@@ -353,15 +360,37 @@ func (l *InProcess) StartSinkTask(ctx context.Context, class string, info sdk.Ta
 		_ = sdk.SafeCall(func() error { return task.Close(context.WithoutCancel(ctx)) })
 		return nil, asTaskError(fmt.Errorf("open: %w", err))
 	}
-	return &inSinkTask{task: task, tc: tc}, nil
+	st := &inSinkTask{task: task, tc: tc}
+	st.stopping, st.beginStop = context.WithCancel(context.Background())
+	return st, nil
 }
 
+// Put retries a Retriable error after a back-off, until BeginStop: then it
+// gives the batch up (see StoppingSink), as the SDK does in a plugin.
 func (t *inSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error {
+	if t.notDelivered != nil {
+		return t.notDelivered
+	}
+	giveUp := func(err error) error {
+		t.notDelivered = fmt.Errorf("%w: %v", ErrNotDelivered, err)
+		return t.notDelivered
+	}
 	backoff := 100 * time.Millisecond
+	pctx := ctx
+	var endRetries context.CancelFunc // set once retrying
+	defer func() {
+		if endRetries != nil {
+			endRetries()
+		}
+	}()
 	for {
-		err := sdk.SafeCall(func() error { return t.task.Put(ctx, records) })
+		err := sdk.SafeCall(func() error { return t.task.Put(pctx, records) })
 		if err == nil {
 			return nil
+		}
+		_, panicked := errors.AsType[*sdk.PanicError](err)
+		if !panicked && t.stopping.Err() != nil && ctx.Err() == nil && (endRetries != nil || sdk.IsRetriable(err)) {
+			return giveUp(err)
 		}
 		if !sdk.IsRetriable(err) {
 			t.err = asTaskError(fmt.Errorf("put: %w", err))
@@ -370,11 +399,22 @@ func (t *inSinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-t.stopping.Done():
+			return giveUp(err)
 		case <-time.After(backoff):
+		}
+		if endRetries == nil { // retries end with ctx or at BeginStop
+			var cancel context.CancelFunc
+			pctx, cancel = context.WithCancel(ctx)
+			stop := context.AfterFunc(t.stopping, cancel)
+			endRetries = func() { stop(); cancel() }
 		}
 		backoff = min(2*backoff, 10*time.Second)
 	}
 }
+
+// BeginStop implements StoppingSink.
+func (t *inSinkTask) BeginStop() { t.beginStop() }
 
 func (t *inSinkTask) Assigned(ctx context.Context, ps []sdk.TopicPartition) error {
 	if h, ok := t.task.(sdk.PartitionsHandler); ok {
@@ -391,9 +431,15 @@ func (t *inSinkTask) Revoked(ctx context.Context, ps []sdk.TopicPartition) error
 }
 
 func (t *inSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	if t.notDelivered != nil {
+		return nil, t.notDelivered
+	}
 	var got map[sdk.TopicPartition]int64
 	if err := sdk.SafeCall(func() error { var err error; got, err = t.task.Flush(ctx, offsets); return err }); err != nil {
-		return nil, asTaskError(fmt.Errorf("flush: %w", err))
+		if _, panicked := errors.AsType[*sdk.PanicError](err); panicked {
+			return nil, asTaskError(fmt.Errorf("flush: %w", err)) // fails the task
+		}
+		return nil, &FlushError{Err: err}
 	}
 	out := make(map[sdk.TopicPartition]int64, len(got))
 	for tp, o := range got {
@@ -404,11 +450,12 @@ func (t *inSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]i
 	return out, nil
 }
 
-// Sync implements SinkTask: Put is synchronous in process.
-func (t *inSinkTask) Sync(context.Context) error { return nil }
+// Sync implements SinkTask: Put is synchronous in process. It reports a
+// batch given up (StoppingSink).
+func (t *inSinkTask) Sync(context.Context) error { return t.notDelivered }
 
 // Ready implements SinkTask: Put is synchronous in process.
-func (t *inSinkTask) Ready(context.Context) error { return nil }
+func (t *inSinkTask) Ready(context.Context) error { return t.notDelivered }
 
 func (t *inSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 	t.tc.mu.Lock()
@@ -419,6 +466,7 @@ func (t *inSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 }
 
 func (t *inSinkTask) Stop(ctx context.Context) error {
+	t.beginStop() // a Put still retrying gives up
 	var err error
 	t.once.Do(func() { err = sdk.SafeCall(func() error { return t.task.Close(ctx) }) })
 	return asTaskError(err)

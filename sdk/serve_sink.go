@@ -2,10 +2,12 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
@@ -84,7 +86,8 @@ func tpsFromProto(ps []*pluginpb.TopicPartition) []TopicPartition {
 
 // RunSinkTask runs one sink task for the life of the stream. Messages are
 // handled in order on this goroutine, so a Flush answer covers every Put
-// before it.
+// before it; a goroutine receives them (see receiveSink), so that the
+// host's Stopping reaches a Put that is retrying.
 func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 	s.taskRunning(1)
 	defer s.taskRunning(-1)
@@ -126,31 +129,50 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 	// Each Put's bytes are a buffer of their own, never modified (see
 	// pluginpb.Codec), so decoded strings and bytes may point into them.
 	dec := wire.Decoder{AliasInput: true}
+	var stopping atomic.Bool // the host sent Stopping
+	// retryCtx is the context of a Put's retries: it ends when the host
+	// says it is stopping the task.
+	retryCtx, cancelRetries := context.WithCancel(ctx)
+	defer cancelRetries()
+	msgs := receiveSink(ctx, stream, &stopping, cancelRetries)
+	// gaveUp is set once a Put was given up: the host commits nothing
+	// after it, so later Puts are answered at once without calling Put.
+	var gaveUp error
 	for {
-		m, err := stream.Recv()
-		if err != nil {
+		m, ok := <-msgs
+		if !ok {
 			_ = closeTask() // host gone
 			return nil
 		}
 		switch x := m.GetMsg().(type) {
 		case *pluginpb.SinkHostMessage_Put:
-			wrecs, err := dec.Decode(x.Put.GetBatch().GetRecords(), int(x.Put.GetBatch().GetCount()))
-			if err != nil {
-				return failAndClose(fmt.Errorf("put: %w", err))
-			}
-			recs := make([]SinkRecord, len(wrecs))
-			for i := range wrecs {
-				recs[i] = sinkFromWire(&wrecs[i])
-			}
-			recs = tc.dropStale(recs, x.Put.GetRewindsApplied())
-			if err := putWithRetry(ctx, logger, task, recs); err != nil {
-				if ctx.Err() != nil {
-					_ = closeTask()
-					return nil
+			ack := &pluginpb.Ack{Id: x.Put.GetId()}
+			if gaveUp == nil { // else answered at once: not delivered
+				wrecs, err := dec.Decode(x.Put.GetBatch().GetRecords(), int(x.Put.GetBatch().GetCount()))
+				if err != nil {
+					return failAndClose(fmt.Errorf("put: %w", err))
 				}
-				return failAndClose(fmt.Errorf("put: %w", err))
+				recs := make([]SinkRecord, len(wrecs))
+				for i := range wrecs {
+					recs[i] = sinkFromWire(&wrecs[i])
+				}
+				recs = tc.dropStale(recs, x.Put.GetRewindsApplied())
+				abandoned, err := putWithRetry(ctx, retryCtx, &stopping, logger, task, recs)
+				switch {
+				case abandoned:
+					gaveUp = err
+					logger.Info("the task is stopping: gave up a batch (it will be delivered again)", "error", err)
+				case err != nil && ctx.Err() != nil:
+					_ = closeTask() // host gone
+					return nil
+				case err != nil:
+					return failAndClose(fmt.Errorf("put: %w", err))
+				}
 			}
-			if err := send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Ack{Ack: &pluginpb.Ack{Id: x.Put.GetId()}}}); err != nil {
+			if gaveUp != nil {
+				ack.Error = failure(gaveUp)
+			}
+			if err := send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Ack{Ack: ack}}); err != nil {
 				_ = closeTask()
 				return nil
 			}
@@ -172,14 +194,20 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 				given[TopicPartition{Topic: p.GetTopic(), Partition: p.GetPartition()}] = p.GetOffset()
 			}
 			var durable map[TopicPartition]int64
+			ack := &pluginpb.Ack{Id: x.Flush.GetId()}
 			if err := safeCall(func() error {
 				var err error
 				durable, err = task.Flush(ctx, given)
 				return err
 			}); err != nil {
-				return failAndClose(fmt.Errorf("flush: %w", err))
+				if _, panicked := errors.AsType[*PanicError](err); panicked {
+					return failAndClose(fmt.Errorf("flush: %w", err)) // a bug
+				}
+				// Kafka Connect's preCommit failing: the task keeps
+				// running, the host rewinds to its committed offsets.
+				ack.Error = failure(err)
+				durable = nil
 			}
-			ack := &pluginpb.Ack{Id: x.Flush.GetId()}
 			for tp, o := range durable {
 				g, ok := given[tp]
 				if !ok || o > g {
@@ -203,19 +231,71 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 	}
 }
 
-func putWithRetry(ctx context.Context, logger *slog.Logger, task SinkTask, recs []SinkRecord) error {
+// receiveSink receives the host's messages on a goroutine of its own and
+// hands them over in order, except Stopping, which it acts on at once: it
+// sets stopping and calls cancelRetries. The channel is closed when the
+// stream ends.
+func receiveSink(ctx context.Context, stream pluginpb.Plugin_RunSinkTaskServer, stopping *atomic.Bool, cancelRetries context.CancelFunc) <-chan *pluginpb.SinkHostMessage {
+	msgs := make(chan *pluginpb.SinkHostMessage, 4)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := stream.Recv()
+			if err != nil {
+				return
+			}
+			if m.GetStopping() != nil {
+				stopping.Store(true) // before the cancel: putWithRetry reads it then
+				cancelRetries()
+				continue
+			}
+			select {
+			case msgs <- m:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return msgs
+}
+
+// putWithRetry calls Put until it succeeds or fails with an error not
+// marked Retriable, backing off between attempts (Kafka Connect's
+// redelivery after a RetriableException). Once the host is stopping the
+// task (Kafka Connect's isStopping) it gives up instead of retrying: the
+// back-off ends at once, a retry's context (retryCtx) is cancelled, and it
+// returns gaveUp with the last error; the batch is not delivered. The first
+// attempt runs with ctx, not cancelled by the stop: a batch being written
+// when a healthy task is stopped is normally done, and committed.
+func putWithRetry(ctx, retryCtx context.Context, stopping *atomic.Bool, logger *slog.Logger, task SinkTask, recs []SinkRecord) (gaveUp bool, err error) {
 	backoff := 100 * time.Millisecond
+	pctx, retry := ctx, false
 	for {
-		err := safeCall(func() error { return task.Put(ctx, recs) })
-		if err == nil || !IsRetriable(err) {
-			return err
+		err := safeCall(func() error { return task.Put(pctx, recs) })
+		if err == nil {
+			return false, nil
+		}
+		if _, panicked := errors.AsType[*PanicError](err); panicked {
+			return false, err
+		}
+		if stopping.Load() && ctx.Err() == nil && (retry || IsRetriable(err)) {
+			// A retry cut short by the stop fails with whatever the
+			// task makes of its cancelled context.
+			return true, err
+		}
+		if !IsRetriable(err) {
+			return false, err
 		}
 		logger.Warn("retriable put error; redelivering the batch", "error", err, "backoff", backoff)
 		select {
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-retryCtx.Done():
+			if stopping.Load() && ctx.Err() == nil {
+				return true, err
+			}
+			return false, ctx.Err()
 		case <-time.After(backoff):
 		}
+		pctx, retry = retryCtx, true
 		backoff = min(2*backoff, 10*time.Second)
 	}
 }

@@ -123,3 +123,29 @@ func TestAPIWhileStarting(t *testing.T) {
 	_, err = h.Offsets(ctx, "c")
 	check("Offsets", err)
 }
+
+// stoppingSink records BeginStop.
+type stoppingSink struct {
+	plugins.SinkTask
+	began bool
+}
+
+func (s *stoppingSink) BeginStop() { s.began = true }
+
+// The worker's wrapper of sink tasks passes on the runner's BeginStop (a
+// prompt stop of a task whose Put retries) and EndingSink.
+func TestTrackedSinkForwards(t *testing.T) {
+	inner := &stoppingSink{}
+	var task plugins.SinkTask = trackedSink{SinkTask: inner}
+	s, ok := task.(plugins.StoppingSink)
+	if !ok {
+		t.Fatal("trackedSink is not a StoppingSink")
+	}
+	s.BeginStop()
+	if !inner.began {
+		t.Error("BeginStop not forwarded")
+	}
+	if _, ok := task.(plugins.EndingSink); !ok {
+		t.Error("trackedSink is not an EndingSink")
+	}
+}

@@ -105,6 +105,14 @@ func (t trackedSink) Err() error {
 	return nil
 }
 
+// BeginStop forwards plugins.StoppingSink, so that stopping a task whose
+// Put retries through an outage is prompt.
+func (t trackedSink) BeginStop() {
+	if s, ok := t.SinkTask.(plugins.StoppingSink); ok {
+		s.BeginStop()
+	}
+}
+
 func (t trackedSink) Put(ctx context.Context, records []sdk.SinkRecord) error {
 	for i := range records {
 		t.n.observe(ctx, records[i].Topic)

@@ -11,6 +11,10 @@
 // records in the compact binary encoding of package plugins/wire, so the cost
 // per record is one memcpy on each side, not a protobuf message.
 //
+// Later additions within version 2, which either side may lack (an unknown
+// field or message is ignored): Ack.error (a sink task's Flush error, and a
+// Put given up while stopping) and SinkHostMessage.stopping.
+//
 // Regenerate with `go generate ./plugins/pluginpb` (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
 
@@ -1918,6 +1922,50 @@ func (x *FlushRequest) GetOffsets() []*TopicPartition {
 	return nil
 }
 
+// Stopping tells a sink plugin that the host is stopping the task (Kafka
+// Connect's isStopping), ahead of Stop: a Put that is retrying (its task
+// returned a Retriable error) gives up at once, the context of its retries
+// is cancelled, and it is answered with an Ack carrying an error: the
+// batch was not delivered. So is every Put after it, without calling the
+// task. A Put whose first attempt is running when Stopping arrives, and a
+// later Put sent before one was given up, are attempted once and not
+// retried. Flush, Close and Stop work as before.
+type Stopping struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Stopping) Reset() {
+	*x = Stopping{}
+	mi := &file_plugin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Stopping) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Stopping) ProtoMessage() {}
+
+func (x *Stopping) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Stopping.ProtoReflect.Descriptor instead.
+func (*Stopping) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{30}
+}
+
 type SinkHostMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -1928,6 +1976,7 @@ type SinkHostMessage struct {
 	//	*SinkHostMessage_Close
 	//	*SinkHostMessage_Flush
 	//	*SinkHostMessage_Stop
+	//	*SinkHostMessage_Stopping
 	Msg           isSinkHostMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1935,7 +1984,7 @@ type SinkHostMessage struct {
 
 func (x *SinkHostMessage) Reset() {
 	*x = SinkHostMessage{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +1996,7 @@ func (x *SinkHostMessage) String() string {
 func (*SinkHostMessage) ProtoMessage() {}
 
 func (x *SinkHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2009,7 @@ func (x *SinkHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkHostMessage.ProtoReflect.Descriptor instead.
 func (*SinkHostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SinkHostMessage) GetMsg() isSinkHostMessage_Msg {
@@ -2024,6 +2073,15 @@ func (x *SinkHostMessage) GetStop() *Stop {
 	return nil
 }
 
+func (x *SinkHostMessage) GetStopping() *Stopping {
+	if x != nil {
+		if x, ok := x.Msg.(*SinkHostMessage_Stopping); ok {
+			return x.Stopping
+		}
+	}
+	return nil
+}
+
 type isSinkHostMessage_Msg interface {
 	isSinkHostMessage_Msg()
 }
@@ -2052,6 +2110,10 @@ type SinkHostMessage_Stop struct {
 	Stop *Stop `protobuf:"bytes,6,opt,name=stop,proto3,oneof"`
 }
 
+type SinkHostMessage_Stopping struct {
+	Stopping *Stopping `protobuf:"bytes,7,opt,name=stopping,proto3,oneof"`
+}
+
 func (*SinkHostMessage_Start) isSinkHostMessage_Msg() {}
 
 func (*SinkHostMessage_Put) isSinkHostMessage_Msg() {}
@@ -2064,19 +2126,29 @@ func (*SinkHostMessage_Flush) isSinkHostMessage_Msg() {}
 
 func (*SinkHostMessage_Stop) isSinkHostMessage_Msg() {}
 
-// Ack answers a Put, Open, Close or Flush with the same id; for a flush it
-// carries the offsets that are durable.
+func (*SinkHostMessage_Stopping) isSinkHostMessage_Msg() {}
+
+// Ack answers a Put or Flush with the same id; for a flush it carries the
+// offsets that are durable.
 type Ack struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Offsets       []*TopicPartition      `protobuf:"bytes,2,rep,name=offsets,proto3" json:"offsets,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Id      uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Offsets []*TopicPartition      `protobuf:"bytes,2,rep,name=offsets,proto3" json:"offsets,omitempty"`
+	// Set when the request was not done, and the task keeps running. For a
+	// Flush: the task's Flush (Kafka Connect's preCommit) returned this error
+	// (no offsets are durable; the host rewinds to its last committed
+	// offsets). For a Put: the batch was given up because the host is
+	// stopping the task (see Stopping); its records must not be committed. A
+	// panic is never reported here: it fails the task (Failure). A host that
+	// does not know the field sees a Flush's Ack with no offsets.
+	Error         *Failure `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2088,7 +2160,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2101,7 +2173,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *Ack) GetId() uint64 {
@@ -2114,6 +2186,13 @@ func (x *Ack) GetId() uint64 {
 func (x *Ack) GetOffsets() []*TopicPartition {
 	if x != nil {
 		return x.Offsets
+	}
+	return nil
+}
+
+func (x *Ack) GetError() *Failure {
+	if x != nil {
+		return x.Error
 	}
 	return nil
 }
@@ -2134,7 +2213,7 @@ type SinkPluginMessage struct {
 
 func (x *SinkPluginMessage) Reset() {
 	*x = SinkPluginMessage{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2146,7 +2225,7 @@ func (x *SinkPluginMessage) String() string {
 func (*SinkPluginMessage) ProtoMessage() {}
 
 func (x *SinkPluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2159,7 +2238,7 @@ func (x *SinkPluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkPluginMessage.ProtoReflect.Descriptor instead.
 func (*SinkPluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SinkPluginMessage) GetMsg() isSinkPluginMessage_Msg {
@@ -2379,18 +2458,22 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0frewinds_applied\x18\x03 \x01(\x04R\x0erewindsApplied\"]\n" +
 	"\fFlushRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12=\n" +
-	"\aoffsets\x18\x02 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\aoffsets\"\xda\x02\n" +
+	"\aoffsets\x18\x02 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\aoffsets\"\n" +
+	"\n" +
+	"\bStopping\"\x97\x03\n" +
 	"\x0fSinkHostMessage\x126\n" +
 	"\x05start\x18\x01 \x01(\v2\x1e.tributary.plugin.v1.TaskStartH\x00R\x05start\x12,\n" +
 	"\x03put\x18\x02 \x01(\v2\x18.tributary.plugin.v1.PutH\x00R\x03put\x125\n" +
 	"\x04open\x18\x03 \x01(\v2\x1f.tributary.plugin.v1.PartitionsH\x00R\x04open\x127\n" +
 	"\x05close\x18\x04 \x01(\v2\x1f.tributary.plugin.v1.PartitionsH\x00R\x05close\x129\n" +
 	"\x05flush\x18\x05 \x01(\v2!.tributary.plugin.v1.FlushRequestH\x00R\x05flush\x12/\n" +
-	"\x04stop\x18\x06 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stopB\x05\n" +
-	"\x03msg\"T\n" +
+	"\x04stop\x18\x06 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stop\x12;\n" +
+	"\bstopping\x18\a \x01(\v2\x1d.tributary.plugin.v1.StoppingH\x00R\bstoppingB\x05\n" +
+	"\x03msg\"\x88\x01\n" +
 	"\x03Ack\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12=\n" +
-	"\aoffsets\x18\x02 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\aoffsets\"\xb1\x02\n" +
+	"\aoffsets\x18\x02 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\aoffsets\x122\n" +
+	"\x05error\x18\x03 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x05error\"\xb1\x02\n" +
 	"\x11SinkPluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x12,\n" +
 	"\x03ack\x18\x02 \x01(\v2\x18.tributary.plugin.v1.AckH\x00R\x03ack\x129\n" +
@@ -2417,7 +2500,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_plugin_proto_goTypes = []any{
 	(*SpecifyRequest)(nil),         // 0: tributary.plugin.v1.SpecifyRequest
 	(*SpecifyResponse)(nil),        // 1: tributary.plugin.v1.SpecifyResponse
@@ -2449,22 +2532,23 @@ var file_plugin_proto_goTypes = []any{
 	(*Partitions)(nil),             // 27: tributary.plugin.v1.Partitions
 	(*Put)(nil),                    // 28: tributary.plugin.v1.Put
 	(*FlushRequest)(nil),           // 29: tributary.plugin.v1.FlushRequest
-	(*SinkHostMessage)(nil),        // 30: tributary.plugin.v1.SinkHostMessage
-	(*Ack)(nil),                    // 31: tributary.plugin.v1.Ack
-	(*SinkPluginMessage)(nil),      // 32: tributary.plugin.v1.SinkPluginMessage
-	nil,                            // 33: tributary.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                            // 34: tributary.plugin.v1.ConnectorStart.ConfigEntry
-	nil,                            // 35: tributary.plugin.v1.TaskConfig.ValuesEntry
-	nil,                            // 36: tributary.plugin.v1.TaskStart.ConfigEntry
+	(*Stopping)(nil),               // 30: tributary.plugin.v1.Stopping
+	(*SinkHostMessage)(nil),        // 31: tributary.plugin.v1.SinkHostMessage
+	(*Ack)(nil),                    // 32: tributary.plugin.v1.Ack
+	(*SinkPluginMessage)(nil),      // 33: tributary.plugin.v1.SinkPluginMessage
+	nil,                            // 34: tributary.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                            // 35: tributary.plugin.v1.ConnectorStart.ConfigEntry
+	nil,                            // 36: tributary.plugin.v1.TaskConfig.ValuesEntry
+	nil,                            // 37: tributary.plugin.v1.TaskStart.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	33, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
+	34, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
 	4,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
 	9,  // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
 	10, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
 	5,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	34, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
-	35, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
+	35, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
+	36, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
 	11, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
 	4,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
 	6,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
@@ -2472,7 +2556,7 @@ var file_plugin_proto_depIdxs = []int32{
 	13, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
 	4,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
 	7,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	36, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
+	37, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
 	15, // 15: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
 	17, // 16: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
 	16, // 17: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
@@ -2495,27 +2579,29 @@ var file_plugin_proto_depIdxs = []int32{
 	27, // 34: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
 	29, // 35: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
 	5,  // 36: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	26, // 37: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	6,  // 38: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	31, // 39: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
-	27, // 40: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
-	4,  // 41: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 42: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	0,  // 43: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
-	2,  // 44: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
-	8,  // 45: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
-	24, // 46: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
-	30, // 47: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
-	1,  // 48: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
-	3,  // 49: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
-	14, // 50: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
-	25, // 51: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
-	32, // 52: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
-	48, // [48:53] is the sub-list for method output_type
-	43, // [43:48] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	30, // 37: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
+	26, // 38: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	4,  // 39: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
+	6,  // 40: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	32, // 41: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
+	27, // 42: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
+	4,  // 43: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	7,  // 44: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	0,  // 45: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
+	2,  // 46: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
+	8,  // 47: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
+	24, // 48: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
+	31, // 49: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
+	1,  // 50: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
+	3,  // 51: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
+	14, // 52: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
+	25, // 53: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
+	33, // 54: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
+	50, // [50:55] is the sub-list for method output_type
+	45, // [45:50] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2550,15 +2636,16 @@ func file_plugin_proto_init() {
 		(*SourcePluginMessage_Stopped)(nil),
 		(*SourcePluginMessage_SlotBatch)(nil),
 	}
-	file_plugin_proto_msgTypes[30].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[31].OneofWrappers = []any{
 		(*SinkHostMessage_Start)(nil),
 		(*SinkHostMessage_Put)(nil),
 		(*SinkHostMessage_Open)(nil),
 		(*SinkHostMessage_Close)(nil),
 		(*SinkHostMessage_Flush)(nil),
 		(*SinkHostMessage_Stop)(nil),
+		(*SinkHostMessage_Stopping)(nil),
 	}
-	file_plugin_proto_msgTypes[32].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[33].OneofWrappers = []any{
 		(*SinkPluginMessage_Started)(nil),
 		(*SinkPluginMessage_Ack)(nil),
 		(*SinkPluginMessage_Rewind)(nil),
@@ -2571,7 +2658,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -11,6 +11,10 @@
 // records in the compact binary encoding of package plugins/wire, so the cost
 // per record is one memcpy on each side, not a protobuf message.
 //
+// Later additions within version 2, which either side may lack (an unknown
+// field or message is ignored): Ack.error (a sink task's Flush error, and a
+// Put given up while stopping) and SinkHostMessage.stopping.
+//
 // Regenerate with `go generate ./plugins/pluginpb` (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
 

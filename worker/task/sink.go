@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -381,10 +382,25 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 	}
 	durable, err := r.cfg.Task.Flush(ctx, offs)
 	if err != nil {
-		if !sdk.IsRetriable(err) {
-			r.fail(err, "flush")
+		if !flushFailed(err) {
+			r.fail(err, "flush") // a panic, or the task ended
+			return fmt.Errorf("task: flush: %w", err)
 		}
-		return fmt.Errorf("task: flush: %w", err)
+		// Kafka Connect's WorkerSinkTask.commitOffsets: a failing
+		// preCommit never fails the task. Closing (revocation, passing
+		// parts, or stop) it only warns; otherwise the consumer goes back
+		// to the last committed offsets, so that the task is given again
+		// whatever its flush may have lost.
+		if parts != nil || r.isStopping() {
+			r.log.Warn("Offset commit failed during close", "err", err)
+			return nil
+		}
+		r.log.Error("Offset commit failed, rewinding to last committed offsets", "err", err)
+		if err := r.rewindToCommitted(ctx, offs); err != nil {
+			r.fail(err, "rewind after a failed flush")
+			return fmt.Errorf("task: %w", err)
+		}
+		return nil
 	}
 	commit := map[string]map[int32]kgo.EpochOffset{}
 	next := map[sdk.TopicPartition]int64{}
@@ -431,6 +447,89 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 		return fmt.Errorf("task: commit offsets: %w", commitErr)
 	}
 	return nil
+}
+
+// flushFailed reports whether err, from a task's Flush, is the task's
+// Flush (preCommit) failing, which does not fail the task: a
+// plugins.FlushError, or an error marked Retriable by a task of another
+// kind. A panic, or the end of the task, is neither.
+func flushFailed(err error) bool {
+	_, ok := errors.AsType[*plugins.FlushError](err)
+	return ok || sdk.IsRetriable(err)
+}
+
+// rewindToCommitted moves the consumer of the partitions in offs back to
+// their last committed offsets, as Kafka Connect does when preCommit
+// fails: records since then are delivered again; r.mu held.
+func (r *SinkRunner) rewindToCommitted(ctx context.Context, offs map[sdk.TopicPartition]int64) error {
+	to, err := r.lastCommitted(ctx, slices.Collect(maps.Keys(offs)))
+	if err != nil {
+		return err
+	}
+	set := map[string]map[int32]kgo.EpochOffset{}
+	for tp, o := range to {
+		r.log.Debug("rewinding topic partition", "topic", tp.Topic, "partition", tp.Partition, "offset", o)
+		if set[tp.Topic] == nil {
+			set[tp.Topic] = map[int32]kgo.EpochOffset{}
+		}
+		set[tp.Topic][tp.Partition] = kgo.EpochOffset{Epoch: -1, Offset: o}
+		r.consumed[tp] = o
+	}
+	r.client.SetOffsets(set)
+	return nil
+}
+
+// lastCommitted returns where each of parts resumes from after a restart
+// (Kafka Connect's lastCommittedOffsets): the offset this runner last
+// committed for it; else the group's commit that the consumer started
+// from when the partition was assigned (the client keeps what it fetched
+// then); else, with no commit at all, the partition's first offset, where
+// auto.offset.reset=earliest (the sink default) started. With reset
+// latest, that redelivers records older than the start, never fewer;
+// r.mu held.
+func (r *SinkRunner) lastCommitted(ctx context.Context, parts []sdk.TopicPartition) (map[sdk.TopicPartition]int64, error) {
+	out := make(map[sdk.TopicPartition]int64, len(parts))
+	var group map[string]map[int32]kgo.EpochOffset
+	var fromStart []string
+	for _, tp := range parts {
+		if o, ok := r.committed[tp]; ok {
+			out[tp] = o
+			continue
+		}
+		if group == nil {
+			group = r.client.CommittedOffsets()
+		}
+		if eo, ok := group[tp.Topic][tp.Partition]; ok && eo.Offset >= 0 {
+			out[tp] = eo.Offset
+			continue
+		}
+		if !slices.Contains(fromStart, tp.Topic) {
+			fromStart = append(fromStart, tp.Topic)
+		}
+	}
+	if len(fromStart) == 0 {
+		return out, nil
+	}
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	starts, err := kadm.NewClient(r.client).ListStartOffsets(lctx, fromStart...)
+	if err == nil {
+		err = starts.Error()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list start offsets of %v: %w", fromStart, err)
+	}
+	for _, tp := range parts {
+		if _, ok := out[tp]; ok {
+			continue
+		}
+		lo, ok := starts.Lookup(tp.Topic, tp.Partition)
+		if !ok || lo.Err != nil {
+			return nil, fmt.Errorf("no start offset for %s: %v", tp, lo.Err)
+		}
+		out[tp] = lo.Offset
+	}
+	return out, nil
 }
 
 // pollPuts bounds one poll to this many Puts of MaxPollRecords.
@@ -685,6 +784,11 @@ func (r *SinkRunner) stop(ctx context.Context) error {
 	r.startOnce.Do(func() { close(r.done) })
 	close(r.stopping)
 	r.stopPoll()
+	// Kafka Connect's isStopping: a Put retrying through an outage gives
+	// its batch up now, rather than when ctx ends.
+	if s, ok := r.cfg.Task.(plugins.StoppingSink); ok {
+		s.BeginStop()
+	}
 	select {
 	case <-r.done:
 	case <-ctx.Done():
@@ -694,8 +798,12 @@ func (r *SinkRunner) stop(ctx context.Context) error {
 	}
 	var errs []error
 	r.mu.Lock()
-	if !r.failed.Load() && len(r.assigned) > 0 {
-		if err := r.flushCommit(ctx, nil); err != nil {
+	// A batch given up for the stop ended the loop quietly (fail): the
+	// partitions are still closed, and nothing more is committed.
+	if len(r.assigned) > 0 && (!r.failed.Load() || r.gaveUpBatch(ctx)) {
+		if err := r.flushCommit(ctx, nil); errors.Is(err, plugins.ErrNotDelivered) {
+			r.log.Info("a batch was given up to stop promptly: offsets are committed only up to the last commit, and the records after it will be delivered again", "err", err)
+		} else if err != nil {
 			errs = append(errs, err)
 		}
 		if err := r.cfg.Task.Revoked(ctx, tps(r.assigned)); err != nil && !errors.Is(err, plugins.ErrStopped) {
@@ -712,6 +820,18 @@ func (r *SinkRunner) stop(ctx context.Context) error {
 	r.cancelRun()
 	r.wg.Wait()
 	return errors.Join(errs...)
+}
+
+// gaveUpBatch reports whether the task gave up a batch because it is
+// stopping (plugins.StoppingSink); r.mu held. The task answers the batches
+// after that one at once: the wait is bounded only in case it does not.
+func (r *SinkRunner) gaveUpBatch(ctx context.Context) bool {
+	if _, ok := r.cfg.Task.(plugins.StoppingSink); !ok {
+		return false
+	}
+	sctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	return errors.Is(r.cfg.Task.Sync(sctx), plugins.ErrNotDelivered)
 }
 
 // recordPool lends the consumer the slices it decodes fetched records

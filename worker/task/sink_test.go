@@ -2,8 +2,11 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/tributary-dev/tributary/connectors/file"
 	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
 )
@@ -500,5 +504,261 @@ func TestSinkTopicsRegexMatchesWholeNames(t *testing.T) {
 	}
 	if n := len(readLines(t, out)); n != 1 {
 		t.Errorf("wrote %d lines, want 1", n)
+	}
+}
+
+// flakySinkArg on its command line makes this test binary, started as a
+// plugin, serve the flaky sink.
+const flakySinkArg = "tributary-test-flaky-sink"
+
+func init() {
+	if os.Getenv(pluginpb.MagicCookieKey) != "" && slices.Contains(os.Args[1:], flakySinkArg) {
+		sdk.Serve(flakySink())
+	}
+}
+
+type flakyConfig struct {
+	Dir string `key:"dir" doc:"Directory of the control files, and of out, the records flushed."`
+}
+
+// flakySink buffers the records Put and writes them ("partition:offset"
+// lines) to dir/out at Flush. Files in dir steer it: with put-retriable,
+// Put fails with a Retriable error (and adds a line to attempts); with
+// flush-fail, Flush loses the buffer (as a sink whose write failed), adds
+// a line to flush-failures and fails.
+func flakySink() sdk.Connector {
+	return sdk.SinkConnector[flakyConfig]{Class: "test.FlakySink", Version: "1",
+		NewTask: func(c flakyConfig) sdk.SinkTask { return &flakyTask{dir: c.Dir} }}
+}
+
+type flakyTask struct {
+	dir string
+	buf []string
+}
+
+func (t *flakyTask) has(name string) bool {
+	_, err := os.Stat(filepath.Join(t.dir, name))
+	return err == nil
+}
+
+func (t *flakyTask) add(name string, lines ...string) error {
+	f, err := os.OpenFile(filepath.Join(t.dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		fmt.Fprintln(f, l)
+	}
+	return f.Close()
+}
+
+func (t *flakyTask) Open(context.Context, sdk.SinkTaskContext) error { return nil }
+
+func (t *flakyTask) Put(_ context.Context, recs []sdk.SinkRecord) error {
+	if t.has("put-retriable") {
+		if err := t.add("attempts", "put"); err != nil {
+			return err
+		}
+		return sdk.Retriable(errors.New("downstream unavailable"))
+	}
+	for _, r := range recs {
+		t.buf = append(t.buf, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
+	}
+	return nil
+}
+
+func (t *flakyTask) Flush(_ context.Context, o map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
+	if t.has("flush-fail") {
+		t.buf = nil
+		if err := t.add("flush-failures", "flush"); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("disk full")
+	}
+	if err := t.add("out", t.buf...); err != nil {
+		return nil, err
+	}
+	t.buf = nil
+	return o, nil
+}
+
+func (t *flakyTask) Close(context.Context) error { return nil }
+
+// flakyLoader runs the flaky sink in process or ("plugin") in a plugin
+// process.
+func flakyLoader(t *testing.T, kind string) plugins.Loader {
+	t.Helper()
+	if kind == "inprocess" {
+		l, err := plugins.NewInProcess(quietLogger(), flakySink())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe, flakySinkArg}, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// startFlaky starts a runner of a flaky sink task of connector name,
+// reading topic, with its control files in dir.
+func startFlaky(t *testing.T, l plugins.Loader, addr, name, topic, dir string) (*SinkRunner, *statuses) {
+	t.Helper()
+	info := sdk.TaskInfo{Connector: name}
+	pt, err := l.StartSinkTask(context.Background(), "test.FlakySink", info, map[string]string{"dir": dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &statuses{}
+	r, err := NewSink(SinkConfig{Info: info, Task: pt, Topics: []string{topic}, Key: stringConv(t), Value: stringConv(t),
+		ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Status: st, FlushInterval: 50 * time.Millisecond, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Start()
+	return r, st
+}
+
+func touchFile(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func removeFile(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// offsetLines is what the flaky sink writes for offsets 0 to n-1 of
+// partition 0, each once.
+func offsetLines(n int) string {
+	var l []string
+	for o := range n {
+		l = append(l, fmt.Sprintf("0:%d", o))
+	}
+	return fmt.Sprint(l)
+}
+
+// A sink task whose Flush (preCommit) fails is not failed: as in Kafka
+// Connect, the runner rewinds its consumer to the last committed offsets
+// and the task is given again what its failed flush lost. Each record
+// reaches the output exactly once (the flaky sink loses its buffer when
+// its flush fails), for a partition never committed (back to its start),
+// one committed by this runner, and one whose commit predates the runner
+// (the group's commit it started from).
+func TestSinkFlushErrorRewindsToCommitted(t *testing.T) {
+	addr := startBroker(t)
+	for _, kind := range []string{"inprocess", "plugin"} {
+		t.Run(kind, func(t *testing.T) {
+			name, topic := "fl-"+kind, "fl-"+kind
+			createTopic(t, addr, topic, 1)
+			l := flakyLoader(t, kind)
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			failures := func() int { return len(readLines(t, filepath.Join(dir, "flush-failures"))) }
+			running := func(r *SinkRunner, st *statuses) {
+				t.Helper()
+				select {
+				case <-r.Done():
+					t.Fatalf("the runner ended: statuses %v, error %v", st.all, st.err)
+				default:
+				}
+				if s := st.last(); s != StateRunning {
+					t.Fatalf("state %s (%v), want RUNNING", s, st.err)
+				}
+			}
+			// failThenRecover makes the flushes fail while offsets from
+			// to from+10 arrive, then lets them succeed.
+			failThenRecover := func(r *SinkRunner, st *statuses, from int, produce bool) {
+				t.Helper()
+				if produce {
+					produceLines(t, addr, topic, from, 10)
+				}
+				before := failures()
+				waitFor(t, 15*time.Second, "failed flushes", func() bool { return failures() >= before+3 || st.last() == StateFailed })
+				running(r, st)
+				if c := committedTotal(t, addr, "connect-"+name); c != int64(from) {
+					t.Fatalf("committed %d while flushes fail, want %d", c, from)
+				}
+				removeFile(t, dir, "flush-fail")
+				waitFor(t, 15*time.Second, "offsets committed", func() bool {
+					return committedTotal(t, addr, "connect-"+name) == int64(from+10)
+				})
+				if got, want := fmt.Sprint(readLines(t, out)), offsetLines(from+10); got != want {
+					t.Fatalf("output %s, want %s", got, want)
+				}
+				running(r, st)
+			}
+			touchFile(t, dir, "flush-fail")
+			produceLines(t, addr, topic, 0, 10)
+			r, st := startFlaky(t, l, addr, name, topic, dir)
+			failThenRecover(r, st, 0, false)
+			touchFile(t, dir, "flush-fail")
+			failThenRecover(r, st, 10, true)
+			if err := r.Stop(stopCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			touchFile(t, dir, "flush-fail")
+			produceLines(t, addr, topic, 20, 10)
+			r, st = startFlaky(t, l, addr, name, topic, dir)
+			failThenRecover(r, st, 20, false)
+			if err := r.Stop(stopCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Stopping a sink task whose Put keeps failing with a Retriable error (a
+// downstream outage) is prompt, as Kafka Connect's retry loop checks
+// isStopping: the batch is given up, nothing of it is committed, the stop
+// reports no error and the task no failure; the next run delivers it.
+func TestSinkStopWhilePutRetries(t *testing.T) {
+	addr := startBroker(t)
+	for _, kind := range []string{"inprocess", "plugin"} {
+		t.Run(kind, func(t *testing.T) {
+			name, topic := "st-"+kind, "st-"+kind
+			createTopic(t, addr, topic, 1)
+			l := flakyLoader(t, kind)
+			dir := t.TempDir()
+			produceLines(t, addr, topic, 0, 10)
+			r, st := startFlaky(t, l, addr, name, topic, dir)
+			waitFor(t, 15*time.Second, "10 offsets committed", func() bool { return committedTotal(t, addr, "connect-"+name) == 10 })
+			touchFile(t, dir, "put-retriable")
+			produceLines(t, addr, topic, 10, 10)
+			waitFor(t, 15*time.Second, "Put retried", func() bool { return len(readLines(t, filepath.Join(dir, "attempts"))) >= 2 })
+			start := time.Now()
+			if err := r.Stop(stopCtx(t)); err != nil {
+				t.Fatalf("Stop: %v", err)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Fatalf("Stop took %v", d)
+			}
+			if slices.Contains(st.all, StateFailed) {
+				t.Fatalf("statuses %v (%v), want no failure", st.all, st.err)
+			}
+			if c := committedTotal(t, addr, "connect-"+name); c != 10 {
+				t.Fatalf("committed %d after the stop, want 10 (nothing of the batch given up)", c)
+			}
+			removeFile(t, dir, "put-retriable")
+			r, _ = startFlaky(t, l, addr, name, topic, dir)
+			waitFor(t, 15*time.Second, "20 offsets committed", func() bool { return committedTotal(t, addr, "connect-"+name) == 20 })
+			if err := r.Stop(stopCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := fmt.Sprint(readLines(t, filepath.Join(dir, "out"))), offsetLines(20); got != want {
+				t.Fatalf("output %s, want %s", got, want)
+			}
+		})
 	}
 }
