@@ -34,6 +34,7 @@ type hostSinkTask struct {
 
 	rmu     sync.Mutex
 	rewinds map[sdk.TopicPartition]int64
+	rewound chan struct{} // RewindRequested
 	// received counts the plugin's Rewind messages; applied is received
 	// as of the last Rewinds call, sent with each Put.
 	received, applied uint64
@@ -105,7 +106,7 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 	if err != nil {
 		return nil, err
 	}
-	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, putWindow+1), codec: pluginpb.NewCodec()}
+	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, putWindow+1), codec: pluginpb.NewCodec(), rewound: make(chan struct{}, 1)}
 	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
 		fmt.Sprintf("sink task %s-%d", info.Connector, info.Task))
 	if err != nil {
@@ -152,6 +153,10 @@ func (t *hostSinkTask) recvLoop() {
 			}
 			t.received++
 			t.rmu.Unlock()
+			select {
+			case t.rewound <- struct{}{}:
+			default: // already signalled
+			}
 		case *pluginpb.SinkPluginMessage_Failure:
 			e := taskError(x.Failure)
 			t.fail(e)
@@ -321,6 +326,9 @@ func (t *hostSinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition
 	}
 	return out, nil
 }
+
+// RewindRequested implements RewindNotifier.
+func (t *hostSinkTask) RewindRequested() <-chan struct{} { return t.rewound }
 
 func (t *hostSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 	t.rmu.Lock()

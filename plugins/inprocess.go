@@ -312,6 +312,7 @@ type inSinkContext struct {
 	logger  *slog.Logger
 	mu      sync.Mutex
 	rewinds map[sdk.TopicPartition]int64
+	rewound chan struct{} // RewindRequested
 }
 
 func (c *inSinkContext) Info() sdk.TaskInfo   { return c.info }
@@ -324,6 +325,10 @@ func (c *inSinkContext) Rewind(offsets map[sdk.TopicPartition]int64) {
 	}
 	for tp, o := range offsets {
 		c.rewinds[tp] = o
+	}
+	select {
+	case c.rewound <- struct{}{}:
+	default: // already signalled
 	}
 }
 
@@ -355,7 +360,7 @@ func (l *InProcess) StartSinkTask(ctx context.Context, class string, info sdk.Ta
 	if err := sdk.SafeCall(func() error { var err error; task, err = sp.NewSinkTask(config); return err }); err != nil {
 		return nil, asTaskError(err)
 	}
-	tc := &inSinkContext{info: info, logger: l.logger.With("connector", info.Connector, "task", info.Task)}
+	tc := &inSinkContext{info: info, logger: l.logger.With("connector", info.Connector, "task", info.Task), rewound: make(chan struct{}, 1)}
 	if err := sdk.SafeCall(func() error { return task.Open(ctx, tc) }); err != nil {
 		_ = sdk.SafeCall(func() error { return task.Close(context.WithoutCancel(ctx)) })
 		return nil, asTaskError(fmt.Errorf("open: %w", err))
@@ -456,6 +461,9 @@ func (t *inSinkTask) Sync(context.Context) error { return t.notDelivered }
 
 // Ready implements SinkTask: Put is synchronous in process.
 func (t *inSinkTask) Ready(context.Context) error { return t.notDelivered }
+
+// RewindRequested implements RewindNotifier.
+func (t *inSinkTask) RewindRequested() <-chan struct{} { return t.tc.rewound }
 
 func (t *inSinkTask) Rewinds() map[sdk.TopicPartition]int64 {
 	t.tc.mu.Lock()

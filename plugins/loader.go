@@ -149,6 +149,15 @@ type SinkTask interface {
 	Stop(ctx context.Context) error
 }
 
+// RewindNotifier is implemented by sink tasks that can ask to rewind
+// between calls (a plugin's task from any of its goroutines): RewindRequested
+// is signalled then, so that a runner waiting for records applies the
+// rewind at once instead of at its next poll or offset flush (Kafka
+// Connect applies context.offset() at its next loop iteration).
+type RewindNotifier interface {
+	RewindRequested() <-chan struct{}
+}
+
 // EndingSink is implemented by sink tasks that can end between calls: a
 // plugin's task ends when its plugin process exits or its stream breaks,
 // whether or not the runner is calling it. The runner watches Done to

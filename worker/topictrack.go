@@ -113,6 +113,15 @@ func (t trackedSink) BeginStop() {
 	}
 }
 
+// RewindRequested forwards plugins.RewindNotifier (nil, which never
+// fires, for a task without it).
+func (t trackedSink) RewindRequested() <-chan struct{} {
+	if n, ok := t.SinkTask.(plugins.RewindNotifier); ok {
+		return n.RewindRequested()
+	}
+	return nil
+}
+
 func (t trackedSink) Put(ctx context.Context, records []sdk.SinkRecord) error {
 	for i := range records {
 		t.n.observe(ctx, records[i].Topic)

@@ -544,6 +544,17 @@ func (r *SinkRunner) loop() {
 			wait = time.Millisecond
 		}
 		ctx, cancel := context.WithTimeout(r.pollCtx, wait)
+		// A rewind the task asks for meanwhile ends the wait: it is
+		// applied below, not at the next flush.
+		if n, ok := r.cfg.Task.(plugins.RewindNotifier); ok && n.RewindRequested() != nil {
+			go func(wake <-chan struct{}) {
+				select {
+				case <-wake:
+					cancel()
+				case <-ctx.Done():
+				}
+			}(n.RewindRequested())
+		}
 		// Take up to a few Puts' worth, not MaxPollRecords: the client
 		// fetches again from a broker only once its buffered fetch is
 		// drained, so draining it at once lets the next fetch run while
@@ -560,7 +571,11 @@ func (r *SinkRunner) loop() {
 			}
 		})
 		r.mu.Lock()
-		ok := r.deliver(fetches.Records())
+		recs := fetches.Records()
+		if len(recs) == 0 {
+			r.applyRewinds() // none fetched in hand can be stale
+		}
+		ok := r.deliver(recs)
 		if ok && time.Since(r.lastFlush) >= r.flushInterval {
 			if err := r.flushCommit(r.runCtx, nil); err != nil && !r.isStopping() {
 				r.log.Warn("offset commit failed", "err", err)
