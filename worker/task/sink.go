@@ -287,6 +287,9 @@ func tps(m map[string][]int32) []sdk.TopicPartition {
 }
 
 func (r *SinkRunner) onAssigned(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
+	if len(m) == 0 { // a cooperative rebalance that gave this task nothing new
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for t, ps := range m {
