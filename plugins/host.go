@@ -22,6 +22,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -548,8 +549,12 @@ type proc struct {
 	cmd     *exec.Cmd
 	rpc     pluginpb.PluginClient
 	version int // the negotiated protocol version
+	// stderr receives the plugin's stderr (fd 2); its tail also holds what
+	// go-plugin forwards of os.Stdout and os.Stderr (SyncStdout and
+	// SyncStderr), which the SDK points at fd 2 once it serves.
 	stderr  *logWriter
 	events  *hclogSink
+	sockDir string // where the plugin creates its socket; removed by kill
 }
 
 type grpcClientPlugin struct {
@@ -566,13 +571,25 @@ func (grpcClientPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *g
 
 // launch starts a plugin process and completes the handshake.
 func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (*proc, error) {
+	// The plugin creates its socket in a directory of its own, which kill
+	// removes: go-plugin would leave it in $TMPDIR when the plugin crashes
+	// or is killed (it removes a directory of its own only with a
+	// RunnerFunc, not with Cmd).
+	sockDir, err := os.MkdirTemp("", "tributary-plugin-")
+	if err != nil {
+		return nil, fmt.Errorf("plugins: start %s: socket directory: %w", argv[0], err)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.SysProcAttr = parentDeathAttr()
+	// The environment is set here (SkipHostEnv) so that this directory wins
+	// over one the worker's own environment may name.
+	cmd.Env = append(os.Environ(), plugin.EnvUnixSocketDir+"="+sockDir)
 	versioned := map[int]plugin.PluginSet{}
 	for _, v := range h.cfg.ProtocolVersions {
 		versioned[v] = plugin.PluginSet{pluginpb.PluginName: grpcClientPlugin{}}
 	}
-	p := &proc{cmd: cmd, stderr: newLogWriter(logger, "stderr"), events: &hclogSink{}}
+	tail := &logTail{}
+	p := &proc{cmd: cmd, stderr: newLogWriter(logger, "stderr", tail), events: &hclogSink{}, sockDir: sockDir}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: plugin.HandshakeConfig{
 			ProtocolVersion:  uint(h.cfg.ProtocolVersions[0]),
@@ -589,8 +606,9 @@ func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (
 		},
 		Logger:       hclog.New(&hclog.LoggerOptions{Output: p.events, JSONFormat: true, Level: hclog.Info}),
 		Stderr:       p.stderr,
-		SyncStdout:   newLogWriter(logger, "stdout"),
-		SyncStderr:   newLogWriter(logger, "stderr"),
+		SyncStdout:   newLogWriter(logger, "stdout", tail),
+		SyncStderr:   newLogWriter(logger, "stderr", tail),
+		SkipHostEnv:  true,
 		StartTimeout: h.cfg.StartTimeout,
 	})
 	type result struct {
@@ -651,20 +669,49 @@ func plainError(err error) error {
 // runs a server).
 const killGrace = 5 * time.Second
 
+// outputGrace bounds how long kill waits after the group kill. go-plugin's
+// Kill returns only once the plugin's stdout and stderr are closed: a
+// process outside the plugin's group (one that called setsid) that keeps
+// them open holds it for as long as it lives, which must not hang the
+// worker.
+const outputGrace = 3 * time.Second
+
+// kill stops the plugin: gracefully, else by killing it and its process
+// group. It returns within killGrace and outputGrace; past them it leaves
+// go-plugin's Kill behind (a goroutine, until the output is closed) with
+// the plugin itself killed.
 func (p *proc) kill() {
+	defer func() {
+		if p.sockDir != "" {
+			_ = os.RemoveAll(p.sockDir)
+		}
+	}()
 	done := make(chan struct{})
 	go func() { defer close(done); p.client.Kill() }()
 	select {
 	case <-done:
+		return
 	case <-time.After(killGrace):
-		if pid := p.pid(); pid > 0 {
-			killGroup(pid)
-		}
-		<-done
 	}
+	// Through go-plugin's lock: a start that timed out may still be
+	// running, and it sets p.cmd.Process.
+	pid, _ := strconv.Atoi(p.client.ID())
+	if pid > 0 {
+		killGroup(pid)
+	}
+	select {
+	case <-done:
+		return
+	case <-time.After(outputGrace):
+	}
+	if pid > 0 {
+		_ = p.cmd.Process.Kill()
+	}
+	p.stderr.logger.Error("plugin killed, but its output is held open by a process outside its process group: not waiting for it (a process the plugin started left its group; it keeps running)",
+		"path", p.cmd.Path, "pid", pid)
 }
 
-// pid returns the plugin's process id, or 0.
+// pid returns the plugin's process id, or 0, once launch returned p.
 func (p *proc) pid() int {
 	if p.cmd.Process == nil {
 		return 0
@@ -672,23 +719,56 @@ func (p *proc) pid() int {
 	return p.cmd.Process.Pid
 }
 
-// wrap adds the process's exit status and the tail of its stderr to err:
-// a *sdk.TaskError whose trace is the message, then the tail.
+// Bounds of the failure wrap makes of a process's end: its message (the
+// line of the output it quotes is bounded apart) and its trace. Both go
+// into a status record.
+const (
+	maxMessageBytes = 2 << 10
+	maxQuotedBytes  = 512
+	maxTraceBytes   = 64 << 10
+)
+
+// wrap adds the process's exit status and the tail of its output to err:
+// a *sdk.TaskError whose trace is the message, then the end of the tail
+// (at most maxTraceBytes in all).
 func (p *proc) wrap(err error) error {
 	tail := p.stderr.Tail()
 	if st := p.events.exitStatus(); st != "" {
 		err = fmt.Errorf("%w (plugin process exited: %s)", err, st)
 	}
 	if tail != "" {
-		msg := err.Error()
+		msg := cutLine(err.Error(), maxMessageBytes)
 		if l := panicLine(tail); l != "" {
-			msg += ": " + l
+			msg += ": " + cutLine(l, maxQuotedBytes)
 		}
 		// The trace leads with the message, as a Java trace leads with its
 		// exception: the tail may be any log line the plugin wrote last.
-		return &sdk.TaskError{Message: msg, Trace: msg + "\n\n" + tail}
+		return &sdk.TaskError{Message: msg, Trace: msg + "\n\n" + lastLines(tail, maxTraceBytes-len(msg)-2)}
 	}
 	return err
+}
+
+// lastLines returns the end of s, at most n bytes: the whole lines that
+// fit, or the end of the last one.
+func lastLines(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	whole := s[len(s)-n-1] == '\n'
+	s = s[len(s)-n:]
+	if whole {
+		return s
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:]
+	}
+	return s
 }
 
 // dumpAndKill asks a hung plugin for its goroutine stacks (SIGQUIT makes a

@@ -798,3 +798,263 @@ func TestSourceStopWhileWaitingForSlot(t *testing.T) {
 	}
 	t.Logf("%d batches through shared memory, %d through the stream", ht.slotBatches.Load(), ht.streamBatches.Load())
 }
+
+// noisyPluginArg on its command line makes this test binary, started as a
+// plugin, serve the noisy source (test.NoisySource); with setsidChildArg
+// and a file name after it, it first starts a child in a session of its
+// own that keeps the plugin's stdout and stderr open, and writes
+// "<plugin pid> <child pid>" to the file.
+const (
+	noisyPluginArg = "tributary-test-noisy-plugin"
+	setsidChildArg = "tributary-test-setsid-child"
+	noisyClass     = "test.NoisySource"
+)
+
+func init() {
+	if os.Getenv(pluginpb.MagicCookieKey) == "" {
+		return
+	}
+	for i, a := range os.Args[1:] {
+		switch a {
+		case setsidChildArg:
+			c := exec.Command("sleep", "300")
+			c.Stdout, c.Stderr = os.Stdout, os.Stderr
+			c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			if err := c.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			_ = os.WriteFile(os.Args[i+2], []byte(fmt.Sprintf("%d %d", os.Getpid(), c.Process.Pid)), 0o644)
+			sdk.Serve(noisySource())
+		case noisyPluginArg:
+			sdk.Serve(noisySource())
+		}
+	}
+}
+
+type noisyConfig struct {
+	// Mode: ok; last-words (a line to os.Stderr and one to os.Stdout, then
+	// os.Exit(5)); long-lines (lines of 256 KiB straight to fd 2, then
+	// os.Exit(5)).
+	Mode string `key:"mode" default:"ok" doc:"how to end"`
+}
+
+func noisySource() sdk.Connector {
+	return sdk.SourceConnector[noisyConfig]{Class: noisyClass, Version: "1",
+		NewTask: func(c noisyConfig) sdk.SourceTask { return &noisyTask{mode: c.Mode} }}
+}
+
+type noisyTask struct {
+	mode string
+	n    int64
+}
+
+func (t *noisyTask) Open(context.Context, sdk.SourceTaskContext) error { return nil }
+func (t *noisyTask) Close(context.Context) error                       { return nil }
+
+func (t *noisyTask) Poll(ctx context.Context, _ int) ([]sdk.SourceRecord, error) {
+	if t.n++; t.n < 3 { // a few records first: the start is acknowledged
+		return []sdk.SourceRecord{{Partition: sdk.Partition{"p": "x"}, Offset: sdk.Offset{"n": t.n}, Topic: "noisy",
+			ValueSchema: schema.Int64, Value: t.n}}, nil
+	}
+	switch t.mode {
+	case "last-words":
+		fmt.Fprintln(os.Stderr, "LAST-WORDS on stderr")
+		fmt.Fprintln(os.Stdout, "LAST-WORDS on stdout")
+		os.Exit(5)
+	case "long-lines":
+		fd2 := os.NewFile(2, "fd2")
+		line := bytes.Repeat([]byte("L"), 256<<10)
+		for range 40 {
+			_, _ = fd2.Write(line)
+			_, _ = fd2.Write([]byte("\n"))
+		}
+		fmt.Fprintln(fd2, "LAST-LINE before the crash")
+		os.Exit(5)
+	}
+	<-ctx.Done()
+	return nil, nil
+}
+
+// newNoisyHost starts a Host whose builtin plugin serves the noisy source.
+func newNoisyHost(t *testing.T, logger *slog.Logger) *Host {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHost(context.Background(), Config{Builtin: []string{exe, noisyPluginArg}, Logger: logger, StopTimeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// crashNoisy runs a noisy task in mode until it fails, and returns its
+// error.
+func crashNoisy(t *testing.T, h *Host, mode string) *sdk.TaskError {
+	t.Helper()
+	ctx := context.Background()
+	task, err := h.StartSourceTask(ctx, noisyClass, sdk.TaskInfo{Connector: "noisy"}, map[string]string{"mode": mode}, nil)
+	if err == nil {
+		err = pollUntilError(t, task)
+		_ = task.Stop(ctx)
+	}
+	var te *sdk.TaskError
+	if !errors.As(err, &te) {
+		t.Fatalf("error without a trace (nothing of the plugin's output kept): %v", err)
+	}
+	if !strings.Contains(te.Message, "exit status 5") {
+		t.Errorf("message %q lacks the exit status", te.Message)
+	}
+	return te
+}
+
+// TestKillBoundedWhenOutputHeldOutsideGroup: a plugin whose child left its
+// process group (setsid) and keeps the plugin's stdout and stderr open
+// must not hold the worker: go-plugin's Kill waits for the end of the
+// plugin's output, which the group kill cannot bring. kill gives up after
+// a bounded wait, says so in the log, and the plugin itself is dead.
+func TestKillBoundedWhenOutputHeldOutsideGroup(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process groups are used on Linux")
+	}
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("no sleep command")
+	}
+	exe, _ := os.Executable()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	pids := func() (plugin, child int) {
+		b, _ := os.ReadFile(pidFile)
+		_, _ = fmt.Sscan(string(b), &plugin, &child)
+		return plugin, child
+	}
+	// The child outlives the plugin: end it, which lets the goroutines
+	// still reading the plugin's output end too.
+	t.Cleanup(func() {
+		if _, child := pids(); child > 0 {
+			_ = syscall.Kill(child, syscall.SIGKILL)
+		}
+	})
+	logger, logs := newCapture()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		// Discovery starts the plugin, reads its specification and stops it.
+		_, err := NewHost(context.Background(), Config{Builtin: []string{exe, setsidChildArg, pidFile}, Logger: logger})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(killGrace + 20*time.Second):
+		t.Fatalf("discovery still waits for the plugin after %v", time.Since(start).Round(time.Second))
+	}
+	t.Logf("discovery took %v", time.Since(start).Round(100*time.Millisecond))
+	plugin, child := pids()
+	if plugin == 0 || child == 0 {
+		t.Fatalf("pid file %q", pidFile)
+	}
+	waitGone(t, plugin, 5*time.Second)
+	if processGone(child) {
+		t.Fatal("the child in its own session is gone: the test proves nothing")
+	}
+	found := false
+	for _, r := range logs() {
+		if strings.Contains(r.Msg, "outside its process group") && r.Attrs["pid"] == strconv.Itoa(plugin) && r.Attrs["path"] == exe {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no log of the output held open, with the plugin's path and pid: %+v", logs())
+	}
+}
+
+// TestFailureTraceIsBounded: a plugin that writes long lines to its stderr
+// just before it crashes gives a failure whose trace stays small enough
+// for the status topic, and still ends with the last line.
+func TestFailureTraceIsBounded(t *testing.T) {
+	h := newNoisyHost(t, slog.New(slog.DiscardHandler))
+	te := crashNoisy(t, h, "long-lines")
+	if len(te.Message) > 4<<10 {
+		t.Errorf("message of %d bytes", len(te.Message))
+	}
+	if len(te.Trace) > 64<<10 {
+		t.Errorf("trace of %d bytes, want at most 64 KiB", len(te.Trace))
+	}
+	if !strings.HasPrefix(te.Trace, te.Message) || !strings.HasSuffix(te.Trace, "LAST-LINE before the crash") {
+		t.Errorf("trace does not lead with the message and end with the last line: %.200q … %q", te.Trace, te.Trace[max(0, len(te.Trace)-200):])
+	}
+	if !strings.Contains(te.Trace, "bytes cut]") {
+		t.Errorf("long lines are not marked as cut")
+	}
+}
+
+// TestLastWordsReachTraceAndLog: what a plugin writes to os.Stderr and
+// os.Stdout just before os.Exit reaches its task's trace and the worker's
+// log (go-plugin forwards them through the connection, which dies with the
+// process, unless the SDK points them back at the real stderr).
+func TestLastWordsReachTraceAndLog(t *testing.T) {
+	logger, logs := newCapture()
+	h := newNoisyHost(t, logger)
+	for range 3 { // the words were lost more often than not: try a few times
+		te := crashNoisy(t, h, "last-words")
+		for _, words := range []string{"LAST-WORDS on stderr", "LAST-WORDS on stdout"} {
+			if !strings.Contains(te.Trace, words) {
+				t.Fatalf("trace lacks %q:\n%s", words, te.Trace)
+			}
+			logged := false
+			for _, r := range logs() {
+				logged = logged || r.Msg == words && r.Attrs["connector"] == "noisy"
+			}
+			if !logged {
+				t.Fatalf("%q not in the worker log", words)
+			}
+		}
+	}
+}
+
+// TestNoSocketFilesLeft: plugins create their socket in a directory of the
+// host's, which the host removes: neither a clean stop nor a crash leaves
+// a file in $TMPDIR.
+func TestNoSocketFilesLeft(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("plugins listen on TCP")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	left := func(when string) {
+		t.Helper()
+		entries, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		if len(names) > 0 {
+			t.Errorf("%s: left in $TMPDIR: %v", when, names)
+		}
+	}
+	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
+	left("after discovery")
+	if _, err := h.Validate(context.Background(), crashyClass, map[string]string{}); err != nil {
+		t.Fatal(err)
+	}
+	left("after validation")
+	assertRestartWorks(t, h) // starts a task and stops it cleanly
+	left("after a clean stop")
+	ctx := context.Background()
+	// The exit may beat the start's acknowledgement.
+	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "c"}, map[string]string{"mode": "exit"}, nil)
+	if err == nil {
+		if err := pollUntilError(t, task); err == nil {
+			t.Fatal("no crash")
+		}
+		_ = task.Stop(ctx)
+	}
+	left("after a crash")
+}

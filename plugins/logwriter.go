@@ -4,59 +4,88 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
-// logWriter receives a plugin's stderr, re-emits each line through the host
-// logger (JSON lines from the SDK keep their level, message and attributes)
-// and keeps the last lines for failure traces.
+// logWriter receives one output stream of a plugin, re-emits each line
+// through the host logger (JSON lines from the SDK keep their level,
+// message and attributes) and keeps it in the tail it shares with the
+// process's other streams, for failure traces.
 type logWriter struct {
 	logger *slog.Logger
 	stream string
+	tail   *logTail
 
-	mu    sync.Mutex
-	part  []byte
-	tail  []string
-	lines int
+	mu   sync.Mutex
+	part []byte
 }
 
-const tailLines = 200
+const (
+	// maxLineBytes bounds a line re-emitted in the log: an endless line is
+	// emitted in pieces of this size.
+	maxLineBytes = 64 << 10
+	// tailBytes bounds what a tail keeps of a plugin's output: a failure
+	// trace must fit in a status record, and every plugin process has one.
+	tailBytes = 64 << 10
+	// tailLineBytes bounds one line in a tail: a longer one is cut, with a
+	// marker.
+	tailLineBytes = 4 << 10
+)
 
-func newLogWriter(logger *slog.Logger, stream string) *logWriter {
-	return &logWriter{logger: logger, stream: stream}
+// newLogWriter returns a writer for one stream of a plugin; its lines go to
+// tail, or to a tail of its own if tail is nil.
+func newLogWriter(logger *slog.Logger, stream string, tail *logTail) *logWriter {
+	if tail == nil {
+		tail = &logTail{}
+	}
+	return &logWriter{logger: logger, stream: stream, tail: tail}
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.part = append(w.part, p...)
-	for {
-		i := bytes.IndexByte(w.part, '\n')
+	n := len(p)
+	for len(p) > 0 {
+		line, i := p, bytes.IndexByte(p, '\n')
+		if i >= 0 {
+			line = p[:i]
+		}
+		if room := maxLineBytes - len(w.part); len(line) >= room { // an endless line: emit what we have
+			w.part = append(w.part, line[:room]...)
+			w.flush()
+			p = p[room:]
+			continue
+		}
+		w.part = append(w.part, line...)
 		if i < 0 {
 			break
 		}
-		line := string(bytes.TrimRight(w.part[:i], "\r"))
-		w.part = w.part[i+1:]
-		if line != "" {
-			w.emit(line)
-		}
+		w.flush()
+		p = p[i+1:]
 	}
-	if len(w.part) > 64<<10 { // an endless line: emit what we have
-		w.emit(string(w.part))
+	return n, nil
+}
+
+// flush emits the line in w.part.
+func (w *logWriter) flush() {
+	line := string(bytes.TrimRight(w.part, "\r"))
+	if cap(w.part) > 4<<10 {
+		w.part = nil // do not keep a long line's buffer
+	} else {
 		w.part = w.part[:0]
 	}
-	return len(p), nil
+	if line != "" {
+		w.emit(line)
+	}
 }
 
 func (w *logWriter) emit(line string) {
-	w.lines++
-	w.tail = append(w.tail, line)
-	if len(w.tail) > tailLines {
-		w.tail = w.tail[len(w.tail)-tailLines:]
-	}
+	w.tail.add(line)
 	if strings.HasPrefix(line, "{") {
 		var m map[string]any
 		if json.Unmarshal([]byte(line), &m) == nil {
@@ -81,26 +110,72 @@ func (w *logWriter) emit(line string) {
 	w.logger.LogAttrs(context.Background(), slog.LevelInfo, line, slog.String("plugin_stream", w.stream))
 }
 
-// Tail returns the last lines written, oldest first.
-func (w *logWriter) Tail() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return strings.Join(w.tail, "\n")
-}
+// Tail returns the end of the plugin's output, oldest line first.
+func (w *logWriter) Tail() string { return w.tail.String() }
 
 // waitQuiet waits until no line arrived for d (or max elapsed), so that a
 // dying plugin's last words are in the tail.
-func (w *logWriter) waitQuiet(d, max time.Duration) {
+func (w *logWriter) waitQuiet(d, max time.Duration) { w.tail.waitQuiet(d, max) }
+
+// logTail keeps the last lines of a plugin's output, at most tailBytes in
+// all (with the newlines between them); a line longer than tailLineBytes is
+// kept cut.
+type logTail struct {
+	mu    sync.Mutex
+	lines []string
+	size  int // bytes in lines, and a newline each
+	added int // lines ever added
+}
+
+func (t *logTail) add(line string) {
+	line = cutLine(line, tailLineBytes)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.added++
+	t.lines = append(t.lines, line)
+	t.size += len(line) + 1
+	for t.size > tailBytes+1 && len(t.lines) > 1 {
+		t.size -= len(t.lines[0]) + 1
+		t.lines[0] = "" // let it go before the array is reallocated
+		t.lines = t.lines[1:]
+	}
+}
+
+// String returns the lines kept, oldest first.
+func (t *logTail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(t.lines, "\n")
+}
+
+func (t *logTail) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.added
+}
+
+func (t *logTail) waitQuiet(d, max time.Duration) {
 	deadline := time.Now().Add(max)
 	last := -1
 	for time.Now().Before(deadline) {
-		w.mu.Lock()
-		n := w.lines
-		w.mu.Unlock()
+		n := t.count()
 		if n == last {
 			return
 		}
 		last = n
 		time.Sleep(d)
 	}
+}
+
+// cutLine returns s if it has at most n bytes, else its first n bytes or
+// fewer (whole UTF-8 characters) and a marker saying how much was cut.
+func cutLine(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + fmt.Sprintf(" …[%d bytes cut]", len(s)-i)
 }

@@ -33,6 +33,10 @@ var protocolVersions = []int{pluginpb.ProtocolVersion}
 // stdout before Serve (stdout carries go-plugin's handshake); log with the
 // Logger of the task or connector context, which writes JSON lines to stderr
 // that the host re-emits in its own log with connector and task attributes.
+// Once Serve runs, os.Stdout and os.Stderr both write to the real stderr:
+// the host logs those lines too, and the last of them (up to 64 KiB) are
+// the trace of a failure the process's end causes, so a line written just
+// before os.Exit says why.
 //
 // The process exits when the host closes the connection, and also when the
 // host dies without closing it (Serve watches its parent process).
@@ -90,6 +94,7 @@ func serveMain(stderr *os.File, connectors []Connector) int {
 	for _, v := range protocolVersions {
 		versioned[v] = plugin.PluginSet{pluginpb.PluginName: &grpcPlugin{srv: srv}}
 	}
+	stdio := &stdioRestorer{stderr: stderr}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig: plugin.HandshakeConfig{
 			ProtocolVersion:  uint(pluginpb.ProtocolVersion),
@@ -101,12 +106,46 @@ func serveMain(stderr *os.File, connectors []Connector) int {
 			opts = append(opts, grpc.MaxRecvMsgSize(pluginpb.MaxMessageSize), grpc.MaxSendMsgSize(pluginpb.MaxMessageSize),
 				grpc.InitialWindowSize(pluginpb.WindowSize), grpc.InitialConnWindowSize(pluginpb.WindowSize),
 				grpc.WriteBufferSize(pluginpb.BufferSize), grpc.ReadBufferSize(pluginpb.BufferSize),
-				grpc.ForceServerCodecV2(srv.codec))
+				grpc.ForceServerCodecV2(srv.codec),
+				grpc.ChainUnaryInterceptor(stdio.unary), grpc.ChainStreamInterceptor(stdio.stream))
 			return grpc.NewServer(opts...)
 		},
 		Logger: hclog.New(&hclog.LoggerOptions{Output: stderr, JSONFormat: true, Level: hclog.Warn}),
 	})
 	return 0
+}
+
+// stdioRestorer points os.Stdout and os.Stderr back at the real stderr
+// (fd 2) at the first call the gRPC server receives. go-plugin's Serve
+// replaces them with pipes that it forwards to the host through the
+// connection: what a plugin writes there just before it exits is lost with
+// the process, while what reaches fd 2 is read by the host to the end.
+// Stdout goes to stderr too: the real stdout carries the handshake, and the
+// host discards what follows it. Serve swaps them after it built the gRPC
+// server and before it starts serving, so the first call (whichever of
+// go-plugin's own or the plugin protocol's) comes after the swap; the Once
+// orders the calls' goroutines after the restore. What is written between
+// the two is forwarded through the connection, which the host logs too.
+type stdioRestorer struct {
+	stderr *os.File
+	once   sync.Once
+}
+
+func (r *stdioRestorer) restore() {
+	r.once.Do(func() {
+		os.Stdout = r.stderr
+		os.Stderr = r.stderr
+	})
+}
+
+func (r *stdioRestorer) unary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	r.restore()
+	return handler(ctx, req)
+}
+
+func (r *stdioRestorer) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	r.restore()
+	return handler(srv, ss)
 }
 
 // checkHostVersions refuses to serve a host that speaks none of our
