@@ -82,7 +82,9 @@ func TestSimpleHeaderRoundTrip(t *testing.T) {
 		{schema.Int32, int32(70000), schema.Int32, int32(70000)},
 		{schema.Int64, int64(1) << 40, schema.Int64, int64(1) << 40},
 		{schema.Float32, float32(1.5), schema.Float32, float32(1.5)},
-		{schema.Float64, 0.1, schema.Float64, 0.1},
+		// Kafka reads numbers with a fraction as FLOAT32 while they fit.
+		{schema.Float64, 0.1, schema.Float32, float32(0.1)},
+		{schema.Float64, 1e300, schema.Float64, 1e300},
 		{schema.String, " padded ", schema.String, " padded "},
 		{schema.String, "12abc", schema.String, "12abc"},
 	} {

@@ -16,6 +16,10 @@
 // logical types and decimal.format; golden files generated with the real
 // Kafka 4.4 converter (testdata/gen/Gen.java) keep it so.
 //
+// SimpleHeaderConverter reads and writes header strings as Kafka's
+// Values.parseString and convertToString do, kept so by golden files from
+// Kafka 4.4 (testdata/gen/HeaderGen.java).
+//
 // Usage sketch (the task runner):
 //
 //	val, err := convert.New(cfg["value.converter"], false, convert.Prefixed(cfg, "value.converter."))
