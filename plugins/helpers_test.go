@@ -39,8 +39,9 @@ func TestMain(m *testing.M) {
 type crashyConfig struct {
 	Topic string `key:"topic" default:"crashy" doc:"topic"`
 	// Mode: ok, panic, exit, hang, gopanic, openfail; commithang: every
-	// OffsetsCommitted blocks forever, ignoring its context.
-	Mode  string `key:"mode" default:"ok" validate:"enum=ok|panic|exit|hang|gopanic|openfail|commithang" doc:"how to fail"`
+	// OffsetsCommitted blocks forever, ignoring its context; huge: a
+	// record larger than a gRPC message may be.
+	Mode  string `key:"mode" default:"ok" validate:"enum=ok|panic|exit|hang|gopanic|openfail|commithang|huge" doc:"how to fail"`
 	After int64  `key:"after" default:"3" doc:"records before failing"`
 }
 
@@ -75,6 +76,10 @@ func (t *crashyTask) Poll(ctx context.Context, _ int) ([]sdk.SourceRecord, error
 			os.Exit(7)
 		case "hang":
 			select {} // ignores ctx: a stuck task
+		case "huge":
+			t.n++
+			return []sdk.SourceRecord{{Partition: sdk.Partition{"p": "x"}, Offset: sdk.Offset{"n": t.n}, Topic: t.cfg.Topic,
+				ValueSchema: schema.String, Value: strings.Repeat("x", pluginpb.MaxMessageSize+1)}}, nil
 		case "gopanic":
 			go func() { panic("boom in a goroutine") }()
 			time.Sleep(time.Second)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/plugins/shm"
@@ -154,6 +156,12 @@ func (t *taskProc) crashed(err error) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.p.stderr.waitQuiet(20*time.Millisecond, time.Second)
+	if status.Code(err) == codes.ResourceExhausted {
+		// Not a lost connection: gRPC refused a message over the limit.
+		return t.p.wrap(fmt.Errorf("plugins: %s: a message from the plugin exceeds the %d MiB limit of one gRPC message, "+
+			"so a record that large cannot be carried (Kafka's own limits, message.max.bytes and max.request.size, are far lower): %w",
+			t.what, pluginpb.MaxMessageSize>>20, err))
+	}
 	return t.p.wrap(fmt.Errorf("plugins: %s: plugin connection lost: %w", t.what, err))
 }
 

@@ -2,6 +2,7 @@ package plugins
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,5 +36,29 @@ func TestSourceKeepsFlowingWhenOffsetsCommittedHangs(t *testing.T) {
 		if err := task.Committed(ctx, offs); err != nil {
 			t.Fatalf("committed %d: %v", i, err)
 		}
+	}
+}
+
+// A record larger than one gRPC message fails its task with an error that
+// says so, not as a lost connection.
+func TestSourceRecordTooLargeForOneMessage(t *testing.T) {
+	h := newTestHost(t, nil)
+	ctx := context.Background()
+	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "huge"}, map[string]string{"mode": "huge", "after": "0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = task.Stop(ctx) }()
+	pctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	for {
+		_, err := task.Poll(pctx)
+		if err == nil {
+			continue
+		}
+		if !strings.Contains(err.Error(), "exceeds the 256 MiB limit of one gRPC message") {
+			t.Fatalf("poll: %v", err)
+		}
+		return
 	}
 }
