@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/testconn"
+
 	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
 )
@@ -126,85 +128,11 @@ func TestSinkDoneAfterStop(t *testing.T) {
 	waitGone(t, pid, 5*time.Second)
 }
 
-// flakySinkArg on its command line makes this test binary, started as a
-// plugin, serve the flaky sink.
-const flakySinkArg = "tributary-test-flaky-sink"
-
 func init() {
-	if os.Getenv(pluginpb.MagicCookieKey) != "" && slices.Contains(os.Args[1:], flakySinkArg) {
-		sdk.Serve(flakySink())
+	if os.Getenv(pluginpb.MagicCookieKey) != "" && slices.Contains(os.Args[1:], testconn.FlakySinkArg) {
+		sdk.Serve(testconn.FlakySink())
 	}
 }
-
-type flakyConfig struct {
-	Dir string `key:"dir" doc:"Directory of the control files, and of out, the records flushed."`
-}
-
-// flakySink buffers the records Put and writes them ("partition:offset"
-// lines) to dir/out at Flush. Files in dir steer it: with put-retriable,
-// Put fails with a Retriable error (and adds a line to attempts); with
-// flush-fail, Flush loses the buffer and fails; with flush-panic, it
-// panics.
-func flakySink() sdk.Connector {
-	return sdk.SinkConnector[flakyConfig]{Class: "test.FlakySink", Version: "1",
-		NewTask: func(c flakyConfig) sdk.SinkTask { return &flakyTask{dir: c.Dir} }}
-}
-
-type flakyTask struct {
-	dir string
-	buf []string
-}
-
-func (t *flakyTask) has(name string) bool {
-	_, err := os.Stat(filepath.Join(t.dir, name))
-	return err == nil
-}
-
-func (t *flakyTask) add(name string, lines ...string) error {
-	f, err := os.OpenFile(filepath.Join(t.dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	for _, l := range lines {
-		fmt.Fprintln(f, l)
-	}
-	return f.Close()
-}
-
-func (t *flakyTask) Open(context.Context, sdk.SinkTaskContext) error { return nil }
-
-func (t *flakyTask) Put(_ context.Context, recs []sdk.SinkRecord) error {
-	if t.has("put-retriable") {
-		if err := t.add("attempts", "put"); err != nil {
-			return err
-		}
-		return sdk.Retriable(errors.New("downstream unavailable"))
-	}
-	for _, r := range recs {
-		t.buf = append(t.buf, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
-	}
-	return nil
-}
-
-func (t *flakyTask) Flush(_ context.Context, o map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
-	if t.has("flush-panic") {
-		panic("boom in Flush")
-	}
-	if t.has("flush-fail") {
-		t.buf = nil // lost, as by a sink whose write failed
-		if err := t.add("flush-failures", "flush"); err != nil {
-			return nil, err
-		}
-		return nil, errors.New("disk full")
-	}
-	if err := t.add("out", t.buf...); err != nil {
-		return nil, err
-	}
-	t.buf = nil
-	return o, nil
-}
-
-func (t *flakyTask) Close(context.Context) error { return nil }
 
 // startFlaky starts a flaky sink task in a plugin process; dir holds its
 // control files.
@@ -214,9 +142,9 @@ func startFlaky(t *testing.T) (*hostSinkTask, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newTestHost(t, func(c *Config) { c.Builtin = []string{exe, flakySinkArg} })
+	h := newTestHost(t, func(c *Config) { c.Builtin = []string{exe, testconn.FlakySinkArg} })
 	dir := t.TempDir()
-	st, err := h.StartSinkTask(context.Background(), "test.FlakySink", sdk.TaskInfo{Connector: "flaky"}, map[string]string{"dir": dir})
+	st, err := h.StartSinkTask(context.Background(), testconn.FlakySinkClass, sdk.TaskInfo{Connector: "flaky"}, map[string]string{"dir": dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,12 +184,7 @@ func commonConfigInfos(t sdk.ConnectorType, config map[string]string) []sdk.Conf
 		// The dead letter queue may not be a topic the sink reads
 		// (SinkConnectorConfig.validate).
 		if dlq := strings.TrimSpace(config["errors.deadletterqueue.topic.name"]); dlq != "" {
-			var topicList []string
-			for _, t := range strings.Split(topics, ",") {
-				if t = strings.TrimSpace(t); t != "" {
-					topicList = append(topicList, t)
-				}
-			}
+			topicList := splitTopics(topics)
 			msg = ""
 			if slices.Contains(topicList, dlq) {
 				msg = fmt.Sprintf("The DLQ topic '%s' may not be included in the list of topics ('topics=[%s]') consumed by the connector", dlq, strings.Join(topicList, ", "))
@@ -201,6 +196,18 @@ func commonConfigInfos(t sdk.ConnectorType, config map[string]string) []sdk.Conf
 					out[i].Value.Errors = append(out[i].Value.Errors, msg)
 				}
 			}
+		}
+	}
+	return out
+}
+
+// splitTopics is a sink's topics setting as a list: comma-separated,
+// spaces around names and empty names dropped.
+func splitTopics(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
 		}
 	}
 	return out

@@ -233,15 +233,20 @@ func (w *Worker) Run(ctx context.Context) error {
 
 // converters builds a task's converters: the connector's own settings when
 // it names a converter, else the worker's.
+// converterConfig is the class and settings of a connector's converter
+// name (key.converter, …): the connector's own when it names a class,
+// else the worker's.
+func converterConfig(conn map[string]string, name, workerClass string, workerConf map[string]string) (string, map[string]string) {
+	if c := strings.TrimSpace(conn[name]); c != "" {
+		return c, convert.Prefixed(conn, name+".")
+	}
+	return workerClass, workerConf
+}
+
 // errorPolicy reads a connector's errors.* settings (validated when the
 // connector was created) for its tasks' runners.
 func (w *Worker) errorPolicy(conn map[string]string) task.ErrorPolicy {
-	class := func(name, workerClass string) string {
-		if c := strings.TrimSpace(conn[name]); c != "" {
-			return c
-		}
-		return workerClass
-	}
+	class := func(name, workerClass string) string { c, _ := converterConfig(conn, name, workerClass, nil); return c }
 	on := func(k string) bool { return strings.EqualFold(strings.TrimSpace(conn[k]), "true") }
 	p := task.ErrorPolicy{
 		TolerateAll: strings.TrimSpace(conn["errors.tolerance"]) == "all",
@@ -257,15 +262,9 @@ func (w *Worker) errorPolicy(conn map[string]string) task.ErrorPolicy {
 }
 
 func (w *Worker) converters(conn map[string]string) (key, value convert.Converter, header convert.HeaderConverter, err error) {
-	pick := func(name, workerClass string, workerConf map[string]string) (string, map[string]string) {
-		if c := strings.TrimSpace(conn[name]); c != "" {
-			return c, convert.Prefixed(conn, name+".")
-		}
-		return workerClass, workerConf
-	}
-	kc, kconf := pick("key.converter", w.cfg.KeyConverter, w.cfg.KeyConverterConfig)
-	vc, vconf := pick("value.converter", w.cfg.ValueConverter, w.cfg.ValueConverterConfig)
-	hc, hconf := pick("header.converter", w.cfg.HeaderConverter, w.cfg.HeaderConverterConfig)
+	kc, kconf := converterConfig(conn, "key.converter", w.cfg.KeyConverter, w.cfg.KeyConverterConfig)
+	vc, vconf := converterConfig(conn, "value.converter", w.cfg.ValueConverter, w.cfg.ValueConverterConfig)
+	hc, hconf := converterConfig(conn, "header.converter", w.cfg.HeaderConverter, w.cfg.HeaderConverterConfig)
 	if key, err = convert.New(kc, true, kconf); err != nil {
 		return nil, nil, nil, fmt.Errorf("key.converter: %w", err)
 	}
@@ -321,12 +320,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			r.Start()
 			return r, nil
 		case "sink":
-			var topics []string
-			for _, t := range strings.Split(conn["topics"], ",") {
-				if t = strings.TrimSpace(t); t != "" {
-					topics = append(topics, t)
-				}
-			}
+			topics := splitTopics(conn["topics"])
 			clientOpts, props, err := w.taskClientOpts(w.cfg.ConsumerConfig, conn, consumerOverride, id)
 			if err != nil {
 				return nil, err

@@ -874,17 +874,9 @@ func javaF2L(f float64) int64 {
 	return int64(f)
 }
 
-// javaF2I is Java's (int) cast of a double.
+// javaF2I is Java's (int) cast of a double: javaF2L saturated to int32.
 func javaF2I(f float64) int32 {
-	switch {
-	case f != f:
-		return 0
-	case f >= math.MaxInt32:
-		return math.MaxInt32
-	case f <= math.MinInt32:
-		return math.MinInt32
-	}
-	return int32(f)
+	return int32(min(max(javaF2L(f), math.MinInt32), math.MaxInt32))
 }
 
 // integer is BigDecimal.toBigInteger (the value truncated toward zero), or

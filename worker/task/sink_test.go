@@ -2,7 +2,6 @@ package task
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/tributary-dev/tributary/internal/testconn"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -507,89 +508,18 @@ func TestSinkTopicsRegexMatchesWholeNames(t *testing.T) {
 	}
 }
 
-// flakySinkArg on its command line makes this test binary, started as a
-// plugin, serve the flaky sink.
-const flakySinkArg = "tributary-test-flaky-sink"
-
 func init() {
-	if os.Getenv(pluginpb.MagicCookieKey) != "" && slices.Contains(os.Args[1:], flakySinkArg) {
-		sdk.Serve(flakySink())
+	if os.Getenv(pluginpb.MagicCookieKey) != "" && slices.Contains(os.Args[1:], testconn.FlakySinkArg) {
+		sdk.Serve(testconn.FlakySink())
 	}
 }
-
-type flakyConfig struct {
-	Dir string `key:"dir" doc:"Directory of the control files, and of out, the records flushed."`
-}
-
-// flakySink buffers the records Put and writes them ("partition:offset"
-// lines) to dir/out at Flush. Files in dir steer it: with put-retriable,
-// Put fails with a Retriable error (and adds a line to attempts); with
-// flush-fail, Flush loses the buffer (as a sink whose write failed), adds
-// a line to flush-failures and fails.
-func flakySink() sdk.Connector {
-	return sdk.SinkConnector[flakyConfig]{Class: "test.FlakySink", Version: "1",
-		NewTask: func(c flakyConfig) sdk.SinkTask { return &flakyTask{dir: c.Dir} }}
-}
-
-type flakyTask struct {
-	dir string
-	buf []string
-}
-
-func (t *flakyTask) has(name string) bool {
-	_, err := os.Stat(filepath.Join(t.dir, name))
-	return err == nil
-}
-
-func (t *flakyTask) add(name string, lines ...string) error {
-	f, err := os.OpenFile(filepath.Join(t.dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	for _, l := range lines {
-		fmt.Fprintln(f, l)
-	}
-	return f.Close()
-}
-
-func (t *flakyTask) Open(context.Context, sdk.SinkTaskContext) error { return nil }
-
-func (t *flakyTask) Put(_ context.Context, recs []sdk.SinkRecord) error {
-	if t.has("put-retriable") {
-		if err := t.add("attempts", "put"); err != nil {
-			return err
-		}
-		return sdk.Retriable(errors.New("downstream unavailable"))
-	}
-	for _, r := range recs {
-		t.buf = append(t.buf, fmt.Sprintf("%d:%d", r.Partition, r.Offset))
-	}
-	return nil
-}
-
-func (t *flakyTask) Flush(_ context.Context, o map[sdk.TopicPartition]int64) (map[sdk.TopicPartition]int64, error) {
-	if t.has("flush-fail") {
-		t.buf = nil
-		if err := t.add("flush-failures", "flush"); err != nil {
-			return nil, err
-		}
-		return nil, errors.New("disk full")
-	}
-	if err := t.add("out", t.buf...); err != nil {
-		return nil, err
-	}
-	t.buf = nil
-	return o, nil
-}
-
-func (t *flakyTask) Close(context.Context) error { return nil }
 
 // flakyLoader runs the flaky sink in process or ("plugin") in a plugin
 // process.
 func flakyLoader(t *testing.T, kind string) plugins.Loader {
 	t.Helper()
 	if kind == "inprocess" {
-		l, err := plugins.NewInProcess(quietLogger(), flakySink())
+		l, err := plugins.NewInProcess(quietLogger(), testconn.FlakySink())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -599,7 +529,7 @@ func flakyLoader(t *testing.T, kind string) plugins.Loader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe, flakySinkArg}, Logger: quietLogger()})
+	h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe, testconn.FlakySinkArg}, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -611,7 +541,7 @@ func flakyLoader(t *testing.T, kind string) plugins.Loader {
 func startFlaky(t *testing.T, l plugins.Loader, addr, name, topic, dir string) (*SinkRunner, *statuses) {
 	t.Helper()
 	info := sdk.TaskInfo{Connector: name}
-	pt, err := l.StartSinkTask(context.Background(), "test.FlakySink", info, map[string]string{"dir": dir})
+	pt, err := l.StartSinkTask(context.Background(), testconn.FlakySinkClass, info, map[string]string{"dir": dir})
 	if err != nil {
 		t.Fatal(err)
 	}
