@@ -6,7 +6,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Metadata: v0-12. This broker is the only node, leader of every partition
+// Metadata: v0-12. Authorized operations (v8+) are all of them, as Kafka
+// without an authorizer reports them. This broker is the only node, leader of every partition
 // with leader epoch 0. Unknown topics are created when
 // auto.create.topics.enable is true and the request allows it (v4+; always
 // before v4), with num.partitions partitions.
@@ -21,6 +22,10 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 	cid := b.clusterID
 	resp.ClusterID = &cid
 	resp.ControllerID = b.cfg.NodeID
+	resp.AuthorizedOperations = notAuthorizedOps
+	if req.IncludeClusterAuthorizedOperations && req.Version >= 8 && req.Version <= 10 {
+		resp.AuthorizedOperations = clusterAuthorizedOps
+	}
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
@@ -33,7 +38,7 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 		sort.Strings(names)
 		for _, n := range names {
 			if t := b.topic(n); t != nil {
-				resp.Topics = append(resp.Topics, b.metadataTopic(t))
+				resp.Topics = append(resp.Topics, b.metadataTopic(req, t))
 			}
 		}
 		return &reply{resp: resp}
@@ -80,18 +85,21 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.metadataTopic(t))
+		resp.Topics = append(resp.Topics, b.metadataTopic(req, t))
 	}
 	return &reply{resp: resp}
 }
 
-func (b *Broker) metadataTopic(t *topic) kmsg.MetadataResponseTopic {
+func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *topic) kmsg.MetadataResponseTopic {
 	st := kmsg.NewMetadataResponseTopic()
 	name := t.name
 	st.Topic = &name
 	st.TopicID = t.id
 	st.IsInternal = t.internal
-	st.AuthorizedOperations = -2147483648
+	st.AuthorizedOperations = notAuthorizedOps
+	if req.IncludeTopicAuthorizedOperations && req.Version >= 8 {
+		st.AuthorizedOperations = topicAuthorizedOps
+	}
 	for _, p := range t.partitions() {
 		sp := kmsg.NewMetadataResponseTopicPartition()
 		sp.Partition = p.index

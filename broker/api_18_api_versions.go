@@ -38,13 +38,21 @@ var apiTable = []api{
 	{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
 	{key: 22, min: 0, max: 5, handle: handleInitProducerID},
 	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
+	{key: 29, min: 1, max: 3, handle: handleDescribeACLs},
+	{key: 30, min: 1, max: 3, handle: handleCreateACLs},
+	{key: 31, min: 1, max: 3, handle: handleDeleteACLs},
 	{key: 32, min: 0, max: 4, handle: handleDescribeConfigs},
 	{key: 33, min: 0, max: 2, handle: handleAlterConfigs},
+	{key: 35, min: 1, max: 5, handle: handleDescribeLogDirs},
 	{key: 37, min: 0, max: 3, handle: handleCreatePartitions},
 	{key: 42, min: 0, max: 2, handle: handleDeleteGroups},
 	{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 	{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
+	{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
+	{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
+	{key: 76, min: 1, max: 1, handle: handleShareGroupHeartbeat},
+	{key: 77, min: 1, max: 1, handle: handleShareGroupDescribe},
 }
 
 var apiByKey = func() map[int16]*api {

@@ -2,7 +2,8 @@ package broker
 
 import "github.com/twmb/franz-go/pkg/kmsg"
 
-// DescribeCluster: v0-1 (brokers endpoint type only).
+// DescribeCluster: v0-1 (brokers endpoint type only). Authorized operations
+// are all of them, as Kafka without an authorizer reports them.
 
 func handleDescribeCluster(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.DescribeClusterRequest)
@@ -17,7 +18,10 @@ func handleDescribeCluster(c *conn, kreq kmsg.Request) *reply {
 	resp.EndpointType = 1
 	resp.ClusterID = b.clusterID
 	resp.ControllerID = b.cfg.NodeID
-	resp.ClusterAuthorizedOperations = -2147483648
+	resp.ClusterAuthorizedOperations = notAuthorizedOps
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+	}
 	br := kmsg.NewDescribeClusterResponseBroker()
 	br.NodeID, br.Host, br.Port = b.cfg.NodeID, b.advHost, b.advPort
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}

@@ -50,6 +50,21 @@ type Config struct {
 	// timeouts (group.min.session.timeout.ms, default 6s;
 	// group.max.session.timeout.ms, default 30 min).
 	GroupMinSessionTimeout, GroupMaxSessionTimeout time.Duration
+	// TransactionMaxTimeout is the longest transaction.timeout.ms a
+	// transactional producer may ask for (transaction.max.timeout.ms,
+	// default 15 min).
+	TransactionMaxTimeout time.Duration
+	// TransactionAbortInterval is how often transactions past their timeout
+	// are looked for and aborted
+	// (transaction.abort.timed.out.transaction.cleanup.interval.ms, default 10 s).
+	TransactionAbortInterval time.Duration
+	// TransactionalIDExpiration removes a transactional id that has had no
+	// transaction for this long (transactional.id.expiration.ms, default 7 days).
+	TransactionalIDExpiration time.Duration
+	// Given holds the broker properties that were set explicitly, as given
+	// (filled by FromProperties); DescribeConfigs reports them as
+	// STATIC_BROKER_CONFIG.
+	Given map[string]string
 	// TopicDefaults are the broker-level defaults of topic configs
 	// (log.retention.ms, log.segment.bytes, message.max.bytes, …), by topic config name.
 	TopicDefaults map[string]string
@@ -75,6 +90,10 @@ func DefaultConfig() Config {
 		GroupInitialRebalanceDelay: 3 * time.Second,
 		GroupMinSessionTimeout:     6 * time.Second,
 		GroupMaxSessionTimeout:     30 * time.Minute,
+
+		TransactionMaxTimeout:     15 * time.Minute,
+		TransactionAbortInterval:  10 * time.Second,
+		TransactionalIDExpiration: 7 * 24 * time.Hour,
 	}
 }
 
@@ -99,6 +118,9 @@ var brokerKeys = []struct{ name, def, doc string }{
 	{"group.max.session.timeout.ms", "1800000", "Largest session timeout a group member may ask for."},
 	{"log.cleaner.enable", "true", "Run log compaction for topics with cleanup.policy=compact."},
 	{"log.cleaner.backoff.ms", "15000", "Pause between compaction passes."},
+	{"transaction.max.timeout.ms", "900000", "Longest transaction timeout a producer may ask for."},
+	{"transaction.abort.timed.out.transaction.cleanup.interval.ms", "10000", "How often timed-out transactions are aborted."},
+	{"transactional.id.expiration.ms", "604800000", "How long an idle transactional id is kept."},
 }
 
 // topicKeyForBroker maps broker properties to the topic config they default.
@@ -155,6 +177,10 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				c.TopicDefaults[topicKeyForBroker[hm.ms]] = strconv.FormatInt((time.Duration(n) * hm.unit).Milliseconds(), 10)
 			}
 		}
+	}
+	c.Given = map[string]string{}
+	for _, k := range p.Keys() {
+		c.Given[k] = strings.TrimSpace(p[k])
 	}
 	for _, k := range p.Keys() {
 		v := strings.TrimSpace(p[k])
@@ -218,6 +244,21 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			err = setGroupDuration(&c, k, v)
 		case "log.cleaner.enable":
 			c.CleanerEnable, err = parseBool(v)
+		case "transaction.max.timeout.ms", "transaction.abort.timed.out.transaction.cleanup.interval.ms", "transactional.id.expiration.ms":
+			var n int64
+			n, err = strconv.ParseInt(v, 10, 32)
+			if err == nil && n < 1 {
+				err = errors.New("must be >= 1")
+			}
+			d := time.Duration(n) * time.Millisecond
+			switch k {
+			case "transaction.max.timeout.ms":
+				c.TransactionMaxTimeout = d
+			case "transactional.id.expiration.ms":
+				c.TransactionalIDExpiration = d
+			default:
+				c.TransactionAbortInterval = d
+			}
 		case "log.cleaner.backoff.ms":
 			var n int64
 			n, err = strconv.ParseInt(v, 10, 64)
@@ -306,6 +347,15 @@ func (c *Config) validate() error {
 	}
 	if c.CleanerBackoff <= 0 {
 		c.CleanerBackoff = 15 * time.Second
+	}
+	if c.TransactionMaxTimeout <= 0 {
+		c.TransactionMaxTimeout = 15 * time.Minute
+	}
+	if c.TransactionAbortInterval <= 0 {
+		c.TransactionAbortInterval = 10 * time.Second
+	}
+	if c.TransactionalIDExpiration <= 0 {
+		c.TransactionalIDExpiration = 7 * 24 * time.Hour
 	}
 	if c.TopicDefaults == nil {
 		c.TopicDefaults = map[string]string{}

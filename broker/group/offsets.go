@@ -286,6 +286,11 @@ func (g *group) subscribedTopics() map[string]bool {
 
 // ---------------------------------------------------------------- Describe, List, Delete
 
+// groupAuthorizedOps is what Kafka without an authorizer reports as a
+// group's authorized operations: READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS and
+// ALTER_CONFIGS (bit n for ACL operation code n).
+const groupAuthorizedOps int32 = 1<<3 | 1<<6 | 1<<8 | 1<<10 | 1<<11
+
 // Describe handles a DescribeGroups request. Unknown groups are reported in
 // state Dead, as Kafka does. Metadata and assignments are only given for
 // stable groups.
@@ -295,6 +300,9 @@ func (c *Coordinator) Describe(to any, req *kmsg.DescribeGroupsRequest) {
 		sg := kmsg.NewDescribeGroupsResponseGroup()
 		sg.Group = id
 		sg.AuthorizedOperations = -2147483648
+		if req.IncludeAuthorizedOperations && req.Version >= 3 {
+			sg.AuthorizedOperations = groupAuthorizedOps
+		}
 		g := c.groups[id]
 		if g == nil {
 			sg.State = Dead.String()
