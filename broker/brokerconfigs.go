@@ -181,4 +181,3 @@ func (b *Broker) brokerConfigs() []kmsg.DescribeConfigsResponseResourceConfig {
 	}
 	return out
 }
-
