@@ -9,12 +9,15 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/broker/log"
+	"github.com/tributary-dev/tributary/broker/txn"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Produce: advertised v0-12, handled v3-12 (record batch v2 only; v0-2 get
-// UNSUPPORTED_VERSION per partition, as Apache Kafka 4 does). Transactions are
-// not supported: transactional batches are refused.
+// UNSUPPORTED_VERSION per partition, as Apache Kafka 4 does). Transactional
+// batches are accepted only for partitions of the producer's ongoing
+// transaction (KIP-890 part 1 verification; v12+ adds the partition
+// implicitly, part 2); control batches come only from the broker itself.
 //
 // Batches are appended in request order on the connection's read goroutine,
 // which keeps idempotent sequences in order. acks=all (and acks=1 with
@@ -46,7 +49,7 @@ func handleProduce(c *conn, kreq kmsg.Request) *reply {
 				sp.ErrorCode = errUnknownTopicOrPartition
 			default:
 				p := t.partitions()[rp.Partition]
-				if b.appendPartition(p, rp.Records, now, &sp) {
+				if b.appendPartition(p, rp.Records, now, &sp, req) {
 					touched = append(touched, p.log)
 				}
 			}
@@ -92,7 +95,7 @@ func handleProduce(c *conn, kreq kmsg.Request) *reply {
 // appendPartition appends the batches of one partition and fills sp; it
 // reports whether the answer must wait for the partition's fsync (data was
 // written, or a duplicate of data that may not be durable yet was found).
-func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition) bool {
+func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition, req *kmsg.ProduceRequest) bool {
 	batches, hdrs, err := log.SplitBatches(records)
 	if err != nil {
 		sp.ErrorCode = errCorruptMessage
@@ -117,11 +120,24 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 			sp.ErrorCode = errMessageTooLarge
 			return false
 		}
-		if h.IsTransactional() || h.IsControl() {
+		if h.IsControl() {
 			sp.ErrorCode = errInvalidRecord
-			msg := "transactions are not supported by this broker"
+			msg := "control batches are written by the transaction coordinator, not by producers"
 			sp.ErrorMessage = &msg
 			return false
+		}
+		if h.IsTransactional() && (i == 0 || hdrs[i-1].ProducerID != h.ProducerID || hdrs[i-1].ProducerEpoch != h.ProducerEpoch) {
+			if req.TransactionID == nil || h.ProducerID < 0 {
+				sp.ErrorCode = errInvalidTxnState
+				msg := "a transactional batch needs the producer's transactional id"
+				sp.ErrorMessage = &msg
+				return false
+			}
+			tp := txn.TopicPartition{Topic: p.topic.name, Partition: p.index}
+			if code := b.checkTxnPartition(*req.TransactionID, h.ProducerID, h.ProducerEpoch, tp, req.Version >= 12, req.Version); code != errNone {
+				sp.ErrorCode = code
+				return false
+			}
 		}
 		if compacted {
 			if msg := keylessRecord(&dec, batch, p); msg != "" {

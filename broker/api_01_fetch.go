@@ -14,9 +14,10 @@ import (
 // per-response byte limits with Kafka's "at least one batch" rule; batches
 // are sent as stored, with sendfile. Fetch sessions are not kept: the
 // response always has session id 0, which clients treat as "sessions
-// unsupported" and keep sending full fetches. Without transactions the last
-// stable offset equals the high watermark and read_committed consumers
-// (librdkafka's default) get an empty aborted-transactions list.
+// unsupported" and keep sending full fetches. read_committed fetches stop
+// at the last stable offset and list the aborted transactions that overlap
+// the returned batches (from the partitions' aborted transaction indexes),
+// so clients drop aborted records; read_uncommitted gets null lists.
 
 func handleFetch(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.FetchRequest)
@@ -123,6 +124,7 @@ type fetchPart struct {
 	hwm, lso      int64
 	logStart      int64
 	committedRead bool
+	aborted       []log.AbortedTxn
 	chunk         log.Chunk
 }
 
@@ -163,13 +165,17 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest) *fetchReply {
 				fr.failed = true
 			default:
 				logStart, hwm, _ := p.log.Offsets()
-				fp.hwm, fp.lso, fp.logStart = hwm, hwm, logStart
+				fp.hwm, fp.lso, fp.logStart = hwm, p.log.LastStable(), logStart
 				remaining := maxResp - fr.bytes
 				limit := min(int64(rp.PartitionMaxBytes), remaining)
 				if limit <= 0 && fr.bytes > 0 {
 					break
 				}
-				chunk, err := p.log.Read(rp.FetchOffset, max(limit, 0), fr.bytes == 0)
+				read := p.log.Read
+				if fp.committedRead {
+					read = p.log.ReadCommitted
+				}
+				chunk, err := read(rp.FetchOffset, max(limit, 0), fr.bytes == 0)
 				if err != nil {
 					if errors.Is(err, log.ErrOffsetOutOfRange) {
 						fp.errorCode = errOffsetOutOfRange
@@ -183,6 +189,9 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest) *fetchReply {
 				}
 				fp.chunk = chunk
 				fr.bytes += chunk.Len
+				if fp.committedRead && chunk.Len > 0 {
+					fp.aborted = p.log.AbortedTxns(rp.FetchOffset, chunk.Next)
+				}
 			}
 			ft.parts = append(ft.parts, fp)
 		}
@@ -238,16 +247,21 @@ func (f *fetchReply) encode(corr int32) []wirePart {
 			if v >= 5 {
 				buf = kbin.AppendInt64(buf, p.logStart)
 			}
-			// Aborted transactions: none; null for read_uncommitted.
+			// Aborted transactions: null for read_uncommitted.
 			switch {
 			case !p.committedRead && flex:
 				buf = append(buf, 0)
 			case !p.committedRead:
 				buf = kbin.AppendInt32(buf, -1)
-			case flex:
-				buf = kbin.AppendUvarint(buf, 1)
 			default:
-				buf = kbin.AppendInt32(buf, 0)
+				buf = appendArrayLen(buf, len(p.aborted), flex)
+				for _, a := range p.aborted {
+					buf = kbin.AppendInt64(buf, a.ProducerID)
+					buf = kbin.AppendInt64(buf, a.FirstOffset)
+					if flex {
+						buf = append(buf, 0) // tags
+					}
+				}
 			}
 			if v >= 11 {
 				buf = kbin.AppendInt32(buf, -1) // preferred read replica

@@ -6,7 +6,7 @@ import (
 )
 
 // ListOffsets: v1-8. Timestamps -2 (earliest; -4, earliest local, is the same), -1 (latest: the high
-// watermark, which is also the last stable offset without transactions), -3
+// watermark, or the last stable offset for read_committed, v2+), -3
 // (the record with the largest timestamp, v7+) and ≥ 0 (the first record with
 // a timestamp at or after it; -1 when there is none).
 
@@ -35,6 +35,8 @@ func handleListOffsets(c *conn, kreq kmsg.Request) *reply {
 				switch ts := rp.Timestamp; {
 				case ts == -2, ts == -4 && req.Version >= 8: // -4: earliest local, the same without tiered storage
 					sp.Offset = logStart
+				case ts == -1 && req.IsolationLevel == 1:
+					sp.Offset = p.log.LastStable()
 				case ts == -1:
 					sp.Offset = hwm
 				case ts == -3 && req.Version >= 7:

@@ -1,13 +1,11 @@
 package broker
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// FindCoordinator: v0-4 (v4 batches keys). Every group's coordinator is this
-// node. Transaction coordinators (key type 1) are answered with
-// COORDINATOR_NOT_AVAILABLE: this broker does not support transactions.
+// FindCoordinator: v0-4 (v4 batches keys). Every group's and every
+// transactional id's coordinator is this node.
 
 func handleFindCoordinator(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.FindCoordinatorRequest)
@@ -18,10 +16,8 @@ func handleFindCoordinator(c *conn, kreq kmsg.Request) *reply {
 		co.Key, co.NodeID, co.Host, co.Port = key, b.cfg.NodeID, b.advHost, b.advPort
 		var msg string
 		switch req.CoordinatorType {
-		case 0:
+		case 0, 1:
 			return co
-		case 1:
-			co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, "transactions are not supported by this broker"
 		default:
 			co.ErrorCode, msg = errInvalidRequest, "unknown coordinator key type"
 		}

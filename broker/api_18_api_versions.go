@@ -38,6 +38,10 @@ var apiTable = []api{
 	{key: 21, min: 0, max: 2, handle: handleDeleteRecords},
 	{key: 22, min: 0, max: 5, handle: handleInitProducerID},
 	{key: 23, min: 0, max: 4, handle: handleOffsetForLeaderEpoch},
+	{key: 24, min: 0, max: 5, handle: handleAddPartitionsToTxn},
+	{key: 25, min: 0, max: 4, handle: handleAddOffsetsToTxn},
+	{key: 26, min: 0, max: 5, handle: handleEndTxn},
+	{key: 28, min: 0, max: 5, handle: handleTxnOffsetCommit},
 	{key: 29, min: 1, max: 3, handle: handleDescribeACLs},
 	{key: 30, min: 1, max: 3, handle: handleCreateACLs},
 	{key: 31, min: 1, max: 3, handle: handleDeleteACLs},
@@ -49,6 +53,8 @@ var apiTable = []api{
 	{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 	{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
+	{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
+	{key: 66, min: 0, max: 2, handle: handleListTransactions},
 	{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
 	{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
 	{key: 76, min: 1, max: 1, handle: handleShareGroupHeartbeat},
@@ -76,5 +82,14 @@ func (b *Broker) apiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
 		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.min, a.max
 		resp.ApiKeys = append(resp.ApiKeys, k)
 	}
+	// transaction.version 2 (KIP-890 part 2): clients bump the epoch with
+	// every EndTxn and add partitions implicitly with Produce v12+.
+	sf := kmsg.NewApiVersionsResponseSupportedFeature()
+	sf.Name, sf.MinVersion, sf.MaxVersion = "transaction.version", 0, 2
+	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "transaction.version", 2, 2
+	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	resp.FinalizedFeaturesEpoch = 1
 	return resp
 }

@@ -38,6 +38,7 @@ type Broker struct {
 
 	syncer *syncer
 	groups *groups // group coordinator and committed offsets (groups.go)
+	txns   *txns   // transaction coordinator (txns.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -125,6 +126,12 @@ func Open(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.groups = gs
+	ts, recovered, err := b.openTxns()
+	if err != nil {
+		b.closeLogs()
+		return nil, err
+	}
+	b.txns = ts
 	ln, err := net.Listen("tcp", cfg.Listener)
 	if err != nil {
 		b.closeLogs()
@@ -138,6 +145,8 @@ func Open(cfg Config) (*Broker, error) {
 	go func() { defer b.wg.Done(); b.retentionLoop(b.ctx) }()
 	b.wg.Add(1)
 	go func() { defer b.wg.Done(); b.groups.run(b.ctx) }()
+	b.wg.Add(1)
+	go func() { defer b.wg.Done(); b.txns.start(b.ctx, recovered) }()
 	if cfg.CleanerEnable {
 		b.wg.Add(1)
 		go func() { defer b.wg.Done(); b.cleanerLoop(b.ctx) }()

@@ -27,4 +27,5 @@ var (
 	errKafkaStorageError              = kerr.KafkaStorageError.Code
 	errInvalidRecord                  = kerr.InvalidRecord.Code
 	errUnknownServerError             = kerr.UnknownServerError.Code
+	errInvalidTxnState                = kerr.InvalidTxnState.Code
 )

@@ -101,6 +101,13 @@ func TestFetchEncodeMatchesKmsg(t *testing.T) {
 				wp.PreferredReadReplica = -1
 				if committed {
 					wp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+					for range rng.IntN(3) {
+						a := log.AbortedTxn{ProducerID: rng.Int64N(1 << 40), FirstOffset: rng.Int64N(1 << 40)}
+						fp.aborted = append(fp.aborted, a)
+						wa := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+						wa.ProducerID, wa.FirstOffset = a.ProducerID, a.FirstOffset
+						wp.AbortedTransactions = append(wp.AbortedTransactions, wa)
+					}
 				}
 				wp.RecordBatches = []byte{}
 				if rng.IntN(3) > 0 {

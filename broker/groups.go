@@ -86,12 +86,25 @@ func (gs *groups) replay() (int, error) {
 			if err != nil || h.Size() > len(raw) {
 				return n, fmt.Errorf("broker: %s at %d: bad batch: %v", offsetsTopic, off, err)
 			}
+			if h.IsControl() {
+				if commit, err := log.ControlType(raw[:h.Size()]); err == nil && h.BaseOffset >= off {
+					gs.c.CompleteTxn(h.ProducerID, commit)
+				}
+				off = max(off, h.LastOffset()+1)
+				raw = raw[h.Size():]
+				continue
+			}
 			recs, err := dec.Records(raw[:h.Size()])
 			if err != nil {
 				return n, fmt.Errorf("broker: %s batch at %d: %w", offsetsTopic, h.BaseOffset, err)
 			}
 			for _, r := range recs {
 				if r.Offset < off || r.Key == nil {
+					continue
+				}
+				if h.IsTransactional() {
+					gs.c.ReplayTxn(h.ProducerID, r.Key, r.Value)
+					n++
 					continue
 				}
 				if err := gs.c.Replay(r.Key, r.Value); err != nil {
@@ -114,7 +127,7 @@ func (gs *groups) do(fn func(c *group.Coordinator, now time.Time)) {
 	gs.mu.Lock()
 	fn(gs.c, time.Now())
 	rd := gs.c.Ready()
-	w, appendErr := gs.persist(rd.Records)
+	w, appendErr := gs.persist(rd.Records, rd.Txn)
 	gs.mu.Unlock()
 	select {
 	case gs.wake <- struct{}{}:
@@ -148,21 +161,30 @@ func (gs *groups) do(fn func(c *group.Coordinator, now time.Time)) {
 	}()
 }
 
-// persist appends records to __consumer_offsets as one batch and returns the
-// waiter released once they are fsynced.
-func (gs *groups) persist(recs []group.Record) (*syncWaiter, error) {
-	if len(recs) == 0 {
+// persist appends records to __consumer_offsets as one batch, and each
+// transaction's offset commits as a transactional batch of its producer, and
+// returns the waiter released once they are fsynced.
+func (gs *groups) persist(recs []group.Record, txn []group.TxnRecords) (*syncWaiter, error) {
+	if len(recs) == 0 && len(txn) == 0 {
 		return nil, nil
 	}
 	now := time.Now()
-	batch := encodeBatch(recs, now.UnixMilli())
-	h, err := log.ValidateBatch(batch)
-	if err == nil {
-		_, err = gs.part.log.Append(batch, h, now)
+	var batches [][]byte
+	if len(recs) > 0 {
+		batches = append(batches, encodeBatch(recs, now.UnixMilli()))
 	}
-	if err != nil {
-		gs.b.logger.Error("writing group metadata failed", "topic", offsetsTopic, "err", err)
-		return nil, err
+	for _, t := range txn {
+		batches = append(batches, encodeTxnBatch(t.Records, now.UnixMilli(), t.ProducerID, t.ProducerEpoch))
+	}
+	for _, batch := range batches {
+		h, err := log.ValidateBatch(batch)
+		if err == nil {
+			_, err = gs.part.log.Append(batch, h, now)
+		}
+		if err != nil {
+			gs.b.logger.Error("writing group metadata failed", "topic", offsetsTopic, "err", err)
+			return nil, err
+		}
 	}
 	return gs.b.syncer.mark([]*log.Log{gs.part.log}, true), nil
 }
@@ -249,6 +271,12 @@ func (c *conn) clientHost() string {
 // encodeBatch encodes keyed records as one uncompressed v2 record batch with
 // no producer id (offsets are stamped by the log).
 func encodeBatch(recs []group.Record, ts int64) []byte {
+	return encodeTxnBatch(recs, ts, -1, -1)
+}
+
+// encodeTxnBatch is encodeBatch for a producer: with pid >= 0 the batch is
+// transactional (attribute bit 4), without sequence numbers.
+func encodeTxnBatch(recs []group.Record, ts int64, pid int64, epoch int16) []byte {
 	var body []byte
 	for i, r := range recs {
 		var rec []byte
@@ -276,10 +304,13 @@ func encodeBatch(recs []group.Record, ts int64) []byte {
 	binary.BigEndian.PutUint32(b[23:], uint32(len(recs)-1))                // last offset delta
 	binary.BigEndian.PutUint64(b[27:], uint64(ts))                         // first timestamp
 	binary.BigEndian.PutUint64(b[35:], uint64(ts))                         // max timestamp
-	binary.BigEndian.PutUint64(b[43:], ^uint64(0))                         // producer id -1
-	binary.BigEndian.PutUint16(b[51:], ^uint16(0))                         // producer epoch -1
+	binary.BigEndian.PutUint64(b[43:], uint64(pid))                        // producer id
+	binary.BigEndian.PutUint16(b[51:], uint16(epoch))                      // producer epoch
 	binary.BigEndian.PutUint32(b[53:], ^uint32(0))                         // base sequence -1
 	binary.BigEndian.PutUint32(b[57:], uint32(len(recs)))                  // record count
+	if pid >= 0 {
+		binary.BigEndian.PutUint16(b[21:], 0x10) // transactional
+	}
 	b = append(b, body...)
 	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return b

@@ -60,9 +60,20 @@ type Record struct {
 	Key, Value []byte
 }
 
+// TxnRecords are offset commit records of a transaction: the caller
+// appends them as one transactional batch of the producer, after Records.
+// They take effect when the transaction's commit marker reaches the log
+// (CompleteTxn).
+type TxnRecords struct {
+	ProducerID    int64
+	ProducerEpoch int16
+	Records       []Record
+}
+
 // Ready is the work the caller must do after an input.
 type Ready struct {
 	Records []Record
+	Txn     []TxnRecords
 	Replies []Reply
 }
 
@@ -72,6 +83,9 @@ type Coordinator struct {
 	groups map[string]*group
 	ready  Ready
 	now    time.Time
+	// txnOffsets are the offsets committed by open transactions, by
+	// producer id and group, applied or dropped by CompleteTxn.
+	txnOffsets map[int64]map[string]map[string]map[int32]offset
 }
 
 // New returns an empty coordinator.
@@ -85,7 +99,7 @@ func New(cfg Config) *Coordinator {
 	if cfg.MaxSessionTimeout <= 0 {
 		cfg.MaxSessionTimeout = 30 * time.Minute
 	}
-	return &Coordinator{cfg: cfg, groups: map[string]*group{}}
+	return &Coordinator{cfg: cfg, groups: map[string]*group{}, txnOffsets: map[int64]map[string]map[string]map[int32]offset{}}
 }
 
 func randomMemberID(clientID string) string {

@@ -125,6 +125,9 @@ func (c *Coordinator) FetchOffsets(to any, req *kmsg.OffsetFetchRequest) {
 				for _, fp := range ft.parts {
 					sp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 					sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = fp.partition, fp.o.offset, fp.o.leaderEpoch, strp(fp.o.metadata)
+					if req.RequireStable && c.unstable(rg.Group, ft.topic, fp.partition) {
+						sp.ErrorCode, sp.Offset, sp.LeaderEpoch, sp.Metadata = kerr.UnstableOffsetCommit.Code, -1, -1, strp("")
+					}
 					st.Partitions = append(st.Partitions, sp)
 				}
 				sg.Topics = append(sg.Topics, st)
@@ -149,6 +152,9 @@ func (c *Coordinator) FetchOffsets(to any, req *kmsg.OffsetFetchRequest) {
 		for _, fp := range ft.parts {
 			sp := kmsg.NewOffsetFetchResponseTopicPartition()
 			sp.Partition, sp.Offset, sp.LeaderEpoch, sp.Metadata = fp.partition, fp.o.offset, fp.o.leaderEpoch, strp(fp.o.metadata)
+			if req.Version >= 7 && req.RequireStable && c.unstable(req.Group, ft.topic, fp.partition) {
+				sp.ErrorCode, sp.Offset, sp.LeaderEpoch, sp.Metadata = kerr.UnstableOffsetCommit.Code, -1, -1, strp("")
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

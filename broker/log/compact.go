@@ -98,7 +98,7 @@ func replaceWithSwap(dir string, base, next int64) error {
 			continue
 		}
 		switch ext {
-		case "log", "index", "timeindex":
+		case "log", "index", "timeindex", "txnindex":
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return err
 			}
@@ -138,6 +138,7 @@ func (l *Log) Compact(now time.Time, cc CompactConfig) (CompactStats, error) {
 		}
 	}
 	lagLimit := now.Add(-cc.MinCompactionLag).UnixMilli()
+	lso := l.lastStableLocked()
 	var group []*segment
 	for _, s := range l.segments[:len(l.segments)-1] {
 		if cc.MinCompactionLag > 0 && s.maxTimestamp > lagLimit {
@@ -146,12 +147,23 @@ func (l *Log) Compact(now time.Time, cc CompactConfig) (CompactStats, error) {
 		if s == l.hwmSeg {
 			break // holds the high watermark: readers stop there
 		}
+		if s.next > lso {
+			break // holds records of an open transaction
+		}
 		s.acquire()
 		group = append(group, s)
 	}
 	var next int64
 	if len(group) > 0 {
 		next = l.segments[len(group)].base
+	}
+	var aborted []AbortedTxn // every aborted transaction: their records are dropped
+	var groupAborted []AbortedTxn
+	for i, s := range l.segments {
+		aborted = append(aborted, s.aborted...)
+		if i < len(group) {
+			groupAborted = append(groupAborted, s.aborted...)
+		}
 	}
 	cleanedTo := l.cleanedTo
 	l.mu.Unlock()
@@ -182,13 +194,25 @@ func (l *Log) Compact(now time.Time, cc CompactConfig) (CompactStats, error) {
 		return st, nil
 	}
 
-	// Pass 1: the latest offset of every key in the group.
+	// Pass 1: the latest offset of every key in the group, among records
+	// that are not part of an aborted transaction.
 	var dec Decompressor
 	defer dec.Close()
 	latest := map[string]int64{}
+	isAborted := func(h *BatchHeader) bool {
+		if !h.IsTransactional() || h.IsControl() {
+			return false
+		}
+		for _, a := range aborted {
+			if a.ProducerID == h.ProducerID && a.FirstOffset <= h.BaseOffset && h.BaseOffset <= a.LastOffset {
+				return true
+			}
+		}
+		return false
+	}
 	for _, s := range group {
 		if err := s.eachBatch(func(b []byte, h *BatchHeader) error {
-			if h.IsControl() {
+			if h.IsControl() || isAborted(h) {
 				return nil
 			}
 			recs, err := dec.Records(b)
@@ -221,8 +245,17 @@ func (l *Log) Compact(now time.Time, cc CompactConfig) (CompactStats, error) {
 	for _, s := range group {
 		st.BytesBefore += s.size
 		err := s.eachBatch(func(b []byte, h *BatchHeader) error {
+			if isAborted(h) {
+				return nil // aborted records are never read by anyone
+			}
 			if h.IsControl() {
-				return nil // no transactions: markers carry nothing to keep
+				// Markers are kept: they close transactions for
+				// read_uncommitted readers and the producer state.
+				if _, err := out.WriteAt(b, written); err != nil {
+					return err
+				}
+				written += int64(len(b))
+				return nil
 			}
 			recs, err := dec.Records(b)
 			if err != nil {
@@ -290,7 +323,7 @@ func (l *Log) Compact(now time.Time, cc CompactConfig) (CompactStats, error) {
 		return st, fmt.Errorf("log: replace compacted segments (finished at next start): %w", err)
 	}
 	ns := &segment{base: group[0].base, path: segmentPath(l.dir, group[0].base, ".log"), f: out, size: written,
-		next: next, maxTimestamp: -1, lastIndexed: -1, created: group[len(group)-1].created}
+		next: next, maxTimestamp: -1, lastIndexed: -1, created: group[len(group)-1].created, aborted: groupAborted}
 	ns.refs.Store(1)
 	if _, err := ns.scan(0, false, func(h *BatchHeader, pos int64) error {
 		return ns.noteBatch(h, pos, l.cfg.IndexIntervalBytes, false)

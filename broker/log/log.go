@@ -166,6 +166,7 @@ func (l *Log) load() error {
 		if i+1 < len(bases) {
 			s.next = bases[i+1]
 		}
+		s.loadTxnIndex(l.dir, l.logger)
 		if !s.loadIndexFiles(l.dir, s.size) {
 			l.logger.Info("rebuilding segment index", "segment", base)
 			if _, err := s.scan(0, false, func(h *BatchHeader, pos int64) error {
@@ -198,8 +199,16 @@ func (l *Log) load() error {
 		break
 	}
 	for _, s := range l.segments[replayFrom : len(l.segments)-1] {
-		if _, err := s.scan(0, false, func(h *BatchHeader, _ int64) error {
+		if _, err := s.scan(0, false, func(h *BatchHeader, pos int64) error {
 			trackProducer(l.producers, h)
+			commit := false
+			if h.IsControl() {
+				var err error
+				if commit, err = s.readControlType(pos, h); err != nil {
+					return err
+				}
+			}
+			noteTxn(l.producers, h, commit) // aborts are in the segment's index already
 			return nil
 		}); err != nil {
 			l.logger.Warn("replaying producer state", "segment", s.base, "err", err)
@@ -208,9 +217,20 @@ func (l *Log) load() error {
 
 	// The active segment is validated batch by batch: it is the only one
 	// that can hold a torn tail after a crash.
-	active.index, active.timeIndex, active.lastIndexed = nil, nil, -1
+	active.index, active.timeIndex, active.lastIndexed, active.aborted = nil, nil, -1, nil
 	end, scanErr := active.scan(0, true, func(h *BatchHeader, pos int64) error {
 		trackProducer(l.producers, h)
+		commit := false
+		if h.IsControl() {
+			var err error
+			if commit, err = active.readControlType(pos, h); err != nil {
+				return err
+			}
+		}
+		if a, ok := noteTxn(l.producers, h, commit); ok {
+			a.LastStable = -1 // not known after the fact; unused by readers
+			active.addAborted(a, false)
+		}
 		return active.noteBatch(h, pos, l.cfg.IndexIntervalBytes, false)
 	})
 	if scanErr != nil {
@@ -340,6 +360,17 @@ func (l *Log) Append(batch []byte, h BatchHeader, now time.Time) (AppendResult, 
 			return AppendResult{BaseOffset: dup, LastOffset: dup + int64(h.LastOffsetDelta), LogStart: l.logStart, Duplicate: true}, nil
 		}
 	}
+	res, err := l.appendLocked(batch, h, now, ps)
+	if err == nil && h.IsTransactional() {
+		h.BaseOffset = res.BaseOffset
+		noteTxn(l.producers, &h, false)
+	}
+	return res, err
+}
+
+// appendLocked writes a checked batch at the log end; ps is its producer's
+// state to update (nil: none yet, created for idempotent batches).
+func (l *Log) appendLocked(batch []byte, h BatchHeader, now time.Time, ps *producerState) (AppendResult, error) {
 	active := l.segments[len(l.segments)-1]
 	if active.size > 0 && (active.size+int64(len(batch)) > l.cfg.SegmentBytes ||
 		now.Sub(active.created) >= l.cfg.SegmentAge ||
@@ -367,7 +398,7 @@ func (l *Log) Append(batch []byte, h BatchHeader, now time.Time) (AppendResult, 
 	if err := active.noteBatch(&h, pos, l.cfg.IndexIntervalBytes, true); err != nil {
 		l.logger.Warn("index write failed; it is rebuilt on restart", "err", err)
 	}
-	if ps == nil && isIdempotent(&h) {
+	if ps == nil && isIdempotent(&h) && !h.IsControl() {
 		ps = &producerState{Epoch: h.ProducerEpoch}
 		l.producers[h.ProducerID] = ps
 	}
@@ -483,6 +514,8 @@ type Chunk struct {
 	seg *segment
 	Pos int64
 	Len int64
+	// Next is the offset after the chunk's last batch (0 for an empty chunk).
+	Next int64
 }
 
 // File is the segment file the chunk lives in.
@@ -517,6 +550,17 @@ func (c *Chunk) Bytes() ([]byte, error) {
 // to maxBytes (at least one batch even if it is larger, as Kafka does when
 // minOne is set), never beyond the high watermark.
 func (l *Log) Read(offset int64, maxBytes int64, minOne bool) (Chunk, error) {
+	return l.read(offset, maxBytes, minOne, false)
+}
+
+// ReadCommitted is Read for read_committed consumers: it stops at the last
+// stable offset, and returns nothing (no error) from there to the high
+// watermark.
+func (l *Log) ReadCommitted(offset int64, maxBytes int64, minOne bool) (Chunk, error) {
+	return l.read(offset, maxBytes, minOne, true)
+}
+
+func (l *Log) read(offset int64, maxBytes int64, minOne, committed bool) (Chunk, error) {
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
@@ -526,7 +570,11 @@ func (l *Log) Read(offset int64, maxBytes int64, minOne bool) (Chunk, error) {
 		l.mu.Unlock()
 		return Chunk{}, fmt.Errorf("%w: %d not in [%d, %d]", ErrOffsetOutOfRange, offset, l.logStart, l.hwm)
 	}
-	if offset == l.hwm {
+	limit := l.hwm
+	if committed {
+		limit = l.lastStableLocked()
+	}
+	if offset >= limit {
 		l.mu.Unlock()
 		return Chunk{}, nil
 	}
@@ -555,8 +603,9 @@ func (l *Log) Read(offset int64, maxBytes int64, minOne bool) (Chunk, error) {
 
 	var out Chunk
 	var err error
+	done := false
 	for _, c := range cands {
-		if out.seg != nil || err != nil {
+		if done || out.seg != nil || err != nil {
 			c.s.release()
 			continue
 		}
@@ -568,13 +617,19 @@ func (l *Log) Read(offset int64, maxBytes int64, minOne bool) (Chunk, error) {
 			c.s.release()
 			continue
 		}
-		n, serr := c.s.spanBatches(pos, c.end, maxBytes, minOne)
+		n, next, serr := c.s.spanBatches(pos, c.end, maxBytes, minOne, limit)
 		if serr != nil {
 			err = serr
 			c.s.release()
 			continue
 		}
-		out = Chunk{seg: c.s, Pos: pos, Len: n}
+		if n == 0 {
+			// The limit (last stable offset) comes first.
+			c.s.release()
+			done = true
+			continue
+		}
+		out = Chunk{seg: c.s, Pos: pos, Len: n, Next: next}
 	}
 	if err != nil {
 		out.Release()
@@ -583,22 +638,27 @@ func (l *Log) Read(offset int64, maxBytes int64, minOne bool) (Chunk, error) {
 	return out, nil
 }
 
-// spanBatches measures whole batches from pos up to end within maxBytes.
-func (s *segment) spanBatches(pos, end, maxBytes int64, minOne bool) (int64, error) {
+// spanBatches measures whole batches from pos up to end within maxBytes,
+// stopping at the first batch at or after limit. It returns their size and
+// the offset after the last one.
+func (s *segment) spanBatches(pos, end, maxBytes int64, minOne bool, limit int64) (n, next int64, err error) {
 	var buf [HeaderSize]byte
-	var n int64
 	for pos+n < end {
 		h, err := s.readHeaderAt(pos+n, buf[:])
 		if err != nil {
-			return 0, fmt.Errorf("segment %d: batch header at %d: %w", s.base, pos+n, err)
+			return 0, 0, fmt.Errorf("segment %d: batch header at %d: %w", s.base, pos+n, err)
+		}
+		if h.BaseOffset >= limit {
+			break
 		}
 		sz := int64(h.Size())
 		if n+sz > maxBytes && !(n == 0 && minOne) {
 			break
 		}
 		n += sz
+		next = h.LastOffset() + 1
 	}
-	return n, nil
+	return n, next, nil
 }
 
 // OffsetForTimestamp returns the offset of the first batch whose max
@@ -696,8 +756,8 @@ func (l *Log) EnforceRetention(now time.Time) (int, error) {
 		if !expired(s) && !bySize {
 			break
 		}
-		if s == l.hwmSeg {
-			break
+		if s == l.hwmSeg || s.next > l.lastStableLocked() {
+			break // readers stop at the high watermark; open transactions stay whole
 		}
 		l.segments = l.segments[1:]
 		total -= s.size

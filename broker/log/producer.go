@@ -28,6 +28,9 @@ type producerBatch struct {
 type producerState struct {
 	Epoch   int16           `json:"epoch"`
 	Batches []producerBatch `json:"batches"` // oldest first, at most maxProducerBatches
+	// TxnFirst is the first offset of the producer's open transaction in
+	// this partition, nil when it has none.
+	TxnFirst *int64 `json:"txn_first_offset,omitempty"`
 }
 
 // check classifies a batch of producer id/epoch/sequence against the state:
@@ -64,6 +67,9 @@ func (s *producerState) record(h *BatchHeader) {
 	if h.ProducerEpoch != s.Epoch {
 		s.Epoch = h.ProducerEpoch
 		s.Batches = s.Batches[:0]
+	}
+	if h.IsControl() {
+		return
 	}
 	s.Batches = append(s.Batches, producerBatch{
 		FirstSeq:   h.BaseSequence,

@@ -45,6 +45,8 @@ type segment struct {
 	created       time.Time
 	lastIndexed   int64 // file position of the last offset-index entry, -1 if none
 	idxF, timeF   *os.File
+	txnF          *os.File     // aborted transaction index of the active segment
+	aborted       []AbortedTxn // aborted transactions whose marker is in this segment
 	pendingDelete bool
 
 	refs atomic.Int32 // 1 for the log's own reference plus one per reader
@@ -89,6 +91,11 @@ func (s *segment) openIndexFiles(dir string, truncate bool) error {
 	if s.timeF, err = os.OpenFile(segmentPath(dir, s.base, ".timeindex"), flags, 0o644); err != nil {
 		s.idxF.Close()
 		return fmt.Errorf("open time index: %w", err)
+	}
+	if s.txnF, err = os.OpenFile(segmentPath(dir, s.base, ".txnindex"), flags, 0o644); err != nil {
+		s.idxF.Close()
+		s.timeF.Close()
+		return fmt.Errorf("open aborted transaction index: %w", err)
 	}
 	return nil
 }
@@ -261,6 +268,9 @@ func (s *segment) writeIndexFilesDurably(dir string) error {
 	if err := writeFileAtomic(segmentPath(dir, s.base, ".index"), ib); err != nil {
 		return err
 	}
+	if err := writeFileAtomic(segmentPath(dir, s.base, ".txnindex"), s.encodeTxnIndex()); err != nil {
+		return err
+	}
 	return writeFileAtomic(segmentPath(dir, s.base, ".timeindex"), tb)
 }
 
@@ -288,6 +298,9 @@ func (s *segment) rewriteIndexFiles(dir string) error {
 	if err := os.WriteFile(segmentPath(dir, s.base, ".timeindex"), tb, 0o644); err != nil {
 		return fmt.Errorf("write time index: %w", err)
 	}
+	if err := os.WriteFile(segmentPath(dir, s.base, ".txnindex"), s.encodeTxnIndex(), 0o644); err != nil {
+		return fmt.Errorf("write aborted transaction index: %w", err)
+	}
 	return nil
 }
 
@@ -303,6 +316,10 @@ func (s *segment) closeIndexFiles() error {
 		errs = append(errs, s.timeF.Sync(), s.timeF.Close())
 		s.timeF = nil
 	}
+	if s.txnF != nil {
+		errs = append(errs, s.txnF.Sync(), s.txnF.Close())
+		s.txnF = nil
+	}
 	return errors.Join(errs...)
 }
 
@@ -311,7 +328,7 @@ func (s *segment) closeIndexFiles() error {
 func (s *segment) remove(dir string) error {
 	s.pendingDelete = true
 	errs := []error{s.closeIndexFiles()}
-	for _, ext := range []string{".log", ".index", ".timeindex", ".snapshot"} {
+	for _, ext := range []string{".log", ".index", ".timeindex", ".txnindex", ".snapshot"} {
 		if err := os.Remove(segmentPath(dir, s.base, ext)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -1,0 +1,69 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/tributary-dev/tributary/broker/group"
+	"github.com/tributary-dev/tributary/broker/txn"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The transaction APIs, answered by the transaction coordinator (package
+// txn, driven by txns.go):
+//
+//   - AddPartitionsToTxn (24): v0-5; v4+ batch several transactions and
+//     may be verify-only (KIP-890).
+//   - AddOffsetsToTxn (25): v0-4; the group's __consumer_offsets partition
+//     joins the transaction.
+//   - EndTxn (26): v0-5; answered once the markers are durable. v5+ bumps
+//     the producer epoch (KIP-890 part 2).
+//   - TxnOffsetCommit (28): v0-5; checked against the transaction (v5+ adds
+//     the offsets partition implicitly), then written by the group
+//     coordinator as a transactional batch that takes effect at the commit
+//     marker.
+//   - DescribeTransactions (65): v0; ListTransactions (66): v0-2.
+
+func handleAddPartitionsToTxn(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
+	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.AddPartitions(now, to, req) })
+}
+
+func handleAddOffsetsToTxn(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
+	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.AddOffsets(now, to, req) })
+}
+
+func handleEndTxn(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.EndTxnRequest)
+	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.EndTxn(now, to, req) })
+}
+
+func handleTxnOffsetCommit(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.TxnOffsetCommitRequest)
+	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: 0}
+	if code := c.b.checkTxnPartition(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp, req.Version >= 5, req.Version); code != errNone {
+		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		for _, rt := range req.Topics {
+			st := kmsg.NewTxnOffsetCommitResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, code
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return &reply{resp: resp}
+	}
+	return c.groupReply(func(co *group.Coordinator, now time.Time, to any) { co.TxnCommit(now, to, req) })
+}
+
+func handleDescribeTransactions(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.DescribeTransactionsRequest)
+	return c.txnReply(func(co *txn.Coordinator, _ time.Time, to any) { co.Describe(to, req) })
+}
+
+func handleListTransactions(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.ListTransactionsRequest)
+	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.List(now, to, req) })
+}
