@@ -646,8 +646,8 @@ func (c *Coordinator) Describe(to any, req *kmsg.DescribeTransactionsRequest) {
 		st.State = t.state.String()
 		st.TimeoutMillis = int32(t.timeout.Milliseconds())
 		st.StartTimestamp = -1
-		if t.state == Ongoing || t.state == PrepareCommit || t.state == PrepareAbort {
-			st.StartTimestamp = t.start.UnixMilli()
+		if !t.start.IsZero() {
+			st.StartTimestamp = t.start.UnixMilli() // the last transaction's, as Kafka keeps it
 		}
 		st.ProducerID, st.ProducerEpoch = t.pid, t.epoch
 		byTopic := map[string][]int32{}

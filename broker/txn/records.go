@@ -27,7 +27,7 @@ func stateValue(t *txn) []byte {
 	v.State = kmsg.TransactionState(t.state)
 	v.LastUpdateTimestamp = t.updated.UnixMilli()
 	v.StartTimestamp = -1
-	if t.state == Ongoing || t.state == PrepareCommit || t.state == PrepareAbort {
+	if !t.start.IsZero() {
 		v.StartTimestamp = t.start.UnixMilli()
 	}
 	v.PreviousProducerID = -1
