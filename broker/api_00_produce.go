@@ -10,6 +10,7 @@ import (
 
 	"github.com/tributary-dev/tributary/broker/log"
 	"github.com/tributary-dev/tributary/broker/txn"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -135,6 +136,11 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 			}
 			tp := txn.TopicPartition{Topic: p.topic.name, Partition: p.index}
 			if code := b.checkTxnPartition(*req.TransactionID, h.ProducerID, h.ProducerEpoch, tp, req.Version >= 12, req.Version); code != errNone {
+				if code == errInvalidTxnState && req.Version >= 11 {
+					// Kafka 4 answers a failed verification so that the
+					// client aborts and goes on (KIP-890).
+					code = kerr.TransactionAbortable.Code
+				}
 				sp.ErrorCode = code
 				return false
 			}

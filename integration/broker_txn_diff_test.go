@@ -37,8 +37,8 @@ func txnBatch(pid int64, epoch int16, seq int32, values ...string) []byte {
 func failFastTargets(t *testing.T) []diffTarget {
 	t.Helper()
 	k := harness.ApacheKafka(t, harness.WithServerProperties(map[string]string{
-		"auto.create.topics.enable":             "false",
-		"group.coordinator.rebalance.protocols": "classic",
+		"auto.create.topics.enable":                                   "false",
+		"group.coordinator.rebalance.protocols":                       "classic",
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 	}))
 	b := harness.TributaryBroker(t, func(c *broker.Config) {
@@ -253,14 +253,16 @@ func txnScenario(ctx context.Context, t *testing.T, tg diffTarget) map[string]st
 		var codes []string
 		for _, st := range resp.Topics {
 			for _, sp := range st.Partitions {
-				codes = append(codes, errName(sp.ErrorCode))
+				codes = append(codes, fmt.Sprintf("%d:%s", sp.Partition, errName(sp.ErrorCode)))
 			}
 		}
+		slices.Sort(codes) // Kafka answers in no particular order
 		res[name] = strings.Join(codes, ",")
 	}
 	add("AddPartitionsToTxn unknown transactional id", "nope", pid, epoch, 0)
-	add("AddPartitionsToTxn stale epoch", "t1", pid, epoch-1, 3, 0)
-	add("AddPartitionsToTxn wrong producer id", "t1", pid+1000, epoch, 3, 0)
+	add("AddPartitionsToTxn stale epoch", "t1", pid, epoch-1, 0)
+	add("AddPartitionsToTxn unknown partition", "t1", pid, epoch, 0, 7)
+	add("AddPartitionsToTxn wrong producer id", "t1", pid+1000, epoch, 0)
 
 	// A transactional produce to a partition not added (v11, KIP-890 part 1).
 	produce := func(name string, version int16, e int16, seq int32, partition int32, values ...string) {

@@ -73,8 +73,8 @@ func TestTransactionsLSOAndAbortedIndex(t *testing.T) {
 	l := openLog(t, dir, testConfig(1<<20))
 	now := time.Now()
 	mustAppend(t, l, makeBatch(t, batchSpec{Values: vals("plain", 0, 2)}), now) // 0-1
-	mustAppend(t, l, txnBatch(t, 7, 0, 0, vals("a", 0, 3)...), now)          // 2-4, open
-	mustAppend(t, l, txnBatch(t, 8, 0, 0, vals("b", 0, 2)...), now)          // 5-6, open
+	mustAppend(t, l, txnBatch(t, 7, 0, 0, vals("a", 0, 3)...), now)             // 2-4, open
+	mustAppend(t, l, txnBatch(t, 8, 0, 0, vals("b", 0, 2)...), now)             // 5-6, open
 	mustSync(t, l)
 	if lso := l.LastStable(); lso != 2 {
 		t.Fatalf("LSO with two open transactions = %d, want 2", lso)

@@ -352,6 +352,23 @@ func (c *Coordinator) addPartitions(now time.Time, id string, pid int64, epoch i
 		}
 		return codes, false
 	}
+	// Like Kafka, unknown partitions are answered before the producer is
+	// looked at.
+	unknown := false
+	for _, tp := range tps {
+		if c.cfg.PartitionExists != nil && !c.cfg.PartitionExists(tp.Topic, tp.Partition) {
+			codes[tp] = kerr.UnknownTopicOrPartition.Code
+			unknown = true
+		}
+	}
+	if unknown {
+		for _, tp := range tps {
+			if codes[tp] == 0 {
+				codes[tp] = kerr.OperationNotAttempted.Code
+			}
+		}
+		return codes, false
+	}
 	t := c.txns[id]
 	if code, retry := t.check(pid, epoch, version, 2); code != 0 || retry {
 		if retry {
@@ -372,21 +389,6 @@ func (c *Coordinator) addPartitions(now time.Time, id string, pid int64, epoch i
 	switch t.state {
 	case PrepareCommit, PrepareAbort, PrepareEpochFence:
 		return all(kerr.ConcurrentTransactions.Code)
-	}
-	unknown := false
-	for _, tp := range tps {
-		if c.cfg.PartitionExists != nil && !c.cfg.PartitionExists(tp.Topic, tp.Partition) {
-			codes[tp] = kerr.UnknownTopicOrPartition.Code
-			unknown = true
-		}
-	}
-	if unknown {
-		for _, tp := range tps {
-			if codes[tp] == 0 {
-				codes[tp] = kerr.OperationNotAttempted.Code
-			}
-		}
-		return codes, false
 	}
 	return codes, c.add(t, now, tps)
 }
