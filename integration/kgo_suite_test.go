@@ -1,0 +1,141 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tributary-dev/tributary/integration/harness"
+)
+
+// kgoSuiteSkip names the kgo tests left out: they need KIP-848 consumer
+// groups, which this broker refuses exactly as Apache Kafka does with
+// group.coordinator.rebalance.protocols=classic (franz-go's suite assumes a
+// broker that advertises ConsumerGroupHeartbeat v1 also runs such groups).
+// SASL tests skip themselves without KGO_TEST_SCRAM_SEEDS, share group tests
+// without ShareFetch v2.
+const kgoSuiteSkip = `^Test848|^TestGroupSimple/848`
+
+// TestKgoSuite runs franz-go's own kgo integration tests (the module at the
+// version this repository uses, fetched through the Go module proxy into the
+// module cache, never committed) against Tributary's broker: KGO_SEEDS
+// points at the broker, KGO_TEST_RF=1, and KGO_TEST_RECORDS (default 20000
+// here; TRIBUTARY_KGO_RECORDS overrides it) bounds the ETL tests, among them
+// TestTxnEtl and TestGroupETL. Every test that does not need SASL, share
+// groups or KIP-848 groups must pass.
+func TestKgoSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("franz-go's suite takes a few minutes")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("skipping: the go command is not on PATH")
+	}
+	version := ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/twmb/franz-go" {
+				version = d.Version
+			}
+		}
+	}
+	if version == "" {
+		t.Fatal("cannot tell which franz-go version this test binary uses")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+
+	// The module's source, tests included, from the Go module proxy.
+	dl := exec.CommandContext(ctx, goBin, "mod", "download", "-json", "github.com/twmb/franz-go@"+version)
+	out, err := dl.Output()
+	if err != nil {
+		t.Skipf("skipping: go mod download github.com/twmb/franz-go@%s: %v (needs the Go module proxy)", version, err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		t.Fatalf("go mod download output %q: %v", out, err)
+	}
+	src := filepath.Join(t.TempDir(), "franz-go")
+	if out, err := exec.Command("cp", "-r", mod.Dir, src).CombinedOutput(); err != nil {
+		t.Fatalf("copy %s: %v: %s", mod.Dir, err, out)
+	}
+	if out, err := exec.Command("chmod", "-R", "u+w", src).CombinedOutput(); err != nil {
+		t.Fatalf("chmod: %v: %s", err, out)
+	}
+
+	b := harness.TributaryBroker(t)
+	records := "20000"
+	if r := os.Getenv("TRIBUTARY_KGO_RECORDS"); r != "" {
+		records = r
+	}
+	args := []string{"test", "-count=1", "-timeout", "12m", "-skip", kgoSuiteSkip, "-v", "."}
+	if run := os.Getenv("TRIBUTARY_KGO_RUN"); run != "" {
+		args = append(args, "-run", run)
+	}
+	cmd := exec.CommandContext(ctx, goBin, args...)
+	cmd.Dir = filepath.Join(src, "pkg", "kgo")
+	cmd.Env = append(os.Environ(),
+		"KGO_SEEDS="+b.Bootstrap(),
+		"KGO_TEST_RF=1",
+		"KGO_TEST_RECORDS="+records,
+		"KGO_LOG_LEVEL=none",
+		"GOFLAGS=-mod=mod",
+	)
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	begin := time.Now()
+	runErr := cmd.Run()
+	passed, failed, skipped := summarize(buf.Bytes())
+	t.Logf("franz-go %s kgo suite against the broker in %v: %d passed, %d failed, %d skipped", version, time.Since(begin).Round(time.Second), len(passed), len(failed), len(skipped))
+	if len(skipped) > 0 {
+		t.Logf("skipped: %s", strings.Join(skipped, ", "))
+	}
+	if runErr != nil || len(failed) > 0 {
+		os.WriteFile(filepath.Join(os.TempDir(), "kgo-suite.log"), buf.Bytes(), 0o644)
+		t.Fatalf("kgo suite: %v; failed: %s\n(full output in %s)\n%s", runErr, strings.Join(failed, ", "),
+			filepath.Join(os.TempDir(), "kgo-suite.log"), tailOf(buf.String(), 60))
+	}
+	if len(passed) < 50 {
+		t.Fatalf("only %d kgo tests passed:\n%s", len(passed), tailOf(buf.String(), 40))
+	}
+}
+
+var testResult = regexp.MustCompile(`^\s*--- (PASS|FAIL|SKIP): (\S+)`)
+
+// summarize lists the top-level tests of `go test -v` output by result.
+func summarize(out []byte) (passed, failed, skipped []string) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		m := testResult.FindStringSubmatch(sc.Text())
+		if m == nil || strings.Contains(m[2], "/") {
+			continue
+		}
+		switch m[1] {
+		case "PASS":
+			passed = append(passed, m[2])
+		case "FAIL":
+			failed = append(failed, m[2])
+		case "SKIP":
+			skipped = append(skipped, m[2])
+		}
+	}
+	return passed, failed, skipped
+}
+
+func tailOf(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
