@@ -32,6 +32,7 @@ func handleProduce(c *conn, kreq kmsg.Request) *reply {
 	var touched []*log.Log
 	now := time.Now()
 	acksOK := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	txnCodes := b.checkProduceTxn(req)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -50,7 +51,7 @@ func handleProduce(c *conn, kreq kmsg.Request) *reply {
 				sp.ErrorCode = errUnknownTopicOrPartition
 			default:
 				p := t.partitions()[rp.Partition]
-				if b.appendPartition(p, rp.Records, now, &sp, req) {
+				if b.appendPartition(p, rp.Records, now, &sp, req, txnCodes) {
 					touched = append(touched, p.log)
 				}
 			}
@@ -96,7 +97,7 @@ func handleProduce(c *conn, kreq kmsg.Request) *reply {
 // appendPartition appends the batches of one partition and fills sp; it
 // reports whether the answer must wait for the partition's fsync (data was
 // written, or a duplicate of data that may not be durable yet was found).
-func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition, req *kmsg.ProduceRequest) bool {
+func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp *kmsg.ProduceResponseTopicPartition, req *kmsg.ProduceRequest, txnCodes map[txn.TopicPartition]int16) bool {
 	batches, hdrs, err := log.SplitBatches(records)
 	if err != nil {
 		sp.ErrorCode = errCorruptMessage
@@ -135,7 +136,12 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 				return false
 			}
 			tp := txn.TopicPartition{Topic: p.topic.name, Partition: p.index}
-			if code := b.checkTxnPartition(*req.TransactionID, h.ProducerID, h.ProducerEpoch, tp, req.Version >= 12, req.Version); code != errNone {
+			code, checked := txnCodes[tp]
+			if !checked || i > 0 {
+				// Not the producer checkProduceTxn saw first: check again.
+				code = b.checkTxnPartition(*req.TransactionID, h.ProducerID, h.ProducerEpoch, tp, req.Version >= 12, req.Version)
+			}
+			if code != errNone {
 				if code == errInvalidTxnState && req.Version >= 11 {
 					// Kafka 4 answers a failed verification so that the
 					// client aborts and goes on (KIP-890).
@@ -189,6 +195,39 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 		sp.BaseOffset = -1
 	}
 	return wrote
+}
+
+// checkProduceTxn checks every partition of a transactional produce request
+// with the transaction coordinator at once (adding them to the transaction
+// with Produce v12+), so that the request waits for at most one fsync of
+// the transaction state. It looks at the first batch of each partition;
+// appendPartition checks any other producer it finds.
+func (b *Broker) checkProduceTxn(req *kmsg.ProduceRequest) map[txn.TopicPartition]int16 {
+	if req.TransactionID == nil || req.Version < 3 {
+		return nil
+	}
+	var tps []txn.TopicPartition
+	pid, epoch := int64(-1), int16(-1)
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			h, err := log.ParseHeader(rp.Records)
+			if err != nil || !h.IsTransactional() || h.IsControl() || h.ProducerID < 0 {
+				continue
+			}
+			if pid >= 0 && (h.ProducerID != pid || h.ProducerEpoch != epoch) {
+				continue
+			}
+			if b.partition(rt.Topic, rp.Partition) == nil {
+				continue
+			}
+			pid, epoch = h.ProducerID, h.ProducerEpoch
+			tps = append(tps, txn.TopicPartition{Topic: rt.Topic, Partition: rp.Partition})
+		}
+	}
+	if len(tps) == 0 {
+		return nil
+	}
+	return b.checkTxnPartitions(*req.TransactionID, pid, epoch, tps, req.Version >= 12, req.Version)
 }
 
 // stampLogAppendTime sets the batch's timestamp type to LogAppendTime with

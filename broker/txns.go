@@ -309,16 +309,30 @@ func (c *conn) txnReply(fn func(co *txn.Coordinator, now time.Time, to any)) *re
 // is durable, so that no transactional data is ever on disk for a partition
 // the coordinator could forget.
 func (b *Broker) checkTxnPartition(id string, pid int64, epoch int16, tp txn.TopicPartition, implicit bool, version int16) int16 {
-	var code int16
-	var added bool
+	return b.checkTxnPartitions(id, pid, epoch, []txn.TopicPartition{tp}, implicit, version)[tp]
+}
+
+// checkTxnPartitions is checkTxnPartition for several partitions of one
+// request, with one wait for the durability of whatever was added.
+func (b *Broker) checkTxnPartitions(id string, pid int64, epoch int16, tps []txn.TopicPartition, implicit bool, version int16) map[txn.TopicPartition]int16 {
+	codes := make(map[txn.TopicPartition]int16, len(tps))
+	anyAdded := false
 	w := b.txns.do(func(c *txn.Coordinator, now time.Time) {
-		code, added = c.AddImplicit(now, id, pid, epoch, tp, implicit, version)
+		for _, tp := range tps {
+			code, added := c.AddImplicit(now, id, pid, epoch, tp, implicit, version)
+			codes[tp] = code
+			anyAdded = anyAdded || added
+		}
 	})
-	if added && w != nil {
+	if anyAdded && w != nil {
 		<-w.done
 		if w.err != nil {
-			return kerr.CoordinatorNotAvailable.Code
+			for tp, code := range codes {
+				if code == 0 {
+					codes[tp] = kerr.CoordinatorNotAvailable.Code
+				}
+			}
 		}
 	}
-	return code
+	return codes
 }

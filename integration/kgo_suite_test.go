@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -40,19 +39,14 @@ func TestKgoSuite(t *testing.T) {
 	if err != nil {
 		t.Skip("skipping: the go command is not on PATH")
 	}
-	version := ""
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/twmb/franz-go" {
-				version = d.Version
-			}
-		}
-	}
-	if version == "" {
-		t.Fatal("cannot tell which franz-go version this test binary uses")
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	// The franz-go version of this repository's go.mod.
+	vout, err := exec.CommandContext(ctx, goBin, "list", "-m", "-f", "{{.Version}}", "github.com/twmb/franz-go").Output()
+	version := strings.TrimSpace(string(vout))
+	if err != nil || version == "" {
+		t.Fatalf("go list -m github.com/twmb/franz-go: %v %q", err, vout)
+	}
 
 	// The module's source, tests included, from the Go module proxy.
 	dl := exec.CommandContext(ctx, goBin, "mod", "download", "-json", "github.com/twmb/franz-go@"+version)

@@ -88,6 +88,13 @@ Flags:
   --sizes LIST         record value sizes in bytes, comma-separated; k/KiB
                        suffix allowed (default 100,1024; minimum 8)
   --partitions LIST    partition counts, comma-separated (default 1,6)
+  --txn N              transactional workloads: the producer has a
+                       transactional id and commits every N records, the
+                       consumer reads read_committed; the goals become
+                       produce and consume tributary / kafka-durable >= 1.5
+                       (issue 22). Example: --txn 1000 --sizes 1KiB
+                       --partitions 6 --groups=false --targets
+                       tributary,kafka,kafka-durable
   --compression C      producer batch compression: none, snappy (franz-go's
                        default), lz4, zstd or gzip (default none; values
                        are random, so compression only costs CPU)
@@ -148,6 +155,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		sizes, partitions, targets, dir string
 		compression                     string
 		noKafka, asJSON                 bool
+		txnEvery                        int
 		cpuProfile                      string
 		timeout                         time.Duration
 		groups, onlyGroups              bool
@@ -160,6 +168,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.IntVar(&rebalanceRuns, "rebalance-runs", bench.DefaultRebalanceRuns, "")
 	fs.DurationVar(&rebalanceTimeout, "rebalance-timeout", time.Minute, "")
 	fs.IntVar(&records, "records", 0, "")
+	fs.IntVar(&txnEvery, "txn", 0, "")
 	fs.IntVar(&warmup, "warmup", -1, "")
 	fs.IntVar(&runs, "runs", bench.DefaultRuns, "")
 	fs.StringVar(&sizes, "sizes", "100,1024", "")
@@ -202,7 +211,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if rebalanceTimeout <= 0 {
 		return usageErr(fmt.Errorf("--rebalance-timeout must be positive"))
 	}
-	o := bench.Options{Records: records, Warmup: warmup, Runs: runs, Compression: compression, Dir: dir, PhaseTimeout: timeout, Progress: stderr,
+	if txnEvery < 0 {
+		return usageErr(fmt.Errorf("--txn must not be negative"))
+	}
+	o := bench.Options{Records: records, Warmup: warmup, Runs: runs, Compression: compression, Dir: dir, PhaseTimeout: timeout, Progress: stderr, TxnEvery: txnEvery,
 		Groups: groups || onlyGroups, NoWorkloads: onlyGroups, GroupRecords: groupRecords, RebalanceRuns: rebalanceRuns,
 		RebalanceTimeout: rebalanceTimeout, MemberArgs: []string{"bench", "broker"}}
 	var err error

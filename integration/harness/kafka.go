@@ -306,6 +306,9 @@ func escapeProperty(s string, key bool) string {
 // Bootstrap returns the broker's host:port.
 func (k *Kafka) Bootstrap() string { return k.bootstrap }
 
+// Pid returns the broker's java process id (benchmarks read its CPU time).
+func (k *Kafka) Pid() int { return k.proc.cmd.Process.Pid }
+
 // Dir returns the directory holding the broker's configuration, data and
 // log.
 func (k *Kafka) Dir() string { return k.dir }

@@ -75,7 +75,7 @@ func groupConsume(ctx context.Context, t Target, bootstrap string, n, runs int, 
 	}
 	logf("%s group consume: produce %d records to %s", t, n, topic)
 	pctx, cancel := context.WithTimeout(ctx, timeout)
-	_, err = produce(pctx, prod, topic, GroupRecordSize, n)
+	_, err = produce(pctx, prod, topic, GroupRecordSize, n, 0)
 	cancel()
 	prod.Close()
 	if err != nil {

@@ -20,6 +20,19 @@ type Rate struct {
 	Seconds       float64 `json:"seconds"`
 	RecordsPerSec float64 `json:"records_per_sec"`
 	MBPerSec      float64 `json:"mb_per_sec"` // 10^6 bytes of record values per second
+	// CPUSeconds is the CPU time the phase took in the benchmark process
+	// (client, and broker when in-process) plus an external broker
+	// process (Apache Kafka); CPUSecondsPerRecord divides it by Records.
+	CPUSeconds          float64 `json:"cpu_seconds"`
+	CPUSecondsPerRecord float64 `json:"cpu_seconds_per_record"`
+}
+
+// setCPU records the CPU time of the phase.
+func (r *Rate) setCPU(d time.Duration) {
+	r.CPUSeconds = d.Seconds()
+	if r.Records > 0 {
+		r.CPUSecondsPerRecord = r.CPUSeconds / float64(r.Records)
+	}
 }
 
 func newRate(w Workload, d time.Duration) *Rate {
@@ -108,6 +121,14 @@ var Goals = []Goal{
 	{Consume, KfakeMemory, 1.0},
 }
 
+// TxnGoals are issue 22's targets for the transactional workloads:
+// transactional produce and read_committed consume at least 1.5x durable
+// Apache Kafka.
+var TxnGoals = []Goal{
+	{Produce, KafkaDurable, 1.5},
+	{Consume, KafkaDurable, 1.5},
+}
+
 func (g Goal) String() string {
 	return fmt.Sprintf("%s %s/%s >= %.1fx", g.Phase, Tributary, g.Reference, g.Min)
 }
@@ -175,6 +196,14 @@ type Report struct {
 	// AllMet is true when every goal was computed for every workload and
 	// met, and, when the rebalance run ran, Tributary met its goal.
 	AllMet bool `json:"all_goals_met"`
+	// Txn is set for the transactional workloads (Options.TxnEvery).
+	Txn bool `json:"transactional,omitempty"`
+}
+
+// txnClientDesc describes the client settings of the transactional mode.
+func txnClientDesc(compression string, every int) string {
+	return fmt.Sprintf("franz-go kgo defaults with a transactional id (acks=all, idempotent, linger 10ms, 1 MB batches), a commit every %d records, compression %s"+
+		"; read_committed consumer; random record values, no keys", every, compression)
 }
 
 // clientDesc describes the client settings for a compression codec name.
@@ -216,7 +245,11 @@ func (r *Report) compute() {
 	for i := range r.Workloads {
 		w := &r.Workloads[i]
 		w.Ratios = w.Ratios[:0]
-		for _, g := range Goals {
+		goals := Goals
+		if r.Txn {
+			goals = TxnGoals
+		}
+		for _, g := range goals {
 			ra := computeRatio(g, w.rate(Tributary, g.Phase), w.rate(g.Reference, g.Phase))
 			if ra.Met == nil || !*ra.Met {
 				r.AllMet = false
@@ -273,7 +306,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			wr.Workload, group(float64(wr.Records)), mbString(int64(wr.Records)*int64(wr.RecordSize)),
 			wr.Runs, plural(wr.Runs), group(float64(wr.Warmup)))
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "target\tproduce rec/s\tMB/s\tspread\tconsume rec/s\tMB/s\tspread\t\n")
+		fmt.Fprint(tw, "target\tproduce rec/s\tMB/s\tspread\tCPU µs/rec\tconsume rec/s\tMB/s\tspread\tCPU µs/rec\t\n")
 		for _, t := range r.Targets {
 			res := wr.result(t)
 			switch {
@@ -282,12 +315,12 @@ func (r *Report) WriteText(w io.Writer) error {
 				if _, ok := r.TargetErrors[t]; ok {
 					reason = "not run (see above)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\n", t, reason)
+				fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\n", t, reason)
 			case res.Error != "":
-				fmt.Fprintf(tw, "%s\tfailed (see below)\t\t\t\t\t\t\n", t)
+				fmt.Fprintf(tw, "%s\tfailed (see below)\t\t\t\t\t\t\t\t\n", t)
 			default:
 				p, c := rateCells(res.Produce, res.ProduceRuns), rateCells(res.Consume, res.ConsumeRuns)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t, p[0], p[1], p[2], c[0], c[1], c[2])
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", t, p[0], p[1], p[2], p[3], c[0], c[1], c[2], c[3])
 			}
 		}
 		tw.Flush()
@@ -357,16 +390,21 @@ func (ra Ratio) verdict() string {
 	return fmt.Sprintf("%.2fx  %s", *ra.Ratio, v)
 }
 
-// rateCells formats records/s, MB/s and the runs' spread.
-func rateCells(r *Rate, runs []*Rate) [3]string {
+// rateCells formats records/s, MB/s, the runs' spread and the CPU
+// microseconds per record.
+func rateCells(r *Rate, runs []*Rate) [4]string {
 	if r == nil {
-		return [3]string{"-", "-", "-"}
+		return [4]string{"-", "-", "-", "-"}
 	}
 	sp := "-"
 	if len(runs) > 1 {
 		sp = fmt.Sprintf("%.0f%%", 100*spread(runs))
 	}
-	return [3]string{group(r.RecordsPerSec), fmt.Sprintf("%.1f", r.MBPerSec), sp}
+	cpu := "-"
+	if r.CPUSeconds > 0 {
+		cpu = fmt.Sprintf("%.2f", r.CPUSecondsPerRecord*1e6)
+	}
+	return [4]string{group(r.RecordsPerSec), fmt.Sprintf("%.1f", r.MBPerSec), sp, cpu}
 }
 
 func mbString(b int64) string {

@@ -31,10 +31,17 @@ type Workload struct {
 	Records    int `json:"records"`
 	Warmup     int `json:"warmup_records"`
 	Runs       int `json:"runs"`
+	// TxnEvery > 0 makes the producer transactional, committing every
+	// TxnEvery records, and the consumer read_committed.
+	TxnEvery int `json:"txn_every,omitempty"`
 }
 
 func (w Workload) String() string {
-	return fmt.Sprintf("%s records, %d partition%s", sizeString(w.RecordSize), w.Partitions, plural(w.Partitions))
+	s := fmt.Sprintf("%s records, %d partition%s", sizeString(w.RecordSize), w.Partitions, plural(w.Partitions))
+	if w.TxnEvery > 0 {
+		s += fmt.Sprintf(", a transaction every %d records, read_committed", w.TxnEvery)
+	}
+	return s
 }
 
 func (w Workload) short() string {
@@ -96,6 +103,10 @@ type Options struct {
 	PhaseTimeout time.Duration
 	// Progress receives one line per step; nil discards.
 	Progress io.Writer
+	// TxnEvery > 0 runs the workloads transactionally: the producer has a
+	// transactional id and commits every TxnEvery records, consumers read
+	// committed records only; the goals become TxnGoals.
+	TxnEvery int
 
 	// NoWorkloads skips the produce/consume workloads (only the group
 	// benchmarks run).
@@ -136,7 +147,7 @@ func (o *Options) Workloads() []Workload {
 			if runs <= 0 {
 				runs = DefaultRuns
 			}
-			ws = append(ws, Workload{RecordSize: s, Partitions: p, Records: n, Warmup: wu, Runs: runs})
+			ws = append(ws, Workload{RecordSize: s, Partitions: p, Records: n, Warmup: wu, Runs: runs, TxnEvery: o.TxnEvery})
 		}
 	}
 	return ws
@@ -165,6 +176,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Records < 0 {
 		return fmt.Errorf("negative record count %d", o.Records)
+	}
+	if o.TxnEvery < 0 {
+		return fmt.Errorf("negative transaction size %d", o.TxnEvery)
 	}
 	if o.GroupRecords < 0 {
 		return fmt.Errorf("negative group record count %d", o.GroupRecords)
@@ -219,6 +233,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		ws = o.Workloads()
 	}
 	rep := newReport(ws, o.Targets, o.Compression)
+	if o.TxnEvery > 0 {
+		rep.Txn = true
+		rep.Client = txnClientDesc(o.Compression, o.TxnEvery)
+	}
 	if o.Groups {
 		rep.Groups = &GroupReport{Settings: groupSettings(o.GroupRecords, runs, o.RebalanceRuns)}
 	}
@@ -240,7 +258,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			if ctx.Err() != nil {
 				break
 			}
-			res := runWorkload(ctx, t, r.bootstrap, w.Workload, codec, o.PhaseTimeout, logf)
+			res := runWorkload(ctx, t, r, w.Workload, codec, o.PhaseTimeout, logf)
 			rep.Workloads[i].Results = append(rep.Workloads[i].Results, res)
 		}
 		if o.Groups && t.hasGroups() && ctx.Err() == nil {
@@ -262,7 +280,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 }
 
 // runWorkload runs one workload against one target.
-func runWorkload(ctx context.Context, t Target, bootstrap string, w Workload, codec kgo.CompressionCodec, timeout time.Duration, logf func(string, ...any)) Result {
+func runWorkload(ctx context.Context, t Target, r *running, w Workload, codec kgo.CompressionCodec, timeout time.Duration, logf func(string, ...any)) Result {
+	bootstrap := r.bootstrap
 	res := Result{Target: t}
 	fail := func(phase string, err error) Result {
 		res.Error = fmt.Sprintf("%s: %v", phase, err)
@@ -281,7 +300,11 @@ func runWorkload(ctx context.Context, t Target, bootstrap string, w Workload, co
 		return fail("create topics", err)
 	}
 
-	prod, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ProducerBatchCompression(codec))
+	popts := []kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.ProducerBatchCompression(codec)}
+	if w.TxnEvery > 0 {
+		popts = append(popts, kgo.TransactionalID(fmt.Sprintf("%s-%s", name, t)))
+	}
+	prod, err := kgo.NewClient(popts...)
 	if err != nil {
 		return fail("producer", err)
 	}
@@ -290,9 +313,9 @@ func runWorkload(ctx context.Context, t Target, bootstrap string, w Workload, co
 	if w.Warmup > 0 {
 		logf("%s %s: warm-up, %d records", t, w.short(), w.Warmup)
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		_, err := produce(pctx, prod, name+"-warmup", w.RecordSize, w.Warmup)
+		_, err := produce(pctx, prod, name+"-warmup", w.RecordSize, w.Warmup, w.TxnEvery)
 		if err == nil {
-			_, err = consume(pctx, bootstrap, name+"-warmup", w.RecordSize, w.Warmup)
+			_, err = consume(pctx, bootstrap, name+"-warmup", w.RecordSize, w.Warmup, w.TxnEvery > 0)
 		}
 		cancel()
 		if err != nil {
@@ -306,23 +329,29 @@ func runWorkload(ctx context.Context, t Target, bootstrap string, w Workload, co
 		step := fmt.Sprintf("%s %s run %d/%d", t, w.short(), run, w.Runs)
 		logf("%s: produce %d records", step, w.Records)
 		pctx, cancel := context.WithTimeout(ctx, timeout)
-		d, err := produce(pctx, prod, topic, w.RecordSize, w.Records)
+		cpu0 := r.cpu()
+		d, err := produce(pctx, prod, topic, w.RecordSize, w.Records, w.TxnEvery)
+		cpu := r.cpu() - cpu0
 		cancel()
 		if err != nil {
 			return fail(fmt.Sprintf("run %d: produce", run), err)
 		}
 		p := newRate(w, d)
+		p.setCPU(cpu)
 		prods = append(prods, p)
 		logf("%s: produced %s", step, p)
 
 		logf("%s: consume %d records from the start", step, w.Records)
 		cctx, cancel := context.WithTimeout(ctx, timeout)
-		d, err = consume(cctx, bootstrap, topic, w.RecordSize, w.Records)
+		cpu0 = r.cpu()
+		d, err = consume(cctx, bootstrap, topic, w.RecordSize, w.Records, w.TxnEvery > 0)
+		cpu = r.cpu() - cpu0
 		cancel()
 		if err != nil {
 			return fail(fmt.Sprintf("run %d: consume", run), err)
 		}
 		c := newRate(w, d)
+		c.setCPU(cpu)
 		cons = append(cons, c)
 		logf("%s: consumed %s, count, order and offsets verified", step, c)
 	}
@@ -402,8 +431,9 @@ func compressionCodec(name string) (kgo.CompressionCodec, error) {
 // produce writes n records of size bytes to topic and returns the time from
 // the first Produce call to the end of Flush. Value i starts with i as a
 // big-endian uint64; the rest is random, so that compression has nothing
-// to gain.
-func produce(ctx context.Context, cl *kgo.Client, topic string, size, n int) (time.Duration, error) {
+// to gain. With txnEvery > 0 (a transactional client) the records go in
+// transactions of txnEvery records, each committed before the next begins.
+func produce(ctx context.Context, cl *kgo.Client, topic string, size, n, txnEvery int) (time.Duration, error) {
 	// A free list rather than a sync.Pool, which a GC would empty: records
 	// (and their random values) are made once and reused after their ack.
 	// At most MaxBufferedRecords (50,000 by default) are ever outstanding.
@@ -442,10 +472,25 @@ func produce(ctx context.Context, cl *kgo.Client, topic string, size, n int) (ti
 	}
 	start := time.Now()
 	for i := 0; i < n && !failed.Load(); i++ {
+		if txnEvery > 0 && i%txnEvery == 0 {
+			if i > 0 {
+				if err := commitTxn(ctx, cl); err != nil {
+					return 0, err
+				}
+			}
+			if err := cl.BeginTransaction(); err != nil {
+				return 0, fmt.Errorf("begin transaction: %w", err)
+			}
+		}
 		r := get()
 		r.Topic = topic
 		binary.BigEndian.PutUint64(r.Value, uint64(i))
 		cl.Produce(ctx, r, promise)
+	}
+	if txnEvery > 0 && !failed.Load() {
+		if err := commitTxn(ctx, cl); err != nil {
+			return 0, err
+		}
 	}
 	if err := cl.Flush(ctx); err != nil && !failed.Load() {
 		return 0, err
@@ -460,18 +505,36 @@ func produce(ctx context.Context, cl *kgo.Client, topic string, size, n int) (ti
 	return d, nil
 }
 
+// commitTxn flushes the transaction's records (EndTransaction does not) and
+// commits it.
+func commitTxn(ctx context.Context, cl *kgo.Client) error {
+	if err := cl.Flush(ctx); err != nil {
+		return fmt.Errorf("flush before commit: %w", err)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
 // consume reads topic from the start with a new client until n records
 // arrived, checking that every value has the right size and carries a
 // sequence number below n, that each partition's sequence numbers increase
-// and its offsets are contiguous from 0, and that no record repeats. It
-// returns the time from creating the client to the n-th record.
-func consume(ctx context.Context, bootstrap, topic string, size, n int) (time.Duration, error) {
+// and its offsets are contiguous from 0 (increasing, with committed only:
+// read_committed, where transaction markers take offsets), and that no
+// record repeats. It returns the time from creating the client to the n-th
+// record.
+func consume(ctx context.Context, bootstrap, topic string, size, n int, committed bool) (time.Duration, error) {
 	start := time.Now()
-	cl, err := kgo.NewClient(
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(bootstrap),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-	)
+	}
+	if committed {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return 0, err
 	}
@@ -487,7 +550,7 @@ func consume(ctx context.Context, bootstrap, topic string, size, n int) (time.Du
 		if len(r.Value) != size {
 			return fmt.Errorf("partition %d offset %d: value of %d bytes, want %d", r.Partition, r.Offset, len(r.Value), size)
 		}
-		if want := nextOff[r.Partition]; r.Offset != want {
+		if want := nextOff[r.Partition]; r.Offset != want && !(committed && r.Offset > want) {
 			return fmt.Errorf("partition %d: offset %d, want %d", r.Partition, r.Offset, want)
 		}
 		nextOff[r.Partition] = r.Offset + 1

@@ -112,6 +112,16 @@ var kafkaJVMArgs = []string{
 type running struct {
 	bootstrap string
 	close     func() error
+	// brokerPid is the process id of an out-of-process broker (Apache
+	// Kafka), whose CPU time counts with this process's; 0 for in-process
+	// brokers.
+	brokerPid int
+}
+
+// cpu returns the CPU time used so far by this process (the client, and an
+// in-process broker) and the target's broker process.
+func (r *running) cpu() time.Duration {
+	return selfCPU() + procCPU(r.brokerPid)
 }
 
 // start starts target t with its data in a new directory under baseDir.
@@ -175,7 +185,7 @@ func start(ctx context.Context, t Target, baseDir string) (*running, error) {
 		if err != nil {
 			return nil, cleanup(err)
 		}
-		return &running{bootstrap: k.Bootstrap(), close: func() error {
+		return &running{bootstrap: k.Bootstrap(), brokerPid: k.Pid(), close: func() error {
 			return cleanup(k.Close())
 		}}, nil
 	}
