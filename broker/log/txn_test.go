@@ -193,3 +193,47 @@ func TestTransactionsRetentionAndCompaction(t *testing.T) {
 		t.Fatalf("read_committed after retention: %q", got)
 	}
 }
+
+// FuzzTxnIndex feeds arbitrary bytes to the aborted transaction index
+// reader: it never panics, stops at the first bad entry, and what it
+// accepts re-encodes to exactly the valid prefix.
+func FuzzTxnIndex(f *testing.F) {
+	good := encodeTxnEntry(encodeTxnEntry(nil, AbortedTxn{ProducerID: 1, FirstOffset: 2, LastOffset: 9, LastStable: 10}),
+		AbortedTxn{ProducerID: -1, FirstOffset: 0, LastOffset: 1 << 40, LastStable: -1})
+	f.Add(good)
+	f.Add(good[:txnIndexEntrySize+3])
+	f.Add([]byte{})
+	bad := append([]byte(nil), good...)
+	bad[5] ^= 1
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, in []byte) {
+		entries, valid := decodeTxnIndex(in)
+		if valid%txnIndexEntrySize != 0 || valid > len(in) || len(entries) != valid/txnIndexEntrySize {
+			t.Fatalf("valid %d of %d bytes, %d entries", valid, len(in), len(entries))
+		}
+		var re []byte
+		for _, e := range entries {
+			re = encodeTxnEntry(re, e)
+		}
+		if string(re) != string(in[:valid]) {
+			t.Fatal("accepted entries do not re-encode to the input")
+		}
+	})
+}
+
+// FuzzControlType feeds arbitrary batch bodies to ControlType: it never
+// panics, and recognizes the markers this package writes.
+func FuzzControlType(f *testing.F) {
+	for _, commit := range []bool{true, false} {
+		b := controlBatch(5, 2, commit, 100)
+		got, err := ControlType(b)
+		if err != nil || got != commit {
+			f.Fatalf("marker commit=%v read back as %v, %v", commit, got, err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		ControlType(in)
+	})
+}

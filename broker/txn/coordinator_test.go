@@ -11,7 +11,7 @@ import (
 // harness drives a coordinator the way the broker does, without I/O: it
 // keeps the state log in memory and writes markers when asked.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	c       *Coordinator
 	now     time.Time
 	nextPID int64
@@ -20,7 +20,7 @@ type harness struct {
 	replies map[any]kmsg.Response
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	h := &harness{t: t, now: time.Unix(1_700_000_000, 0), nextPID: 1000, replies: map[any]kmsg.Response{}}
 	cfg := DefaultConfig()
 	cfg.NewProducerID = func() (int64, error) { h.nextPID++; return h.nextPID, nil }
@@ -339,4 +339,27 @@ func TestListAndDescribe(t *testing.T) {
 	if st.State != "Ongoing" || st.StartTimestamp != h.now.UnixMilli() || len(st.Topics) != 1 || st.TimeoutMillis != 60000 {
 		t.Fatalf("describe: %+v", st)
 	}
+}
+
+// FuzzReplay feeds arbitrary transaction state records to Replay: it never
+// panics, and a coordinator that replayed them still answers requests.
+func FuzzReplay(f *testing.F) {
+	h := newHarness(f)
+	pid := h.init("a", 4, -1, -1).ProducerID
+	h.add("a", pid, 0, tp0)
+	for _, r := range h.log {
+		f.Add(r.Key, r.Value)
+	}
+	f.Add(stateKey("x"), []byte{0, 1, 2})
+	f.Add([]byte{0}, []byte(nil))
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		c := New(DefaultConfig())
+		c.Replay(key, value)
+		c.Recover()
+		c.Ready()
+		req := kmsg.NewPtrDescribeTransactionsRequest()
+		req.TransactionalIDs = c.Transactions()
+		c.Describe(nil, req)
+		c.Tick(time.Unix(1e9, 0))
+	})
 }
