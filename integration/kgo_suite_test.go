@@ -29,7 +29,7 @@ const kgoSuiteSkip = `^Test848`
 // TestKgoSuite runs franz-go's own kgo integration tests (the module at the
 // version this repository uses, fetched through the Go module proxy into the
 // module cache, never committed) against Tributary's broker: KGO_SEEDS
-// points at the broker, KGO_TEST_RF=1, and KGO_TEST_RECORDS (default 20000
+// points at the broker, KGO_TEST_RF=1, and KGO_TEST_RECORDS (default 10000
 // here; TRIBUTARY_KGO_RECORDS overrides it) bounds the ETL tests, among them
 // TestTxnEtl and TestGroupETL. Every test that does not need SASL, share
 // groups or KIP-848 groups must pass.
@@ -69,7 +69,7 @@ func TestKgoSuite(t *testing.T) {
 	}
 
 	b := harness.TributaryBroker(t)
-	records := "20000"
+	records := "10000"
 	if r := os.Getenv("TRIBUTARY_KGO_RECORDS"); r != "" {
 		records = r
 	}
