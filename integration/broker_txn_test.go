@@ -18,13 +18,12 @@ import (
 )
 
 // TestBrokerTxnETL is the shape of franz-go's TestTxnEtl against
-// Tributary's broker: records are produced to an input topic, two
+// Tributary's broker: records are produced to an input topic, and
 // consume-transform-produce workers (kgo.GroupTransactSession, one group,
 // read_committed, a transaction per poll, offsets committed inside it) copy
-// them to an output topic while one of them leaves halfway and a third
-// joins later (RequireStable is always on in kgo), and a
-// read_committed consumer then finds every input record in the output
-// exactly once.
+// them to an output topic, one of them leaving halfway and another joining
+// later (rebalances abort transactions midway), and a read_committed
+// consumer then finds every input record in the output exactly once.
 func TestBrokerTxnETL(t *testing.T) {
 	b := harness.TributaryBroker(t)
 	bs := b.Bootstrap()
