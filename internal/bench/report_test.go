@@ -167,3 +167,23 @@ func TestDefaultsAndFormatting(t *testing.T) {
 		}
 	}
 }
+
+func TestTxnGoals(t *testing.T) {
+	rep := newReport([]Workload{{RecordSize: 1024, Partitions: 6, Records: 1000, Runs: 1, TxnEvery: 100}}, []Target{Tributary, Kafka, KafkaDurable}, "none")
+	rep.Txn = true
+	w := &rep.Workloads[0]
+	w.Results = []Result{result(Tributary, 300, 900), result(KafkaDurable, 100, 700)}
+	w.Results[0].Produce.setCPU(2 * time.Millisecond)
+	rep.compute()
+	if len(w.Ratios) != 2 || w.Ratios[0].Goal != TxnGoals[0] || *w.Ratios[0].Ratio != 3 || !*w.Ratios[0].Met || *w.Ratios[1].Met {
+		t.Fatalf("transactional ratios %+v", w.Ratios)
+	}
+	if got := w.Results[0].Produce.CPUSecondsPerRecord; math.Abs(got-2e-6) > 1e-12 {
+		t.Errorf("CPU seconds per record %g, want 2e-6", got)
+	}
+	var b bytes.Buffer
+	rep.WriteText(&b)
+	if !strings.Contains(b.String(), "a transaction every 100 records, read_committed") || !strings.Contains(b.String(), "CPU µs/rec") {
+		t.Errorf("text report lacks the transactional workload or CPU column:\n%s", b.String())
+	}
+}
