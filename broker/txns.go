@@ -29,7 +29,28 @@ type txns struct {
 	mu   sync.Mutex
 	c    *txn.Coordinator
 	part *partition
-	wg   sync.WaitGroup // marker writers
+
+	spawnMu  sync.Mutex
+	stopping bool
+	wg       sync.WaitGroup // goroutines of spawn
+}
+
+// spawn runs fn in a goroutine that shutdown waits for; once shutdown has
+// begun it runs fn in the caller's goroutine instead (so that no goroutine
+// is added while shutdown waits).
+func (ts *txns) spawn(fn func()) {
+	ts.spawnMu.Lock()
+	if ts.stopping {
+		ts.spawnMu.Unlock()
+		fn()
+		return
+	}
+	ts.wg.Add(1)
+	ts.spawnMu.Unlock()
+	go func() {
+		defer ts.wg.Done()
+		fn()
+	}()
 }
 
 // openTxns creates __transaction_state if missing, replays it into a new
@@ -129,6 +150,9 @@ func (ts *txns) start(ctx context.Context, recovered []txn.Markers) {
 	for {
 		select {
 		case <-ctx.Done():
+			ts.spawnMu.Lock()
+			ts.stopping = true
+			ts.spawnMu.Unlock()
 			ts.wg.Wait()
 			return
 		case <-tick.C:
@@ -156,9 +180,7 @@ func (ts *txns) do(fn func(c *txn.Coordinator, now time.Time)) *syncWaiter {
 	if len(later) == 0 && len(rd.Markers) == 0 {
 		return w
 	}
-	ts.wg.Add(1)
-	go func() {
-		defer ts.wg.Done()
+	ts.spawn(func() {
 		err := appendErr
 		if w != nil {
 			<-w.done
@@ -183,7 +205,7 @@ func (ts *txns) do(fn func(c *txn.Coordinator, now time.Time)) *syncWaiter {
 			}
 			ts.writeMarkers(ts.b.ctx, m)
 		}
-	}()
+	})
 	return w
 }
 
