@@ -2,6 +2,7 @@ package assign
 
 import (
 	"sort"
+	"time"
 )
 
 // TaskID names a task of a connector.
@@ -38,6 +39,29 @@ type Result struct {
 	// Revoked is what each member must stop: Previous minus Target
 	// (including deleted connectors and tasks).
 	Revoked map[string]Assignment
+	// Delay is how long work stays held back (Plan only): members rejoin
+	// after it so that the leader assigns it.
+	Delay time.Duration
+	// State is what the leader remembers for the next round (Plan only).
+	State State
+}
+
+// workSet is the work to spread: sorted connectors and tasks.
+type workSet struct {
+	conns []string
+	tasks []TaskID
+}
+
+// setOf lists every connector and task of a connector → task count map.
+func setOf(work map[string]int) workSet {
+	ws := workSet{}
+	for c, n := range work {
+		ws.conns = append(ws.conns, c)
+		for i := 0; i < n; i++ {
+			ws.tasks = append(ws.tasks, TaskID{c, int32(i)})
+		}
+	}
+	return ws
 }
 
 // Assign spreads connectors and tasks (connector name → task count) over
@@ -48,31 +72,35 @@ type Result struct {
 // Work claimed by two members (zombies) stays with the first by id and is
 // revoked from the other.
 func Assign(members []Member, tasks map[string]int) Result {
+	return assignWork(members, setOf(tasks), nil)
+}
+
+// assignWork spreads ws; prefer adds work that a member (by id) should
+// keep if the balance allows although it does not own it now.
+func assignWork(members []Member, ws workSet, prefer map[string]Assignment) Result {
 	ms := append([]Member(nil), members...)
 	sort.Slice(ms, func(i, j int) bool { return ms[i].ID < ms[j].ID })
 	res := Result{Target: map[string]Assignment{}, Assigned: map[string]Assignment{}, Revoked: map[string]Assignment{}}
 	if len(ms) == 0 {
 		return res
 	}
-	conns := make([]string, 0, len(tasks))
-	var allTasks []TaskID
-	for c, n := range tasks {
-		conns = append(conns, c)
-		for i := 0; i < n; i++ {
-			allTasks = append(allTasks, TaskID{c, int32(i)})
-		}
-	}
+	conns := append([]string(nil), ws.conns...)
+	allTasks := append([]TaskID(nil), ws.tasks...)
 	sort.Strings(conns)
 	sortTasks(allTasks)
 
 	prevConns := make([][]string, len(ms))
 	prevTasks := make([][]TaskID, len(ms))
+	keepConns := make([][]string, len(ms))
+	keepTasks := make([][]TaskID, len(ms))
 	for i, m := range ms {
 		prevConns[i] = m.Previous.Connectors
 		prevTasks[i] = m.Previous.Tasks
+		keepConns[i] = append(append([]string(nil), m.Previous.Connectors...), prefer[m.ID].Connectors...)
+		keepTasks[i] = append(append([]TaskID(nil), m.Previous.Tasks...), prefer[m.ID].Tasks...)
 	}
-	tc := balance(conns, prevConns)
-	tt := balance(allTasks, prevTasks)
+	tc := balance(conns, keepConns)
+	tt := balance(allTasks, keepTasks)
 
 	// Who currently holds what (for withholding work until it is revoked).
 	heldC := map[string]int{}

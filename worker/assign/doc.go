@@ -10,12 +10,17 @@
 // and must stop (Revoked); work being moved is withheld from its new owner
 // until the old owner has revoked it and rejoined.
 //
+// Plan adds the scheduled rebalance delay of Kafka's
+// IncrementalCooperativeAssignor (KIP-415): the work of a member that left
+// is held back for scheduled.rebalance.max.delay.ms, unless the same worker
+// (same URL) comes back first. Time is an input (Input.Now), and what the
+// leader remembers between rounds is too (State), so Plan is tested with
+// scripted timelines and no clock.
+//
 // Usage sketch (on the leader, inside member.Config.Assign):
 //
-//	res := assign.Assign(members, map[string]int{"src": 2, "sink": 1})
-//	for id, a := range res.Assigned { ... encode with res.Revoked[id] ... }
-//
-// The scheduled rebalance delay of Kafka's IncrementalCooperativeAssignor
-// (holding a departed member's work for scheduled.rebalance.max.delay.ms)
-// is not implemented yet: lost work is reassigned at once.
+//	res := assign.Plan(assign.Input{Members: ms, Work: map[string]int{"src": 2, "sink": 1},
+//		Now: now, MaxDelay: delay, State: remembered})
+//	remembered = res.State
+//	for id, a := range res.Assigned { ... encode with res.Revoked[id] and res.Delay ... }
 package assign
