@@ -96,7 +96,7 @@ func TestTraceFollowerForwardsAndHolds(t *testing.T) {
 	// A rebalance: requests wait.
 	tr.at(3*time.Second).step(JoinPrepare{Reply: 101}, "reply 101 ok")
 	tr.step(Request{Reply: 8, Op: PutConfig{Name: "b", Config: cfgOf("b", "1")}})
-	tr.at(5*time.Second).step(Request{Reply: 9, Op: ModifyOffsets{Name: "a"}})
+	tr.at(5 * time.Second).step(Request{Reply: 9, Op: ModifyOffsets{Name: "a"}})
 	if d := tr.m.NextDeadline(); !d.Equal(t0.Add(13 * time.Second)) {
 		t.Fatalf("next deadline %v", d)
 	}
