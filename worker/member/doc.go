@@ -14,8 +14,20 @@
 //  2. in OnAssigned, stop revoked work and start assigned work (hand off
 //     quickly: heartbeats wait); on ConfigMismatch, read the config topic
 //     to the end first (the member rejoins after);
-//  3. tag status writes with Generation() (putSafe fencing);
+//  3. tag status writes with Generation() (putSafe fencing), and write
+//     none once Lease() is over;
 //  4. call Rejoin when the config changed and the leader must reassign.
+//
+// No zombies: the member keeps a lease, renewed by every request the
+// coordinator answers, that ends StopTimeout before the session could
+// expire (counted from the request's send, which the coordinator received
+// later). A member whose lease ends, because heartbeats go unanswered or
+// the process was suspended, calls OnJoinPrepare with lost set, so its work
+// has stopped before the coordinator can hand it to another member.
+//
+// An assignment with a delay (scheduled.rebalance.max.delay.ms) makes the
+// member rejoin when the delay is over, so that the leader can assign the
+// work it held back.
 //
 // Usage sketch:
 //

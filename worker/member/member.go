@@ -37,6 +37,13 @@ type Config struct {
 	RebalanceTimeout time.Duration
 	// HeartbeatInterval is heartbeat.interval.ms (default 3s).
 	HeartbeatInterval time.Duration
+	// StopTimeout is how long the worker may take to stop all its work
+	// (task.shutdown.graceful.timeout.ms plus the time to kill what does
+	// not stop; default 6s). A member that has not renewed its session
+	// for SessionTimeout - StopTimeout treats its membership as lost, so
+	// that its work is stopped before the coordinator can expire the
+	// session and give the work to another member (see Lease).
+	StopTimeout time.Duration
 	// ConfigOffset returns the config-topic offset this worker has read to;
 	// it is advertised in JoinGroup.
 	ConfigOffset func() int64
@@ -47,9 +54,9 @@ type Config struct {
 	// error aborts this generation and the member rejoins.
 	Assign func(ctx context.Context, g LeaderView) (map[string]Assignment, error)
 	// OnJoinPrepare runs before every JoinGroup. lost is true when the
-	// member lost its membership (session timeout, fenced, unknown member):
-	// the worker must stop all its work before the call returns, since
-	// another member may be given it. With the eager protocol every rejoin
+	// member lost its membership (fenced, unknown member, or its lease ran
+	// out): the worker must stop all its work before the call returns,
+	// since another member may be given it. With the eager protocol every rejoin
 	// revokes everything, so the worker must stop all its work too.
 	OnJoinPrepare func(ctx context.Context, protocol Protocol, lost bool)
 	// OnAssigned runs after every successful SyncGroup, on the member's
@@ -100,12 +107,17 @@ type Member struct {
 	rejoin chan struct{}
 
 	generation atomic.Int32
-	mu         sync.Mutex
-	memberID   string
-	leaderID   string
-	protocol   Protocol
-	owned      Assignment // cumulative (Connectors, Tasks) for metadata
-	ownedSet   bool
+	// leaseEnd is when the membership may no longer be trusted (unix
+	// nanoseconds of the monotonic-based clock; see Lease).
+	leaseEnd atomic.Int64
+	start    time.Time // base of leaseEnd
+	lease    time.Duration
+	mu       sync.Mutex
+	memberID string
+	leaderID string
+	protocol Protocol
+	owned    Assignment // cumulative (Connectors, Tasks) for metadata
+	ownedSet bool
 }
 
 // New validates cfg and fills in defaults.
@@ -141,13 +153,44 @@ func New(cfg Config) (*Member, error) {
 	if cfg.OnJoinPrepare == nil {
 		cfg.OnJoinPrepare = func(context.Context, Protocol, bool) {}
 	}
+	if cfg.StopTimeout <= 0 {
+		cfg.StopTimeout = 6 * time.Second
+	}
 	lg := cfg.Logger
 	if lg == nil {
 		lg = slog.Default()
 	}
-	m := &Member{cfg: cfg, log: lg.With("group", cfg.GroupID), rejoin: make(chan struct{}, 1)}
+	m := &Member{cfg: cfg, log: lg.With("group", cfg.GroupID), rejoin: make(chan struct{}, 1), start: time.Now()}
+	m.lease = cfg.SessionTimeout - cfg.StopTimeout
+	// At least one heartbeat must fit in a lease, with room for its answer.
+	if floor := cfg.HeartbeatInterval + (cfg.SessionTimeout-cfg.HeartbeatInterval)/2; m.lease < floor {
+		m.lease = floor
+		m.log.Warn("the session timeout leaves too little time to stop the worker's tasks when the coordinator cannot be reached: another worker may start them before they stopped; raise session.timeout.ms or lower task.shutdown.graceful.timeout.ms",
+			"session.timeout", cfg.SessionTimeout, "heartbeat.interval", cfg.HeartbeatInterval, "stop.timeout", cfg.StopTimeout)
+	}
 	m.generation.Store(-1)
 	return m, nil
+}
+
+// Lease returns how long the membership can still be trusted: the time
+// left until SessionTimeout - StopTimeout after the send of the last
+// request the coordinator answered for this generation (zero or less:
+// expired, or not a member). The coordinator cannot expire the session
+// earlier than SessionTimeout after it received that request, which was
+// after it was sent; so work stopped within the lease plus StopTimeout
+// has stopped before the coordinator can give it to another member.
+// Time spent suspended (SIGSTOP) counts: the clock is monotonic.
+func (m *Member) Lease() time.Duration {
+	end := m.leaseEnd.Load()
+	if end == 0 {
+		return 0
+	}
+	return time.Duration(end - int64(time.Since(m.start)))
+}
+
+// renew extends the lease from a request sent at sent.
+func (m *Member) renew(sent time.Time) {
+	m.leaseEnd.Store(int64(sent.Sub(m.start) + m.lease))
 }
 
 // Generation is the current group generation, -1 when not a member. Status
@@ -191,6 +234,7 @@ func (m *Member) Run(ctx context.Context) error {
 		m.generation.Store(-1)
 		m.cfg.OnJoinPrepare(ctx, m.currentProtocol(), lost)
 		if lost {
+			m.leaseEnd.Store(0) // nothing runs: nothing to protect
 			m.mu.Lock()
 			m.owned, m.ownedSet = Assignment{}, false
 			m.mu.Unlock()
@@ -205,6 +249,11 @@ func (m *Member) Run(ctx context.Context) error {
 				return err
 			}
 			if errors.Is(err, errLost) {
+				lost = true
+			}
+			if m.leaseEnd.Load() != 0 && m.Lease() <= 0 {
+				// The coordinator did not answer in time: it may
+				// expire the session and give the work away.
 				lost = true
 			}
 			m.log.Info("rejoining group", "err", err)
@@ -226,7 +275,7 @@ func (m *Member) Run(ctx context.Context) error {
 		if g.Assignment.Error != NoError {
 			continue // CONFIG_MISMATCH: OnAssigned read the config topic; rejoin
 		}
-		err = m.heartbeat(ctx, g.ID)
+		err = m.heartbeat(ctx, g.ID, time.Duration(g.Assignment.Delay)*time.Millisecond)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -292,7 +341,11 @@ func (m *Member) joinAndSync(ctx context.Context) (Generation, error) {
 	var resp *kmsg.JoinGroupResponse
 	for range 2 {
 		join.MemberID = memberID
+		sent := time.Now()
 		r, err := join.RequestWith(ctx, m.cfg.Client)
+		if err == nil && r.ErrorCode == 0 && m.leaseEnd.Load() != 0 {
+			m.renew(sent) // the coordinator restarts the session at the join
+		}
 		if err != nil {
 			return Generation{}, fmt.Errorf("member: join group: %w", err)
 		}
@@ -359,6 +412,7 @@ func (m *Member) joinAndSync(ctx context.Context) (Generation, error) {
 			sync.GroupAssignment = append(sync.GroupAssignment, sa)
 		}
 	}
+	syncSent := time.Now()
 	sr, err := sync.RequestWith(ctx, m.cfg.Client)
 	if err != nil {
 		return Generation{}, fmt.Errorf("member: sync group: %w", err)
@@ -397,6 +451,7 @@ func (m *Member) joinAndSync(ctx context.Context) (Generation, error) {
 	m.owned = Assignment{Leader: a.Leader, LeaderURL: a.LeaderURL, ConfigOffset: a.ConfigOffset, Connectors: g.Connectors, Tasks: g.Tasks}
 	m.ownedSet = true
 	m.mu.Unlock()
+	m.renew(syncSent)
 	return g, nil
 }
 
@@ -441,47 +496,91 @@ func less[T comparable](a, b T) bool {
 }
 
 // heartbeat keeps the generation alive until a rebalance is needed, the
-// member is asked to rejoin, or ctx ends. A member that cannot heartbeat
-// for a whole session timeout treats its membership as lost.
-func (m *Member) heartbeat(ctx context.Context, gen int32) error {
+// member is asked to rejoin, a scheduled rebalance is due (delay > 0), the
+// lease runs out, or ctx ends. Heartbeats are sent from their own
+// goroutine, one at a time, so that a request the coordinator does not
+// answer cannot hold up the lease.
+func (m *Member) heartbeat(ctx context.Context, gen int32, delay time.Duration) error {
 	t := time.NewTicker(m.cfg.HeartbeatInterval)
 	defer t.Stop()
-	lastOK := time.Now()
+	var scheduled <-chan time.Time
+	if delay > 0 {
+		st := time.NewTimer(delay)
+		defer st.Stop()
+		scheduled = st.C
+	}
+	lease := time.NewTimer(max(m.Lease(), 0))
+	defer lease.Stop()
+	type result struct {
+		sent time.Time
+		err  error
+	}
+	results := make(chan result, 1)
+	inFlight := false
+	hctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		if inFlight {
+			<-results
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-m.rejoin:
 			return errors.New("rejoin requested")
-		case <-t.C:
-		}
-		req := kmsg.NewPtrHeartbeatRequest()
-		req.Group = m.cfg.GroupID
-		req.Generation = gen
-		req.MemberID = m.MemberID()
-		hctx, cancel := context.WithTimeout(ctx, m.cfg.SessionTimeout)
-		resp, err := req.RequestWith(hctx, m.cfg.Client)
-		cancel()
-		if err == nil {
-			err = kerr.ErrorForCode(resp.ErrorCode)
-		}
-		switch {
-		case err == nil:
-			lastOK = time.Now()
-		case errors.Is(err, kerr.RebalanceInProgress):
-			return err
-		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID):
-			m.setMemberID("")
-			return fmt.Errorf("heartbeat: %w (%w)", err, errLost)
-		case errors.Is(err, kerr.IllegalGeneration):
-			return fmt.Errorf("heartbeat: %w (%w)", err, errLost)
-		case ctx.Err() != nil:
-			return ctx.Err()
-		default:
-			if time.Since(lastOK) >= m.cfg.SessionTimeout {
-				return fmt.Errorf("heartbeat: no successful heartbeat for a session timeout: %w (%w)", err, errLost)
+		case <-scheduled:
+			m.log.Info("scheduled rebalance: rejoining to assign work held back for a departed member", "generation", gen, "delay", delay)
+			return errors.New("scheduled rebalance")
+		case <-lease.C:
+			if left := m.Lease(); left > 0 {
+				lease.Reset(left)
+				continue
 			}
-			m.log.Warn("heartbeat failed", "generation", gen, "err", err)
+			m.log.Warn("no heartbeat answered in time: treating the membership as lost and stopping all work before the coordinator can expire the session",
+				"generation", gen, "session.timeout", m.cfg.SessionTimeout)
+			return fmt.Errorf("heartbeat: lease expired (%w)", errLost)
+		case <-t.C:
+			if inFlight {
+				continue
+			}
+			inFlight = true
+			go func() {
+				req := kmsg.NewPtrHeartbeatRequest()
+				req.Group = m.cfg.GroupID
+				req.Generation = gen
+				req.MemberID = m.MemberID()
+				sent := time.Now()
+				rctx, rcancel := context.WithTimeout(hctx, m.cfg.SessionTimeout)
+				resp, err := req.RequestWith(rctx, m.cfg.Client)
+				rcancel()
+				if err == nil {
+					err = kerr.ErrorForCode(resp.ErrorCode)
+				}
+				results <- result{sent, err}
+			}()
+		case r := <-results:
+			inFlight = false
+			err := r.err
+			switch {
+			case err == nil:
+				m.renew(r.sent)
+				lease.Reset(max(m.Lease(), 0))
+			case errors.Is(err, kerr.RebalanceInProgress):
+				// Still a member: the request renewed the session.
+				m.renew(r.sent)
+				return err
+			case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID):
+				m.setMemberID("")
+				return fmt.Errorf("heartbeat: %w (%w)", err, errLost)
+			case errors.Is(err, kerr.IllegalGeneration):
+				return fmt.Errorf("heartbeat: %w (%w)", err, errLost)
+			case ctx.Err() != nil:
+				return ctx.Err()
+			default:
+				m.log.Warn("heartbeat failed", "generation", gen, "err", err)
+			}
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.uber.org/goleak"
 
 	"github.com/tributary-dev/tributary/integration/harness"
@@ -305,4 +306,120 @@ func equalOwned(a, b Generation) bool {
 		}
 	}
 	return true
+}
+
+// A member whose heartbeats the coordinator stops answering treats its
+// membership as lost, and its work as to be stopped, before the
+// coordinator can expire its session and give the work to another member.
+func TestLeaseEndsBeforeTheSession(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	assigned := make(chan struct{}, 10)
+	lostAt := make(chan time.Time, 1)
+	m, err := New(Config{
+		Client: cl, GroupID: "lease", URL: "http://w1:8083/",
+		SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond, StopTimeout: 2 * time.Second,
+		ConfigOffset: func() int64 { return 0 }, Assign: leaderAssign,
+		OnAssigned: func(context.Context, Generation) { assigned <- struct{}{} },
+		OnJoinPrepare: func(_ context.Context, _ Protocol, lost bool) {
+			if lost {
+				select {
+				case lostAt <- time.Now():
+				default:
+				}
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-assigned
+	time.Sleep(time.Second) // a few good heartbeats
+	if m.Lease() <= 0 {
+		t.Fatal("no lease while heartbeats are answered")
+	}
+	// The coordinator goes silent: heartbeats are read and never answered.
+	cut := time.Now()
+	c.ControlKey(kmsg.Heartbeat.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		return nil, nil, true
+	})
+	select {
+	case at := <-lostAt:
+		// The last answered heartbeat was sent before cut; the session
+		// ends no earlier than its send plus the session timeout.
+		if took := at.Sub(cut); took >= 6*time.Second-2*time.Second {
+			t.Fatalf("membership given up %v after the coordinator went silent: too late to stop work before the session may expire", took)
+		}
+		if m.Lease() > 0 {
+			t.Fatal("lease still valid after it was given up")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("membership not given up while the coordinator is silent")
+	}
+}
+
+// An assignment with a scheduled rebalance delay makes the member rejoin
+// when it is over (for the leader to assign the held-back work).
+func TestScheduledRejoin(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	gens := make(chan Generation, 10)
+	rounds := 0
+	m, err := New(Config{
+		Client: cl, GroupID: "delay", URL: "http://w1:8083/",
+		SessionTimeout: 6 * time.Second, HeartbeatInterval: 300 * time.Millisecond,
+		ConfigOffset: func() int64 { return 0 },
+		Assign: func(ctx context.Context, g LeaderView) (map[string]Assignment, error) {
+			rounds++
+			out, err := leaderAssign(ctx, g)
+			if rounds == 1 {
+				for id, a := range out {
+					a.Delay = 700
+					out[id] = a
+				}
+			}
+			return out, err
+		},
+		OnAssigned: func(_ context.Context, g Generation) { gens <- g },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	first := <-gens
+	if first.Assignment.Delay != 700 {
+		t.Fatalf("first generation %+v", first)
+	}
+	select {
+	case g := <-gens:
+		if g.ID <= first.ID {
+			t.Fatalf("generation %d after %d", g.ID, first.ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no rebalance after the scheduled delay")
+	}
 }
