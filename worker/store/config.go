@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -52,6 +53,8 @@ const (
 	TargetStateChanged
 	// RestartRequested: restart-connector-<name> written.
 	RestartRequested
+	// SessionKeyUpdated: session-key written.
+	SessionKeyUpdated
 )
 
 // ConfigEvent tells the herder what a config-topic record changed; it then
@@ -81,6 +84,19 @@ type ConfigSnapshot struct {
 	// task records before it (compaction can do that); the leader should
 	// regenerate their task configs.
 	Inconsistent map[string]bool
+	// Applied is, per connector, its config when its task configs were last
+	// committed (Kafka Connect's appliedConnectorConfigs).
+	Applied map[string]map[string]string
+	// SessionKey is the latest session-key record (KIP-507), nil if none.
+	SessionKey *SessionKey
+}
+
+// SessionKey is the session-key record: the key that signs internal
+// requests between workers of a sessioned group.
+type SessionKey struct {
+	Key       []byte
+	Algorithm string // HmacSHA256
+	Created   int64  // creation-timestamp, Unix milliseconds
 }
 
 // TaskIDs lists a connector's committed tasks.
@@ -107,6 +123,8 @@ type ConfigStore struct {
 	counts   map[string]int
 	targets  map[string]TargetState
 	incons   map[string]bool
+	applied  map[string]map[string]string
+	key      *SessionKey
 	deferred map[string]map[int]map[string]string
 }
 
@@ -123,6 +141,7 @@ func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent))
 		counts:   map[string]int{},
 		targets:  map[string]TargetState{},
 		incons:   map[string]bool{},
+		applied:  map[string]map[string]string{},
 		deferred: map[string]map[int]map[string]string{},
 	}
 	l, err := openLog(ctx, o, 1, true, s.apply)
@@ -151,6 +170,14 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 		TaskCounts:   make(map[string]int, len(s.counts)),
 		TargetStates: make(map[string]TargetState, len(s.targets)),
 		Inconsistent: make(map[string]bool, len(s.incons)),
+		Applied:      make(map[string]map[string]string, len(s.applied)),
+	}
+	if s.key != nil {
+		k := *s.key
+		snap.SessionKey = &k
+	}
+	for k, v := range s.applied {
+		snap.Applied[k] = copyMap(v)
 	}
 	for k, v := range s.conns {
 		snap.Connectors[k] = copyMap(v)
@@ -307,9 +334,11 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 		ev = s.applyCommit(key[len(commitPrefix):], r.Value)
 	case strings.HasPrefix(key, restartPrefix):
 		ev = s.applyRestart(key[len(restartPrefix):], r.Value)
-	case strings.HasPrefix(key, fencingPrefix), key == sessionKeyKey, strings.HasPrefix(key, loggerLevelPrefix):
-		// Exactly-once task counts, session keys and cluster log levels are
-		// not used yet.
+	case key == sessionKeyKey:
+		ev = s.applySessionKey(r.Value)
+	case strings.HasPrefix(key, fencingPrefix), strings.HasPrefix(key, loggerLevelPrefix):
+		// Exactly-once task counts and cluster log levels are not used
+		// yet.
 	default:
 		s.l.log.Warn("ignoring config record with unknown key", "key", key, "offset", r.Offset)
 	}
@@ -329,6 +358,7 @@ func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
 		delete(s.counts, name)
 		delete(s.targets, name)
 		delete(s.incons, name)
+		delete(s.applied, name)
 		delete(s.deferred, name)
 		return &ConfigEvent{Kind: ConnectorRemoved, Connector: name}
 	}
@@ -397,6 +427,9 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		}
 		s.tasks[name] = ts
 		delete(s.incons, name)
+		if c, ok := s.conns[name]; ok {
+			s.applied[name] = copyMap(c)
+		}
 	}
 	delete(s.deferred, name)
 	s.counts[name] = n
@@ -443,6 +476,117 @@ func (s *ConfigStore) applyRestart(name string, value []byte) *ConfigEvent {
 		return nil
 	}
 	return &ConfigEvent{Kind: RestartRequested, Connector: name, Restart: RestartRequest{Connector: name, IncludeTasks: v.IncludeTasks, OnlyFailed: v.OnlyFailed}}
+}
+
+func (s *ConfigStore) applySessionKey(value []byte) *ConfigEvent {
+	if value == nil {
+		return nil
+	}
+	var v struct {
+		Key       string `json:"key"`
+		Algorithm string `json:"algorithm"`
+		Created   *int64 `json:"creation-timestamp"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil || v.Created == nil || v.Algorithm == "" {
+		s.l.log.Error("ignoring malformed session key record", "err", err)
+		return nil
+	}
+	k, err := base64.StdEncoding.DecodeString(v.Key)
+	if err != nil || len(k) == 0 {
+		s.l.log.Error("ignoring session key record with a malformed key", "err", err)
+		return nil
+	}
+	s.key = &SessionKey{Key: k, Algorithm: v.Algorithm, Created: *v.Created}
+	return &ConfigEvent{Kind: SessionKeyUpdated}
+}
+
+// EncodeSessionKey is the value of session-key, field for field as Kafka's
+// SESSION_KEY_V0 (key as standard base64, algorithm, creation-timestamp).
+func EncodeSessionKey(k SessionKey) []byte {
+	b := append([]byte(nil), `{"key":`...)
+	b = jackson.AppendString(b, base64.StdEncoding.EncodeToString(k.Key))
+	b = append(b, `,"algorithm":`...)
+	b = jackson.AppendString(b, k.Algorithm)
+	b = append(b, `,"creation-timestamp":`...)
+	b = strconv.AppendInt(b, k.Created, 10)
+	return append(b, '}')
+}
+
+// Write is one config-topic change for Apply.
+type Write struct {
+	Kind WriteKind
+	Name string
+	// Config of WriteConnector; nil deletes the connector (and its target
+	// state).
+	Config map[string]string
+	// Target of WriteTarget.
+	Target TargetState
+	// Tasks of WriteTasks (none: a stopped connector's empty set).
+	Tasks []map[string]string
+	// Restart of WriteRestart.
+	Restart RestartRequest
+	// Key of WriteSessionKey.
+	Key SessionKey
+}
+
+// WriteKind says what a Write changes.
+type WriteKind int
+
+// Write kinds.
+const (
+	WriteConnector WriteKind = iota + 1
+	WriteTarget
+	WriteTasks
+	WriteRestart
+	WriteSessionKey
+)
+
+// Apply writes the records of several changes in one produce, in order,
+// and returns once the store has read them back: one round trip for many
+// REST writes. A batch with task configs reads the topic to its end first,
+// as PutTaskConfigs does.
+func (s *ConfigStore) Apply(ctx context.Context, ws []Write) error {
+	var recs []*kgo.Record
+	tasks := false
+	for _, w := range ws {
+		switch w.Kind {
+		case WriteConnector:
+			if w.Config == nil {
+				recs = append(recs, s.record(connectorPrefix+w.Name, nil), s.record(targetStatePrefix+w.Name, nil))
+			} else {
+				recs = append(recs, s.record(connectorPrefix+w.Name, EncodeConnectorConfig(w.Config)))
+			}
+		case WriteTarget:
+			switch w.Target {
+			case TargetStarted, TargetPaused, TargetStopped:
+			default:
+				return fmt.Errorf("store: invalid target state %q", w.Target)
+			}
+			recs = append(recs, s.record(targetStatePrefix+w.Name, EncodeTargetState(w.Target)))
+		case WriteTasks:
+			tasks = true
+			for i, c := range w.Tasks {
+				recs = append(recs, s.record(taskPrefix+w.Name+"-"+strconv.Itoa(i), encodeProps(c)))
+			}
+			recs = append(recs, s.record(commitPrefix+w.Name, EncodeTaskCommit(len(w.Tasks))))
+		case WriteRestart:
+			w.Restart.Connector = w.Name
+			recs = append(recs, s.record(restartPrefix+w.Name, EncodeRestartRequest(w.Restart)))
+		case WriteSessionKey:
+			recs = append(recs, s.record(sessionKeyKey, EncodeSessionKey(w.Key)))
+		default:
+			return fmt.Errorf("store: unknown write kind %d", w.Kind)
+		}
+	}
+	if tasks {
+		if err := s.l.readToEnd(ctx); err != nil {
+			return err
+		}
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	return s.write(ctx, recs...)
 }
 
 func decodeProps(value []byte) (map[string]string, error) {

@@ -503,3 +503,52 @@ func TestStatusStoreTopics(t *testing.T) {
 		}
 	})
 }
+
+// Apply writes several changes in one batch; a second store sees them, a
+// session key (Kafka's record format) and the config each task set was
+// committed for.
+func TestConfigStoreApply(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, brokers []string) {
+		ctx := testCtx(t)
+		a, err := OpenConfigStore(ctx, opts(brokers, "connect-configs"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		v1 := map[string]string{"connector.class": "X", "v": "1"}
+		v2 := map[string]string{"connector.class": "X", "v": "2"}
+		tasks := []map[string]string{{"t": "0"}}
+		key := SessionKey{Key: []byte("0123456789abcdef0123456789abcdef"), Algorithm: "HmacSHA256", Created: 1700000000123}
+		if err := a.Apply(ctx, []Write{
+			{Kind: WriteTarget, Name: "c", Target: TargetPaused},
+			{Kind: WriteConnector, Name: "c", Config: v1},
+			{Kind: WriteTasks, Name: "c", Tasks: tasks},
+			{Kind: WriteConnector, Name: "c", Config: v2},
+			{Kind: WriteConnector, Name: "gone", Config: v1},
+			{Kind: WriteConnector, Name: "gone"},
+			{Kind: WriteRestart, Name: "c", Restart: RestartRequest{OnlyFailed: true}},
+			{Kind: WriteSessionKey, Key: key},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Apply(ctx, []Write{{Kind: WriteTarget, Name: "c", Target: "BOGUS"}}); err == nil {
+			t.Fatal("an invalid target state was written")
+		}
+		b, err := OpenConfigStore(ctx, opts(brokers, "connect-configs"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		snap := b.Snapshot()
+		if !reflect.DeepEqual(snap.Connectors, map[string]map[string]string{"c": v2}) || snap.TargetStates["c"] != TargetPaused ||
+			!reflect.DeepEqual(snap.Tasks["c"], tasks) || !reflect.DeepEqual(snap.Applied["c"], v1) {
+			t.Fatalf("snapshot %+v", snap)
+		}
+		if snap.SessionKey == nil || !reflect.DeepEqual(*snap.SessionKey, key) {
+			t.Fatalf("session key %+v", snap.SessionKey)
+		}
+		if got := string(EncodeSessionKey(key)); got != `{"key":"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=","algorithm":"HmacSHA256","creation-timestamp":1700000000123}` {
+			t.Fatalf("session key record %s", got)
+		}
+	})
+}
