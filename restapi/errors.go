@@ -48,6 +48,10 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // fail maps a herder error to its status: *worker.Error by Kind, a timed-out
 // request to 500 like Kafka Connect, anything else to a logged 500.
 func (a *api) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if we, ok := errForward(err); ok {
+		a.forward(w, r, we.Forward, we)
+		return
+	}
 	var we *worker.Error
 	switch {
 	case errors.As(err, &we):
@@ -91,6 +95,7 @@ func (a *api) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		badRequest(w, "Cannot read request body: "+err.Error())
 		return nil, false
 	}
+	keepBody(r, body)
 	return body, true
 }
 

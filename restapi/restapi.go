@@ -61,12 +61,17 @@ type api struct {
 	h    worker.Herder
 	opts Options
 	log  *slog.Logger
+	// client forwards requests to other workers.
+	client *http.Client
+	// root is the whole handler (a forwarded request that turns out to be
+	// this worker's to do runs through it again).
+	root http.Handler
 }
 
 // New returns the handler serving Kafka Connect's REST API on top of h.
 func New(h worker.Herder, opts Options) http.Handler {
 	opts.validate()
-	a := &api{h: h, opts: opts, log: opts.Logger}
+	a := &api{h: h, opts: opts, log: opts.Logger, client: &http.Client{Timeout: opts.RequestTimeout}}
 
 	r := chi.NewRouter()
 	r.Use(middleware.StripSlashes) // Jersey accepts /connectors/ and /connectors/a/
@@ -99,6 +104,7 @@ func New(h worker.Herder, opts Options) http.Handler {
 			r.Get("/tasks-config", a.tasksConfig)
 			r.Get("/tasks/{task}/status", a.taskStatus)
 			r.Post("/tasks/{task}/restart", a.restartTask)
+			r.Post("/tasks", a.putTaskConfigs) // internal, between workers
 			r.Get("/topics", a.topics)
 			r.Put("/topics/reset", a.resetTopics)
 			r.Get("/offsets", a.offsets)
@@ -118,7 +124,8 @@ func New(h worker.Herder, opts Options) http.Handler {
 		r.Get("/{logger}", a.logger)
 		r.Put("/{logger}", a.setLogger)
 	})
-	return headAsGet(r)
+	a.root = holdBodies(headAsGet(r))
+	return a.root
 }
 
 // headAsGet answers HEAD like GET (JAX-RS does); net/http drops the body.

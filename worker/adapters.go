@@ -147,6 +147,8 @@ func (a *statusAdapter) noteTopic(ctx context.Context, connector string, task in
 
 func (a *statusAdapter) Topics(name string) []string { return a.s.Topics(name) }
 
+func (a *statusAdapter) Refresh(ctx context.Context) error { return a.s.Refresh(ctx) }
+
 func (a *statusAdapter) ResetTopics(ctx context.Context, name string) error {
 	return a.s.ResetTopics(ctx, name)
 }

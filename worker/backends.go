@@ -43,6 +43,8 @@ type statusBackend interface {
 	DeleteTask(ctx context.Context, id TaskID) error
 	Topics(name string) []string
 	ResetTopics(ctx context.Context, name string) error
+	// Refresh reads the status topic to its end.
+	Refresh(ctx context.Context) error
 }
 
 // offsetBackend is the offsets topic.

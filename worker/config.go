@@ -49,6 +49,12 @@ type Config struct {
 	RebalanceTimeout        time.Duration     // rebalance.timeout.ms [60000]
 	ScheduledRebalanceDelay time.Duration     // scheduled.rebalance.max.delay.ms [300000]
 	ConnectProtocol         string            // connect.protocol [sessioned]
+	KeyTTL                  time.Duration     // inter.worker.key.ttl.ms [3600000]
+	// RequestHold is how long a REST write waits for a rebalance in
+	// progress, or for a leader to be known, before it is answered 409
+	// (rest.rebalance.hold.ms, Tributary's own; 0 answers at once, as Kafka
+	// Connect does) [30000].
+	RequestHold time.Duration
 	TopicTracking           bool              // topic.tracking.enable [true]
 	TopicTrackingReset      bool              // topic.tracking.allow.reset [true]
 	ProducerConfig          map[string]string // producer.* without the prefix
@@ -56,6 +62,16 @@ type Config struct {
 	AdminConfig             map[string]string // admin.* without the prefix
 	ClientConfig            map[string]string // unprefixed client settings (security, client.id, …)
 }
+
+// DefaultScheduledRebalanceDelay is Tributary's default for
+// scheduled.rebalance.max.delay.ms (Kafka Connect's is 5 minutes). With the
+// default session.timeout.ms (10 s) and heartbeat.interval.ms (3 s) a dead
+// worker's session expires at most 10 s after its last heartbeat and the
+// others learn of it within one heartbeat interval, so its tasks are
+// assigned again at most 10 + 3 + 1 = 14 s after its death, and start
+// within 15 s; a worker restarted within the delay (same advertised URL)
+// gets its own work back without it moving.
+const DefaultScheduledRebalanceDelay = time.Second
 
 // workerKeys are the keys FromProperties understands, besides the prefixed
 // families; anything else produces a warning.
@@ -68,7 +84,7 @@ var workerKeys = func() map[string]bool {
 		"header.converter", "plugin.path", "plugin.discovery", "listeners", "rest.advertised.host.name",
 		"rest.advertised.port", "rest.advertised.listener", "offset.flush.interval.ms", "offset.flush.timeout.ms",
 		"task.shutdown.graceful.timeout.ms", "session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
-		"scheduled.rebalance.max.delay.ms", "connect.protocol", "topic.tracking.enable", "topic.tracking.allow.reset",
+		"scheduled.rebalance.max.delay.ms", "connect.protocol", "rest.rebalance.hold.ms", "topic.tracking.enable", "topic.tracking.allow.reset",
 		"topic.creation.enable", "connector.client.config.override.policy", "worker.sync.timeout.ms",
 		"worker.unsync.backoff.ms", "exactly.once.source.support", "inter.worker.key.generation.algorithm",
 		"inter.worker.key.size", "inter.worker.key.ttl.ms", "inter.worker.signature.algorithm",
@@ -115,8 +131,10 @@ func DefaultConfig() Config {
 		SessionTimeout:          10 * time.Second,
 		HeartbeatInterval:       3 * time.Second,
 		RebalanceTimeout:        60 * time.Second,
-		ScheduledRebalanceDelay: 5 * time.Minute,
+		ScheduledRebalanceDelay: DefaultScheduledRebalanceDelay,
 		ConnectProtocol:         "sessioned",
+		KeyTTL:                  time.Hour,
+		RequestHold:             30 * time.Second,
 		TopicTracking:           true,
 		TopicTrackingReset:      true,
 		ConfigTopicSettings:     map[string]string{},
@@ -298,6 +316,22 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			durMs(k, &c.RebalanceTimeout, 1)
 		case "scheduled.rebalance.max.delay.ms":
 			durMs(k, &c.ScheduledRebalanceDelay, 0)
+		case "rest.rebalance.hold.ms":
+			durMs(k, &c.RequestHold, 0)
+		case "inter.worker.key.ttl.ms":
+			durMs(k, &c.KeyTTL, 1)
+		case "inter.worker.signature.algorithm", "inter.worker.key.generation.algorithm":
+			if v != signatureAlgorithm {
+				bad(k, "only HmacSHA256 is supported")
+			}
+		case "inter.worker.verification.algorithms":
+			ok := false
+			for _, a := range strings.Split(v, ",") {
+				ok = ok || strings.TrimSpace(a) == signatureAlgorithm
+			}
+			if !ok {
+				bad(k, "must include HmacSHA256, the only algorithm supported")
+			}
 		case "connect.protocol":
 			switch v {
 			case "eager", "compatible", "sessioned":

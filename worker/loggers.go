@@ -31,20 +31,20 @@ var log4jLevels = map[string]slog.Level{
 	"WARN": slog.LevelWarn, "ERROR": slog.LevelError, "FATAL": slog.LevelError + 4, "OFF": slog.LevelError + 8, "ALL": slog.LevelDebug - 8,
 }
 
-func (h *herder) Loggers(ctx context.Context) (map[string]LoggerLevel, error) {
-	h.levels.mu.Lock()
-	defer h.levels.mu.Unlock()
-	out := make(map[string]LoggerLevel, len(h.levels.levels))
-	for k, v := range h.levels.levels {
+func (d *driver) Loggers(ctx context.Context) (map[string]LoggerLevel, error) {
+	d.levels.mu.Lock()
+	defer d.levels.mu.Unlock()
+	out := make(map[string]LoggerLevel, len(d.levels.levels))
+	for k, v := range d.levels.levels {
 		out[k] = v
 	}
 	return out, nil
 }
 
-func (h *herder) Logger(ctx context.Context, name string) (LoggerLevel, error) {
-	h.levels.mu.Lock()
-	defer h.levels.mu.Unlock()
-	if l, ok := h.levels.levels[name]; ok {
+func (d *driver) Logger(ctx context.Context, name string) (LoggerLevel, error) {
+	d.levels.mu.Lock()
+	defer d.levels.mu.Unlock()
+	if l, ok := d.levels.levels[name]; ok {
 		return l, nil
 	}
 	// Kafka Connect answers 404 for a logger that does not exist yet (Log4j
@@ -52,35 +52,35 @@ func (h *herder) Logger(ctx context.Context, name string) (LoggerLevel, error) {
 	return LoggerLevel{}, Errorf(KindNotFound, "Logger %s not found.", name)
 }
 
-func (h *herder) SetLogLevel(ctx context.Context, name, level, scope string) ([]string, error) {
+func (d *driver) SetLogLevel(ctx context.Context, name, level, scope string) ([]string, error) {
 	lvl := strings.ToUpper(strings.TrimSpace(level))
 	sl, ok := log4jLevels[lvl]
 	if !ok {
 		return nil, Errorf(KindNotFound, "invalid log level '%s'.", level)
 	}
 	now := time.Now().UnixMilli()
-	h.levels.mu.Lock()
-	defer h.levels.mu.Unlock()
+	d.levels.mu.Lock()
+	defer d.levels.mu.Unlock()
 	var affected []string
-	for n := range h.levels.levels {
+	for n := range d.levels.levels {
 		if n == name || strings.HasPrefix(n, name+".") || name == "root" {
 			affected = append(affected, n)
 		}
 	}
-	if _, ok := h.levels.levels[name]; !ok {
+	if _, ok := d.levels.levels[name]; !ok {
 		affected = append(affected, name)
 	}
 	for _, n := range affected {
-		h.levels.levels[n] = LoggerLevel{Level: lvl, LastModified: &now}
+		d.levels.levels[n] = LoggerLevel{Level: lvl, LastModified: &now}
 	}
 	// Tributary's own logs follow the most verbose level set anywhere.
 	minLvl := sl
-	for _, l := range h.levels.levels {
+	for _, l := range d.levels.levels {
 		if v, ok := log4jLevels[l.Level]; ok && v < minLvl {
 			minLvl = v
 		}
 	}
-	h.levels.Root.Set(minLvl)
+	d.levels.Root.Set(minLvl)
 	sort.Strings(affected)
 	return affected, nil
 }

@@ -3,125 +3,109 @@ package worker
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tributary-dev/tributary/worker/assign"
+	"github.com/tributary-dev/tributary/worker/herder"
 	"github.com/tributary-dev/tributary/worker/member"
 	"github.com/tributary-dev/tributary/worker/store"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
+// assignMemory is what the leader keeps between the rebalances it leads
+// (used on the member's goroutine only).
+type assignMemory struct {
+	state assign.State
+	// owners of the last assignment, handed to the herder core with it.
+	connOwners map[string]string
+	taskOwners map[herder.TaskID]string
+}
+
 // joinGroup runs the worker's membership in the group.id group (protocol
 // type "connect"). The elected leader assigns connectors and tasks with
-// package assign; every new generation is handed to the herder. A worker
-// alone in its group is its leader and gets everything.
-func (w *Worker) joinGroup(ctx context.Context, cfgStore *store.ConfigStore, rejoin chan struct{}) (<-chan struct{}, error) {
-	protocols, err := member.ProtocolsFor(w.cfg.ConnectProtocol)
+// assign.Plan; every generation goes to the herder core, and the member
+// waits for its answer (revoked work stopped) before it goes on.
+func (d *driver) joinGroup(ctx context.Context, cl *kgo.Client) (*member.Member, error) {
+	protocols, err := member.ProtocolsFor(d.cfg.ConnectProtocol)
 	if err != nil {
 		return nil, fmt.Errorf("worker: connect.protocol: %w", err)
 	}
-	cl, err := kgo.NewClient(w.clientOpts(nil)...)
-	if err != nil {
-		return nil, fmt.Errorf("worker: group client: %w", err)
-	}
-	url := "http://" + w.id + "/"
 	m, err := member.New(member.Config{
-		Client: cl, GroupID: w.cfg.GroupID, URL: url, Protocols: protocols,
-		SessionTimeout: w.cfg.SessionTimeout, RebalanceTimeout: w.cfg.RebalanceTimeout, HeartbeatInterval: w.cfg.HeartbeatInterval,
-		ConfigOffset: cfgStore.Offset,
-		Assign: func(ctx context.Context, g member.LeaderView) (map[string]member.Assignment, error) {
-			return w.leaderAssign(ctx, cfgStore, g)
-		},
+		Client: cl, GroupID: d.cfg.GroupID, URL: d.url + "/", Protocols: protocols,
+		SessionTimeout: d.cfg.SessionTimeout, RebalanceTimeout: d.cfg.RebalanceTimeout, HeartbeatInterval: d.cfg.HeartbeatInterval,
+		StopTimeout:  d.cfg.TaskShutdownTimeout + 2*time.Second,
+		ConfigOffset: d.configs.Offset,
+		Assign:       d.leaderAssign,
 		OnJoinPrepare: func(ctx context.Context, p member.Protocol, lost bool) {
-			if lost || !p.Incremental() {
-				// Another member may be given this work: stop it first.
-				w.h.do(ctx, func(ctx context.Context) error {
-					select { // a generation the loop has not applied yet is stale now
-					case <-w.h.assignments:
-					default:
-					}
-					w.h.assign = assignment{}
-					w.h.stopAll()
-					return nil
-				})
+			if _, err := d.call(ctx, func(t herder.Token) herder.Event {
+				return herder.JoinPrepare{Reply: t, Lost: lost, Eager: !p.Incremental()}
+			}); err != nil {
+				d.logger.Warn("stopping work before rejoining the group was interrupted", "err", err)
 			}
 		},
 		OnAssigned: func(ctx context.Context, g member.Generation) {
-			a := assignment{generation: g.ID, leader: g.IsLeader, leaderURL: g.Assignment.LeaderURL,
-				connectors: map[string]bool{}, tasks: map[TaskID]bool{}}
-			for _, c := range g.Connectors {
-				a.connectors[c] = true
-			}
-			for _, t := range g.Tasks {
-				a.tasks[TaskID{Connector: t.Connector, Task: int(t.Task)}] = true
-			}
-			if len(g.Assignment.RevokedConnectors)+len(g.Assignment.RevokedTasks) > 0 {
-				// The member rejoins right after this returns and the
-				// leader may hand the revoked work to another worker:
-				// stop it here first.
-				w.h.do(ctx, func(ctx context.Context) error {
-					select {
-					case <-w.h.assignments:
-					default:
-					}
-					w.h.assign = a
-					w.h.ready.Store(true)
-					w.h.reconcile(ctx)
-					return nil
-				})
+			if g.Assignment.Error != member.NoError {
+				// CONFIG_MISMATCH: read the config topic before rejoining.
+				rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+				d.configs.Refresh(rctx)
+				cancel()
 				return
 			}
-			w.h.setAssignment(a)
+			d.sessioned.Store(g.Protocol == member.Sessioned)
+			ev := herder.Assigned{Generation: g.ID, Protocol: herder.Protocol(g.Protocol), Leader: g.IsLeader,
+				LeaderURL: strings.TrimRight(g.Assignment.LeaderURL, "/"), ConfigOffset: g.Assignment.ConfigOffset,
+				Connectors: g.Connectors}
+			for _, t := range g.Tasks {
+				ev.Tasks = append(ev.Tasks, herder.TaskID{Connector: t.Connector, Task: int(t.Task)})
+			}
+			if g.IsLeader {
+				ev.ConnectorOwners, ev.TaskOwners = d.assignState.connOwners, d.assignState.taskOwners
+			}
+			if _, err := d.call(ctx, func(t herder.Token) herder.Event { ev.Reply = t; return ev }); err != nil {
+				d.logger.Warn("applying the assignment was interrupted", "generation", g.ID, "err", err)
+				return
+			}
+			if !d.ready.Swap(true) {
+				d.stage.Store("running")
+			}
 		},
-		Logger: w.logger,
+		Logger: d.logger,
 	})
 	if err != nil {
-		cl.Close()
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer cl.Close()
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case <-rejoin:
-					m.Rejoin()
-				}
-			}
-		}()
-		if err := m.Run(ctx); err != nil && ctx.Err() == nil {
-			w.logger.Error("worker group membership failed", "err", err)
-		}
-	}()
-	return done, nil
+	d.member = m
+	return m, nil
 }
 
 // leaderAssign computes a generation's assignment on the leader from the
-// config topic, as Kafka Connect's assignors do.
-func (w *Worker) leaderAssign(ctx context.Context, cfgStore *store.ConfigStore, g member.LeaderView) (map[string]member.Assignment, error) {
+// config topic, as Kafka Connect's IncrementalCooperativeAssignor does,
+// with the scheduled rebalance delay.
+func (d *driver) leaderAssign(ctx context.Context, g member.LeaderView) (map[string]member.Assignment, error) {
 	// The leader must have read at least as far as every member.
 	var maxOffset int64 = -1
 	for _, jm := range g.Members {
 		maxOffset = max(maxOffset, jm.Metadata.ConfigOffset)
 	}
-	if cfgStore.Offset() < maxOffset {
+	if d.configs.Offset() < maxOffset {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		cfgStore.Refresh(rctx)
+		d.configs.Refresh(rctx)
 		cancel()
 	}
-	snap := cfgStore.Snapshot()
+	snap := d.configs.Snapshot()
 	leaderURL := ""
+	urls := map[string]string{}
 	for _, jm := range g.Members {
+		urls[jm.ID] = strings.TrimRight(jm.Metadata.URL, "/")
 		if jm.ID == g.LeaderID {
 			leaderURL = jm.Metadata.URL
 		}
 	}
 	out := map[string]member.Assignment{}
 	if snap.Offset < maxOffset {
+		d.logger.Warn("was selected to perform assignments but is behind a member on the config topic; asking all to read it and rejoin",
+			"offset", snap.Offset, "member_offset", maxOffset)
 		for _, jm := range g.Members {
 			out[jm.ID] = member.Assignment{Error: member.ConfigMismatch, Leader: g.LeaderID, LeaderURL: leaderURL, ConfigOffset: snap.Offset}
 		}
@@ -137,7 +121,7 @@ func (w *Worker) leaderAssign(ctx context.Context, cfgStore *store.ConfigStore, 
 	}
 	var ms []assign.Member
 	for _, jm := range g.Members {
-		am := assign.Member{ID: jm.ID, URL: jm.Metadata.URL}
+		am := assign.Member{ID: jm.ID, URL: urls[jm.ID]}
 		if a := jm.Metadata.Allocation; a != nil {
 			am.Previous.Connectors = a.Connectors
 			for _, t := range a.Tasks {
@@ -146,7 +130,25 @@ func (w *Worker) leaderAssign(ctx context.Context, cfgStore *store.ConfigStore, 
 		}
 		ms = append(ms, am)
 	}
-	res := assign.Assign(ms, work)
+	maxDelay := d.cfg.ScheduledRebalanceDelay
+	if !g.Protocol.Incremental() {
+		maxDelay = 0
+	}
+	res := assign.Plan(assign.Input{Members: ms, Work: work, Now: time.Now(), MaxDelay: maxDelay, State: d.assignState.state})
+	d.assignState.state = res.State
+	if res.Delay > 0 {
+		d.logger.Info("holding back the work of a departed worker until the scheduled rebalance",
+			"connectors", len(res.State.Lost.Connectors), "tasks", len(res.State.Lost.Tasks), "delay", res.Delay.Round(time.Millisecond))
+	}
+	d.assignState.connOwners, d.assignState.taskOwners = map[string]string{}, map[herder.TaskID]string{}
+	for id, a := range res.Target {
+		for _, c := range a.Connectors {
+			d.assignState.connOwners[c] = urls[id]
+		}
+		for _, t := range a.Tasks {
+			d.assignState.taskOwners[herder.TaskID{Connector: t.Connector, Task: int(t.Task)}] = urls[id]
+		}
+	}
 	toTasks := func(ts []assign.TaskID) []member.TaskID {
 		var o []member.TaskID
 		for _, t := range ts {
@@ -155,7 +157,7 @@ func (w *Worker) leaderAssign(ctx context.Context, cfgStore *store.ConfigStore, 
 		return o
 	}
 	for _, jm := range g.Members {
-		a := member.Assignment{Leader: g.LeaderID, LeaderURL: leaderURL, ConfigOffset: snap.Offset}
+		a := member.Assignment{Leader: g.LeaderID, LeaderURL: leaderURL, ConfigOffset: snap.Offset, Delay: int32(res.Delay.Milliseconds())}
 		src := res.Target[jm.ID]
 		if g.Protocol.Incremental() {
 			src = res.Assigned[jm.ID]

@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
+	"github.com/tributary-dev/tributary/worker/herder"
 	"github.com/tributary-dev/tributary/worker/store"
 	"github.com/tributary-dev/tributary/worker/task"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -41,7 +43,7 @@ type Worker struct {
 	cfg    Config
 	opts   Options
 	logger *slog.Logger
-	h      *herder
+	h      *driver
 	id     string
 }
 
@@ -70,7 +72,7 @@ func New(cfg Config, opts Options) (*Worker, error) {
 			w.logger.Warn("client property has no equivalent here and is ignored", "property", prefix+k)
 		}
 	}
-	w.h = newHerder(cfg, w.logger, w.id)
+	w.h = newDriver(cfg, w.logger, w.id)
 	if opts.LogLevel != nil {
 		w.h.levels.Root = opts.LogLevel
 	}
@@ -140,30 +142,22 @@ func (w *Worker) Run(ctx context.Context) error {
 		return store.Options{Brokers: w.cfg.BootstrapServers, Topic: topic, Partitions: parts, ReplicationFactor: rf,
 			TopicConfigs: settings, ClientOpts: w.clientOpts(nil)[1:], Logger: log}
 	}
-	updates := newConfigUpdates()
-	rejoin := make(chan struct{}, 1)
-	known := map[string]bool{} // connectors seen, owned by the store's tailing goroutine
+	var opened atomic.Bool // restart requests older than the worker are history
 	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings),
 		func(ev store.ConfigEvent) {
-			notify(updates)
-			// Rebalance when the work to assign changed: a connector
-			// appeared or went, or its tasks were (re)committed.
-			switch ev.Kind {
-			case store.ConnectorConfigUpdated:
-				if !known[ev.Connector] {
-					known[ev.Connector] = true
-					notify(rejoin)
+			if ev.Kind == store.RestartRequested {
+				if opened.Load() {
+					r := ev.Restart
+					w.h.configQ.push(configEvent{restart: &r})
 				}
-			case store.ConnectorRemoved:
-				delete(known, ev.Connector)
-				notify(rejoin)
-			case store.TaskConfigsCommitted:
-				notify(rejoin)
+				return
 			}
+			w.h.configQ.push(configEvent{})
 		})
 	if err != nil {
 		return fmt.Errorf("worker: config topic %s: %w", w.cfg.ConfigTopic, err)
 	}
+	opened.Store(true)
 	defer cfgStore.Close()
 	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings))
 	if err != nil {
@@ -176,7 +170,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer statStore.Close()
 	statuses := &statusAdapter{s: statStore}
-	w.h.configs = &configAdapter{s: cfgStore, updates: updates}
+	w.h.configs = cfgStore
 	w.h.statuses = statuses
 	w.h.offsets = offsetAdapter{s: offStore}
 	w.h.apiReady.Store(true) // after the backends: REST readers see them set
@@ -203,32 +197,54 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.h.pl.Store(&pluginLoader{loader})
 	statuses.version = func(name string) string {
-		snap, _ := w.h.configs.Snapshot()
-		spec, err := loader.Spec(snap[name].Config["connector.class"])
+		cfg, _ := cfgStore.Connector(name)
+		spec, err := loader.Spec(cfg["connector.class"])
 		if err != nil {
 			return ""
 		}
 		return spec.Version
 	}
-	w.h.startTask = w.taskStarter(offStore, statuses)
-
-	herderDone := make(chan struct{})
-	hctx, stopHerder := context.WithCancel(context.Background())
-	go func() { defer close(herderDone); w.h.run(hctx) }()
-	defer func() { stopHerder(); <-herderDone }()
+	w.h.start = w.taskStarter(offStore, statuses)
 
 	w.h.stage.Store("joining the worker group")
-	memberDone, err := w.joinGroup(ctx, cfgStore, rejoin)
+	cl, err := kgo.NewClient(w.clientOpts(nil)...)
+	if err != nil {
+		return fmt.Errorf("worker: group client: %w", err)
+	}
+	defer cl.Close()
+	m, err := w.h.joinGroup(ctx, cl)
 	if err != nil {
 		return err
 	}
+	loopCtx, stopLoop := context.WithCancel(context.Background())
+	w.h.ctx = loopCtx
+	loopDone := make(chan struct{})
+	go func() { defer close(loopDone); w.h.run(loopCtx) }()
+	defer func() { stopLoop(); <-loopDone }()
+	memberCtx, stopMember := context.WithCancel(context.Background())
+	defer stopMember()
+	memberErr := make(chan error, 1)
+	go func() { memberErr <- m.Run(memberCtx) }()
 	log.Info("worker started", "group", w.cfg.GroupID, "startup", time.Since(start).Round(time.Millisecond))
-	<-ctx.Done()
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case err := <-memberErr:
+		// Only problems retrying cannot fix end the membership.
+		runErr = fmt.Errorf("worker: membership in group %s: %w", w.cfg.GroupID, err)
+		memberErr <- nil
+	}
 	log.Info("worker stopping")
-	stopHerder()
-	<-herderDone
-	<-memberDone
-	return nil
+	// Stop every connector and task first (statuses UNASSIGNED), then
+	// leave the group so that the others take the work over at once.
+	sctx, cancel := context.WithTimeout(context.Background(), w.cfg.TaskShutdownTimeout+15*time.Second)
+	if _, err := w.h.call(sctx, func(t herder.Token) herder.Event { return herder.Shutdown{Reply: t} }); err != nil {
+		log.Warn("not every connector and task stopped in time", "err", err)
+	}
+	cancel()
+	stopMember()
+	<-memberErr
+	return runErr
 }
 
 // converters builds a task's converters: the connector's own settings when

@@ -123,6 +123,7 @@ type Machine struct {
 	rebalancing bool // between JoinPrepare and Assigned
 	catchingUp  int64
 	lost        bool // membership lost: stop everything, write nothing
+	stopping    bool // Shutdown: nothing starts again
 	gen         int32
 	leader      bool
 	leaderURL   string
@@ -139,6 +140,8 @@ type Machine struct {
 	written map[statusKey]string
 
 	held     []held
+	// Requests waiting for a restarted connector or task to start.
+	startWaits map[statusKey][]Token
 	ops      map[uint64]pendingOp
 	opSeq    uint64
 	creating map[string]int // connector names with a config write in flight
@@ -169,6 +172,7 @@ func New(cfg Config) *Machine {
 		ops:        map[uint64]pendingOp{},
 		creating:   map[string]int{},
 		clearing:   map[string]bool{},
+		startWaits: map[statusKey][]Token{},
 		catchingUp: -1,
 	}
 }
@@ -234,7 +238,15 @@ func (m *Machine) Step(now time.Time, ev Event) {
 	case JoinPrepare:
 		m.onJoinPrepare(e)
 	case Assigned:
-		m.onAssigned(e)
+		if !m.stopping {
+			m.onAssigned(e)
+		} else {
+			m.emit(Reply{To: e.Reply})
+		}
+	case Shutdown:
+		m.stopping, m.rebalancing = true, true
+		m.ownConns, m.ownTasks = map[string]bool{}, map[TaskID]bool{}
+		m.waiters = append(m.waiters, waiter{token: e.Reply, all: true})
 	case ConnectorStarted:
 		m.onConnectorStarted(e)
 	case ConnectorFailed:
@@ -335,18 +347,7 @@ func (m *Machine) onRestart(r RestartRequested) {
 		return
 	}
 	if m.ownConns[r.Connector] && cs.Target == Started {
-		c := m.conns[r.Connector]
-		failedNow := c != nil && c.phase == failed
-		if !r.OnlyFailed || failedNow {
-			m.putConnector(r.Connector, StateRestarting, "")
-			if c != nil {
-				if c.phase == failed {
-					delete(m.conns, r.Connector)
-				} else {
-					c.restart = true
-				}
-			}
-		}
+		m.restartConnector(r.Connector, r.OnlyFailed)
 	}
 	if !r.IncludeTasks || cs.Target == Stopped {
 		return
@@ -358,6 +359,41 @@ func (m *Machine) onRestart(r RestartRequested) {
 		}
 		m.restartTask(id, r.OnlyFailed)
 	}
+}
+
+// restartConnector restarts an owned connector (if it failed, when
+// onlyFailed); it reports whether it does.
+func (m *Machine) restartConnector(name string, onlyFailed bool) bool {
+	c := m.conns[name]
+	failedNow := c != nil && c.phase == failed
+	if onlyFailed && !failedNow {
+		return false
+	}
+	m.putConnector(name, StateRestarting, "")
+	if c != nil {
+		if c.phase == failed {
+			delete(m.conns, name)
+		} else {
+			c.restart = true
+		}
+	}
+	return true
+}
+
+// waitStart answers to once the connector (task < 0) or task has started
+// again.
+func (m *Machine) waitStart(conn string, task int, to Token) {
+	k := statusKey{conn, task}
+	m.startWaits[k] = append(m.startWaits[k], to)
+}
+
+// started answers the requests waiting for an instance to start.
+func (m *Machine) started(conn string, task int) {
+	k := statusKey{conn, task}
+	for _, to := range m.startWaits[k] {
+		m.reply(to, Result{})
+	}
+	delete(m.startWaits, k)
 }
 
 func (m *Machine) restartTask(id TaskID, onlyFailed bool) {
@@ -466,6 +502,7 @@ func (m *Machine) onConnectorStarted(e ConnectorStarted) {
 	if c == nil || c.run != e.Run || c.phase != starting {
 		return
 	}
+	defer m.started(e.Name, -1) // after the status
 	if e.Err != "" {
 		m.log.Error("connector failed to start", "connector", e.Name, "err", firstLine(e.Err))
 		c.phase = failed
@@ -598,6 +635,7 @@ func (m *Machine) onTaskStarted(e TaskStarted) {
 	if t == nil || t.run != e.Run || t.phase != starting {
 		return
 	}
+	defer m.started(e.ID.Connector, e.ID.Task) // after the status
 	if e.Err != "" {
 		m.log.Error("task failed to start", "connector", e.ID.Connector, "task", e.ID.Task, "err", firstLine(e.Err))
 		t.phase = failed
@@ -679,7 +717,7 @@ func (m *Machine) keyDue() time.Time {
 
 // reconcile makes what runs here match the assignment and the config.
 func (m *Machine) reconcile() {
-	starts := m.catchingUp < 0 && m.assigned && !m.lost
+	starts := m.catchingUp < 0 && m.assigned && !m.lost && !m.stopping
 	for _, name := range slices.Sorted(maps.Keys(m.conns)) {
 		c := m.conns[name]
 		cs, exists := m.snap.Connectors[name]
@@ -744,6 +782,14 @@ func (m *Machine) reconcile() {
 			if !want || changed {
 				delete(m.tasks, id)
 			}
+		}
+	}
+	for k := range m.startWaits {
+		// Nothing to wait for: the instance is not ours (any more) or not
+		// to run.
+		if k.task < 0 && (!m.ownConns[k.conn] || m.snap.Connectors[k.conn].Target != Started) ||
+			k.task >= 0 && !m.ownTasks[TaskID{k.conn, k.task}] {
+			m.started(k.conn, k.task)
 		}
 	}
 	if !starts {

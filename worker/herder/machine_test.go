@@ -65,10 +65,10 @@ func TestTraceConnectorLifecycle(t *testing.T) {
 	tr.step(RestartRequested{Connector: "a", IncludeTasks: true, OnlyFailed: true},
 		"status a-1 RESTARTING gen=3", "start a-1 run=8 conn=2 task=2-1")
 	tr.step(TaskStarted{ID: TaskID{"a", 1}, Run: 8}, "status a-1 RUNNING gen=3")
-	// A task restart on its owner.
-	tr.step(Request{Reply: 7, Op: RestartTask{ID: TaskID{"a", 0}}}, "status a-0 RESTARTING gen=3", "reply 7 ok", "stop a-0 run=5")
+	// A task restart on its owner, answered once it runs again.
+	tr.step(Request{Reply: 7, Op: RestartTask{ID: TaskID{"a", 0}}}, "status a-0 RESTARTING gen=3", "stop a-0 run=5")
 	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 5}, "start a-0 run=9 conn=2 task=2-0")
-	tr.step(TaskStarted{ID: TaskID{"a", 0}, Run: 9}, "status a-0 RUNNING gen=3")
+	tr.step(TaskStarted{ID: TaskID{"a", 0}, Run: 9}, "status a-0 RUNNING gen=3", "reply 7 ok")
 
 	// Delete: everything stops without statuses; the leader tombstones them.
 	tr.step(Request{Reply: 8, Op: DeleteConnector{Name: "a"}}, "write op=6 [delete a]")
@@ -93,6 +93,8 @@ func TestTraceFollowerForwardsAndHolds(t *testing.T) {
 	tr.step(Request{Reply: 5, Op: SetTarget{Name: "a", Target: Paused}}, "write op=1 [target a PAUSED]")
 	tr.step(Request{Reply: 6, Op: RestartTask{ID: TaskID{"a", 0}}}, "reply 6 forward=http://w2:8083")
 	tr.step(Request{Reply: 7, Op: RestartTask{ID: TaskID{"a", 3}}}, `reply 7 404 "Unknown task: a-3"`)
+	tr.step(Request{Reply: 11, Op: RestartConnector{Name: "a"}}, "reply 11 forward=http://w2:8083")
+	tr.step(Request{Reply: 12, Op: RestartConnector{Name: "a", OnlyFailed: true}}, "reply 12 forward=http://w2:8083")
 	// A rebalance: requests wait.
 	tr.at(3*time.Second).step(JoinPrepare{Reply: 101}, "reply 101 ok")
 	tr.step(Request{Reply: 8, Op: PutConfig{Name: "b", Config: cfgOf("b", "1")}})
@@ -106,6 +108,18 @@ func TestTraceFollowerForwardsAndHolds(t *testing.T) {
 	tr.at(14*time.Second).step(Assigned{Reply: 102, Generation: 6, Protocol: Compatible, Leader: true, ConfigOffset: 3},
 		"clean-statuses a from=1", `reply 9 400 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/a/stop' endpoint"`, "reply 102 ok")
 	tr.step(Request{Reply: 10, Op: Leader{}}, "reply 10 ok")
+}
+
+// The leader sends a task's or a connector's restart to the worker that
+// owns it (the second and last hop).
+func TestTraceLeaderForwardsToOwner(t *testing.T) {
+	tr := newTrace(t, Config{})
+	tr.step(snapshot(3, cfgs{"a": {v: "1", tasks: 1}}))
+	tr.step(Assigned{Reply: 100, Generation: 2, Protocol: Compatible, Leader: true, ConfigOffset: 3,
+		ConnectorOwners: map[string]string{"a": "http://w3"}, TaskOwners: map[TaskID]string{{"a", 0}: "http://w2"}},
+		"clean-statuses a from=1", "reply 100 ok")
+	tr.step(Request{Reply: 1, Op: RestartTask{ID: TaskID{"a", 0}}}, "reply 1 forward=http://w2")
+	tr.step(Request{Reply: 2, Op: RestartConnector{Name: "a"}}, "reply 2 forward=http://w3")
 }
 
 // A member behind the leader's config offset reads the config topic before
@@ -175,8 +189,11 @@ func TestTraceSlowPluginBlocksNothing(t *testing.T) {
 	tr.step(TaskConfigsGenerated{Name: "hung", Run: 1, Gen: 1}) // too late: ignored
 	tr.step(ConnectorStopped{Name: "hung", Run: 1})
 	// It stays failed until restarted.
-	tr.step(Request{Reply: 3, Op: RestartConnector{Name: "hung"}}, "write op=2 [restart hung tasks=false failed=false]")
-	tr.step(RestartRequested{Connector: "hung"}, "status hung RESTARTING gen=1", "start hung run=3")
+	// The connector alone: its owner restarts it, and answers once it runs.
+	tr.step(Request{Reply: 3, Op: RestartConnector{Name: "hung"}}, "status hung RESTARTING gen=1", "start hung run=3")
+	tr.step(ConnectorStarted{Name: "hung", Run: 3}, "status hung RUNNING gen=1", "generate hung run=3 gen=1 max=3", "reply 3 ok")
+	// With flags, a restart request record that the owners act on.
+	tr.step(Request{Reply: 4, Op: RestartConnector{Name: "hung", IncludeTasks: true}}, "write op=2 [restart hung tasks=true failed=false]")
 }
 
 // The leader of a sessioned group writes a session key when there is none
@@ -203,4 +220,20 @@ func TestTraceEagerRebalance(t *testing.T) {
 	tr.step(TaskStarted{ID: TaskID{"a", 0}, Run: 1}, "status a-0 RUNNING gen=1")
 	tr.step(JoinPrepare{Reply: 101, Eager: true}, "stop a-0 run=1")
 	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 1}, "status a-0 UNASSIGNED gen=1", "reply 101 ok")
+}
+
+// Shutdown stops everything, writing UNASSIGNED, and nothing starts again
+// even if a late assignment comes.
+func TestTraceShutdown(t *testing.T) {
+	tr := newTrace(t, Config{})
+	tr.step(snapshot(1, cfgs{"a": {v: "1", tasks: 1}}))
+	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Compatible, LeaderURL: "http://w2", ConfigOffset: 1, Connectors: []string{"a"}, Tasks: tasks("a", 0)},
+		"start a run=1", "start a-0 run=2 conn=1 task=1-0", "reply 100 ok")
+	tr.step(ConnectorStarted{Name: "a", Run: 1}, "status a RUNNING gen=1", "generate a run=1 gen=1 max=3")
+	tr.step(TaskStarted{ID: TaskID{"a", 0}, Run: 2}, "status a-0 RUNNING gen=1")
+	tr.step(Shutdown{Reply: 101}, "stop a run=1", "stop a-0 run=2")
+	tr.step(Assigned{Reply: 102, Generation: 2, Protocol: Compatible, LeaderURL: "http://w2", ConfigOffset: 1, Connectors: []string{"a"}, Tasks: tasks("a", 0)},
+		"reply 102 ok")
+	tr.step(ConnectorStopped{Name: "a", Run: 1}, "status a UNASSIGNED gen=1")
+	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 2}, "status a-0 UNASSIGNED gen=1", "reply 101 ok")
 }

@@ -116,11 +116,38 @@ func (m *Machine) dispatch(r Request) {
 		}
 		m.emit(WriteConfigs{Op: m.newOp(pendingOp{reply: r.Reply, kind: "target", name: op.Name}), Writes: ws})
 	case RestartConnector:
-		if m.leaderOnly(r) {
+		cs, ok := m.snap.Connectors[op.Name]
+		if !ok {
+			m.fail(r.Reply, errorf(404, "Unknown connector: %s", op.Name))
 			return
 		}
-		if _, ok := m.snap.Connectors[op.Name]; !ok {
-			m.fail(r.Reply, errorf(404, "Unknown connector: %s", op.Name))
+		if !op.IncludeTasks && !op.OnlyFailed {
+			// Just the connector: its owner restarts it and answers once
+			// it started again, as Kafka Connect does.
+			if !m.active() {
+				m.hold(r)
+				return
+			}
+			if m.ownConns[op.Name] {
+				if cs.Target == Started && m.restartConnector(op.Name, false) {
+					m.waitStart(op.Name, -1, r.Reply)
+					return
+				}
+				m.reply(r.Reply, Result{})
+				return
+			}
+			if !m.leader {
+				m.leaderOnly(r)
+				return
+			}
+			if url := m.connOwners[op.Name]; url != "" {
+				m.fail(r.Reply, &Error{Code: 409, Message: msgConflict, Forward: url})
+				return
+			}
+			m.fail(r.Reply, errorf(409, "Connector %s is not assigned to any worker yet: "+msgConflict, op.Name))
+			return
+		}
+		if m.leaderOnly(r) {
 			return
 		}
 		m.emit(WriteConfigs{Op: m.newOp(pendingOp{reply: r.Reply, kind: "restart", name: op.Name}),
@@ -141,7 +168,11 @@ func (m *Machine) dispatch(r Request) {
 		}
 		if m.ownTasks[op.ID] {
 			m.restartTask(op.ID, false)
-			m.reply(r.Reply, Result{})
+			if cs.Target == Stopped {
+				m.reply(r.Reply, Result{})
+				return
+			}
+			m.waitStart(op.ID.Connector, op.ID.Task, r.Reply)
 			return
 		}
 		if !m.leader {

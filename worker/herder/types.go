@@ -104,6 +104,10 @@ type (
 		Reply       Token
 		Lost, Eager bool
 	}
+	// Shutdown: the worker is stopping. Everything stops (writing
+	// UNASSIGNED, as Kafka Connect does), nothing starts again, and Reply
+	// is answered once all has stopped; then the member leaves the group.
+	Shutdown struct{ Reply Token }
 	// Assigned is a completed rebalance: the member's whole ownership.
 	// Work not in it stops before Reply is answered (the member rejoins
 	// after revocations, and the leader may give the work to another).
@@ -247,6 +251,7 @@ func (Configs) event()                  {}
 func (RestartRequested) event()         {}
 func (JoinPrepare) event()              {}
 func (Assigned) event()                 {}
+func (Shutdown) event()                 {}
 func (ConnectorStarted) event()         {}
 func (ConnectorFailed) event()          {}
 func (ReconfigurationRequested) event() {}

@@ -201,6 +201,28 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 	return snap
 }
 
+// SessionKey returns the latest session key, nil if none was read.
+func (s *ConfigStore) SessionKey() *SessionKey {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.key == nil {
+		return nil
+	}
+	k := *s.key
+	return &k
+}
+
+// Connector returns a copy of one connector's config.
+func (s *ConfigStore) Connector(name string) (map[string]string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.conns[name]
+	if !ok {
+		return nil, false
+	}
+	return copyMap(c), true
+}
+
 // Offset is the current config offset (see ConfigSnapshot.Offset).
 func (s *ConfigStore) Offset() int64 {
 	s.mu.Lock()

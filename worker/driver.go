@@ -1,0 +1,569 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/worker/herder"
+	"github.com/tributary-dev/tributary/worker/store"
+)
+
+// TaskConfigsTimeout is how long a connector's taskConfigs may take before
+// the connector is failed.
+const TaskConfigsTimeout = 30 * time.Second
+
+// statusWriteTimeout bounds one status write.
+const statusWriteTimeout = 10 * time.Second
+
+// taskStarter starts a task runner for a task (worker/task through the
+// worker); report receives its state changes.
+type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, report func(state, trace string)) (taskRunner, error)
+
+// groupOffsets reads and changes sink connectors' committed offsets.
+type groupOffsets interface {
+	Fetch(ctx context.Context, group string) (map[sdk.TopicPartition]int64, error)
+	Commit(ctx context.Context, group string, offsets map[sdk.TopicPartition]int64) error
+	Delete(ctx context.Context, group string, partitions []sdk.TopicPartition) error
+}
+
+// membership is what the driver needs from the group member.
+type membership interface {
+	// Lease is how long the membership can still be trusted.
+	Lease() time.Duration
+	Rejoin()
+}
+
+// driver runs the herder core (package herder) for a worker: one loop
+// goroutine owns the Machine, feeds it events and hands its actions to
+// goroutines, so that no plugin call, status write or config write ever
+// runs on the loop. It also serves the REST API (the Herder interface):
+// reads from the stores' snapshots, writes as requests to the loop.
+type driver struct {
+	cfg      Config
+	logger   *slog.Logger
+	workerID string
+	url      string // advertised REST URL, no trailing slash
+
+	// pl holds the plugin loader once the worker has started it; REST
+	// requests may come before.
+	pl        atomic.Pointer[pluginLoader]
+	clusterID string
+	levels    *logLevels
+	stage     atomic.Value // string: what the worker is doing, for /health
+	// apiReady is set once the stores below are (REST readers see them).
+	apiReady atomic.Bool
+	// ready is set at the first assignment (the worker has started).
+	ready atomic.Bool
+	// sessioned: the group's protocol signs internal requests.
+	sessioned atomic.Bool
+
+	configs  *store.ConfigStore
+	statuses statusBackend
+	offsets  offsetBackend
+	groups   groupOffsets
+	start    taskStarter
+	member   membership
+	client   forwardClient
+
+	// The loop.
+	m       *herder.Machine
+	events  chan herder.Event
+	running atomic.Bool
+	ctx     context.Context // the driver's lifetime (action goroutines)
+	tokens  atomic.Uint64
+	wmu     sync.Mutex
+	waiting map[herder.Token]chan herder.Result
+	// configQ holds config-topic changes for the loop in read order.
+	configQ queue[configEvent]
+	// chains serializes the actions of one connector or task (owned by
+	// the loop).
+	chains map[string]chan struct{}
+	bg     sync.WaitGroup
+
+	statusQ queue[herder.Action]
+	// statusesPending counts status writes queued and not done.
+	statusesPending atomic.Int64
+	writeQ  queue[herder.WriteConfigs]
+
+	// The connectors and tasks running here, for the action goroutines.
+	rmu   sync.Mutex
+	conns map[string]*liveConnector
+	tasks map[TaskID]*liveTask
+
+	// Leader-side assignor memory (the member's goroutine only).
+	assignState assignMemory
+}
+
+type liveConnector struct {
+	run    uint64
+	conn   plugins.Connector
+	spec   sdk.Spec
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+type liveTask struct {
+	run uint64
+	r   taskRunner
+}
+
+// configEvent is a config-topic change for the loop: a new snapshot to
+// read, a restart request, or the end of a config write (queued after the
+// records it wrote were read back, so the loop sees them first).
+type configEvent struct {
+	restart *store.RestartRequest
+	done    *herder.Done
+}
+
+// queue is an unbounded FIFO with a wake-up channel.
+type queue[T any] struct {
+	mu     sync.Mutex
+	items  []T
+	notify chan struct{}
+}
+
+func (q *queue[T]) init() { q.notify = make(chan struct{}, 1) }
+
+func (q *queue[T]) push(x T) {
+	q.mu.Lock()
+	q.items = append(q.items, x)
+	q.mu.Unlock()
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue[T]) drain() []T {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.items
+	q.items = nil
+	return out
+}
+
+func newDriver(cfg Config, logger *slog.Logger, workerID string) *driver {
+	d := &driver{
+		cfg: cfg, logger: logger, workerID: workerID, url: "http://" + workerID,
+		levels:  newLogLevels(),
+		events:  make(chan herder.Event, 256),
+		waiting: map[herder.Token]chan herder.Result{},
+		chains:  map[string]chan struct{}{},
+		conns:   map[string]*liveConnector{},
+		tasks:   map[TaskID]*liveTask{},
+		client:  newForwardClient(),
+	}
+	d.configQ.init()
+	d.statusQ.init()
+	d.writeQ.init()
+	d.stage.Store("starting")
+	d.m = herder.New(herder.Config{
+		WorkerID: workerID, URL: d.url, HoldTimeout: cfg.RequestHold,
+		TaskConfigsTimeout: TaskConfigsTimeout, KeyTTL: cfg.KeyTTL, Logger: logger,
+	})
+	return d
+}
+
+// run is the loop; it returns when ctx (d.ctx) ends, after every action
+// goroutine.
+func (d *driver) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); d.statusWriter(ctx) }()
+	go func() { defer wg.Done(); d.configWriter(ctx) }()
+	d.running.Store(true)
+	defer func() {
+		d.running.Store(false)
+		d.bg.Wait()
+		wg.Wait()
+	}()
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	d.step(herder.Configs{Snapshot: d.snapshot()})
+	for {
+		if dl := d.m.NextDeadline(); !dl.IsZero() {
+			timer.Reset(max(time.Until(dl), 0))
+		} else {
+			timer.Reset(time.Hour)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-d.events:
+			d.step(ev)
+		case <-d.configQ.notify:
+			snap := false
+			for _, ce := range d.configQ.drain() {
+				if ce.restart == nil && ce.done == nil {
+					snap = true
+					continue
+				}
+				if snap {
+					d.step(herder.Configs{Snapshot: d.snapshot()})
+					snap = false
+				}
+				if ce.done != nil {
+					d.step(*ce.done)
+					continue
+				}
+				d.step(herder.RestartRequested{Connector: ce.restart.Connector, IncludeTasks: ce.restart.IncludeTasks, OnlyFailed: ce.restart.OnlyFailed})
+			}
+			if snap {
+				d.step(herder.Configs{Snapshot: d.snapshot()})
+			}
+		case <-timer.C:
+			d.step(herder.Tick{})
+		}
+	}
+}
+
+func (d *driver) step(ev herder.Event) {
+	d.m.Step(time.Now(), ev)
+	for _, a := range d.m.Ready() {
+		d.perform(a)
+	}
+}
+
+// send hands an event to the loop (from any goroutine but the loop's).
+func (d *driver) send(ev herder.Event) {
+	select {
+	case d.events <- ev:
+	case <-d.ctx.Done():
+	}
+}
+
+// snapshot is the config topic for the core.
+func (d *driver) snapshot() herder.Snapshot {
+	s := d.configs.Snapshot()
+	out := herder.Snapshot{Offset: s.Offset, Connectors: make(map[string]herder.Connector, len(s.Connectors))}
+	for name, cfg := range s.Connectors {
+		t := herder.Target(s.TargetStates[name])
+		if t == "" {
+			t = herder.Started
+		}
+		out.Connectors[name] = herder.Connector{Config: cfg, Target: t, Tasks: s.Tasks[name], Inconsistent: s.Inconsistent[name], Applied: s.Applied[name]}
+	}
+	if k := s.SessionKey; k != nil {
+		out.SessionKey = &herder.SessionKey{Key: k.Key, Algorithm: k.Algorithm, Created: time.UnixMilli(k.Created)}
+	}
+	return out
+}
+
+// call sends an event that carries a reply token and waits for the reply.
+func (d *driver) call(ctx context.Context, mk func(herder.Token) herder.Event) (herder.Result, error) {
+	tok := herder.Token(d.tokens.Add(1))
+	ch := make(chan herder.Result, 1)
+	d.wmu.Lock()
+	d.waiting[tok] = ch
+	d.wmu.Unlock()
+	defer func() {
+		d.wmu.Lock()
+		delete(d.waiting, tok)
+		d.wmu.Unlock()
+	}()
+	select {
+	case d.events <- mk(tok):
+	case <-ctx.Done():
+		return herder.Result{}, ctx.Err()
+	}
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-ctx.Done():
+		return herder.Result{}, ctx.Err()
+	}
+}
+
+// request runs a REST request through the loop.
+func (d *driver) request(ctx context.Context, op herder.Op) (herder.Result, error) {
+	if !d.running.Load() {
+		return herder.Result{}, d.stillStarting()
+	}
+	r, err := d.call(ctx, func(t herder.Token) herder.Event { return herder.Request{Reply: t, Op: op} })
+	if err != nil {
+		return r, Errorf(KindInternal, "Request timed out. The worker is currently %s", d.stage.Load())
+	}
+	if r.Err != nil {
+		return r, &Error{Kind: Kind(r.Err.Code), Message: r.Err.Message, Forward: r.Err.Forward}
+	}
+	return r, nil
+}
+
+func (d *driver) deliver(to herder.Token, r herder.Result) {
+	d.wmu.Lock()
+	ch := d.waiting[to]
+	d.wmu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+// chain runs f after the earlier actions of the same connector or task.
+func (d *driver) chain(key string, f func()) {
+	prev := d.chains[key]
+	done := make(chan struct{})
+	d.chains[key] = done
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		defer close(done)
+		if prev != nil {
+			<-prev
+		}
+		f()
+	}()
+}
+
+func (d *driver) goBg(f func()) {
+	d.bg.Add(1)
+	go func() { defer d.bg.Done(); f() }()
+}
+
+func taskKey(id herder.TaskID) string { return "t/" + id.String() }
+
+func toTaskID(id herder.TaskID) TaskID { return TaskID{Connector: id.Connector, Task: id.Task} }
+
+func (d *driver) perform(a herder.Action) {
+	switch a := a.(type) {
+	case herder.StartConnector:
+		d.chain("c/"+a.Name, func() { d.startConnector(a) })
+	case herder.StopConnector:
+		d.chain("c/"+a.Name, func() { d.stopConnector(a) })
+	case herder.GenerateTaskConfigs:
+		d.goBg(func() { d.generate(a) })
+	case herder.StartTask:
+		d.chain(taskKey(a.ID), func() { d.startTask(a) })
+	case herder.StopTask:
+		d.chain(taskKey(a.ID), func() { d.stopTask(a) })
+	case herder.PauseTask:
+		d.chain(taskKey(a.ID), func() {
+			if lt := d.task(toTaskID(a.ID), a.Run); lt != nil {
+				lt.r.Pause()
+			}
+		})
+	case herder.ResumeTask:
+		d.chain(taskKey(a.ID), func() {
+			if lt := d.task(toTaskID(a.ID), a.Run); lt != nil {
+				lt.r.Resume()
+			}
+		})
+	case herder.PutStatus, herder.CleanStatuses:
+		d.statusesPending.Add(1)
+		d.statusQ.push(a)
+	case herder.WriteConfigs:
+		d.writeQ.push(a)
+	case herder.SendTaskConfigs:
+		d.goBg(func() { d.send(herder.Done{Op: a.Op, Err: d.sendTaskConfigs(a)}) })
+	case herder.ModifyOffsetsAction:
+		d.goBg(func() {
+			msg, err := d.modifyOffsets(a)
+			d.send(herder.Done{Op: a.Op, Err: coreErr(err), Result: msg})
+		})
+	case herder.ReadConfigs:
+		d.goBg(func() {
+			ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+			defer cancel()
+			if err := d.configs.Refresh(ctx); err != nil {
+				d.logger.Warn("reading the config topic to the leader's offset failed; retrying at the next change", "err", err)
+			}
+			d.configQ.push(configEvent{})
+		})
+	case herder.Rejoin:
+		if d.member != nil {
+			d.member.Rejoin()
+		}
+	case herder.Reply:
+		if d.statusesPending.Load() > 0 {
+			// Read your writes: a reply never overtakes the statuses
+			// decided before it (a client reads them next).
+			d.statusQ.push(a)
+			return
+		}
+		d.deliver(a.To, a.Result)
+	}
+}
+
+func (d *driver) connLogger(name string) *slog.Logger { return d.logger.With("connector", name) }
+
+// errTrace is the trace of a failure: a task error's own trace if it has
+// one.
+func errTrace(err error) string {
+	var te *sdk.TaskError
+	if errors.As(err, &te) && te.Trace != "" {
+		return te.Trace
+	}
+	return err.Error()
+}
+
+func (d *driver) startConnector(a herder.StartConnector) {
+	log := d.connLogger(a.Name)
+	l := d.pl.Load()
+	spec, err := l.Spec(a.Config["connector.class"])
+	if err != nil {
+		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	conn, err := l.StartConnector(d.ctx, spec.Class, a.Name, resolve(a.Config))
+	if err != nil {
+		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	cctx, cancel := context.WithCancel(d.ctx)
+	lc := &liveConnector{run: a.Run, conn: conn, spec: spec, cancel: cancel, done: make(chan struct{})}
+	d.rmu.Lock()
+	d.conns[a.Name] = lc
+	d.rmu.Unlock()
+	go func() {
+		defer close(lc.done)
+		for {
+			select {
+			case <-cctx.Done():
+				return
+			case ev, ok := <-conn.Events():
+				if !ok {
+					return
+				}
+				switch {
+				case ev.Err != nil:
+					d.send(herder.ConnectorFailed{Name: a.Name, Run: a.Run, Trace: errTrace(ev.Err)})
+				case ev.Reconfigure:
+					d.send(herder.ReconfigurationRequested{Name: a.Name, Run: a.Run})
+				}
+			}
+		}
+	}()
+	log.Info("connector started", "class", spec.Class)
+	d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run})
+}
+
+func (d *driver) connector(name string, run uint64) *liveConnector {
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	if lc := d.conns[name]; lc != nil && lc.run == run {
+		return lc
+	}
+	return nil
+}
+
+func (d *driver) generate(a herder.GenerateTaskConfigs) {
+	lc := d.connector(a.Name, a.Run)
+	if lc == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(d.ctx, TaskConfigsTimeout)
+	defer cancel()
+	tcs, err := lc.conn.TaskConfigs(ctx, a.MaxTasks)
+	if err != nil {
+		if ctx.Err() != nil {
+			return // the core fails the connector at its own deadline
+		}
+		d.send(herder.TaskConfigsGenerated{Name: a.Name, Run: a.Run, Gen: a.Gen, Err: errTrace(err)})
+		return
+	}
+	taskClass := strings.TrimSuffix(lc.spec.Class, "Connector") + "Task"
+	for i := range tcs {
+		tcs[i] = maps.Clone(tcs[i])
+		tcs[i]["task.class"] = taskClass
+	}
+	d.send(herder.TaskConfigsGenerated{Name: a.Name, Run: a.Run, Gen: a.Gen, Configs: tcs})
+}
+
+func (d *driver) stopConnector(a herder.StopConnector) {
+	d.rmu.Lock()
+	lc := d.conns[a.Name]
+	if lc != nil && lc.run == a.Run {
+		delete(d.conns, a.Name)
+	} else {
+		lc = nil
+	}
+	d.rmu.Unlock()
+	if lc != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.TaskShutdownTimeout+2*time.Second)
+		if err := lc.conn.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
+			d.connLogger(a.Name).Warn("connector did not stop cleanly", "err", err)
+		}
+		cancel()
+		lc.cancel()
+		<-lc.done
+		d.connLogger(a.Name).Info("connector stopped")
+	}
+	d.send(herder.ConnectorStopped{Name: a.Name, Run: a.Run})
+}
+
+func (d *driver) task(id TaskID, run uint64) *liveTask {
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	if lt := d.tasks[id]; lt != nil && lt.run == run {
+		return lt
+	}
+	return nil
+}
+
+func (d *driver) startTask(a herder.StartTask) {
+	id := toTaskID(a.ID)
+	spec, err := d.pl.Load().Spec(a.Connector["connector.class"])
+	if err != nil {
+		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	report := func(state, trace string) {
+		if state != StateFailed {
+			return
+		}
+		// Never block the runner (it may hold its own locks while it is
+		// being stopped).
+		go d.send(herder.TaskFailed{ID: a.ID, Run: a.Run, Trace: trace})
+	}
+	r, err := d.start(d.ctx, id, spec, resolve(a.Connector), resolve(a.Config), a.Paused, report)
+	if err != nil {
+		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	d.rmu.Lock()
+	d.tasks[id] = &liveTask{run: a.Run, r: r}
+	d.rmu.Unlock()
+	d.connLogger(id.Connector).Info("task started", "task", id.Task)
+	d.send(herder.TaskStarted{ID: a.ID, Run: a.Run})
+}
+
+func (d *driver) stopTask(a herder.StopTask) {
+	id := toTaskID(a.ID)
+	d.rmu.Lock()
+	lt := d.tasks[id]
+	if lt != nil && lt.run == a.Run {
+		delete(d.tasks, id)
+	} else {
+		lt = nil
+	}
+	d.rmu.Unlock()
+	if lt != nil {
+		// The runner stops gracefully within task.shutdown.graceful.timeout.ms;
+		// a plugin that does not is killed (plugins.Config.StopTimeout).
+		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.TaskShutdownTimeout+2*time.Second)
+		if err := lt.r.Stop(ctx); err != nil {
+			d.connLogger(id.Connector).Warn("task did not stop cleanly", "task", id.Task, "err", err)
+		}
+		cancel()
+		d.connLogger(id.Connector).Info("task stopped", "task", id.Task)
+	}
+	d.send(herder.TaskStopped{ID: a.ID, Run: a.Run})
+}
+
+// resolve returns the config handed to plugins. Config providers
+// (${provider:path:key}) are resolved here once supported.
+func resolve(c map[string]string) map[string]string { return maps.Clone(c) }
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

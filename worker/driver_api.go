@@ -1,0 +1,552 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tributary-dev/tributary/plugins"
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/worker/herder"
+	"github.com/tributary-dev/tributary/worker/store"
+)
+
+// The Herder methods the REST API calls.
+
+var (
+	_ Herder  = (*driver)(nil)
+	_ Cluster = (*driver)(nil)
+)
+
+func (d *driver) ServerInfo(ctx context.Context) ServerInfo {
+	return ServerInfo{Version: Version, Commit: Commit, KafkaClusterID: d.clusterID}
+}
+
+// Version and Commit are reported by GET /; the binary sets them.
+var (
+	Version = "4.4.0-tributary"
+	Commit  = "unknown"
+)
+
+func (d *driver) Health(ctx context.Context) error {
+	if !d.ready.Load() {
+		return d.stillStarting()
+	}
+	if _, err := d.request(ctx, herder.Ping{}); err != nil {
+		return Errorf(KindInternal, "Worker was unable to handle this request and may be unable to handle other requests. %s", err)
+	}
+	return nil
+}
+
+// connectors is the config topic as the REST API shows it.
+func (d *driver) connectors() map[string]ConnectorSnapshot {
+	snap := d.configs.Snapshot()
+	out := make(map[string]ConnectorSnapshot, len(snap.Connectors))
+	for name, cfg := range snap.Connectors {
+		target := TargetStarted
+		switch snap.TargetStates[name] {
+		case store.TargetState(TargetPaused):
+			target = TargetPaused
+		case store.TargetState(TargetStopped):
+			target = TargetStopped
+		}
+		out[name] = ConnectorSnapshot{Config: cfg, Target: target, Tasks: snap.Tasks[name]}
+	}
+	return out
+}
+
+// backendsReady is nil once the internal topics are read (the worker sets
+// the backends, then apiReady), and the 503 of a worker still starting
+// before: the REST API listens from the start.
+func (d *driver) backendsReady() error {
+	if d.apiReady.Load() {
+		return nil
+	}
+	return d.stillStarting()
+}
+
+func (d *driver) Connectors(ctx context.Context) ([]string, error) {
+	if err := d.backendsReady(); err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(d.connectors())), nil
+}
+
+// pluginLoader wraps a plugins.Loader for herder.pl.
+type pluginLoader struct{ plugins.Loader }
+
+// loader returns the plugin loader, or the 503 of a worker still starting
+// when it is not yet there (the REST API listens from the start; the plugin
+// host can take a while to discover plugin.path).
+func (d *driver) loader() (plugins.Loader, error) {
+	if l := d.pl.Load(); l != nil {
+		return l.Loader, nil
+	}
+	return nil, d.stillStarting()
+}
+
+// stillStarting is the 503 of a request the worker cannot answer before
+// it has started, saying what it is doing.
+func (d *driver) stillStarting() error {
+	return Errorf(KindUnavailable, "Worker is still starting up. The worker is currently %s", d.stage.Load())
+}
+
+func (d *driver) connectorType(config map[string]string) string {
+	l, err := d.loader()
+	if err != nil {
+		return "unknown"
+	}
+	spec, err := l.Spec(config["connector.class"])
+	if err != nil {
+		return "unknown"
+	}
+	return string(spec.Type)
+}
+
+func (d *driver) info(name string, cs ConnectorSnapshot) ConnectorInfo {
+	info := ConnectorInfo{Name: name, Config: maps.Clone(cs.Config), Tasks: []TaskID{}, Type: d.connectorType(cs.Config)}
+	for i := range cs.Tasks {
+		info.Tasks = append(info.Tasks, TaskID{Connector: name, Task: i})
+	}
+	return info
+}
+
+func (d *driver) lookup(name string) (ConnectorSnapshot, error) {
+	if err := d.backendsReady(); err != nil {
+		return ConnectorSnapshot{}, err
+	}
+	cs, ok := d.connectors()[name]
+	if !ok {
+		return cs, ErrUnknownConnector(name)
+	}
+	return cs, nil
+}
+
+func (d *driver) ConnectorInfo(ctx context.Context, name string) (ConnectorInfo, error) {
+	cs, err := d.lookup(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	return d.info(name, cs), nil
+}
+
+func (d *driver) ConnectorConfig(ctx context.Context, name string) (map[string]string, error) {
+	cs, err := d.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return maps.Clone(cs.Config), nil
+}
+
+// validate checks a connector config the way Kafka Connect does before
+// anything is written.
+func (d *driver) validate(ctx context.Context, config map[string]string) (sdk.ConfigInfos, sdk.Spec, error) {
+	class := strings.TrimSpace(config["connector.class"])
+	if class == "" {
+		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Connector config %s contains no connector type", formatConfig(config))
+	}
+	l, err := d.loader()
+	if err != nil {
+		return sdk.ConfigInfos{}, sdk.Spec{}, err
+	}
+	spec, err := l.Spec(class)
+	if err != nil {
+		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, d.available(l))
+	}
+	pluginInfos, err := l.Validate(ctx, spec.Class, config)
+	if err != nil {
+		// The connector failed (a panic, a Check that could not run):
+		// Kafka Connect answers 500 with the connector's message.
+		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %v", class, err)
+	}
+	return mergeValidation(spec.Type, spec.Class, config, pluginInfos), spec, nil
+}
+
+func (d *driver) available(l plugins.Loader) string {
+	var names []string
+	for _, s := range l.Specs() {
+		names = append(names, fmt.Sprintf("PluginDesc{klass=%s, name='%s', version='%s', type=%s}", s.Class, s.Class, s.Version, s.Type))
+	}
+	return strings.Join(names, ", ")
+}
+
+func formatConfig(c map[string]string) string {
+	keys := slices.Sorted(maps.Keys(c))
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+c[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func (d *driver) PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string) (bool, ConnectorInfo, error) {
+	config = maps.Clone(config)
+	config["name"] = name
+	infos, spec, err := d.validate(ctx, config)
+	if err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	if err := validationError(infos); err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	target := herder.Target("")
+	switch strings.ToUpper(strings.TrimSpace(initialState)) {
+	case "", "RUNNING":
+	case "PAUSED":
+		target = herder.Paused
+	case "STOPPED":
+		target = herder.Stopped
+	default:
+		return false, ConnectorInfo{}, Errorf(KindBadRequest, "Invalid initial state %s; must be one of RUNNING, PAUSED or STOPPED", initialState)
+	}
+	r, err := d.request(ctx, herder.PutConfig{Name: name, Config: config, AllowReplace: allowReplace, Target: target})
+	if err != nil {
+		return false, ConnectorInfo{}, err
+	}
+	info := ConnectorInfo{Name: name, Config: config, Tasks: []TaskID{}, Type: string(spec.Type)}
+	for i := 0; i < r.Tasks && !r.Created; i++ {
+		info.Tasks = append(info.Tasks, TaskID{Connector: name, Task: i})
+	}
+	return r.Created, info, nil
+}
+
+func (d *driver) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
+	cs, err := d.lookup(name)
+	if err != nil {
+		return ConnectorInfo{}, err
+	}
+	next := maps.Clone(cs.Config)
+	for k, v := range patch {
+		if v == nil {
+			delete(next, k)
+		} else {
+			next[k] = *v
+		}
+	}
+	_, info, err := d.PutConnectorConfig(ctx, name, next, true, "")
+	return info, err
+}
+
+func (d *driver) DeleteConnector(ctx context.Context, name string) error {
+	if err := d.backendsReady(); err != nil {
+		return err
+	}
+	_, err := d.request(ctx, herder.DeleteConnector{Name: name})
+	return err
+}
+
+func (d *driver) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
+	if err := d.backendsReady(); err != nil {
+		return ConnectorStateInfo{}, err
+	}
+	cs, ok := d.connectors()[name]
+	st, found := d.statuses.Connector(name)
+	if !ok || !found {
+		return ConnectorStateInfo{}, Errorf(KindNotFound, "No status found for connector %s", name)
+	}
+	out := ConnectorStateInfo{Name: name, Connector: st, Tasks: []TaskState{}, Type: d.connectorType(cs.Config)}
+	for _, t := range d.statuses.Tasks(name) {
+		if t.ID < len(cs.Tasks) {
+			out.Tasks = append(out.Tasks, t)
+		}
+	}
+	return out, nil
+}
+
+func (d *driver) TaskStatus(ctx context.Context, name string, task int) (TaskState, error) {
+	if err := d.backendsReady(); err != nil {
+		return TaskState{}, err
+	}
+	cs, ok := d.connectors()[name]
+	if ok && task < len(cs.Tasks) {
+		for _, st := range d.statuses.Tasks(name) {
+			if st.ID == task {
+				return st, nil
+			}
+		}
+	}
+	return TaskState{}, Errorf(KindNotFound, "No status found for task %s-%d", name, task)
+}
+
+func (d *driver) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error) {
+	cs, err := d.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	out := []TaskInfo{}
+	for i, tc := range cs.Tasks {
+		out = append(out, TaskInfo{ID: TaskID{Connector: name, Task: i}, Config: maps.Clone(tc)})
+	}
+	return out, nil
+}
+
+func (d *driver) RestartConnector(ctx context.Context, name string, includeTasks, onlyFailed bool) (*ConnectorStateInfo, error) {
+	if err := d.backendsReady(); err != nil {
+		return nil, err
+	}
+	if _, err := d.request(ctx, herder.RestartConnector{Name: name, IncludeTasks: includeTasks, OnlyFailed: onlyFailed}); err != nil {
+		return nil, err
+	}
+	if !includeTasks && !onlyFailed {
+		return nil, nil
+	}
+	// The instances the owners restart, shown as RESTARTING (Kafka
+	// Connect's restart plan, from the statuses).
+	state, err := d.ConnectorStatus(ctx, name)
+	if err != nil {
+		state = ConnectorStateInfo{Name: name, Tasks: []TaskState{}}
+	}
+	if !onlyFailed || state.Connector.State == StateFailed {
+		state.Connector.State = StateRestarting
+	}
+	for i := range state.Tasks {
+		if includeTasks && (!onlyFailed || state.Tasks[i].State == StateFailed) {
+			state.Tasks[i].State = StateRestarting
+		}
+	}
+	return &state, nil
+}
+
+func (d *driver) RestartTask(ctx context.Context, name string, task int) error {
+	if err := d.backendsReady(); err != nil {
+		return err
+	}
+	_, err := d.request(ctx, herder.RestartTask{ID: herder.TaskID{Connector: name, Task: task}})
+	return err
+}
+
+func (d *driver) setTarget(ctx context.Context, name string, target herder.Target) error {
+	if err := d.backendsReady(); err != nil {
+		return err
+	}
+	_, err := d.request(ctx, herder.SetTarget{Name: name, Target: target})
+	return err
+}
+
+// errUnknownConnectorPlain is Kafka Connect's 404 of pause, resume and stop.
+func errUnknownConnectorPlain(name string) *Error {
+	return Errorf(KindNotFound, "Unknown connector %s", name)
+}
+
+// errUnknownConnectorColon is Kafka Connect's 404 of the connector and task
+// restarts.
+func errUnknownConnectorColon(name string) *Error {
+	return Errorf(KindNotFound, "Unknown connector: %s", name)
+}
+
+
+func (d *driver) PauseConnector(ctx context.Context, name string) error {
+	return d.setTarget(ctx, name, herder.Paused)
+}
+
+func (d *driver) ResumeConnector(ctx context.Context, name string) error {
+	return d.setTarget(ctx, name, herder.Started)
+}
+
+func (d *driver) StopConnector(ctx context.Context, name string) error {
+	return d.setTarget(ctx, name, herder.Stopped)
+}
+
+func (d *driver) ConnectorTopics(ctx context.Context, name string) ([]string, error) {
+	if !d.cfg.TopicTracking {
+		return nil, Errorf(KindForbidden, "Topic tracking is disabled.")
+	}
+	if err := d.backendsReady(); err != nil {
+		return nil, err
+	}
+	// Like Kafka Connect, an unknown connector simply has no active topics.
+	t := d.statuses.Topics(name)
+	if t == nil {
+		t = []string{}
+	}
+	return t, nil
+}
+
+func (d *driver) ResetConnectorTopics(ctx context.Context, name string) error {
+	if !d.cfg.TopicTracking {
+		return Errorf(KindForbidden, "Topic tracking is disabled.")
+	}
+	if !d.cfg.TopicTrackingReset {
+		return Errorf(KindForbidden, "Topic tracking reset is disabled.")
+	}
+	if err := d.backendsReady(); err != nil {
+		return err
+	}
+	// Kafka Connect accepts a reset for an unknown connector (202).
+	return d.statuses.ResetTopics(ctx, name)
+}
+
+func (d *driver) Offsets(ctx context.Context, name string) (ConnectorOffsets, error) {
+	cs, err := d.lookup(name)
+	if err != nil {
+		return ConnectorOffsets{}, err
+	}
+	out := ConnectorOffsets{Offsets: []PartitionOffset{}}
+	if d.connectorType(cs.Config) == "sink" {
+		offs, err := d.groups.Fetch(ctx, "connect-"+name)
+		if err != nil {
+			return out, err
+		}
+		for _, tp := range slices.SortedFunc(maps.Keys(offs), compareTP) {
+			out.Offsets = append(out.Offsets, PartitionOffset{
+				Partition: map[string]any{"kafka_topic": tp.Topic, "kafka_partition": tp.Partition},
+				Offset:    map[string]any{"kafka_offset": offs[tp]},
+			})
+		}
+		return out, nil
+	}
+	for _, so := range d.offsets.All(name) {
+		out.Offsets = append(out.Offsets, PartitionOffset{Partition: so.Partition, Offset: so.Offset})
+	}
+	return out, nil
+}
+
+func compareTP(a, b sdk.TopicPartition) int {
+	if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return int(a.Partition - b.Partition)
+}
+
+
+func (d *driver) AlterOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (string, error) {
+	if err := d.backendsReady(); err != nil {
+		return "", err
+	}
+	if len(offsets.Offsets) == 0 {
+		return "", Errorf(KindBadRequest, "The offsets to be altered may not be null or empty")
+	}
+	r, err := d.request(ctx, herder.ModifyOffsets{Name: name, Payload: offsetsChange{offsets: offsets}})
+	return r.Message, err
+}
+
+func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
+	topic, ok := p["kafka_topic"].(string)
+	if !ok || topic == "" {
+		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Kafka topic names must be valid strings and may not be null")
+	}
+	part, err := asInt(p["kafka_partition"])
+	if err != nil {
+		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%v'. Partition values for sink connectors need to be integers.", p["kafka_partition"])
+	}
+	return sdk.TopicPartition{Topic: topic, Partition: int32(part)}, nil
+}
+
+func sinkOffset(o map[string]any) (int64, error) {
+	off, err := asInt(o["kafka_offset"])
+	if err != nil || off < 0 {
+		return 0, Errorf(KindBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%v'. Offset values for sink connectors need to be integers.", o["kafka_offset"])
+	}
+	return off, nil
+}
+
+func asInt(v any) (int64, error) {
+	switch x := v.(type) {
+	case float64:
+		if x != float64(int64(x)) {
+			return 0, fmt.Errorf("not an integer")
+		}
+		return int64(x), nil
+	case int64:
+		return x, nil
+	case int:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case string:
+		return strconv.ParseInt(x, 10, 64)
+	}
+	return 0, fmt.Errorf("not an integer")
+}
+
+func (d *driver) ResetOffsets(ctx context.Context, name string) (string, error) {
+	if err := d.backendsReady(); err != nil {
+		return "", err
+	}
+	r, err := d.request(ctx, herder.ModifyOffsets{Name: name, Payload: offsetsChange{reset: true}})
+	return r.Message, err
+}
+
+func (d *driver) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
+	l, err := d.loader()
+	if err != nil {
+		return nil, err
+	}
+	var out []PluginInfo
+	for _, s := range l.Specs() {
+		out = append(out, PluginInfo{Class: s.Class, Type: string(s.Type), Version: s.Version})
+	}
+	if all {
+		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter} {
+			out = append(out, PluginInfo{Class: c, Type: "converter", Version: Version})
+		}
+		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter, SimpleHeaderConverter} {
+			out = append(out, PluginInfo{Class: c, Type: "header_converter", Version: Version})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
+	return out, nil
+}
+
+func (d *driver) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigKeyInfo, error) {
+	l, err := d.loader()
+	if err != nil {
+		return nil, err
+	}
+	spec, err := l.Spec(plugin)
+	if err != nil {
+		if defs, ok := ConverterConfig(plugin); ok {
+			return defs, nil
+		}
+		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)
+	}
+	return spec.Config, nil
+}
+
+func (d *driver) ValidateConfig(ctx context.Context, plugin string, config map[string]string) (sdk.ConfigInfos, error) {
+	class := strings.TrimSpace(config["connector.class"])
+	if class == "" {
+		return sdk.ConfigInfos{}, Errorf(KindBadRequest, "Connector config %s contains no connector type", formatConfig(config))
+	}
+	l, err := d.loader()
+	if err != nil {
+		return sdk.ConfigInfos{}, err
+	}
+	ps, err1 := l.Spec(plugin)
+	cs, err2 := l.Spec(class)
+	if err1 == nil && err2 == nil && ps.Class != cs.Class {
+		return sdk.ConfigInfos{}, Errorf(KindBadRequest, "Included connector type %s does not match request type %s", class, plugin)
+	}
+	infos, _, err := d.validate(ctx, config)
+	return infos, err
+}
+
+// LeaderURL is the current leader's REST URL ("" when this worker leads),
+// waiting for a rebalance in progress to end (up to rest hold timeout).
+func (d *driver) LeaderURL(ctx context.Context) (string, error) {
+	if err := d.backendsReady(); err != nil {
+		return "", err
+	}
+	r, err := d.request(ctx, herder.Leader{})
+	return r.LeaderURL, err
+}
+
+// PutTaskConfigs is the internal POST /connectors/{name}/tasks: another
+// worker's connector generated task configs, which only the leader writes.
+func (d *driver) PutTaskConfigs(ctx context.Context, name string, configs []map[string]string, sig *Signature) error {
+	if err := d.backendsReady(); err != nil {
+		return err
+	}
+	if err := d.checkSignature(sig); err != nil {
+		return err
+	}
+	_, err := d.request(ctx, herder.PutTaskConfigs{Name: name, Configs: configs})
+	return err
+}
+
+// HoldTimeout is rest.rebalance.hold.ms.
+func (d *driver) HoldTimeout() time.Duration { return d.cfg.RequestHold }
