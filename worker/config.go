@@ -54,13 +54,13 @@ type Config struct {
 	// progress, or for a leader to be known, before it is answered 409
 	// (rest.rebalance.hold.ms, Tributary's own; 0 answers at once, as Kafka
 	// Connect does) [30000].
-	RequestHold time.Duration
-	TopicTracking           bool              // topic.tracking.enable [true]
-	TopicTrackingReset      bool              // topic.tracking.allow.reset [true]
-	ProducerConfig          map[string]string // producer.* without the prefix
-	ConsumerConfig          map[string]string // consumer.* without the prefix
-	AdminConfig             map[string]string // admin.* without the prefix
-	ClientConfig            map[string]string // unprefixed client settings (security, client.id, …)
+	RequestHold        time.Duration
+	TopicTracking      bool              // topic.tracking.enable [true]
+	TopicTrackingReset bool              // topic.tracking.allow.reset [true]
+	ProducerConfig     map[string]string // producer.* without the prefix
+	ConsumerConfig     map[string]string // consumer.* without the prefix
+	AdminConfig        map[string]string // admin.* without the prefix
+	ClientConfig       map[string]string // unprefixed client settings (security, client.id, …)
 }
 
 // DefaultScheduledRebalanceDelay is Tributary's default for

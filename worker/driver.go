@@ -91,7 +91,7 @@ type driver struct {
 	statusQ queue[herder.Action]
 	// statusesPending counts status writes queued and not done.
 	statusesPending atomic.Int64
-	writeQ  queue[herder.WriteConfigs]
+	writeQ          queue[herder.WriteConfigs]
 
 	// The connectors and tasks running here, for the action goroutines.
 	rmu   sync.Mutex

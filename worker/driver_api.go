@@ -338,7 +338,6 @@ func errUnknownConnectorColon(name string) *Error {
 	return Errorf(KindNotFound, "Unknown connector: %s", name)
 }
 
-
 func (d *driver) PauseConnector(ctx context.Context, name string) error {
 	return d.setTarget(ctx, name, herder.Paused)
 }
@@ -411,7 +410,6 @@ func compareTP(a, b sdk.TopicPartition) int {
 	}
 	return int(a.Partition - b.Partition)
 }
-
 
 func (d *driver) AlterOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (string, error) {
 	if err := d.backendsReady(); err != nil {

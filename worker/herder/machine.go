@@ -139,15 +139,15 @@ type Machine struct {
 	runSeq  uint64
 	written map[statusKey]string
 
-	held     []held
+	held []held
 	// Requests waiting for a restarted connector or task to start.
 	startWaits map[statusKey][]Token
-	ops      map[uint64]pendingOp
-	opSeq    uint64
-	creating map[string]int // connector names with a config write in flight
-	keyOp    uint64         // a session key write in flight
-	keyRetry time.Time      // after a failed key write
-	clearing map[string]bool
+	ops        map[uint64]pendingOp
+	opSeq      uint64
+	creating   map[string]int // connector names with a config write in flight
+	keyOp      uint64         // a session key write in flight
+	keyRetry   time.Time      // after a failed key write
+	clearing   map[string]bool
 
 	actions []Action
 }
