@@ -45,7 +45,7 @@ type Config struct {
 	OffsetFlushTimeout      time.Duration     // offset.flush.timeout.ms [5000]
 	TaskShutdownTimeout     time.Duration     // task.shutdown.graceful.timeout.ms [5000]
 	SessionTimeout          time.Duration     // session.timeout.ms [10000]
-	HeartbeatInterval       time.Duration     // heartbeat.interval.ms [3000]
+	HeartbeatInterval       time.Duration     // heartbeat.interval.ms [1000; Kafka Connect's is 3000]
 	RebalanceTimeout        time.Duration     // rebalance.timeout.ms [60000]
 	ScheduledRebalanceDelay time.Duration     // scheduled.rebalance.max.delay.ms [300000]
 	ConnectProtocol         string            // connect.protocol [sessioned]
@@ -64,14 +64,21 @@ type Config struct {
 }
 
 // DefaultScheduledRebalanceDelay is Tributary's default for
-// scheduled.rebalance.max.delay.ms (Kafka Connect's is 5 minutes). With the
-// default session.timeout.ms (10 s) and heartbeat.interval.ms (3 s) a dead
-// worker's session expires at most 10 s after its last heartbeat and the
-// others learn of it within one heartbeat interval, so its tasks are
-// assigned again at most 10 + 3 + 1 = 14 s after its death, and start
-// within 15 s; a worker restarted within the delay (same advertised URL)
+// scheduled.rebalance.max.delay.ms (Kafka Connect's is 5 minutes). A dead
+// worker's session expires at most session.timeout.ms (10 s) after its last
+// heartbeat, the others learn of it at their next heartbeat (within
+// heartbeat.interval.ms, 1 s), and its work waits this delay: its tasks are
+// assigned again at most 10 + 1 + 1 = 12 s after its death and run well
+// within 15 s. A worker restarted within the delay (same advertised URL)
 // gets its own work back without it moving.
 const DefaultScheduledRebalanceDelay = time.Second
+
+// DefaultHeartbeatInterval is Tributary's default for
+// heartbeat.interval.ms (Kafka Connect's is 3 s): the others learn of a
+// dead worker sooner, and a worker's membership lease (session.timeout.ms
+// minus the time to stop its tasks, see package worker/member) tolerates a
+// missed heartbeat.
+const DefaultHeartbeatInterval = time.Second
 
 // workerKeys are the keys FromProperties understands, besides the prefixed
 // families; anything else produces a warning.
@@ -129,7 +136,7 @@ func DefaultConfig() Config {
 		OffsetFlushTimeout:      5 * time.Second,
 		TaskShutdownTimeout:     5 * time.Second,
 		SessionTimeout:          10 * time.Second,
-		HeartbeatInterval:       3 * time.Second,
+		HeartbeatInterval:       DefaultHeartbeatInterval,
 		RebalanceTimeout:        60 * time.Second,
 		ScheduledRebalanceDelay: DefaultScheduledRebalanceDelay,
 		ConnectProtocol:         "sessioned",

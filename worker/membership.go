@@ -34,7 +34,7 @@ func (d *driver) joinGroup(ctx context.Context, cl *kgo.Client) (*member.Member,
 	m, err := member.New(member.Config{
 		Client: cl, GroupID: d.cfg.GroupID, URL: d.url + "/", Protocols: protocols,
 		SessionTimeout: d.cfg.SessionTimeout, RebalanceTimeout: d.cfg.RebalanceTimeout, HeartbeatInterval: d.cfg.HeartbeatInterval,
-		StopTimeout:  d.cfg.TaskShutdownTimeout + 2*time.Second,
+		StopTimeout:  d.cfg.TaskShutdownTimeout + time.Second,
 		ConfigOffset: d.configs.Offset,
 		Assign:       d.leaderAssign,
 		OnJoinPrepare: func(ctx context.Context, p member.Protocol, lost bool) {
@@ -53,6 +53,9 @@ func (d *driver) joinGroup(ctx context.Context, cl *kgo.Client) (*member.Member,
 				return
 			}
 			d.sessioned.Store(g.Protocol == member.Sessioned)
+			d.logger.Info("joined the group", "generation", g.ID, "protocol", string(g.Protocol), "leader", g.IsLeader,
+				"leader_url", strings.TrimRight(g.Assignment.LeaderURL, "/"), "connectors", len(g.Connectors), "tasks", len(g.Tasks),
+				"revoked", len(g.Assignment.RevokedConnectors)+len(g.Assignment.RevokedTasks), "delay_ms", g.Assignment.Delay)
 			ev := herder.Assigned{Generation: g.ID, Protocol: herder.Protocol(g.Protocol), Leader: g.IsLeader,
 				LeaderURL: strings.TrimRight(g.Assignment.LeaderURL, "/"), ConfigOffset: g.Assignment.ConfigOffset,
 				Connectors: g.Connectors}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -337,7 +338,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			return r, nil
 		case "sink":
 			topics := splitTopics(conn["topics"])
-			clientOpts, props, err := w.taskClientOpts(w.cfg.ConsumerConfig, conn, consumerOverride, id)
+			clientOpts, props, err := w.taskClientOpts(w.sinkConsumerConfig(), conn, consumerOverride, id)
 			if err != nil {
 				return nil, err
 			}
@@ -365,6 +366,25 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 		}
 		return nil, fmt.Errorf("connector class %s has unknown type %q", spec.Class, spec.Type)
 	}
+}
+
+// sinkConsumerConfig is the worker's consumer.* settings for sink tasks,
+// with the worker's session.timeout.ms as the consumer's unless set: a
+// sink task moved off a dead worker then reads within the same 15 s as
+// everything else, instead of waiting out the Java consumer's 45 s default
+// session for the dead consumer to leave its group.
+func (w *Worker) sinkConsumerConfig() map[string]string {
+	c := maps.Clone(w.cfg.ConsumerConfig)
+	if c == nil {
+		c = map[string]string{}
+	}
+	if _, ok := c["session.timeout.ms"]; !ok {
+		c["session.timeout.ms"] = strconv.FormatInt(w.cfg.SessionTimeout.Milliseconds(), 10)
+		if _, ok := c["heartbeat.interval.ms"]; !ok {
+			c["heartbeat.interval.ms"] = strconv.FormatInt(w.cfg.HeartbeatInterval.Milliseconds(), 10)
+		}
+	}
+	return c
 }
 
 // withTopics gives sink tasks the connector's topics settings, as Kafka

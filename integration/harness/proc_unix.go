@@ -29,3 +29,11 @@ func killGroup(cmd *exec.Cmd) error {
 	}
 	return err
 }
+
+// signalGroup sends sig to the process group of cmd.
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return syscall.Kill(-cmd.Process.Pid, sig)
+}

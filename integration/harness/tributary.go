@@ -6,6 +6,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+
 	"github.com/tributary-dev/tributary/broker"
 )
 
@@ -47,3 +49,16 @@ func TributaryBroker(t testing.TB, mutate ...func(*broker.Config)) *Broker {
 
 // Bootstrap is the address clients bootstrap from.
 func (b *Broker) Bootstrap() string { return b.Addr() }
+
+// KFake starts franz-go's kfake, one broker in memory with topic
+// auto-creation, on a free port, as an independent Kafka implementation,
+// and closes it in t.Cleanup. It returns the bootstrap address.
+func KFake(t testing.TB) string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatalf("start kfake: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0]
+}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -175,4 +176,21 @@ func (w *WorkerProcess) Stop() error {
 		w.logFile.Close()
 	})
 	return err
+}
+
+// Suspend sends SIGSTOP to the worker's process group (its plugins
+// included): the worker hangs as on a frozen machine, its sockets open.
+func (w *WorkerProcess) Suspend() error { return signalGroup(w.cmd, syscall.SIGSTOP) }
+
+// Continue sends SIGCONT to the worker's process group after Suspend.
+func (w *WorkerProcess) Continue() error { return signalGroup(w.cmd, syscall.SIGCONT) }
+
+// Exited reports whether the worker process has ended.
+func (w *WorkerProcess) Exited() bool {
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
 }

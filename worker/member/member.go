@@ -39,7 +39,9 @@ type Config struct {
 	HeartbeatInterval time.Duration
 	// StopTimeout is how long the worker may take to stop all its work
 	// (task.shutdown.graceful.timeout.ms plus the time to kill what does
-	// not stop; default 6s). A member that has not renewed its session
+	// not stop; default 6s). If SessionTimeout - StopTimeout is shorter than
+	// two heartbeat intervals, the lease is two heartbeat intervals (and a
+	// warning says that work may then outlive the session). A member that has not renewed its session
 	// for SessionTimeout - StopTimeout treats its membership as lost, so
 	// that its work is stopped before the coordinator can expire the
 	// session and give the work to another member (see Lease).
@@ -162,8 +164,8 @@ func New(cfg Config) (*Member, error) {
 	}
 	m := &Member{cfg: cfg, log: lg.With("group", cfg.GroupID), rejoin: make(chan struct{}, 1), start: time.Now()}
 	m.lease = cfg.SessionTimeout - cfg.StopTimeout
-	// At least one heartbeat must fit in a lease, with room for its answer.
-	if floor := cfg.HeartbeatInterval + (cfg.SessionTimeout-cfg.HeartbeatInterval)/2; m.lease < floor {
+	// A lease must outlast one missed heartbeat.
+	if floor := 2 * cfg.HeartbeatInterval; m.lease < floor {
 		m.lease = floor
 		m.log.Warn("the session timeout leaves too little time to stop the worker's tasks when the coordinator cannot be reached: another worker may start them before they stopped; raise session.timeout.ms or lower task.shutdown.graceful.timeout.ms",
 			"session.timeout", cfg.SessionTimeout, "heartbeat.interval", cfg.HeartbeatInterval, "stop.timeout", cfg.StopTimeout)
