@@ -328,3 +328,105 @@ func TestClusterRollingRestart(t *testing.T) {
 	<-done
 	checkNoLoss(t, outs, total, 120*time.Second)
 }
+
+// A mixed cluster: Kafka Connect 4.4 workers join a group of Tributary
+// workers (and the other way round) with the sessioned protocol. Writes
+// are forwarded to the leader whichever runtime leads, and task configs
+// generated on a follower reach the leader signed with the session key the
+// leader wrote (Kafka Connect's format and HMAC checked both ways). Both
+// sides need the connector's plugin: FileStream connectors here.
+func TestClusterMixedWithKafkaConnect(t *testing.T) {
+	bin := harness.BuildTributary(t)
+	bootstrap := harness.TributaryBroker(t).Bootstrap()
+	c := newWorkerCluster(t, bin, bootstrap, "mixed", 1, nil) // Tributary leads
+	c.waitSettled(0, 0, 60*time.Second)
+	kc := harness.KafkaConnect(t, bootstrap, harness.WithConnectGroup("mixed"))
+	k := rest{t, kc.URL()}
+	in := c.dir + "/in.txt"
+	appendLines(t, in, 0, 10)
+	file := func(topic string) map[string]string {
+		return map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": in, "topic": topic}
+	}
+	// Through Kafka Connect (a follower: forwarded to Tributary's leader)
+	// and through Tributary.
+	k.must("POST", "/connectors", map[string]any{"name": "a", "config": file("mixed-a")}, 201)
+	c.rest(0).must("POST", "/connectors", map[string]any{"name": "b", "config": file("mixed-b")}, 201)
+	kcID := strings.TrimPrefix(kc.URL(), "http://")
+	c.waitMixed(0, kcID, 2, 90*time.Second)
+	log, _ := os.ReadFile(c.worker(0).LogPath())
+	if !strings.Contains(string(log), "writing task configs sent by a follower") {
+		t.Error("Tributary's leader did not receive Kafka Connect's task configs")
+	}
+	// Kafka Connect leads once the Tributary worker leaves; a new Tributary
+	// worker joins it as a follower.
+	c.stop(0)
+	w := c.add(nil)
+	c.rest(w).must("POST", "/connectors", map[string]any{"name": "c", "config": file("mixed-c")}, 201)
+	k.must("PUT", "/connectors/a/pause", nil, 202)
+	k.must("PUT", "/connectors/a/resume", nil, 202)
+	c.rest(w).must("DELETE", "/connectors/b", nil, 204)
+	c.waitMixed(w, kcID, 2, 90*time.Second)
+	if gen, lead := lastGeneration(c.worker(w).LogPath()); lead || gen < 0 {
+		t.Errorf("the new Tributary worker leads (generation %d); Kafka Connect should", gen)
+	}
+	// Reconfigure the connector the Tributary follower runs: it sends the
+	// new task configs to Kafka Connect's leader, signed.
+	p, _ := c.placement(w)
+	mine := ""
+	for name, id := range p.conns {
+		if id == c.id(w) {
+			mine = name
+		}
+	}
+	cfg := file("mixed-" + mine)
+	cfg["batch.size"] = "7"
+	k.must("PUT", "/connectors/"+mine+"/config", cfg, 200)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, body := k.do("GET", "/connectors/"+mine+"/tasks", nil)
+		if strings.Contains(string(body), `"batch.size":"7"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(c.worker(w).LogPath())
+			t.Fatalf("Kafka Connect's leader did not take the task configs of the Tributary follower: %s\n%s", body, tail(string(log), 20))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c.waitMixed(w, kcID, 2, 60*time.Second)
+	log, _ = os.ReadFile(c.worker(w).LogPath())
+	if !strings.Contains(string(log), "sending task configs to the leader") || strings.Contains(string(log), "sending task configs to the leader failed") {
+		t.Errorf("the Tributary follower's task configs did not go to Kafka Connect's leader in one signed request")
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// waitMixed waits until n connectors with one task each run, all RUNNING,
+// one connector and one task on Tributary worker i and the others on the
+// Kafka Connect worker kc.
+func (c *workerCluster) waitMixed(i int, kc string, n int, within time.Duration) {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		p, err := c.placement(i)
+		conns, tasks := map[string]int{}, map[string]int{}
+		for _, w := range p.conns {
+			conns[w]++
+		}
+		for _, w := range p.tasks {
+			tasks[w]++
+		}
+		if err == nil && len(p.conns) == n && len(p.tasks) == n && len(p.bad) == 0 &&
+			conns[c.id(i)] == 1 && tasks[c.id(i)] == 1 && conns[kc] == n-1 && tasks[kc] == n-1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("mixed cluster not settled: connectors %v tasks %v not running %v (%v)", p.conns, p.tasks, p.bad, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

@@ -34,6 +34,16 @@ type connectConfig struct {
 	props   map[string]string
 	jvmArgs []string
 	timeout time.Duration
+	group   string
+}
+
+// WithConnectGroup makes the worker a member of group, with the internal
+// topics group-configs, group-offsets and group-status (the names
+// WorkerProps gives Tributary workers), instead of a group of its own: so
+// that it can join a cluster of Tributary workers or of other Kafka
+// Connect workers.
+func WithConnectGroup(group string) ConnectOption {
+	return func(c *connectConfig) { c.group = group }
 }
 
 // WithWorkerProperty sets a connect-distributed.properties entry,
@@ -124,6 +134,9 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 		return nil, err
 	}
 	group := "tributary-it-connect-" + id[:8]
+	if cfg.group != "" {
+		group = cfg.group
+	}
 	c := &Connect{
 		url:     "http://127.0.0.1:" + strconv.Itoa(port),
 		groupID: group,
