@@ -42,6 +42,21 @@ Main optional settings (defaults in brackets):
   status.storage.partitions [5]
   producer.*, consumer.*, admin.*     client settings for task clients
 
+A cluster: workers with the same group.id share the connectors and tasks.
+  session.timeout.ms                  [10000]
+  heartbeat.interval.ms               [1000; Kafka Connect's is 3000]
+  scheduled.rebalance.max.delay.ms    how long a departed worker's work waits
+                                      for it to come back [1000; Kafka
+                                      Connect's is 300000]
+  rest.rebalance.hold.ms              how long a REST write waits for a
+                                      rebalance or a leader before it is
+                                      answered 409 [30000; Tributary only]
+  connect.protocol                    sessioned, compatible or eager [sessioned]
+  inter.worker.key.ttl.ms             session key lifetime [3600000]
+  rest.advertised.host.name, rest.advertised.port
+                                      how the other workers reach this one
+Any worker takes REST writes and forwards them to the leader.
+
 The REST API (Kafka Connect's) is served on listeners; GET /health answers 200
 once the worker is ready. SIGINT or SIGTERM stops the worker cleanly.
 

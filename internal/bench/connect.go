@@ -272,9 +272,6 @@ func freeListener() (string, error) {
 }
 
 func startTributaryWorker(ctx context.Context, exe, dir, bootstrap string) (*workerProc, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	addr, err := freeListener()
 	if err != nil {
 		return nil, err
@@ -294,6 +291,16 @@ func startTributaryWorker(ctx context.Context, exe, dir, bootstrap string) (*wor
 		"listeners":                         "http://" + addr,
 		"offset.flush.interval.ms":          "1000",
 	}
+	return startWorkerProps(ctx, exe, dir, props)
+}
+
+// startWorkerProps starts `exe worker` on props (written to
+// dir/worker.properties; its output appended to dir/worker.log) in its own
+// process group and waits until GET /health answers 200.
+func startWorkerProps(ctx context.Context, exe, dir string, props map[string]string) (*workerProc, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)
@@ -308,14 +315,14 @@ func startTributaryWorker(ctx context.Context, exe, dir, bootstrap string) (*wor
 		return nil, err
 	}
 	logPath := filepath.Join(dir, "worker.log")
-	lf, err := os.Create(logPath)
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(exe, "worker", propsPath)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	w := &workerProc{cmd: cmd, url: "http://" + addr, log: logPath, done: make(chan struct{})}
+	w := &workerProc{cmd: cmd, url: props["listeners"], log: logPath, done: make(chan struct{})}
 	begin := time.Now()
 	if err := cmd.Start(); err != nil {
 		lf.Close()
