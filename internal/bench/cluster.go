@@ -248,7 +248,7 @@ func (c *benchCluster) close() {
 var leaderRE = regexp.MustCompile(`leader_url=(\S+)|leaderUrl='([^']*)'`)
 
 // leaderURL is the leader's REST URL from the last generation the workers
-// logged (Tributary: leader_url=; Kafka Connect: leaderUrl='').
+// logged (Tributary: leader_url=; Kafka Connect: leaderUrl=”).
 func (c *benchCluster) leaderURL() string {
 	url := ""
 	for _, n := range c.alive() {
@@ -401,7 +401,7 @@ func status(ctx context.Context, url string) (where, error) {
 				State    string `json:"state"`
 				WorkerID string `json:"worker_id"`
 			} `json:"connector"`
-			Tasks     []struct {
+			Tasks []struct {
 				ID       int    `json:"id"`
 				State    string `json:"state"`
 				WorkerID string `json:"worker_id"`
