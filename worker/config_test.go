@@ -42,6 +42,17 @@ func TestFromPropertiesDefaultsAndPrefixes(t *testing.T) {
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "no.such.key") {
 		t.Errorf("warnings %v", warnings)
 	}
+	// Tributary's cluster defaults (Kafka Connect's differ; see config.go).
+	if c.HeartbeatInterval != time.Second || c.ScheduledRebalanceDelay != time.Second || c.RequestHold != 30*time.Second || c.KeyTTL != time.Hour {
+		t.Errorf("cluster defaults: heartbeat %v delay %v hold %v key ttl %v", c.HeartbeatInterval, c.ScheduledRebalanceDelay, c.RequestHold, c.KeyTTL)
+	}
+	p["rest.rebalance.hold.ms"] = "0"
+	p["scheduled.rebalance.max.delay.ms"] = "300000"
+	p["inter.worker.key.ttl.ms"] = "60000"
+	p["inter.worker.verification.algorithms"] = "HmacSHA1, HmacSHA256"
+	if c, _, err = FromProperties(p); err != nil || c.RequestHold != 0 || c.ScheduledRebalanceDelay != 5*time.Minute || c.KeyTTL != time.Minute {
+		t.Errorf("cluster settings: %v %+v", err, c)
+	}
 }
 
 func TestFromPropertiesErrors(t *testing.T) {
@@ -55,6 +66,9 @@ func TestFromPropertiesErrors(t *testing.T) {
 		"same topics":        {"status.storage.topic", "c", "must differ"},
 		"bad protocol":       {"connect.protocol", "fast", "eager, compatible or sessioned"},
 		"heartbeat too long": {"heartbeat.interval.ms", "20000", "lower than session.timeout.ms"},
+		"bad hold":           {"rest.rebalance.hold.ms", "-1", "rest.rebalance.hold.ms"},
+		"signature":          {"inter.worker.signature.algorithm", "HmacSHA512", "only HmacSHA256"},
+		"verification":       {"inter.worker.verification.algorithms", "HmacSHA1", "must include HmacSHA256"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := validProps()
