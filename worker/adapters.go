@@ -10,55 +10,6 @@ import (
 	"github.com/tributary-dev/tributary/worker/store"
 )
 
-// configAdapter presents store.ConfigStore as the herder's configBackend.
-type configAdapter struct {
-	s       *store.ConfigStore
-	updates chan struct{}
-}
-
-func newConfigUpdates() chan struct{} { return make(chan struct{}, 1) }
-
-func notify(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-func (a *configAdapter) Snapshot() (map[string]ConnectorSnapshot, int64) {
-	snap := a.s.Snapshot()
-	out := make(map[string]ConnectorSnapshot, len(snap.Connectors))
-	for name, cfg := range snap.Connectors {
-		target := TargetStarted
-		switch snap.TargetStates[name] {
-		case store.TargetState(TargetPaused):
-			target = TargetPaused
-		case store.TargetState(TargetStopped):
-			target = TargetStopped
-		}
-		out[name] = ConnectorSnapshot{Config: cfg, Target: target, Tasks: snap.Tasks[name]}
-	}
-	return out, snap.Offset
-}
-
-func (a *configAdapter) PutConnectorConfig(ctx context.Context, name string, config map[string]string) error {
-	return a.s.PutConnectorConfig(ctx, name, config, "")
-}
-
-func (a *configAdapter) DeleteConnector(ctx context.Context, name string) error {
-	return a.s.DeleteConnector(ctx, name)
-}
-
-func (a *configAdapter) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
-	return a.s.PutTaskConfigs(ctx, name, tasks)
-}
-
-func (a *configAdapter) PutTargetState(ctx context.Context, name, state string) error {
-	return a.s.PutTargetState(ctx, name, store.TargetState(state))
-}
-
-func (a *configAdapter) Updates() <-chan struct{} { return a.updates }
-
 // statusAdapter presents store.StatusStore as the herder's statusBackend,
 // active topics (KIP-558 status-topic-* records) included.
 type statusAdapter struct {

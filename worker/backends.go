@@ -20,18 +20,6 @@ type ConnectorSnapshot struct {
 	Tasks  []map[string]string // the committed task configs
 }
 
-// configBackend is the config topic (worker/store's ConfigStore through an
-// adapter). Writes return once the write is read back.
-type configBackend interface {
-	Snapshot() (connectors map[string]ConnectorSnapshot, offset int64)
-	PutConnectorConfig(ctx context.Context, name string, config map[string]string) error
-	DeleteConnector(ctx context.Context, name string) error
-	PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error
-	PutTargetState(ctx context.Context, name, state string) error
-	// Updates is signalled after records written by anyone were applied.
-	Updates() <-chan struct{}
-}
-
 // statusBackend is the status topic.
 type statusBackend interface {
 	PutConnector(ctx context.Context, name string, st ConnectorState, generation int32) error

@@ -495,7 +495,7 @@ func (d *driver) stopConnector(a herder.StopConnector) {
 		<-lc.done
 		d.connLogger(a.Name).Info("connector stopped")
 	}
-	d.send(herder.ConnectorStopped{Name: a.Name, Run: a.Run})
+	d.send(herder.ConnectorStopped(a))
 }
 
 func (d *driver) task(id TaskID, run uint64) *liveTask {
@@ -554,16 +554,9 @@ func (d *driver) stopTask(a herder.StopTask) {
 		cancel()
 		d.connLogger(id.Connector).Info("task stopped", "task", id.Task)
 	}
-	d.send(herder.TaskStopped{ID: a.ID, Run: a.Run})
+	d.send(herder.TaskStopped(a))
 }
 
 // resolve returns the config handed to plugins. Config providers
 // (${provider:path:key}) are resolved here once supported.
 func resolve(c map[string]string) map[string]string { return maps.Clone(c) }
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}

@@ -327,17 +327,6 @@ func (d *driver) setTarget(ctx context.Context, name string, target herder.Targe
 	return err
 }
 
-// errUnknownConnectorPlain is Kafka Connect's 404 of pause, resume and stop.
-func errUnknownConnectorPlain(name string) *Error {
-	return Errorf(KindNotFound, "Unknown connector %s", name)
-}
-
-// errUnknownConnectorColon is Kafka Connect's 404 of the connector and task
-// restarts.
-func errUnknownConnectorColon(name string) *Error {
-	return Errorf(KindNotFound, "Unknown connector: %s", name)
-}
-
 func (d *driver) PauseConnector(ctx context.Context, name string) error {
 	return d.setTarget(ctx, name, herder.Paused)
 }

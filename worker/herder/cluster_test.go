@@ -91,7 +91,7 @@ func (c *cluster) perform(n *node, a Action) {
 		c.step(n, TaskConfigsGenerated{Name: a.Name, Run: a.Run, Gen: a.Gen, Configs: cfgs})
 	case StopConnector:
 		delete(n.running, a.Name)
-		c.step(n, ConnectorStopped{Name: a.Name, Run: a.Run})
+		c.step(n, ConnectorStopped(a))
 	case StartTask:
 		key := a.ID.String()
 		for _, o := range c.nodes {
@@ -103,7 +103,7 @@ func (c *cluster) perform(n *node, a Action) {
 		c.step(n, TaskStarted{ID: a.ID, Run: a.Run})
 	case StopTask:
 		delete(n.running, a.ID.String())
-		c.step(n, TaskStopped{ID: a.ID, Run: a.Run})
+		c.step(n, TaskStopped(a))
 	case PutStatus:
 		c.statuses = append(c.statuses, a)
 	case WriteConfigs:
