@@ -253,6 +253,21 @@ func TestClusterRESTThroughFollowers(t *testing.T) {
 	g.must("DELETE", "/connectors/s/offsets", nil, 200)
 	f.must("PUT", "/connectors/s/resume", nil, 202)
 	g.waitState("s", "RUNNING", 1)
+	// The internal task-config endpoint refuses unsigned and wrongly
+	// signed requests (the group is sessioned).
+	l := c.rest(leader)
+	if code, body := l.do("POST", "/connectors/s/tasks", []map[string]string{{"task.class": "x"}}); code != 400 || !strings.Contains(string(body), "missing required signature") {
+		t.Errorf("unsigned internal request: %d %s", code, body)
+	}
+	req, _ := http.NewRequest("POST", l.url+"/connectors/s/tasks", strings.NewReader(`[{"task.class":"x"}]`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Connect-Authorization", "bm90IGEgc2lnbmF0dXJl")
+	req.Header.Set("X-Connect-Request-Signature-Algorithm", "HmacSHA256")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 403 {
+		t.Errorf("wrongly signed internal request: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
+	}
 	f.must("DELETE", "/connectors/s", nil, 204)
 	g.must("DELETE", "/connectors/s", nil, 404)
 
