@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -99,37 +100,48 @@ func TestClusterFailover(t *testing.T) {
 			c := newWorkerCluster(t, bin, tg.bootstrap, "failover", 3, tg.props)
 			// About 2000 lines/s per pipeline for 10 s: the kill and the
 			// failover happen mid-stream.
-			const total = 20000
+			// TRIBUTARY_SOAK=N kills (and restarts) a worker N times over a
+			// longer stream.
+			kills, total := 1, 20000
+			if n, err := strconv.Atoi(os.Getenv("TRIBUTARY_SOAK")); err == nil && n > 1 {
+				kills, total = n, 20000*n
+			}
 			_, outs, done := c.filePipelines(0, 3, total, 100*time.Millisecond)
-			before, _ := c.waitSettled(6, 6, 90*time.Second)
+			c.waitSettled(6, 6, 90*time.Second)
 			waitLines(t, outs[0], 2000, 60*time.Second)
-			// A follower (the leader's death is not delayed: a new
-			// leader knows of no lost work) that runs something.
-			leader := c.leader()
-			victim := -1
-			for _, i := range c.alive() {
+			for k := 1; k <= kills; k++ {
+				before, _ := c.waitSettled(6, 6, 90*time.Second)
+				// A follower (the leader's death is not delayed: a new
+				// leader knows of no lost work) that runs something.
+				leader := c.leader()
+				victim := -1
 				_, tc := c.counts(before)
-				if i != leader && tc[c.id(i)] > 0 {
-					victim = i
-					break
+				for _, i := range c.alive() {
+					if i != leader && tc[c.id(i)] > 0 {
+						victim = i
+						break
+					}
 				}
-			}
-			if victim < 0 {
-				t.Fatalf("no follower runs a task: %+v", before)
-			}
-			killed := time.Now()
-			c.kill(victim)
-			if tg.kill != nil {
-				tg.kill()
-			}
-			_, at := c.waitSettled(6, 6, 90*time.Second)
-			took := at.Sub(killed)
-			t.Logf("worker kill -9: everything RUNNING on the %d others %v later", len(c.alive()), took.Round(10*time.Millisecond))
-			if took > 15*time.Second && tg.kill == nil {
-				t.Errorf("failover took %v, more than 15s", took)
-			}
-			if took > 30*time.Second {
-				t.Errorf("failover took %v", took)
+				if victim < 0 {
+					t.Fatalf("no follower runs a task: %+v", before)
+				}
+				killed := time.Now()
+				c.kill(victim)
+				if tg.kill != nil && k == 1 {
+					tg.kill()
+				}
+				_, at := c.waitSettled(6, 6, 90*time.Second)
+				took := at.Sub(killed)
+				t.Logf("worker kill -9 %d: everything RUNNING on the %d others %v later", k, len(c.alive()), took.Round(10*time.Millisecond))
+				if took > 15*time.Second && (tg.kill == nil || k > 1) {
+					t.Errorf("failover took %v, more than 15s", took)
+				}
+				if took > 30*time.Second {
+					t.Errorf("failover took %v", took)
+				}
+				if k < kills {
+					c.start(victim)
+				}
 			}
 			<-done
 			checkNoLoss(t, outs, total, 120*time.Second)
