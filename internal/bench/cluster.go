@@ -625,9 +625,8 @@ func (b *clusterBench) tributaryFailover(ctx context.Context) (FailoverResult, R
 	}
 	pipes := b.filePipes(group, 3)
 	ictx, stop := context.WithCancel(ctx)
-	defer stop()
 	wg := startInput(ictx, pipes, 500)
-	defer wg.Wait()
+	defer func() { stop(); wg.Wait() }()
 	if err := createPipes(ctx, c.nodes[0].url, pipes); err != nil {
 		res.Error, rest.Error = err.Error(), err.Error()
 		return res, rest
@@ -685,9 +684,8 @@ func (b *clusterBench) kafkaConnectFailover(ctx context.Context, delay string) (
 	}
 	pipes := b.filePipes(group, 3)
 	ictx, stop := context.WithCancel(ctx)
-	defer stop()
 	iwg := startInput(ictx, pipes, 500)
-	defer iwg.Wait()
+	defer func() { stop(); iwg.Wait() }()
 	if err := createPipes(ctx, c.nodes[0].url, pipes); err != nil {
 		res.Error = err.Error()
 		return res, rest
@@ -720,9 +718,8 @@ func (b *clusterBench) join(ctx context.Context) JoinResult {
 	}
 	pipes := b.filePipes(group, 3)
 	ictx, stop := context.WithCancel(ctx)
-	defer stop()
 	wg := startInput(ictx, pipes, 200)
-	defer wg.Wait()
+	defer func() { stop(); wg.Wait() }()
 	if err := createPipes(ctx, c.nodes[0].url, pipes); err != nil {
 		res.Error = err.Error()
 		return res
