@@ -486,7 +486,7 @@ func (d *driver) stopConnector(a herder.StopConnector) {
 	}
 	d.rmu.Unlock()
 	if lc != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.TaskShutdownTimeout+2*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), d.cfg.TaskShutdownTimeout+2*time.Second)
 		if err := lc.conn.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
 			d.connLogger(a.Name).Warn("connector did not stop cleanly", "err", err)
 		}
@@ -547,7 +547,7 @@ func (d *driver) stopTask(a herder.StopTask) {
 	if lt != nil {
 		// The runner stops gracefully within task.shutdown.graceful.timeout.ms;
 		// a plugin that does not is killed (plugins.Config.StopTimeout).
-		ctx, cancel := context.WithTimeout(context.Background(), d.cfg.TaskShutdownTimeout+2*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), d.cfg.TaskShutdownTimeout+2*time.Second)
 		if err := lt.r.Stop(ctx); err != nil {
 			d.connLogger(id.Connector).Warn("task did not stop cleanly", "task", id.Task, "err", err)
 		}

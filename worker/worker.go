@@ -217,12 +217,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	loopCtx, stopLoop := context.WithCancel(context.Background())
+	loopCtx, stopLoop := context.WithCancel(context.WithoutCancel(ctx))
 	w.h.ctx = loopCtx
 	loopDone := make(chan struct{})
 	go func() { defer close(loopDone); w.h.run(loopCtx) }()
 	defer func() { stopLoop(); <-loopDone }()
-	memberCtx, stopMember := context.WithCancel(context.Background())
+	memberCtx, stopMember := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopMember()
 	memberErr := make(chan error, 1)
 	go func() { memberErr <- m.Run(memberCtx) }()
@@ -238,7 +238,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	log.Info("worker stopping")
 	// Stop every connector and task first (statuses UNASSIGNED), then
 	// leave the group so that the others take the work over at once.
-	sctx, cancel := context.WithTimeout(context.Background(), w.cfg.TaskShutdownTimeout+15*time.Second)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.TaskShutdownTimeout+15*time.Second)
 	if _, err := w.h.call(sctx, func(t herder.Token) herder.Event { return herder.Shutdown{Reply: t} }); err != nil {
 		log.Warn("not every connector and task stopped in time", "err", err)
 	}
