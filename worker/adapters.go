@@ -100,6 +100,18 @@ func (a *statusAdapter) Topics(name string) []string { return a.s.Topics(name) }
 
 func (a *statusAdapter) Refresh(ctx context.Context) error { return a.s.Refresh(ctx) }
 
+func (a *statusAdapter) All() map[string][]int {
+	snap := a.s.Snapshot()
+	out := map[string][]int{}
+	for name := range snap.Connectors {
+		out[name] = nil
+	}
+	for id := range snap.Tasks {
+		out[id.Connector] = append(out[id.Connector], id.Task)
+	}
+	return out
+}
+
 func (a *statusAdapter) ResetTopics(ctx context.Context, name string) error {
 	return a.s.ResetTopics(ctx, name)
 }

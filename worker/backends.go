@@ -31,6 +31,9 @@ type statusBackend interface {
 	DeleteTask(ctx context.Context, id TaskID) error
 	Topics(name string) []string
 	ResetTopics(ctx context.Context, name string) error
+	// All lists the connectors with a status (their own or a task's) and
+	// the task ids with one.
+	All() map[string][]int
 	// Refresh reads the status topic to its end.
 	Refresh(ctx context.Context) error
 }

@@ -78,16 +78,31 @@ func (d *driver) writeStatus(ctx context.Context, a herder.Action) {
 			d.connLogger(a.Connector).Warn("writing a status failed", "task", a.Task, "state", a.State, "err", err)
 		}
 	case herder.CleanStatuses:
-		for _, t := range d.statuses.Tasks(a.Connector) {
-			if t.ID >= a.Tasks {
-				if err := d.statuses.DeleteTask(ctx, TaskID{Connector: a.Connector, Task: t.ID}); err != nil {
-					d.connLogger(a.Connector).Warn("deleting a task status failed", "task", t.ID, "err", err)
+		d.cleanStatuses(ctx, a.Tasks)
+	}
+}
+
+// cleanStatuses tombstones the statuses of connectors no longer in the
+// config topic (their tasks' and active topics' too) and of tasks beyond
+// their connector's task count, as Kafka Connect's leader does after a
+// rebalance (updateDeletedConnectorStatus, updateDeletedTaskStatus). A
+// connector or task counts as there if the herder's view (counts) or the
+// config topic as read now has it.
+func (d *driver) cleanStatuses(ctx context.Context, counts map[string]int) {
+	snap := d.configs.Snapshot()
+	for name, tasks := range d.statuses.All() {
+		n, known := counts[name]
+		count, exists := max(n, len(snap.Tasks[name])), known || snap.Connectors[name] != nil
+		for _, id := range tasks {
+			if !exists || id >= count {
+				if err := d.statuses.DeleteTask(ctx, TaskID{Connector: name, Task: id}); err != nil {
+					d.connLogger(name).Warn("deleting a task status failed", "task", id, "err", err)
 				}
 			}
 		}
-		if a.Deleted {
-			if err := d.statuses.DeleteConnector(ctx, a.Connector, 0); err != nil {
-				d.connLogger(a.Connector).Warn("deleting statuses failed", "err", err)
+		if !exists {
+			if err := d.statuses.DeleteConnector(ctx, name, 0); err != nil {
+				d.connLogger(name).Warn("deleting statuses failed", "err", err)
 			}
 		}
 	}

@@ -78,11 +78,7 @@ func formatAction(a Action) string {
 		}
 		return fmt.Sprintf("status %s %s%s gen=%d", who, a.State, tr, a.Generation)
 	case CleanStatuses:
-		d := ""
-		if a.Deleted {
-			d = " deleted"
-		}
-		return fmt.Sprintf("clean-statuses %s from=%d%s", a.Connector, a.Tasks, d)
+		return "clean-statuses"
 	case WriteConfigs:
 		var ws []string
 		for _, w := range a.Writes {

@@ -147,7 +147,9 @@ type Machine struct {
 	creating   map[string]int // connector names with a config write in flight
 	keyOp      uint64         // a session key write in flight
 	keyRetry   time.Time      // after a failed key write
-	clearing   map[string]bool
+	// cleanup: the leader owes a CleanStatuses once removed work stopped.
+	cleanup  bool
+	clearing map[string]bool
 
 	actions []Action
 }
@@ -156,6 +158,9 @@ type Machine struct {
 type waiter struct {
 	token Token
 	all   bool // everything; else everything outside the assignment
+	// clean: the leader cleans the statuses of deleted work once its own
+	// revoked work has stopped (and written UNASSIGNED).
+	clean bool
 }
 
 // New returns a Machine that owns nothing and knows no config.
@@ -281,6 +286,33 @@ func (m *Machine) Step(now time.Time, ev Event) {
 	m.tick()
 	m.reconcile()
 	m.answerWaiters()
+	m.clean()
+}
+
+// clean emits the leader's owed CleanStatuses once no work of a deleted
+// connector, or beyond a connector's task count, is still stopping here
+// (its UNASSIGNED would come after the tombstone).
+func (m *Machine) clean() {
+	if !m.cleanup || !m.leader {
+		m.cleanup = false
+		return
+	}
+	for name, c := range m.conns {
+		if _, ok := m.snap.Connectors[name]; !ok && c.phase != failed {
+			return
+		}
+	}
+	for id, t := range m.tasks {
+		if cs, ok := m.snap.Connectors[id.Connector]; (!ok || id.Task >= len(cs.Tasks)) && t.phase != failed {
+			return
+		}
+	}
+	m.cleanup = false
+	counts := make(map[string]int, len(m.snap.Connectors))
+	for name, cs := range m.snap.Connectors {
+		counts[name] = len(cs.Tasks)
+	}
+	m.emit(CleanStatuses{Tasks: counts})
 }
 
 // ---- config topic ----
@@ -318,18 +350,6 @@ func (m *Machine) onConfigs(s Snapshot) {
 	}
 	if prev.Offset >= 0 && workKey(prev) != workKey(s) && m.assigned && !m.lost {
 		m.emit(Rejoin{}) // the leader must assign the changed work
-	}
-	if m.leader && m.assigned {
-		for _, name := range slices.Sorted(maps.Keys(prev.Connectors)) {
-			pc := prev.Connectors[name]
-			nc, ok := s.Connectors[name]
-			switch {
-			case !ok:
-				m.emit(CleanStatuses{Connector: name, Deleted: true})
-			case len(nc.Tasks) < len(pc.Tasks):
-				m.emit(CleanStatuses{Connector: name, Tasks: len(nc.Tasks)})
-			}
-		}
 	}
 	for name, c := range m.conns {
 		if nc, ok := s.Connectors[name]; ok && nc.Inconsistent && c.phase == running && !c.generating {
@@ -430,7 +450,6 @@ func (m *Machine) onJoinPrepare(e JoinPrepare) {
 }
 
 func (m *Machine) onAssigned(e Assigned) {
-	wasLeader := m.leader && m.assigned
 	m.assigned, m.rebalancing, m.lost = true, false, false
 	m.gen, m.leader, m.leaderURL, m.protocol = e.Generation, e.Leader, e.LeaderURL, e.Protocol
 	if e.Leader {
@@ -457,12 +476,7 @@ func (m *Machine) onAssigned(e Assigned) {
 	} else {
 		m.catchingUp = -1
 	}
-	m.waiters = append(m.waiters, waiter{token: e.Reply})
-	if m.leader && !wasLeader {
-		for _, name := range slices.Sorted(maps.Keys(m.snap.Connectors)) {
-			m.emit(CleanStatuses{Connector: name, Tasks: len(m.snap.Connectors[name].Tasks)})
-		}
-	}
+	m.waiters = append(m.waiters, waiter{token: e.Reply, clean: m.leader})
 	m.redispatch()
 }
 
@@ -473,6 +487,10 @@ func (m *Machine) answerWaiters() {
 		if m.busy(w.all) {
 			keep = append(keep, w)
 			continue
+		}
+		if w.clean && m.leader {
+			m.cleanup = true
+			m.clean()
 		}
 		m.emit(Reply{To: w.token})
 	}
@@ -726,7 +744,9 @@ func (m *Machine) reconcile() {
 		switch c.phase {
 		case starting, running:
 			if !want || changed || c.restart {
-				c.unassigned = exists && !m.ownConns[name] && !m.lost
+				// Kafka Connect's onShutdown: UNASSIGNED when the work
+				// went away (deleted or revoked), not when it restarts.
+				c.unassigned = (!exists || !m.ownConns[name]) && !m.lost
 				m.stopConnector(name, c)
 			}
 		case failed:
@@ -764,7 +784,7 @@ func (m *Machine) reconcile() {
 		switch t.phase {
 		case starting, running:
 			if !want || changed || t.restart {
-				t.unassigned = inConfig && !m.ownTasks[id] && !m.lost
+				t.unassigned = (!inConfig || !m.ownTasks[id]) && !m.lost
 				m.stopTask(id, t)
 				continue
 			}
@@ -856,14 +876,14 @@ func (m *Machine) putTask(id TaskID, state, trace string) {
 }
 
 // putStatus writes a status unless it would repeat this worker's last one,
-// the connector is gone, or the membership is lost (someone else may own
-// the work by now).
+// the connector is gone (but for UNASSIGNED at its shutdown), or the
+// membership is lost (someone else may own the work by now).
 func (m *Machine) putStatus(conn string, task int, state, trace string) {
 	if m.lost || !m.assigned {
 		return
 	}
-	if _, ok := m.snap.Connectors[conn]; !ok {
-		return
+	if _, ok := m.snap.Connectors[conn]; !ok && state != StateUnassigned {
+		return // a deleted connector's; only its shutdown is written
 	}
 	k := statusKey{conn, task}
 	v := state + "\x00" + trace

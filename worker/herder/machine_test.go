@@ -10,7 +10,7 @@ import (
 func TestTraceConnectorLifecycle(t *testing.T) {
 	tr := newTrace(t, Config{})
 	tr.step(snapshot(0, cfgs{}))
-	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Compatible, Leader: true}, "reply 100 ok")
+	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Compatible, Leader: true}, "clean-statuses", "reply 100 ok")
 
 	// Create: the leader writes the config and answers once it is written.
 	tr.step(Request{Reply: 1, Op: PutConfig{Name: "a", Config: cfgOf("a", "1")}}, "write op=1 [connector a v=1]")
@@ -18,12 +18,12 @@ func TestTraceConnectorLifecycle(t *testing.T) {
 	tr.step(Done{Op: 1}, "reply 1 created")
 	tr.step(snapshot(1, cfgs{"a": {v: "1"}}), "rejoin")
 	tr.step(Assigned{Reply: 101, Generation: 2, Protocol: Compatible, Leader: true, Connectors: []string{"a"}},
-		"start a run=1", "reply 101 ok")
+		"start a run=1", "clean-statuses", "reply 101 ok")
 	tr.step(ConnectorStarted{Name: "a", Run: 1}, "status a RUNNING gen=2", "generate a run=1 gen=1 max=3")
 	tr.step(TaskConfigsGenerated{Name: "a", Run: 1, Gen: 1, Configs: taskCfgs("1", 2)}, "write op=0 [tasks a n=2]")
 	tr.step(snapshot(4, cfgs{"a": {v: "1", tasks: 2}}), "rejoin")
 	tr.step(Assigned{Reply: 102, Generation: 3, Protocol: Compatible, Leader: true, Connectors: []string{"a"}, Tasks: tasks("a", 0, 1)},
-		"start a-0 run=2 conn=1 task=1-0", "start a-1 run=3 conn=1 task=1-1", "reply 102 ok")
+		"start a-0 run=2 conn=1 task=1-0", "start a-1 run=3 conn=1 task=1-1", "clean-statuses", "reply 102 ok")
 	tr.step(TaskStarted{ID: TaskID{"a", 0}, Run: 2}, "status a-0 RUNNING gen=3")
 	tr.step(TaskStarted{ID: TaskID{"a", 1}, Run: 3}, "status a-1 RUNNING gen=3")
 
@@ -70,11 +70,18 @@ func TestTraceConnectorLifecycle(t *testing.T) {
 	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 5}, "start a-0 run=9 conn=2 task=2-0")
 	tr.step(TaskStarted{ID: TaskID{"a", 0}, Run: 9}, "status a-0 RUNNING gen=3", "reply 7 ok")
 
-	// Delete: everything stops without statuses; the leader tombstones them.
+	// Delete: everything stops (UNASSIGNED, as Kafka Connect's onShutdown);
+	// the leader tombstones the statuses after the rebalance that follows,
+	// when no worker of the previous generation can write them any more.
 	tr.step(Request{Reply: 8, Op: DeleteConnector{Name: "a"}}, "write op=6 [delete a]")
 	tr.step(Done{Op: 6}, "reply 8 ok")
-	tr.step(snapshot(11, cfgs{}), "rejoin", "clean-statuses a from=0 deleted", "stop a run=7", "stop a-0 run=9", "stop a-1 run=8")
+	tr.step(snapshot(11, cfgs{}), "rejoin", "stop a run=7", "stop a-0 run=9", "stop a-1 run=8")
 	tr.step(Request{Reply: 9, Op: DeleteConnector{Name: "a"}}, `reply 9 404 "Connector a not found"`)
+	tr.step(ConnectorStopped{Name: "a", Run: 7}, "status a UNASSIGNED gen=3")
+	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 9}, "status a-0 UNASSIGNED gen=3")
+	tr.step(TaskStopped{ID: TaskID{"a", 1}, Run: 8}, "status a-1 UNASSIGNED gen=3")
+	tr.step(JoinPrepare{Reply: 103}, "reply 103 ok")
+	tr.step(Assigned{Reply: 104, Generation: 4, Protocol: Compatible, Leader: true, ConfigOffset: 11}, "clean-statuses", "reply 104 ok")
 }
 
 // A follower forwards leader-only writes to the leader; pause and resume it
@@ -106,7 +113,7 @@ func TestTraceFollowerForwardsAndHolds(t *testing.T) {
 	tr.at(13*time.Second).step(Tick{}, `reply 8 409 "`+msgNoLeader+`"`)
 	// This worker became the leader: it does the waiting request itself.
 	tr.at(14*time.Second).step(Assigned{Reply: 102, Generation: 6, Protocol: Compatible, Leader: true, ConfigOffset: 3},
-		"clean-statuses a from=1", `reply 9 400 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/a/stop' endpoint"`, "reply 102 ok")
+		`reply 9 400 "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/a/stop' endpoint"`, "clean-statuses", "reply 102 ok")
 	tr.step(Request{Reply: 10, Op: Leader{}}, "reply 10 ok")
 }
 
@@ -117,7 +124,7 @@ func TestTraceLeaderForwardsToOwner(t *testing.T) {
 	tr.step(snapshot(3, cfgs{"a": {v: "1", tasks: 1}}))
 	tr.step(Assigned{Reply: 100, Generation: 2, Protocol: Compatible, Leader: true, ConfigOffset: 3,
 		ConnectorOwners: map[string]string{"a": "http://w3"}, TaskOwners: map[TaskID]string{{"a", 0}: "http://w2"}},
-		"clean-statuses a from=1", "reply 100 ok")
+		"clean-statuses", "reply 100 ok")
 	tr.step(Request{Reply: 1, Op: RestartTask{ID: TaskID{"a", 0}}}, "reply 1 forward=http://w2")
 	tr.step(Request{Reply: 2, Op: RestartConnector{Name: "a"}}, "reply 2 forward=http://w3")
 }
@@ -174,7 +181,7 @@ func TestTraceSlowPluginBlocksNothing(t *testing.T) {
 	tr := newTrace(t, Config{TaskConfigsTimeout: 30 * time.Second})
 	tr.step(snapshot(1, cfgs{"slow": {v: "1"}, "hung": {v: "1"}}))
 	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Compatible, Leader: true, ConfigOffset: 1, Connectors: []string{"hung", "slow"}},
-		"clean-statuses hung from=0", "clean-statuses slow from=0", "start hung run=1", "start slow run=2", "reply 100 ok")
+		"start hung run=1", "start slow run=2", "clean-statuses", "reply 100 ok")
 	tr.step(ConnectorStarted{Name: "hung", Run: 1}, "status hung RUNNING gen=1", "generate hung run=1 gen=1 max=3")
 	// slow has not answered its start; hung not its taskConfigs.
 	tr.at(time.Second).step(Request{Reply: 1, Op: PutConfig{Name: "other", Config: cfgOf("other", "1")}}, "write op=1 [connector other v=1]")
@@ -201,7 +208,7 @@ func TestTraceSlowPluginBlocksNothing(t *testing.T) {
 func TestTraceSessionKey(t *testing.T) {
 	tr := newTrace(t, Config{KeyTTL: time.Hour, RetryBackoff: time.Second})
 	tr.step(snapshot(0, cfgs{}))
-	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Sessioned, Leader: true}, "write op=1 [session-key]", "reply 100 ok")
+	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Sessioned, Leader: true}, "write op=1 [session-key]", "clean-statuses", "reply 100 ok")
 	tr.step(Done{Op: 1})
 	tr.step(Configs{Snapshot: Snapshot{Offset: 1, SessionKey: &SessionKey{Key: []byte("k"), Created: t0}}})
 	if d := tr.m.NextDeadline(); !d.Equal(t0.Add(time.Hour)) {
@@ -236,4 +243,24 @@ func TestTraceShutdown(t *testing.T) {
 		"reply 102 ok")
 	tr.step(ConnectorStopped{Name: "a", Run: 1}, "status a UNASSIGNED gen=1")
 	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 2}, "status a-0 UNASSIGNED gen=1", "reply 101 ok")
+}
+
+// The leader tombstones a deleted connector's statuses only once its work
+// here has stopped and written UNASSIGNED, even when an assignment computed
+// before the delete comes meanwhile.
+func TestTraceCleanAfterUnassigned(t *testing.T) {
+	tr := newTrace(t, Config{})
+	tr.step(snapshot(1, cfgs{"a": {v: "1", tasks: 1}}))
+	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Compatible, Leader: true, ConfigOffset: 1, Connectors: []string{"a"}, Tasks: tasks("a", 0)},
+		"start a run=1", "start a-0 run=2 conn=1 task=1-0", "clean-statuses", "reply 100 ok")
+	tr.step(ConnectorStarted{Name: "a", Run: 1}, "status a RUNNING gen=1", "generate a run=1 gen=1 max=3")
+	tr.step(TaskStarted{ID: TaskID{"a", 0}, Run: 2}, "status a-0 RUNNING gen=1")
+	tr.step(snapshot(2, cfgs{}), "rejoin", "stop a run=1", "stop a-0 run=2")
+	tr.step(JoinPrepare{Reply: 101}, "reply 101 ok")
+	// A generation that still gives this worker "a" (computed before the
+	// delete): no cleanup while a and a-0 are stopping.
+	tr.step(Assigned{Reply: 102, Generation: 2, Protocol: Compatible, Leader: true, ConfigOffset: 1, Connectors: []string{"a"}, Tasks: tasks("a", 0)},
+		"reply 102 ok")
+	tr.step(ConnectorStopped{Name: "a", Run: 1}, "status a UNASSIGNED gen=2")
+	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 2}, "status a-0 UNASSIGNED gen=2", "clean-statuses")
 }

@@ -335,14 +335,13 @@ type (
 		Trace      string
 		Generation int32
 	}
-	// CleanStatuses tombstones the statuses of tasks numbered Tasks and up
-	// and, if Deleted, the connector's own status and active topics (the
-	// leader, after a delete or a downsize; KAFKA-9472).
-	CleanStatuses struct {
-		Connector string
-		Tasks     int
-		Deleted   bool
-	}
+	// CleanStatuses tombstones the statuses of connectors that are not in
+	// Tasks (connector -> task count, the machine's view of the config
+	// topic) and of tasks beyond their connector's count: the leader, after
+	// every rebalance, once the work being removed has stopped and written
+	// UNASSIGNED (KAFKA-9472). The driver keeps what a newer read of the
+	// config topic still has.
+	CleanStatuses struct{ Tasks map[string]int }
 	// WriteConfigs writes records to the config topic in order, then reads
 	// it to the end; report Done{Op} (Op 0: nobody waits, but report it).
 	WriteConfigs struct {
