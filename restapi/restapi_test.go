@@ -191,7 +191,7 @@ func FuzzRequestBodies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		f := restapitest.NewHerder()
-		h := restapi.New(f, restapi.Options{MaxBodyBytes: 4096})
+		h := restapi.New(&follower{Herder: f}, restapi.Options{MaxBodyBytes: 4096})
 		_, _, _ = f.PutConnectorConfig(context.Background(), "s", map[string]string{"connector.class": "FileStreamSink", "topics": "t"}, false, "")
 		_ = f.StopConnector(context.Background(), "s")
 		for _, ep := range []struct{ method, path string }{
@@ -201,6 +201,7 @@ func FuzzRequestBodies(f *testing.F) {
 			{"PATCH", "/connectors/s/offsets"},
 			{"PUT", "/connector-plugins/FileStreamSink/config/validate"},
 			{"PUT", "/admin/loggers/root"},
+			{"POST", "/connectors/s/tasks"}, // internal, between workers
 		} {
 			req := httptest.NewRequest(ep.method, ep.path, strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
