@@ -36,6 +36,19 @@ type workerCluster struct {
 func newWorkerCluster(t *testing.T, bin, bootstrap, group string, n int, extra map[string]string) *workerCluster {
 	t.Helper()
 	c := &workerCluster{t: t, bin: bin, bootstrap: bootstrap, group: group, dir: t.TempDir()}
+	// After the workers are killed (their cleanups run first): no worker
+	// may have panicked or, built with TRIBUTARY_BUILD_RACE, raced.
+	t.Cleanup(func() {
+		logs, _ := filepath.Glob(filepath.Join(c.dir, "w*", "worker.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			for _, bad := range []string{"WARNING: DATA RACE", "panic: ", "fatal error: "} {
+				if i := strings.Index(string(b), bad); i >= 0 {
+					t.Errorf("%s: %s", l, b[i:min(len(b), i+3000)])
+				}
+			}
+		}
+	})
 	for i := 0; i < n; i++ {
 		c.add(extra)
 	}

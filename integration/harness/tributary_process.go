@@ -16,11 +16,17 @@ import (
 
 // BuildTributary builds the tributary binary (cmd/tributary of the module the
 // test runs in) into a temp dir of t and returns its path. Build it once per
-// test and share it between the processes the test starts.
+// test and share it between the processes the test starts. With
+// TRIBUTARY_BUILD_RACE set it is built with the race detector (a race is
+// reported in the process's log).
 func BuildTributary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "tributary")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/tributary-dev/tributary/cmd/tributary")
+	args := []string{"build", "-o", bin}
+	if os.Getenv("TRIBUTARY_BUILD_RACE") != "" {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, "github.com/tributary-dev/tributary/cmd/tributary")...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("harness: go build cmd/tributary: %v\n%s", err, out)
