@@ -109,6 +109,9 @@ type Member struct {
 	rejoin chan struct{}
 
 	generation atomic.Int32
+	// firedGen is the generation whose scheduled rebalance this member
+	// started (it is not started twice).
+	firedGen atomic.Int32
 	// leaseEnd is when the membership may no longer be trusted (unix
 	// nanoseconds of the monotonic-based clock; see Lease).
 	leaseEnd atomic.Int64
@@ -171,6 +174,7 @@ func New(cfg Config) (*Member, error) {
 			"session.timeout", cfg.SessionTimeout, "heartbeat.interval", cfg.HeartbeatInterval, "stop.timeout", cfg.StopTimeout)
 	}
 	m.generation.Store(-1)
+	m.firedGen.Store(-1)
 	return m, nil
 }
 
@@ -220,6 +224,23 @@ func (m *Member) Rejoin() {
 	case m.rejoin <- struct{}{}:
 	default:
 	}
+}
+
+// scheduledDelay is when to rejoin for a generation's scheduled rebalance
+// (0: none). The leader's JoinGroup starts the rebalance; a follower's,
+// with unchanged metadata, would just get the same generation back if it
+// came first (Kafka's coordinator rebalances a stable group only for its
+// leader or for new metadata), so followers rejoin a little later, and
+// only once per generation.
+func (m *Member) scheduledDelay(g Generation) time.Duration {
+	d := time.Duration(g.Assignment.Delay) * time.Millisecond
+	if d <= 0 || m.firedGen.Load() == g.ID {
+		return 0
+	}
+	if !g.IsLeader {
+		d += min(250*time.Millisecond, m.cfg.HeartbeatInterval/2)
+	}
+	return d
 }
 
 // errLost means the coordinator no longer knows this member/generation.
@@ -277,7 +298,7 @@ func (m *Member) Run(ctx context.Context) error {
 		if g.Assignment.Error != NoError {
 			continue // CONFIG_MISMATCH: OnAssigned read the config topic; rejoin
 		}
-		err = m.heartbeat(ctx, g.ID, time.Duration(g.Assignment.Delay)*time.Millisecond)
+		err = m.heartbeat(ctx, g.ID, m.scheduledDelay(g))
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -533,6 +554,7 @@ func (m *Member) heartbeat(ctx context.Context, gen int32, delay time.Duration) 
 		case <-m.rejoin:
 			return errors.New("rejoin requested")
 		case <-scheduled:
+			m.firedGen.Store(gen)
 			m.log.Info("scheduled rebalance: rejoining to assign work held back for a departed member", "generation", gen, "delay", delay)
 			return errors.New("scheduled rebalance")
 		case <-lease.C:
