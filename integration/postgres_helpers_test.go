@@ -1,13 +1,35 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"sync/atomic"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tributary-dev/tributary/integration/harness"
 )
+
+// pgConn opens a superuser connection, closed in t.Cleanup.
+func pgConn(t testing.TB, pg *harness.Postgres) *pgx.Conn {
+	t.Helper()
+	conn, err := pg.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// pgExec runs SQL on conn, failing t on error.
+func pgExec(t testing.TB, conn *pgx.Conn, sql string) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), sql); err != nil {
+		t.Fatalf("%.200s: %v", sql, err)
+	}
+}
 
 // pgSeq names the objects of each Postgres test uniquely.
 var pgSeq atomic.Int64
