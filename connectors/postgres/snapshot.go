@@ -146,6 +146,12 @@ func (s *snapshotter) worker(ctx context.Context, queue <-chan *table, out chan<
 	if _, err := conn.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+s.name+"'"); err != nil {
 		return fmt.Errorf("postgres: import snapshot %s: %w", s.name, err)
 	}
+	// Chunks are read in key order with a LIMIT: without statistics (a
+	// table loaded just before) the planner may sort the whole table for
+	// each chunk instead of walking the primary key's index.
+	if _, err := conn.Exec(ctx, "SET LOCAL enable_sort = off"); err != nil {
+		return fmt.Errorf("postgres: snapshot settings: %w", err)
+	}
 	var xmin int64
 	if err := conn.QueryRow(ctx, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint").Scan(&xmin); err != nil {
 		return fmt.Errorf("postgres: snapshot xmin: %w", err)
