@@ -77,6 +77,8 @@ type eventReader struct {
 	t   *testing.T
 	cl  *kgo.Client
 	got []cdcEvent
+	// diag, if set, explains a timeout (e.g. the connector's status).
+	diag func() string
 }
 
 func newEventReader(t *testing.T, bootstrap string, topics ...string) *eventReader {
@@ -91,7 +93,11 @@ func (r *eventReader) until(within time.Duration, what string, done func([]cdcEv
 	deadline := time.Now().Add(within)
 	for !done(r.got) {
 		if time.Now().After(deadline) {
-			r.t.Fatalf("%d events after %v, still waiting for %s", len(r.got), within, what)
+			var why string
+			if r.diag != nil {
+				why = r.diag()
+			}
+			r.t.Fatalf("%d events after %v, still waiting for %s %s", len(r.got), within, what, why)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		fs := r.cl.PollFetches(ctx)
@@ -366,6 +372,14 @@ func TestPostgresSnapshotThenStream(t *testing.T) {
 		}
 	}
 	t.Logf("%d events: %d rows read in the snapshot, the rest streamed; the workload's inserts up to id %v were read, later ones streamed", len(events), len(st.reads), boundary)
+}
+
+// statusOf returns a diagnostic of the connector's state.
+func (r rest) statusOf(name string) func() string {
+	return func() string {
+		_, b := r.do("GET", "/connectors/"+name+"/status", nil)
+		return "(status: " + string(b) + ")"
+	}
 }
 
 func idOf(s string) int {

@@ -259,6 +259,10 @@ func (c *catalog) build(t *table, pkPos []int) error {
 		if v, ok := c.defaultValue(col); ok {
 			s = s.WithDefault(v)
 		}
+		if s.Name == nameVarDecimal && s != conv.schema {
+			// A struct value carries its schema: the field's.
+			col.conv = &converter{schema: conv.schema, decode: varDecimalDecoder(s), toast: conv.toast}
+		}
 		col.schema = s
 		col.inValue = c.filters.column(t.id.schema, t.id.name, col.name)
 		if col.pk {
@@ -326,6 +330,11 @@ func (c *catalog) defaultValue(col *column) (any, bool) {
 	case col.def == "false":
 		text = "f"
 	default:
+		if col.notNull {
+			// Debezium gives a NOT NULL column whose default it cannot
+			// evaluate (a sequence, a function) its type's zero value.
+			return zeroValue(col.conv.schema), true
+		}
 		return nil, false
 	}
 	v, err := col.conv.decode([]byte(text))

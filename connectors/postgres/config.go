@@ -217,6 +217,18 @@ func (f *filters) table(schema, table string) bool {
 	return true
 }
 
+// rank orders tables for the snapshot as Debezium does: by the first entry
+// of table.include.list that matches them.
+func (f *filters) rank(schema, table string) int {
+	id := schema + "." + table
+	for i, re := range f.tableInc {
+		if re.MatchString(id) {
+			return i
+		}
+	}
+	return 0
+}
+
 // column reports whether a column goes into change event values.
 func (f *filters) column(schema, table, column string) bool {
 	id := schema + "." + table + "." + column

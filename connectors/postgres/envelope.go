@@ -135,7 +135,7 @@ func (s *sourceSchemas) sourceStruct(cfg *Config, t *table, pos *position, snaps
 	src.SetIndex(srcTable, t.id.name)
 	src.SetIndex(srcTxID, pos.txID)
 	src.SetIndex(srcLSN, int64(pos.lsn))
-	if snapshot == snapFalse {
+	{
 		last := "null"
 		if pos.lastCommit != 0 {
 			last = strconv.Quote(strconv.FormatUint(pos.lastCommit, 10))
@@ -174,6 +174,7 @@ const (
 	offEventsAtLSN  = "lsn_events_processed"
 	offSnapshot     = "snapshot"
 	offLastSnapshot = "last_snapshot_record"
+	offSnapshotDone = "snapshot_completed"
 )
 
 // streamOffset is the offset of a streamed change.
@@ -198,8 +199,9 @@ func snapshotOffset(lsn uint64, txID int64, ts time.Time, last bool) sdk.Offset 
 		offLSN:          int64(lsn),
 		offTxID:         txID,
 		offTsUsec:       ts.UnixMicro(),
-		offSnapshot:     true,
+		offSnapshot:     "INITIAL",
 		offLastSnapshot: last,
+		offSnapshotDone: last,
 	}
 }
 

@@ -306,7 +306,12 @@ func (r *rowReader) Write(p []byte) (int, error) {
 		if f == nil {
 			continue
 		}
-		v, err := r.t.columns[c].conv.decode(f)
+		conv := r.t.columns[c].conv
+		dec := conv.decode
+		if conv.snapshot != nil {
+			dec = conv.snapshot
+		}
+		v, err := dec(f)
 		if err != nil {
 			r.err = fmt.Errorf("postgres: snapshot of %s: column %s: %w", r.t.id, r.t.columns[c].name, err)
 			return 0, r.err

@@ -373,7 +373,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 			return r.err
 		}
 		s.inTx = false
-		s.lastCommit = commit
+		s.lastCommit = end // Debezium's "last commit LSN" in source.sequence is the commit's end
 		if end > s.walEnd {
 			s.walEnd = end
 		}
@@ -609,8 +609,8 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 		}
 		key := keyStruct(t, before)
 		s.emit(t, lsn, opDelete, before, nil, key, now, "DELETE", nil)
-		if s.cfg.TombstonesOnDelete && key != nil {
-			s.emitTombstone(t, lsn, key, "DELETE")
+		if s.cfg.TombstonesOnDelete {
+			s.emitTombstone(t, lsn, key, "DELETE") // a keyless table's too, as Debezium
 		}
 	}
 	return nil
@@ -660,10 +660,11 @@ func (s *streamer) emitTombstone(t *table, lsn uint64, key *schema.Struct, msgTy
 	if skip {
 		return
 	}
-	s.add(sdk.SourceRecord{
-		Partition: s.part, Offset: streamOffset(&pos, msgType), Topic: t.topic,
-		KeySchema: t.keySchema, Key: key,
-	})
+	rec := sdk.SourceRecord{Partition: s.part, Offset: streamOffset(&pos, msgType), Topic: t.topic}
+	if key != nil {
+		rec.KeySchema, rec.Key = t.keySchema, key
+	}
+	s.add(rec)
 }
 
 // truncate emits a truncate event per captured table.

@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,8 +60,10 @@ func readOffset(o sdk.Offset) (offsetState, resumePoint, error) {
 	if !ok {
 		return 0, resumePoint{}, fmt.Errorf("postgres: stored offset %v has no integer %s", o, offLSN)
 	}
-	if snap, _ := o[offSnapshot].(bool); snap {
-		if last, _ := o[offLastSnapshot].(bool); !last {
+	if inSnapshot(o) {
+		last, _ := o[offLastSnapshot].(bool)
+		done, _ := o[offSnapshotDone].(bool)
+		if !last && !done {
 			return offsetSnapshotIncomplete, resumePoint{}, nil
 		}
 		return offsetStreaming, resumePoint{active: true, commit: uint64(lsn)}, nil
@@ -78,9 +82,22 @@ func readOffset(o sdk.Offset) (offsetState, resumePoint, error) {
 	return offsetStreaming, resumePoint{active: true, commit: uint64(lsn)}, nil
 }
 
+// inSnapshot reports whether o is a snapshot record's offset: Debezium
+// writes "snapshot" as true (older releases) or as the kind of snapshot
+// ("INITIAL").
+func inSnapshot(o sdk.Offset) bool {
+	switch v := o[offSnapshot].(type) {
+	case bool:
+		return v
+	case string:
+		return v != "" && v != "false"
+	}
+	return false
+}
+
 // flushLSN is the LSN the slot may confirm once offset o is committed.
 func flushLSN(o sdk.Offset) (uint64, bool) {
-	if snap, _ := o[offSnapshot].(bool); snap {
+	if inSnapshot(o) {
 		return 0, false
 	}
 	if c, ok := o.Int64(offLSNCommit); ok {
@@ -325,7 +342,14 @@ func (t *task) produce(ctx context.Context, fn func(context.Context) error) {
 
 // tables returns the tables to snapshot.
 func (t *task) tables(ctx context.Context) ([]tableID, error) {
-	return t.cat.publishedTables(ctx, t.db)
+	ids, err := t.cat.publishedTables(ctx, t.db)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(ids, func(a, b tableID) int {
+		return cmp.Compare(t.filters.rank(a.schema, a.name), t.filters.rank(b.schema, b.name))
+	})
+	return ids, nil
 }
 
 // ensurePublication creates or updates the publication as

@@ -57,6 +57,10 @@ type converter struct {
 	// toast is the value standing for an unchanged TOASTed value (nil
 	// when the type cannot be TOASTed).
 	toast any
+	// snapshot, when set, decodes the value in the snapshot instead of
+	// decode (where Debezium's snapshot, which reads through JDBC, differs
+	// from its stream).
+	snapshot decodeFunc
 }
 
 // typeMapper builds converters with the connector's type settings.
@@ -119,6 +123,9 @@ func (m *typeMapper) array(t *pgType, typmod int32) (*converter, error) {
 		return nil, fmt.Errorf("%w: array of arrays", errUnknownType)
 	}
 	elem := ec.schema.AsOptional()
+	if elem.Name == nameVarDecimal {
+		ec = &converter{schema: ec.schema, decode: varDecimalDecoder(elem)}
+	}
 	delim := byte(',')
 	if et := m.types[t.elem]; et != nil && et.name == "box" {
 		delim = ';'
@@ -171,7 +178,7 @@ func (m *typeMapper) base(name string, typmod int32) *converter {
 		if m.cfg.TimePrecisionMode == "connect" {
 			return &converter{schema: schema.Date, decode: decodeConnectDate}
 		}
-		return &converter{schema: named(schema.TypeInt32, nameDate), decode: decodeEpochDays}
+		return &converter{schema: named(schema.TypeInt32, nameDate), decode: decodeEpochDays, snapshot: decodeEpochDaysNoEra}
 	case "time":
 		p := timePrecision(typmod)
 		switch {
@@ -191,7 +198,8 @@ func (m *typeMapper) base(name string, typmod int32) *converter {
 		}
 		return &converter{schema: named(schema.TypeInt64, nameMicroTimestamp), decode: decodeTimestampMicros}
 	case "timestamptz":
-		return &converter{schema: named(schema.TypeString, nameZonedTimestamp), decode: decodeZonedTimestamp}
+		digits := int(timePrecision(typmod))
+		return &converter{schema: named(schema.TypeString, nameZonedTimestamp), decode: func(b []byte) (any, error) { return zonedTimestamp(b, digits) }}
 	case "timetz":
 		return &converter{schema: named(schema.TypeString, nameZonedTime), decode: decodeZonedTime}
 	case "interval":
@@ -458,12 +466,20 @@ func decodeDecimal(s []byte, scale int32) (any, error) {
 	return n, nil
 }
 
-func decodeVarDecimal(s []byte) (any, error) {
+// varDecimalDecoder decodes numerics of varying scale into structs of
+// schema s (the field's: optional or not).
+func varDecimalDecoder(s *schema.Schema) decodeFunc {
+	return func(b []byte) (any, error) { return decodeVarDecimalAs(b, s) }
+}
+
+func decodeVarDecimal(s []byte) (any, error) { return decodeVarDecimalAs(s, varDecimalSchema) }
+
+func decodeVarDecimalAs(s []byte, sch *schema.Schema) (any, error) {
 	n, scale, err := parseDecimal(s)
 	if err != nil {
 		return nil, err
 	}
-	v := schema.NewStruct(varDecimalSchema)
+	v := schema.NewStruct(sch)
 	v.SetIndex(0, scale)
 	v.SetIndex(1, schema.AppendDecimal(nil, n))
 	return v, nil
@@ -661,6 +677,12 @@ func decodeEpochDays(s []byte) (any, error) {
 	return int32(d), nil
 }
 
+// decodeEpochDaysNoEra reads a BC date as the same date AD, as Debezium
+// 3.6's snapshot does (its stream reads the era).
+func decodeEpochDaysNoEra(s []byte) (any, error) {
+	return decodeEpochDays(bytes.TrimSuffix(s, []byte(" BC")))
+}
+
 func decodeConnectDate(s []byte) (any, error) {
 	d, _, err := parseDate(s)
 	if err != nil {
@@ -692,9 +714,12 @@ func decodeConnectTime(s []byte) (any, error) {
 	return time.UnixMilli(us / 1000).UTC(), nil
 }
 
-// decodeZonedTimestamp renders a timestamptz as Debezium does: UTC, ISO
-// 8601 with the fraction's trailing zeros dropped and a Z.
-func decodeZonedTimestamp(s []byte) (any, error) {
+// decodeZonedTimestamp renders a timestamptz of precision 6.
+func decodeZonedTimestamp(s []byte) (any, error) { return zonedTimestamp(s, 6) }
+
+// zonedTimestamp renders a timestamptz as Debezium does: UTC, ISO 8601
+// with as many fraction digits as the column's precision, and a Z.
+func zonedTimestamp(s []byte, digits int) (any, error) {
 	us, err := parseTimestamp(s)
 	if errors.Is(err, errInfinity) {
 		return string(s), nil
@@ -711,7 +736,7 @@ func decodeZonedTimestamp(s []byte) (any, error) {
 	b = append(b, '-')
 	b = append2(b, d)
 	b = append(b, 'T')
-	b = appendClock(b, rem)
+	b = appendClockDigits(b, rem, digits)
 	b = append(b, 'Z')
 	return string(b), nil
 }
@@ -756,6 +781,17 @@ func appendClock(b []byte, us int64) []byte {
 	if frac := us % 1_000_000; frac != 0 {
 		f := fmt.Sprintf(".%06d", frac)
 		b = append(b, strings.TrimRight(f, "0")...)
+	}
+	return b
+}
+
+// appendClockDigits appends HH:MM:SS and a fraction of exactly digits
+// digits (none for 0).
+func appendClockDigits(b []byte, us int64, digits int) []byte {
+	b = appendClock(b, us-us%1_000_000)
+	if digits > 0 {
+		f := fmt.Sprintf(".%06d", us%1_000_000)
+		b = append(b, f[:1+min(digits, 6)]...)
 	}
 	return b
 }

@@ -348,3 +348,30 @@ func startProcessAs(name, bin string, argv []string, dir, logPath string, cred *
 	}()
 	return p, nil
 }
+
+// RequireDebezium makes sure the jars directory holds Debezium's
+// PostgreSQL connector (integration/pom.xml lists it), running
+// fetch-jars.sh once when it does not, and skips t when it cannot be had.
+// Kafka Connect started by KafkaConnect then offers the connector.
+func RequireDebezium(t testing.TB) {
+	t.Helper()
+	requireJava(t)
+	dir := requireJars(t)
+	has := func() bool {
+		m, _ := filepath.Glob(filepath.Join(dir, "debezium-connector-postgres-*.jar"))
+		s, _ := filepath.Glob(filepath.Join(dir, "kafka-4.4-sanitizer-shim-for-debezium.jar"))
+		return len(m) > 0 && len(s) > 0
+	}
+	if has() {
+		return
+	}
+	if os.Getenv(noFetchEnv) == "" {
+		t.Logf("harness: Debezium's PostgreSQL connector missing in %s, running %s", dir, FetchScript())
+		if out, err := exec.Command("bash", FetchScript(), dir).CombinedOutput(); err != nil {
+			t.Logf("harness: %s failed: %v\n%s", FetchScript(), err, out)
+		}
+	}
+	if !has() {
+		t.Skipf("skipping: Debezium's PostgreSQL connector is not in %s (run: bash integration/fetch-jars.sh)", dir)
+	}
+}
