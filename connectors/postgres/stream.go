@@ -464,8 +464,10 @@ func (s *streamer) decodeTuple(t *table, cols []tupleColumn, vals []any) error {
 			vals[i] = v
 		case tupleToast:
 			vals[i] = col.conv.toast
-		default:
+		case tupleNull:
 			vals[i] = nil
+		default:
+			return fmt.Errorf("postgres: %s.%s: column kind %q in a text-mode stream", t.id, col.name, c.kind)
 		}
 	}
 	return nil
@@ -552,6 +554,9 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 		s.tuple = r.tuple(s.tuple)
 	case 'D':
 		oldKind = r.u8()
+		if oldKind != 'K' && oldKind != 'O' {
+			return fmt.Errorf("postgres: delete without an old tuple (kind %q)", oldKind)
+		}
 		s.oldTuple = r.tuple(s.oldTuple)
 	}
 	if r.err != nil {
@@ -575,6 +580,11 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 		after = make([]any, len(t.columns))
 		if err := s.decodeTuple(t, s.tuple, after); err != nil {
 			return err
+		}
+	}
+	for _, i := range t.pk {
+		if after != nil && after[i] == nil || before != nil && before[i] == nil && oldKind == 'K' {
+			return fmt.Errorf("postgres: %s: primary-key column %s is null in a change", t.id, t.columns[i].name)
 		}
 	}
 	now := time.Now()
@@ -671,6 +681,9 @@ func (s *streamer) emitTombstone(t *table, lsn uint64, key *schema.Struct, msgTy
 func (s *streamer) truncate(lsn uint64, r *msgReader) error {
 	n := int(r.u32())
 	r.u8() // options
+	if n > len(r.b)/4 {
+		return fmt.Errorf("postgres: truncate message of %d relations in %d bytes", n, len(r.b))
+	}
 	ids := make([]uint32, 0, n)
 	for range n {
 		ids = append(ids, r.u32())
