@@ -307,7 +307,7 @@ func (c *catalog) build(t *table, pkPos []int) error {
 	if t.valueSchema, err = vb.BuildErr(); err != nil {
 		return fmt.Errorf("postgres: table %s: %w", t.id, err)
 	}
-	t.envelopeSchema = c.src.envelope(prefix+".Envelope", t.valueSchema, c.cfg.TransactionMetadata)
+	t.envelopeSchema = c.src.envelope(prefix+".Envelope", t.valueSchema)
 	return nil
 }
 

@@ -96,7 +96,9 @@ func newSourceSchemas() *sourceSchemas {
 }
 
 // envelope returns the change event schema of a table.
-func (s *sourceSchemas) envelope(name string, value *schema.Schema, _ bool) *schema.Schema {
+// The transaction block is always in the schema (as Debezium's); it is
+// null, since provide.transaction.metadata is not supported yet.
+func (s *sourceSchemas) envelope(name string, value *schema.Schema) *schema.Schema {
 	return schema.StructOf(name).Version(2).
 		Field("before", value).
 		Field("after", value).
