@@ -375,3 +375,7 @@ func RequireDebezium(t testing.TB) {
 		t.Skipf("skipping: Debezium's PostgreSQL connector is not in %s (run: bash integration/fetch-jars.sh)", dir)
 	}
 }
+
+// Pid returns the process id of the Kafka Connect JVM (for CPU and memory
+// measurements in benchmarks).
+func (c *Connect) Pid() int { return c.proc.cmd.Process.Pid }
