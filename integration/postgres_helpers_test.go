@@ -40,6 +40,7 @@ var pgSeq atomic.Int64
 func pgConnectorConfig(pg *harness.Postgres, id, tables string) map[string]string {
 	return map[string]string{
 		"connector.class":             "io.debezium.connector.postgresql.PostgresConnector",
+		"plugin.name":                 "pgoutput", // Debezium's default is decoderbufs
 		"database.hostname":           pg.Host,
 		"database.port":               strconv.Itoa(pg.Port),
 		"database.user":               pg.User,
