@@ -42,11 +42,6 @@ func (e cdcEvent) row(which string) map[string]any {
 	return m
 }
 
-func (e cdcEvent) source() map[string]any {
-	m, _ := e.value["source"].(map[string]any)
-	return m
-}
-
 // decodeConnectJSON splits a JsonConverter message into schema and payload.
 func decodeConnectJSON(t *testing.T, b []byte) (json.RawMessage, map[string]any) {
 	t.Helper()

@@ -23,14 +23,6 @@ func pgConn(t testing.TB, pg *harness.Postgres) *pgx.Conn {
 	return conn
 }
 
-// pgExec runs SQL on conn, failing t on error.
-func pgExec(t testing.TB, conn *pgx.Conn, sql string) {
-	t.Helper()
-	if _, err := conn.Exec(context.Background(), sql); err != nil {
-		t.Fatalf("%.200s: %v", sql, err)
-	}
-}
-
 // pgSeq names the objects of each Postgres test uniquely.
 var pgSeq atomic.Int64
 
