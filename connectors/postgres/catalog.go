@@ -47,8 +47,10 @@ type table struct {
 	topic    string
 
 	keySchema, valueSchema, envelopeSchema *schema.Schema
-	valueCols                              []int // columns in the value, in order
-	valueIndex                             []int // column index → value field index, -1 if absent
+	// Source values boxed once for all the table's events.
+	boxedPrefix, boxedDB, boxedSchema, boxedTable any
+	valueCols                                     []int // columns in the value, in order
+	valueIndex                                    []int // column index → value field index, -1 if absent
 }
 
 // catalog reads table definitions and types from the database.
@@ -279,6 +281,7 @@ func (c *catalog) build(t *table, pkPos []int) error {
 	}
 	prefix := c.cfg.TopicPrefix + "." + t.id.schema + "." + t.id.name
 	t.topic = prefix
+	t.boxedPrefix, t.boxedDB, t.boxedSchema, t.boxedTable = c.cfg.TopicPrefix, c.cfg.DBName, t.id.schema, t.id.name
 	if len(t.pk) > 0 {
 		kb := schema.StructOf(prefix + ".Key")
 		for _, i := range t.pk {

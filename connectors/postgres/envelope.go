@@ -115,35 +115,58 @@ func (s *sourceSchemas) envelope(name string, value *schema.Schema) *schema.Sche
 type position struct {
 	lsn        uint64 // the change's LSN (the snapshot's for reads)
 	commit     uint64 // commit LSN of its transaction; 0 in the snapshot
-	lastCommit uint64 // commit LSN of the transaction before (for source.sequence)
+	lastCommit uint64 // end LSN of the transaction before (for source.sequence)
 	txID       int64
 	commitTs   time.Time
 	n          int64 // events at the same LSN before this one
+
+	// The transaction's values boxed once for all its events (an event
+	// would otherwise allocate each of them again); nil until set by box.
+	boxed *txBoxes
 }
 
-// source builds the source struct of an event.
-func (s *sourceSchemas) sourceStruct(cfg *Config, t *table, pos *position, snapshot string) *schema.Struct {
-	src := schema.NewStruct(s.source)
+// txBoxes are a transaction's source and offset values, boxed.
+type txBoxes struct {
+	txID, tsMs, tsUs, tsNs, commit, tsUsec any
+	seqPrefix                              string // `["<last commit>","`
+}
+
+// box fills pos.boxed from the other fields.
+func (pos *position) box() {
 	us := pos.commitTs.UnixMicro()
+	last := "null"
+	if pos.lastCommit != 0 {
+		last = `"` + strconv.FormatUint(pos.lastCommit, 10) + `"`
+	}
+	pos.boxed = &txBoxes{txID: pos.txID, tsMs: floorDiv(us, 1000), tsUs: us, tsNs: us * 1000,
+		commit: int64(pos.commit), tsUsec: us, seqPrefix: "[" + last + `,"`}
+}
+
+// sourceStruct builds the source struct of an event; lsn is pos.lsn,
+// boxed (the offset shares it).
+func (s *sourceSchemas) sourceStruct(cfg *Config, t *table, pos *position, lsn any, snapshot string) *schema.Struct {
+	if pos.boxed == nil {
+		pos.box()
+	}
+	b := pos.boxed
+	src := schema.NewStruct(s.source)
 	src.SetIndex(srcVersion, debeziumVersion)
 	src.SetIndex(srcConnector, "postgresql")
-	src.SetIndex(srcName, cfg.TopicPrefix)
-	src.SetIndex(srcTsMs, floorDiv(us, 1000))
+	src.SetIndex(srcName, t.boxedPrefix)
+	src.SetIndex(srcTsMs, b.tsMs)
 	src.SetIndex(srcSnapshot, snapshot)
-	src.SetIndex(srcDB, cfg.DBName)
-	src.SetIndex(srcTsUs, us)
-	src.SetIndex(srcTsNs, us*1000)
-	src.SetIndex(srcSchema, t.id.schema)
-	src.SetIndex(srcTable, t.id.name)
-	src.SetIndex(srcTxID, pos.txID)
-	src.SetIndex(srcLSN, int64(pos.lsn))
-	{
-		last := "null"
-		if pos.lastCommit != 0 {
-			last = strconv.Quote(strconv.FormatUint(pos.lastCommit, 10))
-		}
-		src.SetIndex(srcSequence, "["+last+","+strconv.Quote(strconv.FormatUint(pos.lsn, 10))+"]")
-	}
+	src.SetIndex(srcDB, t.boxedDB)
+	src.SetIndex(srcTsUs, b.tsUs)
+	src.SetIndex(srcTsNs, b.tsNs)
+	src.SetIndex(srcSchema, t.boxedSchema)
+	src.SetIndex(srcTable, t.boxedTable)
+	src.SetIndex(srcTxID, b.txID)
+	src.SetIndex(srcLSN, lsn)
+	seq := make([]byte, 0, len(b.seqPrefix)+24)
+	seq = append(seq, b.seqPrefix...)
+	seq = strconv.AppendUint(seq, pos.lsn, 10)
+	seq = append(seq, '"', ']')
+	src.SetIndex(srcSequence, string(seq))
 	return src
 }
 
@@ -179,14 +202,17 @@ const (
 	offSnapshotDone = "snapshot_completed"
 )
 
-// streamOffset is the offset of a streamed change.
-func streamOffset(pos *position, msgType string) sdk.Offset {
+// streamOffset is the offset of a streamed change; lsn is pos.lsn, boxed.
+func streamOffset(pos *position, lsn any, msgType string) sdk.Offset {
+	if pos.boxed == nil {
+		pos.box()
+	}
 	o := sdk.Offset{
-		offLSN:         int64(pos.lsn),
-		offLSNProc:     int64(pos.lsn),
-		offLSNCommit:   int64(pos.commit),
-		offTxID:        pos.txID,
-		offTsUsec:      pos.commitTs.UnixMicro(),
+		offLSN:         lsn,
+		offLSNProc:     lsn,
+		offLSNCommit:   pos.boxed.commit,
+		offTxID:        pos.boxed.txID,
+		offTsUsec:      pos.boxed.tsUsec,
 		offMessageType: msgType,
 	}
 	if pos.n > 0 {

@@ -282,6 +282,8 @@ type rowReader struct {
 	fields [][]byte
 	buf    []byte
 
+	pos     position // boxed source values, shared by the rows read in the same millisecond
+	lsnBox  any
 	batch   []sdk.SourceRecord
 	held    *sdk.SourceRecord // the table's latest event, to mark the last
 	count   int64             // events of this table so far
@@ -345,8 +347,14 @@ func (r *rowReader) emit() error {
 	}
 	r.count++
 	now := time.Now()
-	pos := position{lsn: s.lsn, txID: r.txID, commitTs: now}
-	src := s.cat.src.sourceStruct(s.cfg, t, &pos, marker)
+	if r.pos.boxed == nil || now.Sub(r.pos.commitTs) > time.Millisecond {
+		// The source's time is the read's, to the millisecond: the
+		// position is boxed again at most once a millisecond.
+		r.pos = position{lsn: s.lsn, txID: r.txID, commitTs: now}
+		r.pos.box()
+		r.lsnBox = int64(s.lsn)
+	}
+	src := s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, marker)
 	after := valueStruct(t, r.vals)
 	rec := sdk.SourceRecord{
 		Partition: s.part, Offset: snapshotOffset(s.lsn, r.txID, now, false), Topic: t.topic,

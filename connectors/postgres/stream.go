@@ -355,6 +355,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 		xid := r.u32()
 		s.inTx = true
 		s.pos = position{commit: final, lastCommit: s.lastCommit, txID: int64(xid), commitTs: pgTime(ts)}
+		s.pos.box()
 		s.skipTx = false
 		if s.resume.active {
 			switch {
@@ -653,9 +654,10 @@ func (s *streamer) emit(t *table, lsn uint64, op string, before, after []any, ke
 	if after != nil {
 		a = valueStruct(t, after)
 	}
-	src := s.cat.src.sourceStruct(s.cfg, t, &pos, snapFalse)
+	var lsnBox any = int64(pos.lsn)
+	src := s.cat.src.sourceStruct(s.cfg, t, &pos, lsnBox, snapFalse)
 	rec := sdk.SourceRecord{
-		Partition: s.part, Offset: streamOffset(&pos, msgType), Topic: t.topic,
+		Partition: s.part, Offset: streamOffset(&pos, lsnBox, msgType), Topic: t.topic,
 		ValueSchema: t.envelopeSchema, Value: s.cat.src.event(t, op, b, a, src, now),
 		Headers: headers,
 	}
@@ -670,7 +672,7 @@ func (s *streamer) emitTombstone(t *table, lsn uint64, key *schema.Struct, msgTy
 	if skip {
 		return
 	}
-	rec := sdk.SourceRecord{Partition: s.part, Offset: streamOffset(&pos, msgType), Topic: t.topic}
+	rec := sdk.SourceRecord{Partition: s.part, Offset: streamOffset(&pos, int64(pos.lsn), msgType), Topic: t.topic}
 	if key != nil {
 		rec.KeySchema, rec.Key = t.keySchema, key
 	}

@@ -453,6 +453,9 @@ func parseDecimal(s []byte) (*big.Int, int32, error) {
 
 // decodeDecimal returns the unscaled value of s at scale.
 func decodeDecimal(s []byte, scale int32) (any, error) {
+	if v, ok := smallDecimal(s, scale); ok {
+		return v, nil
+	}
 	n, sc, err := parseDecimal(s)
 	if err != nil {
 		return nil, err
@@ -470,6 +473,46 @@ func decodeDecimal(s []byte, scale int32) (any, error) {
 // schema s (the field's: optional or not).
 func varDecimalDecoder(s *schema.Schema) decodeFunc {
 	return func(b []byte) (any, error) { return decodeVarDecimalAs(b, s) }
+}
+
+// smallDecimal is decodeDecimal's fast path: up to 18 digits with exactly
+// scale of them after the point (how numeric(p,s) columns print).
+func smallDecimal(s []byte, scale int32) (*big.Int, bool) {
+	if len(s) == 0 || len(s) > 19 {
+		return nil, false
+	}
+	neg, i := s[0] == '-', 0
+	if neg {
+		i = 1
+	}
+	var n int64
+	frac := int32(-1)
+	digits := 0
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			n = n*10 + int64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return nil, false
+		}
+	}
+	if frac < 0 {
+		frac = 0
+	}
+	if digits == 0 || digits > 18 || frac != scale {
+		return nil, false
+	}
+	if neg {
+		n = -n
+	}
+	return big.NewInt(n), true
 }
 
 func decodeVarDecimal(s []byte) (any, error) { return decodeVarDecimalAs(s, varDecimalSchema) }

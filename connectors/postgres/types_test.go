@@ -159,7 +159,7 @@ func TestCopyRows(t *testing.T) {
 func TestOffsets(t *testing.T) {
 	t.Parallel()
 	pos := position{lsn: 100, commit: 200, txID: 7, n: 2}
-	o := streamOffset(&pos, "INSERT")
+	o := streamOffset(&pos, int64(pos.lsn), "INSERT")
 	st, rp, err := readOffset(o)
 	if err != nil || st != offsetStreaming || !rp.inTx || rp.commit != 200 || rp.lsn != 100 || rp.n != 3 {
 		t.Fatalf("stream offset %v read as %v %+v %v", o, st, rp, err)
