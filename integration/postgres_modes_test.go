@@ -177,3 +177,56 @@ func TestPostgresSnapshotModes(t *testing.T) {
 		t.Errorf("slot.drop.on.stop=true left the slot")
 	}
 }
+
+// TestPostgresReconnect terminates the task's walsender on the server twice
+// while changes stream: the task reconnects by itself, resumes after the
+// last record it handed out, and no change is missing.
+func TestPostgresReconnect(t *testing.T) {
+	pg := harness.StartPostgresT(t)
+	pg.Exec(t, `CREATE TABLE r (id int PRIMARY KEY)`)
+	cfg := pgConnectorConfig(pg, "reconn", "public.r")
+	task, err := postgres.Connector().(sdk.SourcePlugin).NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := task.Open(ctx, &taskCtx{t: t}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Close(ctx)
+	const total = 3000
+	conn := pgConn(t, pg)
+	go func() {
+		for i := 0; i < total; i += 10 {
+			if _, err := conn.Exec(ctx, fmt.Sprintf(`INSERT INTO r SELECT generate_series(%d, %d)`, i, i+9)); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	seen := map[string]bool{}
+	kills := 0
+	deadline := time.Now().Add(2 * time.Minute)
+	for len(seen) < total && time.Now().Before(deadline) {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		recs, err := task.Poll(pctx, 500)
+		cancel()
+		if err != nil && !sdk.IsRetriable(err) {
+			t.Fatalf("poll after %d rows: %v", len(seen), err)
+		}
+		for _, r := range recs {
+			if r.Key != nil {
+				seen[fmt.Sprint(r.Key)] = true
+			}
+		}
+		if kills < 2 && len(seen) > (kills+1)*total/3 {
+			kills++
+			n := pgScalar(t, pg, `SELECT count(pg_terminate_backend(pid))::text FROM pg_stat_replication WHERE application_name = 'tributary-slot_reconn'`)
+			t.Logf("terminated %s walsender(s) after %d rows", n, len(seen))
+		}
+	}
+	if len(seen) < total {
+		t.Fatalf("%d of %d rows after the walsender was terminated %d times", len(seen), total, kills)
+	}
+}

@@ -62,6 +62,7 @@ type streamer struct {
 	// flushed is the LSN the worker committed offsets up to
 	// (OffsetsCommitted); the stream confirms it to the server.
 	flushed *atomic.Uint64
+	started *atomic.Bool // set once START_REPLICATION succeeded
 
 	rels       map[uint32]*relState
 	inTx       bool
@@ -88,6 +89,9 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 	if err := pglogrepl.StartReplication(ctx, s.repl, s.cfg.SlotName, pglogrepl.LSN(s.start),
 		pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return fmt.Errorf("postgres: start replication from slot %s at %s: %w", s.cfg.SlotName, formatLSN(s.start), err)
+	}
+	if s.started != nil {
+		s.started.Store(true)
 	}
 	s.logger.Info("streaming changes", "slot", s.cfg.SlotName, "from", formatLSN(s.start), "publication", s.cfg.PublicationName)
 	s.rels = map[uint32]*relState{}

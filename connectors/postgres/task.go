@@ -36,7 +36,19 @@ type task struct {
 	mu      sync.Mutex
 	err     error
 	flushed atomic.Uint64
+
+	pg14      bool
+	streaming atomic.Bool // the stream (not the snapshot) is running
+	pctx      context.Context
+	// lastPolled is the offset of the last record Poll handed out: a
+	// stream restarted after a lost connection resumes after it.
+	lastPolled sdk.Offset
+	restarts   int
 }
+
+// maxStreamRestarts bounds the reconnections after the replication
+// connection is lost; the count starts again once records flow.
+const maxStreamRestarts = 10
 
 func newTask(c Config) *task {
 	return &task{cfg: c, part: sdk.Partition{"server": c.TopicPrefix}}
@@ -236,7 +248,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	t.out = make(chan []sdk.SourceRecord, 4)
 	t.done = make(chan struct{})
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t.cancel = cancel
+	t.cancel, t.pctx = cancel, pctx
 	if !snapshot && !stream {
 		t.logger.Info("snapshot.mode=initial_only and the snapshot is complete: nothing to do")
 		close(t.out)
@@ -247,6 +259,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 		return fmt.Errorf("postgres: replication connection: %w", err)
 	}
 	pg14 := version >= 140000
+	t.pg14 = pg14
 	if snapshot {
 		if slot.exists {
 			if slot.active {
@@ -284,15 +297,15 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 		}
 		snap := &snapshotter{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, name: res.SnapshotName, lsn: uint64(cp), tables: tables}
 		strm := t.newStreamer(uint64(cp), resumePoint{}, pg14)
-		go t.produce(pctx, func(ctx context.Context) error {
-			if err := snap.run(ctx, t.out); err != nil {
+		t.startProduce(pctx, func(ctx context.Context, out chan<- []sdk.SourceRecord) error {
+			if err := snap.run(ctx, out); err != nil {
 				return err
 			}
 			if snap.rows.Load() == 0 {
 				// Record that the snapshot is complete.
 				now := time.Now()
 				select {
-				case t.out <- []sdk.SourceRecord{{Partition: t.part, Offset: sdk.Offset{offLSN: int64(cp), offLSNProc: int64(cp), offTsUsec: now.UnixMicro()}}}:
+				case out <- []sdk.SourceRecord{{Partition: t.part, Offset: sdk.Offset{offLSN: int64(cp), offLSNProc: int64(cp), offTsUsec: now.UnixMicro()}}}:
 				case <-ctx.Done():
 					return ctx.Err()
 				}
@@ -301,7 +314,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 				t.logger.Info("snapshot.mode=initial_only: the snapshot is complete, no changes are streamed")
 				return nil
 			}
-			return strm.run(ctx, t.out)
+			return strm.run(ctx, out)
 		})
 		return nil
 	}
@@ -317,23 +330,30 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 		start = resume.commit // skips what the server knows to precede the offset
 	}
 	strm := t.newStreamer(start, resume, pg14)
-	go t.produce(pctx, func(ctx context.Context) error { return strm.run(ctx, t.out) })
+	t.startProduce(pctx, strm.run)
 	return nil
 }
 
 func (t *task) newStreamer(start uint64, resume resumePoint, pg14 bool) *streamer {
 	s := &streamer{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, db: t.db, repl: t.repl,
-		start: start, resume: resume, pg14: pg14, flushed: &t.flushed}
+		start: start, resume: resume, pg14: pg14, flushed: &t.flushed, started: &t.streaming}
 	s.walEnd = start
 	s.hbPos = start
 	return s
 }
 
-// produce runs fn (the snapshot and stream) and records how it ended.
-func (t *task) produce(ctx context.Context, fn func(context.Context) error) {
-	defer close(t.done)
-	defer close(t.out)
-	if err := fn(ctx); err != nil && ctx.Err() == nil {
+// startProduce runs produce in a goroutine with the current channels.
+func (t *task) startProduce(ctx context.Context, fn func(context.Context, chan<- []sdk.SourceRecord) error) {
+	out, done := t.out, t.done
+	go t.produceOn(ctx, out, done, fn)
+}
+
+// produceOn runs fn (the snapshot and stream), which sends on out, and
+// records how it ended; out and then done are closed at the end.
+func (t *task) produceOn(ctx context.Context, out chan []sdk.SourceRecord, done chan struct{}, fn func(context.Context, chan<- []sdk.SourceRecord) error) {
+	defer close(done)
+	defer close(out)
+	if err := fn(ctx, out); err != nil && ctx.Err() == nil {
 		t.mu.Lock()
 		t.err = err
 		t.mu.Unlock()
@@ -409,6 +429,17 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 				t.mu.Lock()
 				err := t.err
 				t.mu.Unlock()
+				if err != nil && t.streaming.Load() && t.restarts < maxStreamRestarts && ctx.Err() == nil {
+					// A lost connection (a server restart, a terminated
+					// walsender): reconnect and resume after the last
+					// record handed out.
+					t.restarts++
+					t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", t.restarts)
+					if rerr := t.restartStream(ctx); rerr != nil {
+						return nil, sdk.Retriable(fmt.Errorf("postgres: reconnect after %w: %w", err, rerr))
+					}
+					return nil, nil
+				}
 				if err != nil {
 					return nil, err
 				}
@@ -423,7 +454,50 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 	n := min(max, len(t.pending))
 	recs := t.pending[:n:n]
 	t.pending = t.pending[n:]
+	if n > 0 {
+		t.lastPolled = recs[n-1].Offset
+		t.restarts = 0
+	}
 	return recs, nil
+}
+
+// restartStream reconnects and starts a new stream that resumes after the
+// last record Poll handed out (what was read beyond it is read again).
+func (t *task) restartStream(ctx context.Context) error {
+	backoff := time.Duration(t.restarts) * 500 * time.Millisecond
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(backoff):
+	}
+	<-t.done // the old stream has ended
+	t.pending = nil
+	t.mu.Lock()
+	t.err = nil
+	t.mu.Unlock()
+	if t.repl != nil {
+		t.repl.Close(ctx)
+	}
+	if t.db != nil {
+		t.db.Close(ctx)
+	}
+	var err error
+	if t.db, err = pgx.Connect(ctx, t.cfg.connString(false)); err != nil {
+		return err
+	}
+	if t.repl, err = pgconn.Connect(ctx, t.cfg.connString(true)); err != nil {
+		return err
+	}
+	_, resume, err := readOffset(t.lastPolled)
+	if err != nil {
+		return err
+	}
+	t.streaming.Store(false)
+	t.out = make(chan []sdk.SourceRecord, 4)
+	t.done = make(chan struct{})
+	strm := t.newStreamer(0, resume, t.pg14)
+	t.startProduce(t.pctx, strm.run)
+	return nil
 }
 
 // OffsetsCommitted implements sdk.OffsetsCommitter: the slot may confirm
