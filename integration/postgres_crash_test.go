@@ -264,7 +264,7 @@ func TestPostgresKill9(t *testing.T) {
 func TestPostgresSnapshotKill9(t *testing.T) {
 	pg := harness.StartPostgresT(t)
 	id := pgID("snapkill")
-	const rows = 60000
+	const rows = 40000
 	pg.Exec(t, fmt.Sprintf(`CREATE TABLE big (id int PRIMARY KEY, payload text NOT NULL);
 		INSERT INTO big SELECT i, repeat('x', 100) FROM generate_series(1, %d) i;
 		CREATE TABLE small (id int PRIMARY KEY);
