@@ -220,3 +220,25 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("unknown keys %v", un)
 	}
 }
+
+func TestSourceSequence(t *testing.T) {
+	t.Parallel()
+	src := newSourceSchemas()
+	tb := &table{id: tableID{"s", "t"}, boxedPrefix: "p", boxedDB: "db", boxedSchema: "s", boxedTable: "t"}
+	for _, c := range []struct {
+		last uint64
+		want string
+	}{{0, `[null,"123"]`}, {5, `["5","123"]`}} {
+		pos := position{lsn: 123, lastCommit: c.last, txID: 9, commitTs: pgTime(1_000_000)}
+		st := src.sourceStruct(&Config{}, tb, &pos, int64(123), snapFalse)
+		if got := st.GetIndex(srcSequence); got != c.want {
+			t.Errorf("sequence %v, want %s", got, c.want)
+		}
+		if err := st.Validate(); err != nil {
+			t.Error(err)
+		}
+		if st.GetIndex(srcTsMs) != int64(946684801000) || st.GetIndex(srcTxID) != int64(9) {
+			t.Errorf("source %v", st)
+		}
+	}
+}
