@@ -30,8 +30,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 )
 
 // Config configures a Host.
@@ -60,7 +60,7 @@ type Config struct {
 	Batch BatchLimits
 	// NoSharedMemory has source plugins send every batch through the gRPC
 	// stream. By default (on Linux) they send batches through memory they
-	// share with the host (see plugins/shm), and the stream carries only
+	// share with the host (see sdk/protocol/shm), and the stream carries only
 	// where each batch lies.
 	NoSharedMemory bool
 	// noValueLengths has source plugins write record values without their

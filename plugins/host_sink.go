@@ -9,9 +9,9 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
-	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 )
 
 // putWindow is how many Puts a sink plugin may have unacknowledged

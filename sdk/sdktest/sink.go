@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -639,7 +637,7 @@ func (h *sinkRun) flushUntilDurable() {
 }
 
 func checkSinkDurable(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t)()
 	h := newSinkRun(t, sp, d)
 	h.open()
 	h.produce(10)
@@ -661,7 +659,7 @@ func checkSinkDurable(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
 // must rewind to what the external system still holds, so that every
 // record is held again.
 func checkSinkRewindAfterLoss(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t)()
 	h := newSinkRun(t, sp, d)
 	h.open()
 	h.produce(12)

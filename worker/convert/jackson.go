@@ -7,8 +7,8 @@ import (
 )
 
 // This file writes the JSON that Jackson (Kafka's JSON library) writes and
-// package internal/jackson does not: BigDecimal as BigDecimal.toString,
-// bytes as base64. Strings and floats come from internal/jackson.
+// package sdk/schema/jackson does not: BigDecimal as BigDecimal.toString,
+// bytes as base64. Strings and floats come from sdk/schema/jackson.
 
 // appendBigDecimal appends unscaled×10^-scale as Java's BigDecimal.toString.
 func appendBigDecimal(b []byte, unscaled *big.Int, scale int32) []byte {

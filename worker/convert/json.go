@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
-	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 )
 
 // JSONConverter is Kafka's org.apache.kafka.connect.json.JsonConverter.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk/schema"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 )
 
 type goldenCase struct {

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
-	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 )
 
 // RawTaker is implemented by converters whose AppendFromConnect also takes

@@ -16,8 +16,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk/schema"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 )
 
 // StringConverter is Kafka's org.apache.kafka.connect.storage.StringConverter

@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 )
 
 // This file writes JSON the way Kafka Connect's internal JsonConverter
