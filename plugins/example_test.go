@@ -1,10 +1,13 @@
 package plugins
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,9 +32,13 @@ func TestExampleLoadedFromPluginPath(t *testing.T) {
 		t.Fatalf("go build: %v", err)
 	}
 	ctx := context.Background()
-	h, err := NewHost(ctx, Config{PluginPath: []string{dir}})
+	var logs bytes.Buffer
+	h, err := NewHost(ctx, Config{PluginPath: []string{dir}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := `msg="plugin loaded from plugin.path" path=` + bin + ` plugins="com.example.TickerConnector (source, version 0.1.0)"`; !strings.Contains(logs.String(), want) {
+		t.Errorf("discovery logged:\n%s\nwant a line with %s", logs.String(), want)
 	}
 	spec, err := h.Spec("Ticker")
 	if err != nil {

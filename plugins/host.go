@@ -260,7 +260,7 @@ func (h *Host) Discover(ctx context.Context) error {
 		}
 	}
 	var found []PluginInfo
-	for _, cmd := range cmds {
+	for i, cmd := range cmds {
 		hash, err := fileHash(cmd[0])
 		if err != nil {
 			return err
@@ -273,12 +273,24 @@ func (h *Host) Discover(ctx context.Context) error {
 		for _, s := range specs {
 			found = append(found, PluginInfo{Spec: s, Command: cmd, Hash: hash})
 		}
+		if builtin := i == 0 && len(h.cfg.Builtin) > 0; !builtin {
+			h.cfg.Logger.Info("plugin loaded from plugin.path", "path", cmd[0], "plugins", specSummary(specs))
+		}
 	}
 	found = resolveNames(found, h.cfg.Logger)
 	h.mu.Lock()
 	h.plugins = found
 	h.mu.Unlock()
 	return nil
+}
+
+// specSummary lists specs as "class (type, version)" for the log.
+func specSummary(specs []sdk.Spec) string {
+	parts := make([]string, len(specs))
+	for i, s := range specs {
+		parts[i] = fmt.Sprintf("%s (%s, version %s)", s.Class, s.Type, s.Version)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // resolveNames settles plugins that claim the same names, as Kafka Connect

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ func devCommand() command {
 }
 
 const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--plugin-path DIRS] [--demo]
+                     [--config FILE] [--override key=value]...
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's, on 127.0.0.1) in one process, with the built-in connectors
@@ -38,8 +40,26 @@ Flags:
                       third-party connector plugins, as the worker's plugin.path
   --demo              also create a demo pipeline: datagen -> topic "demo" ->
                       FileStreamSink writing DIR/demo-output.txt, and show progress
-  --log-level LEVEL   debug, info, warn or error (default warn; info with --verbose)
+  --config FILE       a worker properties file (connect-distributed.properties
+                      keys) whose settings replace dev's defaults below
+  --override k=v      set one worker setting (repeatable; applied last)
+  --log-level LEVEL   debug, info, warn or error (default warn; info also logs
+                      each plugin loaded from --plugin-path)
   -h, --help          show this help
+
+Converters: dev's worker writes keys with StringConverter and values with
+schemaless JsonConverter:
+  key.converter=org.apache.kafka.connect.storage.StringConverter
+  value.converter=org.apache.kafka.connect.json.JsonConverter
+  value.converter.schemas.enable=false
+so a connector's value schema does not reach the topic (plain JSON
+payloads). To keep it, as Kafka Connect's default does:
+  tributary dev --override value.converter.schemas.enable=true
+A connector's own key.converter / value.converter settings take precedence,
+as in Kafka Connect. Other defaults: group.id=tributary-dev, the three
+internal topics connect-configs, connect-offsets and connect-status with
+replication factor 1, offset.flush.interval.ms=1000. bootstrap.servers,
+listeners and plugin.path come from the flags above.
 
 Then, for example:
   curl -s localhost:8083/connectors
@@ -58,6 +78,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	demo := fs.Bool("demo", false, "")
 	pluginPath := fs.String("plugin-path", "", "")
 	level := fs.String("log-level", "warn", "")
+	configFile := fs.String("config", "", "")
+	var overrides multiFlag
+	fs.Var(&overrides, "override", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprint(stdout, devHelp)
@@ -101,8 +124,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		b.Close()
 	}()
 
-	wcfg, warnings, err := worker.FromProperties(properties.Properties{
-		"bootstrap.servers":                 b.Addr(),
+	props := properties.Properties{
 		"group.id":                          "tributary-dev",
 		"config.storage.topic":              "connect-configs",
 		"offset.storage.topic":              "connect-offsets",
@@ -117,8 +139,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"offset.flush.interval.ms":          "1000",
 		"session.timeout.ms":                "10000",
 		"heartbeat.interval.ms":             "1000",
-		"plugin.path":                       *pluginPath,
-	})
+	}
+	if err := devSettings(props, *configFile, overrides); err != nil {
+		fmt.Fprintf(stderr, "tributary dev: %v (see --help)\n", err)
+		return 2
+	}
+	props["bootstrap.servers"] = b.Addr()
+	if *pluginPath != "" || props["plugin.path"] == "" {
+		props["plugin.path"] = *pluginPath
+	}
+	wcfg, warnings, err := worker.FromProperties(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1
@@ -150,6 +180,26 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout, "stopped")
 	return 0
+}
+
+// devSettings applies the worker properties file (if any) and then the
+// --override settings over dev's defaults in props.
+func devSettings(props properties.Properties, file string, overrides []string) error {
+	if file != "" {
+		loaded, err := properties.Load(file)
+		if err != nil {
+			return err
+		}
+		maps.Copy(props, loaded)
+	}
+	for _, o := range overrides {
+		k, v, err := properties.ParseOverride(o)
+		if err != nil {
+			return fmt.Errorf("--override: %w", err)
+		}
+		props[k] = v
+	}
+	return nil
 }
 
 // runDemo creates (or updates) the demo pipeline and prints its progress
