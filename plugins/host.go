@@ -66,9 +66,10 @@ type Config struct {
 	// noValueLengths has source plugins write record values without their
 	// lengths, as plugins built with an older SDK do (for tests).
 	noValueLengths bool
-	// ProtocolVersions the host offers; default: the current one and every
-	// older one it still speaks. Tests set it to check that incompatible
-	// peers refuse each other.
+	// ProtocolVersions the host offers, preferred first; default: the
+	// current one and every older one it still speaks. Offering fewer pins
+	// plugins to an older protocol (while a fleet of hosts is upgraded);
+	// a plugin that speaks none of them is refused with both lists.
 	ProtocolVersions []int
 }
 
