@@ -94,6 +94,7 @@ var helpers = map[string]func(t *testing.T){
 	"sink-write-twice":  func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("write-twice"))) },
 	"sink-strings-only": func(t *testing.T) { sdktest.RunSink(t, sinkDriver(map[string]string{"kinds": "strings"})) },
 	"sink-skip-structs": func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("skip-structs"))) },
+	"sink-leak":         func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("leak"))) },
 	"sink-lossy": func(t *testing.T) {
 		sdktest.RunSink(t, sinkDriver(format("lossy"), func(d *sdktest.SinkDriver) { d.RenderRecord = renderLossy }))
 	},
@@ -308,4 +309,13 @@ func TestLossySinksFail(t *testing.T) {
 			expectFailure(t, c.name, c.subtest, c.want...)
 		})
 	}
+}
+
+// TestLeakingSinkFails: a task that leaves a goroutine running after Close
+// fails the kit, which shows the goroutine's stack and says what to fix.
+func TestLeakingSinkFails(t *testing.T) {
+	t.Parallel()
+	expectFailure(t, "sink-leak", "durable-offsets",
+		"sdktest: 1 goroutine(s) the connector started still run 2s after its task was closed; Close (and a Poll or Put whose context is cancelled) must stop and wait for every goroutine the task started",
+		"sdktest_test.(*sinkTask).Open.func1")
 }
