@@ -49,7 +49,7 @@ func (c connector) NewSinkTask(config map[string]string) (sdk.SinkTask, error) {
 // workerKeys are the keys every connector's configuration may hold that
 // belong to the worker, not to the connector.
 var workerKeys = []string{"name", "connector.class", "tasks.max", "topics", "topics.regex", "key.converter",
-	"value.converter", "header.converter", "config.action.reload"}
+	"value.converter", "header.converter", "config.action.reload", "task.class"}
 
 var workerPrefixes = []string{"key.converter.", "value.converter.", "header.converter.", "transforms", "predicates",
 	"errors.", "consumer.override.", "producer.override.", "admin.override."}

@@ -50,7 +50,8 @@
 // until the sum is under three quarters of the bound. So a task's memory is
 // about
 //
-//	memory.buffer.max.bytes + one record batch + ~30 MiB (runtime, SDK, AWS client)
+//	memory.buffer.max.bytes + ~70 MiB (Go runtime and GC headroom, SDK, AWS
+//	client, one record batch)
 //
 // whatever the number of partitions and open files, instead of Confluent's
 // s3.part.size × open files; the spill files take the rest on local disk

@@ -39,12 +39,26 @@ func parseJoda(p string) (jodaPattern, error) {
 				i += 2
 				continue
 			}
-			end := strings.IndexByte(p[i+1:], '\'')
-			if end < 0 {
-				return nil, fmt.Errorf("path.format %q: unterminated quote", p)
+			// Quoted text; '' inside it is a quote too.
+			var text strings.Builder
+			j := i + 1
+			for {
+				if j >= len(p) {
+					return nil, fmt.Errorf("path.format %q: unterminated quote", p)
+				}
+				if p[j] == '\'' {
+					if j+1 < len(p) && p[j+1] == '\'' {
+						text.WriteByte('\'')
+						j += 2
+						continue
+					}
+					break
+				}
+				text.WriteByte(p[j])
+				j++
 			}
-			lit(p[i+1 : i+1+end])
-			i += end + 2
+			lit(text.String())
+			i = j + 1
 		case (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'):
 			if !strings.ContainsRune("GCYyxwewEDMdaKhHkmsSzZ", rune(c)) {
 				return nil, fmt.Errorf("path.format %q: illegal pattern component: %c", p, c)

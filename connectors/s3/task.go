@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -26,6 +28,7 @@ type sinkTask struct {
 	ctx           context.Context
 	cancel        context.CancelFunc
 	sinceMemCheck int
+	raised        int64 // what Open added to the process's soft memory limit
 }
 
 // newStore opens the store a configuration names.
@@ -76,6 +79,12 @@ func (t *sinkTask) Open(ctx context.Context, tc sdk.SinkTaskContext) error {
 	}
 	t.ws = ws
 	t.tps = map[sdk.TopicPartition]*tpWriter{}
+	// The SDK gives a plugin process a small soft memory limit per task;
+	// this task may legitimately hold memory.buffer.max.bytes more.
+	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
+		t.raised = t.cfg.MemoryMax
+		debug.SetMemoryLimit(lim + t.raised)
+	}
 	return nil
 }
 
@@ -224,6 +233,10 @@ func (t *sinkTask) Close(context.Context) error {
 	}
 	if t.cancel != nil {
 		t.cancel()
+	}
+	if t.raised > 0 {
+		debug.SetMemoryLimit(debug.SetMemoryLimit(-1) - t.raised)
+		t.raised = 0
 	}
 	return nil
 }
