@@ -1,7 +1,6 @@
 package s3
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +19,7 @@ type spool struct {
 	partSize int
 	spillDir string
 
-	buf     []byte   // pending bytes in memory, after those on disk
+	buf     chunks   // pending bytes in memory, after those on disk
 	disk    *os.File // pending bytes spilled to disk, or nil
 	diskLen int64
 	up      upload // multipart upload once the first part went out
@@ -38,9 +37,9 @@ func (s *spool) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
-	s.buf = append(s.buf, p...)
+	s.buf.Write(p)
 	s.written += int64(len(p))
-	if s.diskLen+int64(len(s.buf)) >= int64(s.partSize) {
+	if s.diskLen+int64(s.buf.Len()) >= int64(s.partSize) {
 		if err := s.uploadPart(); err != nil {
 			s.err = err
 			return 0, err
@@ -50,15 +49,15 @@ func (s *spool) Write(p []byte) (int, error) {
 }
 
 // memory returns the bytes this spool holds in memory.
-func (s *spool) memory() int { return cap(s.buf) }
+func (s *spool) memory() int { return s.buf.memory() }
 
 // pendingReader returns the pending bytes (disk, then memory) as one
 // seekable reader.
 func (s *spool) pendingReader() (io.ReadSeeker, int64, error) {
 	if s.disk == nil {
-		return bytes.NewReader(s.buf), int64(len(s.buf)), nil
+		return s.buf.reader(), int64(s.buf.Len()), nil
 	}
-	if len(s.buf) > 0 {
+	if s.buf.Len() > 0 {
 		if err := s.spill(); err != nil {
 			return nil, 0, err
 		}
@@ -67,7 +66,7 @@ func (s *spool) pendingReader() (io.ReadSeeker, int64, error) {
 }
 
 func (s *spool) resetPending() error {
-	s.buf = s.buf[:0]
+	s.buf.reset()
 	if s.disk != nil {
 		if err := s.disk.Truncate(0); err != nil {
 			return fmt.Errorf("s3: spill file: %w", err)
@@ -100,8 +99,8 @@ func (s *spool) uploadPart() error {
 
 // spill moves the in-memory bytes to the spill file and frees them.
 func (s *spool) spill() error {
-	if len(s.buf) == 0 {
-		s.buf = nil
+	if s.buf.Len() == 0 {
+		s.buf.reset()
 		return nil
 	}
 	if s.disk == nil {
@@ -112,11 +111,11 @@ func (s *spool) spill() error {
 		os.Remove(f.Name()) // unlinked: the space goes with the process
 		s.disk = f
 	}
-	if _, err := s.disk.WriteAt(s.buf, s.diskLen); err != nil {
+	if err := s.buf.writeTo(s.disk, s.diskLen); err != nil {
 		return fmt.Errorf("s3: write spill file: %w", err)
 	}
-	s.diskLen += int64(len(s.buf))
-	s.buf = nil
+	s.diskLen += int64(s.buf.Len())
+	s.buf.reset()
 	return nil
 }
 
@@ -169,7 +168,7 @@ func (s *spool) finish(ifAbsent bool) error {
 // release drops what the spool holds (after finish, or when the file is
 // abandoned on a revoke or a failure).
 func (s *spool) release() {
-	s.buf = nil
+	s.buf.reset()
 	if s.disk != nil {
 		s.disk.Close()
 		s.disk = nil

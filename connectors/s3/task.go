@@ -78,6 +78,7 @@ func (t *sinkTask) Open(ctx context.Context, tc sdk.SinkTaskContext) error {
 		return err
 	}
 	t.ws = ws
+	ws.up = newUploader(t.cfg.Conditional)
 	t.tps = map[sdk.TopicPartition]*tpWriter{}
 	// The SDK gives a plugin process a small soft memory limit per task;
 	// this task may legitimately hold memory.buffer.max.bytes more.
@@ -112,9 +113,31 @@ func (t *sinkTask) Revoked(_ context.Context, tps []sdk.TopicPartition) error {
 // held by the open files.
 const memCheckEvery = 64
 
+// collect applies the outcomes of finished uploads: durable offsets
+// advance, and a partition whose upload failed is consumed again.
+func (t *sinkTask) collect(ctx context.Context) map[sdk.TopicPartition]bool {
+	var failed map[sdk.TopicPartition]bool
+	for _, job := range t.ws.up.results() {
+		w := job.w
+		if t.tps[w.tp] != w || job.gen != w.gen {
+			continue // revoked or abandoned meanwhile
+		}
+		if job.err != nil {
+			if failed == nil {
+				failed = map[sdk.TopicPartition]bool{}
+			}
+			failed[w.tp] = true
+			t.recover(ctx, w, job.err)
+			continue
+		}
+		w.done(job)
+	}
+	return failed
+}
+
 func (t *sinkTask) Put(ctx context.Context, records []sdk.SinkRecord) error {
 	now := time.Now().UnixMilli()
-	var failed map[sdk.TopicPartition]bool
+	failed := t.collect(ctx)
 	for i := range records {
 		r := &records[i]
 		tp := r.TopicPartition()
@@ -216,8 +239,23 @@ func (t *sinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]int
 		if w == nil {
 			continue
 		}
-		if err := w.tick(now); err != nil {
+		if err := w.tick(ctx, now); err != nil {
+			var fatal errFatal
+			if errors.As(err, &fatal) {
+				return nil, fatal.error
+			}
 			t.recover(ctx, w, err)
+		}
+	}
+	// Flush is where offsets are committed: wait for the uploads under
+	// way, so that what they hold is reported.
+	if err := t.ws.up.wait(ctx); err != nil {
+		return nil, fmt.Errorf("s3 sink: waiting for uploads: %w", err)
+	}
+	t.collect(ctx)
+	for tp := range offsets {
+		w := t.tps[tp]
+		if w == nil {
 			continue
 		}
 		if w.durable >= 0 {
@@ -227,12 +265,18 @@ func (t *sinkTask) Flush(ctx context.Context, offsets map[sdk.TopicPartition]int
 	return out, nil
 }
 
+// Close drops what is not uploaded (a replay rewrites it) and stops the
+// uploader; it may be called more than once.
 func (t *sinkTask) Close(context.Context) error {
 	for _, w := range t.tps {
 		w.abandon()
 	}
 	if t.cancel != nil {
 		t.cancel()
+	}
+	if t.ws != nil && t.ws.up != nil {
+		t.ws.up.stop()
+		t.ws.up = nil
 	}
 	if t.raised > 0 {
 		debug.SetMemoryLimit(debug.SetMemoryLimit(-1) - t.raised)

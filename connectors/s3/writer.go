@@ -57,18 +57,24 @@ func (o *output) shed() error {
 	return o.sp.shed()
 }
 
-// finish closes the encoder and makes the object durable; a file without
-// records makes no object.
-func (o *output) finish(ifAbsent bool) error {
-	if o.done || o.n == 0 {
-		o.done = true
+// close finishes the encoding of the file (trailers, footers) into its
+// spool; a file without records makes no object.
+func (o *output) close() error {
+	if o.n == 0 || o.closed {
 		return nil
 	}
-	if !o.closed {
-		if err := o.rw.close(); err != nil {
-			return err
-		}
-		o.closed = true
+	if err := o.rw.close(); err != nil {
+		return err
+	}
+	o.closed = true
+	return nil
+}
+
+// upload makes the closed file durable in the store; an object already
+// there (a conditional create that found it) counts as done.
+func (o *output) upload(ifAbsent bool) error {
+	if o.n == 0 || o.done {
+		return nil
 	}
 	if err := o.sp.finish(ifAbsent); err != nil && !errors.Is(err, errExists) {
 		return err
@@ -121,6 +127,7 @@ type writers struct {
 	partSize    int
 	spillDir    string
 	conditional bool
+	up          *uploader
 }
 
 // tpWriter writes the records of one Kafka partition: Confluent's
@@ -143,6 +150,11 @@ type tpWriter struct {
 	durable       int64
 	first         int64 // first offset handled since assignment
 	nextScheduled int64
+	// inflight counts the rotations handed to the uploader and not yet
+	// done; gen tells the results of abandoned files from current ones.
+	inflight  int
+	gen       int
+	afterJobs int64 // durable once the in-flight uploads are done
 }
 
 func newTPWriter(ws *writers, tp sdk.TopicPartition, nowMs int64) *tpWriter {
@@ -214,7 +226,11 @@ func (w *tpWriter) write(ctx context.Context, r *sdk.SinkRecord, nowMs int64) er
 		case "ignore":
 			w.last = r.Offset
 			if w.count == 0 {
-				w.durable = r.Offset + 1
+				if w.inflight == 0 {
+					w.durable = r.Offset + 1
+				} else {
+					w.afterJobs = r.Offset + 1
+				}
 			}
 			return nil
 		case "fail":
@@ -249,7 +265,7 @@ func (w *tpWriter) write(ctx context.Context, r *sdk.SinkRecord, nowMs int64) er
 			return errFatal{err}
 		}
 		if change && w.count > 0 {
-			if err := w.commit(); err != nil {
+			if err := w.commit(ctx); err != nil {
 				return err
 			}
 			w.schemas[encoded] = r.ValueSchema
@@ -257,7 +273,7 @@ func (w *tpWriter) write(ctx context.Context, r *sdk.SinkRecord, nowMs int64) er
 			continue
 		}
 		if w.rotateOnTime(encoded, ts, nowMs) {
-			if err := w.commit(); err != nil {
+			if err := w.commit(ctx); err != nil {
 				return err
 			}
 			w.setNextScheduled(nowMs)
@@ -290,7 +306,7 @@ func (w *tpWriter) write(ctx context.Context, r *sdk.SinkRecord, nowMs int64) er
 	w.last = r.Offset
 	w.count++
 	if w.count >= int(w.cfg.FlushSize) {
-		return w.commit()
+		return w.commit(ctx)
 	}
 	return nil
 }
@@ -307,7 +323,7 @@ func (w *tpWriter) rotateOnTime(encoded string, ts, nowMs int64) bool {
 
 // tick is called without records (from Flush): scheduled rotation, and
 // rotate.interval.ms by wall clock.
-func (w *tpWriter) tick(nowMs int64) error {
+func (w *tpWriter) tick(ctx context.Context, nowMs int64) error {
 	if w.count == 0 {
 		return nil
 	}
@@ -316,34 +332,55 @@ func (w *tpWriter) tick(nowMs int64) error {
 	if !scheduled && !wall {
 		return nil
 	}
-	if err := w.commit(); err != nil {
+	if err := w.commit(ctx); err != nil {
 		return err
 	}
 	w.setNextScheduled(nowMs)
 	return nil
 }
 
-// commit finishes every open file of the partition (keys and headers
-// objects before the values object), in the order of their encoded
-// partitions; then everything up to the last record is durable.
-func (w *tpWriter) commit() error {
+// commit rotates the partition's files: each is closed, and they go to the
+// uploader together (keys and headers objects before the values object, in
+// the order of their encoded partitions); once uploaded, everything up to
+// the last record is durable.
+func (w *tpWriter) commit(ctx context.Context) error {
 	names := make([]string, 0, len(w.files))
 	for n := range w.files {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	var outs []*output
 	for _, n := range names {
 		for _, o := range w.files[n].outputs() {
-			if err := o.finish(w.conditional); err != nil {
-				return err
+			if err := o.close(); err != nil {
+				return errFatal{err}
+			}
+			if o.n > 0 {
+				outs = append(outs, o)
 			}
 		}
 	}
+	job := &uploadJob{w: w, gen: w.gen, outs: outs, durable: w.last + 1}
+	if err := w.up.enqueue(ctx, job); err != nil {
+		return err
+	}
+	w.inflight++
 	clear(w.files)
 	clear(w.schemas)
 	w.count, w.hasBase, w.current = 0, false, ""
-	w.durable = w.last + 1
 	return nil
+}
+
+// done applies the outcome of an upload of this partition's files.
+func (w *tpWriter) done(job *uploadJob) {
+	if job.gen != w.gen {
+		return // files abandoned since: a replay rewrites them
+	}
+	w.inflight--
+	w.durable = max(w.durable, job.durable)
+	if w.inflight == 0 && w.afterJobs > w.durable {
+		w.durable = w.afterJobs
+	}
 }
 
 // memory is what the partition's open files hold in memory.
@@ -361,6 +398,8 @@ func (w *tpWriter) abandon() {
 	for _, f := range w.files {
 		f.release()
 	}
+	w.gen++
+	w.inflight, w.afterJobs = 0, 0
 	clear(w.files)
 	clear(w.schemas)
 	w.count, w.hasBase, w.current = 0, false, ""
