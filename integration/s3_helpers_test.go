@@ -185,13 +185,21 @@ func getObject(t *testing.T, s *harness.S3, bucket, key string) []byte {
 // (testdata/s3read.py): kind is parquet, avro or duckdb.
 func readWith(t *testing.T, kind string, data []byte, extra ...string) map[string]any {
 	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Skip("python3 is needed to read Parquet/Avro files back (apt-get install python3; pip install pyarrow fastavro duckdb)")
+	py := os.Getenv("TRIBUTARY_PYTHON") // .ci/run's virtualenv
+	if home, err := os.UserHomeDir(); py == "" && err == nil {
+		if venv := filepath.Join(home, ".cache", "tributary", "pyenv", "bin", "python"); exec.Command(venv, "-c", "import pyarrow").Run() == nil {
+			py = venv
+		}
 	}
-	mod := map[string]string{"parquet": "pyarrow", "avro": "fastavro", "duckdb": "duckdb"}[kind]
+	if py == "" {
+		var err error
+		if py, err = exec.LookPath("python3"); err != nil {
+			t.Skip("python3 is needed to read Parquet/Avro files back (apt-get install python3; pip install pyarrow fastavro cramjam duckdb)")
+		}
+	}
+	mod := map[string]string{"parquet": "pyarrow", "avro": "fastavro, cramjam", "duckdb": "duckdb"}[kind]
 	if err := exec.Command(py, "-c", "import "+mod).Run(); err != nil {
-		t.Skipf("python module %s is missing: pip install %s (.ci/run installs it)", mod, mod)
+		t.Skipf("python modules %s missing: pip install %s (.ci/run installs them)", mod, strings.ReplaceAll(mod, ",", ""))
 	}
 	f := filepath.Join(t.TempDir(), "file")
 	if err := os.WriteFile(f, data, 0o644); err != nil {

@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -306,5 +308,30 @@ func TestS3SinkReplayKeepsObjects(t *testing.T) {
 	}
 	if total != 9 {
 		t.Fatalf("%d rows across %d objects, want each of the 9 records once", total, len(keys))
+	}
+}
+
+// TestS3SinkLocalLake writes Parquet through a file:// store, as
+// `tributary dev --demo` does, and queries the directory with DuckDB the way
+// the README shows.
+func TestS3SinkLocalLake(t *testing.T) {
+	dir := t.TempDir()
+	tp := sdk.TopicPartition{Topic: "orders", Partition: 0}
+	r := openS3Sink(t, map[string]string{"topics": "orders", "store.url": "file://" + dir,
+		"format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat", "flush.size": "4"}, tp)
+	for i := int64(0); i < 10; i++ {
+		r.put(richRecord("orders", 0, i))
+	}
+	if got := r.flush(); got[tp] != 8 {
+		t.Fatalf("flush %v", got)
+	}
+	for _, name := range []string{"orders+0+0000000000.snappy.parquet", "orders+0+0000000004.snappy.parquet"} {
+		if _, err := os.Stat(filepath.Join(dir, "topics/orders/partition=0", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := readWith(t, "duckdb", nil, "set timezone='UTC'; select count(*), sum(id), min(amount)::varchar, max(ts)::varchar from '"+dir+"/**/*.parquet'")
+	if got := jsonNorm(t, m["rows"]); got != `[[8,28,"123.45","2026-03-04 05:06:14.008+00"]]` {
+		t.Fatalf("duckdb over the lake: %s", got)
 	}
 }
