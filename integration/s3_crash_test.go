@@ -119,7 +119,6 @@ func TestS3SinkKill9ExactlyOnce(t *testing.T) {
 		}
 		w.Kill()
 		w = harness.StartWorkerProcess(t, bin, wdir, props)
-		r = rest{t, w.URL()}
 	}
 	<-produced
 	deadline := time.Now().Add(90 * time.Second)

@@ -41,7 +41,7 @@ func BenchValue(i int64) *schema.Struct {
 // parquetGoWriter writes the benchmark records with parquet-go, the
 // alternative to arrow-go measured by BenchmarkParquetWriters.
 type parquetGoWriter struct {
-	w    *parquet.Writer
+	w    *parquet.GenericWriter[any]
 	cols []int // struct field index of each leaf column, in schema order
 	rows []parquet.Row
 }
@@ -54,7 +54,7 @@ func newParquetGoWriter(out *bytes.Buffer) *parquetGoWriter {
 		"count": parquet.Int(32), "payload": parquet.String(),
 	}
 	sch := parquet.NewSchema("event", g)
-	pw := &parquetGoWriter{w: parquet.NewWriter(out, sch, parquet.Compression(&snappy.Codec{}))}
+	pw := &parquetGoWriter{w: parquet.NewGenericWriter[any](out, sch, parquet.Compression(&snappy.Codec{}))}
 	for _, path := range sch.Columns() {
 		pw.cols = append(pw.cols, BenchSchema.Field(path[0]).Index)
 	}

@@ -59,13 +59,8 @@ type Config struct {
 	MemoryMax int64 `key:"memory.buffer.max.bytes" default:"67108864" validate:"min=1048576" importance:"medium" group:"Connector" doc:"Bound on the bytes a task holds in memory for its open files (encoders' buffers plus not yet uploaded data). When reached, the largest open file's buffered data is moved to a local spill file (or uploaded as a multipart part), so the task's memory stays about this bound plus a fixed overhead whatever the number of partitions. Does not change the files written."`
 }
 
-// Class names and aliases Confluent users put in their configurations.
-const (
-	Class = "io.confluent.connect.s3.S3SinkConnector"
-
-	formatPkg      = "io.confluent.connect.s3.format."
-	partitionerPkg = "io.confluent.connect.storage.partitioner."
-)
+// Class is the connector class, Confluent's.
+const Class = "io.confluent.connect.s3.S3SinkConnector"
 
 // formatName resolves a format class (full, simple or short name) to one of
 // json, avro, parquet, bytearray.

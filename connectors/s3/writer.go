@@ -383,15 +383,6 @@ func (w *tpWriter) done(job *uploadJob) {
 	}
 }
 
-// memory is what the partition's open files hold in memory.
-func (w *tpWriter) memory() int {
-	m := 0
-	for _, f := range w.files {
-		m += f.memory()
-	}
-	return m
-}
-
 // abandon drops the open files (a revoke, a failure): nothing of them is
 // reported durable, and a replay rewrites them.
 func (w *tpWriter) abandon() {
