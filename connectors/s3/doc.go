@@ -55,5 +55,12 @@
 //
 // whatever the number of partitions and open files, instead of Confluent's
 // s3.part.size × open files; the spill files take the rest on local disk
-// (up to s3.part.size per open file).
+// (up to s3.part.size per open file). Rotated files are uploaded by a
+// goroutine of the task while it encodes the next ones; at most two
+// rotations (one uploading, one waiting) are outside the bound, and Flush
+// waits for them before it reports offsets.
+//
+// Measured (integration/s3_memory_test.go, 100 partitions, 156 MiB of open
+// files, flush.size never reached): peak RSS 55 MiB with a 4 MiB bound,
+// 97 MiB with 32 MiB, 130 MiB with 64 MiB, 366 MiB without a bound.
 package s3
