@@ -1,6 +1,6 @@
 // Package shm maps memory that the worker and a plugin process share. The
 // source protocol uses it to hand record batches over without copying them
-// through the gRPC connection (see plugins/pluginpb's SharedMemory).
+// through the gRPC connection (see sdk/protocol/pluginpb's SharedMemory).
 //
 // On Linux a region is an anonymous memory file (memfd_create) that no file
 // system holds: it is not limited by the size of /dev/shm, its pages are

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"time"
 
-	"github.com/tributary-dev/tributary/internal/bench"
+	"github.com/tributary-dev/tributary/integration/bench"
 )
 
-const benchConnectHelp = `Usage: tributary bench connect [flags]
+const benchConnectHelp = `Usage: tributary-bench connect [flags]
 
 Benchmarks the Connect worker, in one run, on one bundled broker (started in
 this process, fsync before acking as always), all on 127.0.0.1:
@@ -63,6 +65,8 @@ Flags:
   --dir DIR            where working directories are created (default
                        $TMPDIR or /tmp); removed afterwards
   --timeout DURATION   limit for each pipeline run (default 5m)
+  --tributary PATH     the tributary binary the workers run (default: built
+                       from this checkout with go build)
   --json               print the report as JSON instead of tables
   -h, --help           show this help
 
@@ -70,9 +74,9 @@ Exit status: 0 when every pipeline ran (goals met or not, Kafka Connect
 skipped or not), 1 when one failed, 2 on bad flags.
 
 Examples:
-  tributary bench connect
-  tributary bench connect --records 500000 --file-records 100000
-  tributary bench connect --no-kafka-connect --json
+  tributary-bench connect
+  tributary-bench connect --records 500000 --file-records 100000
+  tributary-bench connect --no-kafka-connect --json
 `
 
 func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -81,9 +85,10 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 	var (
 		records, fileRecords int
 		noKC, asJSON         bool
-		dir                  string
+		dir, exe             string
 		timeout              time.Duration
 	)
+	fs.StringVar(&exe, "tributary", "", "")
 	fs.IntVar(&records, "records", bench.DefaultConnectRecords, "")
 	fs.IntVar(&fileRecords, "file-records", bench.DefaultConnectFileRecords, "")
 	fs.BoolVar(&noKC, "no-kafka-connect", false, "")
@@ -95,37 +100,58 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 			fmt.Fprint(stdout, benchConnectHelp)
 			return 0
 		}
-		fmt.Fprintf(stderr, "tributary bench connect: %v (see --help)\n", err)
+		fmt.Fprintf(stderr, "tributary-bench connect: %v (see --help)\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tributary bench connect: unexpected argument %q (see --help)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "tributary-bench connect: unexpected argument %q (see --help)\n", fs.Arg(0))
 		return 2
 	}
 	if records < 1 || fileRecords < 1 {
-		fmt.Fprintln(stderr, "tributary bench connect: --records and --file-records must be at least 1 (see --help)")
+		fmt.Fprintln(stderr, "tributary-bench connect: --records and --file-records must be at least 1 (see --help)")
 		return 2
 	}
 	if timeout <= 0 {
-		fmt.Fprintln(stderr, "tributary bench connect: --timeout must be positive (see --help)")
+		fmt.Fprintln(stderr, "tributary-bench connect: --timeout must be positive (see --help)")
 		return 2
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		fmt.Fprintf(stderr, "tributary bench connect: %v\n", err)
-		return 1
+	if exe == "" {
+		built, cleanup, err := buildTributary(ctx, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary-bench connect: %v (or pass --tributary PATH)\n", err)
+			return 1
+		}
+		defer cleanup()
+		exe = built
 	}
 	rep, err := bench.RunConnect(ctx, bench.ConnectOptions{Exe: exe, Records: records, FileRecords: fileRecords,
 		NoKafkaConnect: noKC, Dir: dir, Timeout: timeout, Progress: stderr})
 	if rep == nil {
-		fmt.Fprintf(stderr, "tributary bench connect: %v\n", err)
+		fmt.Fprintf(stderr, "tributary-bench connect: %v\n", err)
 		return 1
 	}
-	if !writeReport(ctx, "tributary bench connect", rep, asJSON, stdout, stderr) {
+	if !writeReport(ctx, "tributary-bench connect", rep, asJSON, stdout, stderr) {
 		return 1
 	}
 	if rep.Failed() {
 		return 1
 	}
 	return 0
+}
+
+// buildTributary builds cmd/tributary into a temporary directory, for the
+// workers of the connect benchmark; cleanup removes it.
+func buildTributary(ctx context.Context, progress io.Writer) (exe string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "tributary-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	exe = filepath.Join(dir, "tributary")
+	fmt.Fprintln(progress, "building cmd/tributary for the workers (go build; --tributary PATH skips this)")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", exe, "github.com/tributary-dev/tributary/cmd/tributary")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("go build cmd/tributary: %w\n%s", err, out)
+	}
+	return exe, func() { os.RemoveAll(dir) }, nil
 }

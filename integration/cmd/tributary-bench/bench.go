@@ -11,19 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tributary-dev/tributary/internal/bench"
+	"github.com/tributary-dev/tributary/integration/bench"
 )
 
-func benchCommand() command {
-	return command{
-		name:    "bench",
-		summary: "benchmark the bundled broker (bench broker) or the Connect worker (bench connect)",
-		run:     runBench,
-	}
-}
-
-const benchHelp = `Usage: tributary bench broker [flags]
-       tributary bench connect [flags]   (see 'tributary bench connect --help')
+const benchHelp = `Usage: tributary-bench broker [flags]
+       tributary-bench connect [flags]   (see 'tributary-bench connect --help')
 
 Runs the same franz-go producer and consumer, in one run and all on
 127.0.0.1, against each target in turn:
@@ -124,10 +116,10 @@ Exit status: 0 when every selected target ran every workload and group run
 (whether or not the goals were met), 1 when a target failed or was skipped, 2 on bad flags.
 
 Examples:
-  tributary bench broker
-  tributary bench broker --records 20000 --no-kafka
-  tributary bench broker --sizes 100 --partitions 6 --targets tributary,kfake-sync --json
-  tributary bench broker --only-groups --targets tributary,kfake-memory,kafka
+  tributary-bench broker
+  tributary-bench broker --records 20000 --no-kafka
+  tributary-bench broker --sizes 100 --partitions 6 --targets tributary,kfake-sync --json
+  tributary-bench broker --only-groups --targets tributary,kfake-memory,kafka
 `
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -145,7 +137,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return runBenchConnect(ctx, args[1:], stdout, stderr)
 	}
 	if args[0] != "broker" {
-		fmt.Fprintf(stderr, "tributary bench: unknown benchmark %q; 'broker' and 'connect' exist (see --help)\n", args[0])
+		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker' and 'connect' exist (see --help)\n", args[0])
 		return 2
 	}
 	fs := flag.NewFlagSet("bench broker", flag.ContinueOnError)
@@ -185,15 +177,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			fmt.Fprint(stdout, benchHelp)
 			return 0
 		}
-		fmt.Fprintf(stderr, "tributary bench broker: %v (see --help)\n", err)
+		fmt.Fprintf(stderr, "tributary-bench broker: %v (see --help)\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tributary bench broker: unexpected argument %q (see --help)\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "tributary-bench broker: unexpected argument %q (see --help)\n", fs.Arg(0))
 		return 2
 	}
 	usageErr := func(err error) int {
-		fmt.Fprintf(stderr, "tributary bench broker: %v (see --help)\n", err)
+		fmt.Fprintf(stderr, "tributary-bench broker: %v (see --help)\n", err)
 		return 2
 	}
 	if runs < 1 {
@@ -216,7 +208,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	o := bench.Options{Records: records, Warmup: warmup, Runs: runs, Compression: compression, Dir: dir, PhaseTimeout: timeout, Progress: stderr, TxnEvery: txnEvery,
 		Groups: groups || onlyGroups, NoWorkloads: onlyGroups, GroupRecords: groupRecords, RebalanceRuns: rebalanceRuns,
-		RebalanceTimeout: rebalanceTimeout, MemberArgs: []string{"bench", "broker"}}
+		RebalanceTimeout: rebalanceTimeout, MemberArgs: []string{"broker"}}
 	var err error
 	if o.Sizes, err = parseIntList(sizes, true); err != nil {
 		return usageErr(fmt.Errorf("--sizes: %w", err))
@@ -246,22 +238,22 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if cpuProfile != "" {
 		f, err := os.Create(cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
+			fmt.Fprintf(stderr, "tributary-bench broker: %v\n", err)
 			return 1
 		}
 		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
+			fmt.Fprintf(stderr, "tributary-bench broker: %v\n", err)
 			return 1
 		}
 		defer pprof.StopCPUProfile()
 	}
 	rep, err := bench.Run(ctx, o)
 	if rep == nil {
-		fmt.Fprintf(stderr, "tributary bench broker: %v\n", err)
+		fmt.Fprintf(stderr, "tributary-bench broker: %v\n", err)
 		return 1
 	}
-	if !writeReport(ctx, "tributary bench broker", rep, asJSON, stdout, stderr) {
+	if !writeReport(ctx, "tributary-bench broker", rep, asJSON, stdout, stderr) {
 		return 1
 	}
 	if len(rep.TargetErrors) > 0 {

@@ -3,7 +3,12 @@
 // JsonConverter output and internal-topic records are byte-identical to
 // Kafka's: strings escaped only where JSON requires it plus supplementary
 // characters as \uXXXX surrogate pairs, and floating-point numbers as Java's
-// Double.toString / Float.toString.
+// Double.toString / Float.toString; binary values in base64 and decimals as
+// BigDecimal.toString.
+//
+// It is the token layer under schema.AppendJSON, which connectors use to
+// render whole values; Tributary's converters and internal-topic writers
+// use it for the JSON layouts they write themselves.
 package jackson
 
 import (

@@ -1,4 +1,4 @@
-package convert
+package jackson
 
 import (
 	"encoding/base64"
@@ -6,12 +6,8 @@ import (
 	"strconv"
 )
 
-// This file writes the JSON that Jackson (Kafka's JSON library) writes and
-// package internal/jackson does not: BigDecimal as BigDecimal.toString,
-// bytes as base64. Strings and floats come from internal/jackson.
-
-// appendBigDecimal appends unscaled×10^-scale as Java's BigDecimal.toString.
-func appendBigDecimal(b []byte, unscaled *big.Int, scale int32) []byte {
+// AppendBigDecimal appends unscaled×10^-scale as Java's BigDecimal.toString.
+func AppendBigDecimal(b []byte, unscaled *big.Int, scale int32) []byte {
 	coeff := new(big.Int).Abs(unscaled).String()
 	if unscaled.Sign() < 0 {
 		b = append(b, '-')
@@ -45,9 +41,9 @@ func appendBigDecimal(b []byte, unscaled *big.Int, scale int32) []byte {
 	return strconv.AppendInt(b, adjusted, 10)
 }
 
-// appendBase64 appends data as a JSON string in standard padded base64, as
+// AppendBase64 appends data as a JSON string in standard padded base64, as
 // Jackson writes binary values.
-func appendBase64(b []byte, data []byte) []byte {
+func AppendBase64(b []byte, data []byte) []byte {
 	b = append(b, '"')
 	b = base64.StdEncoding.AppendEncode(b, data)
 	return append(b, '"')

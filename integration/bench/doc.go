@@ -1,7 +1,7 @@
 // Package bench measures Tributary's bundled broker against reference
 // brokers with the same franz-go producer and consumer, all on 127.0.0.1 and
 // in one process run, as asked by issue 2 ("Benchmark"). It backs the
-// `tributary bench broker` command.
+// `tributary-bench broker` command (integration/cmd/tributary-bench).
 //
 // Targets (see Target):
 //

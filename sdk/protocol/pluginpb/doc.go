@@ -3,7 +3,7 @@
 //
 // Connector authors never use it; the sdk package serves it and the plugins
 // package calls it. Record payloads are opaque bytes encoded by package
-// plugins/wire. Regenerate with:
+// sdk/protocol/wire. Regenerate with:
 //
-//	go generate ./plugins/pluginpb
+//	cd sdk && go generate ./protocol/pluginpb
 package pluginpb
