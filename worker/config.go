@@ -61,6 +61,11 @@ type Config struct {
 	ConsumerConfig     map[string]string // consumer.* without the prefix
 	AdminConfig        map[string]string // admin.* without the prefix
 	ClientConfig       map[string]string // unprefixed client settings (security, client.id, …)
+
+	// TaskConfigsTimeout bounds a connector's TaskConfigs: the driver waits
+	// for it off the herder's loop, then the connector fails. No Kafka
+	// Connect property; 0 means TaskConfigsTimeout.
+	TaskConfigsTimeout time.Duration
 }
 
 // DefaultScheduledRebalanceDelay is Tributary's default for

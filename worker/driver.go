@@ -151,6 +151,9 @@ func (q *queue[T]) drain() []T {
 }
 
 func newDriver(cfg Config, logger *slog.Logger, workerID string) *driver {
+	if cfg.TaskConfigsTimeout <= 0 {
+		cfg.TaskConfigsTimeout = TaskConfigsTimeout
+	}
 	d := &driver{
 		cfg: cfg, logger: logger, workerID: workerID, url: "http://" + workerID,
 		levels:  newLogLevels(),
@@ -167,7 +170,7 @@ func newDriver(cfg Config, logger *slog.Logger, workerID string) *driver {
 	d.stage.Store("starting")
 	d.m = herder.New(herder.Config{
 		WorkerID: workerID, URL: d.url, HoldTimeout: cfg.RequestHold,
-		TaskConfigsTimeout: TaskConfigsTimeout, KeyTTL: cfg.KeyTTL, Logger: logger,
+		TaskConfigsTimeout: cfg.TaskConfigsTimeout, KeyTTL: cfg.KeyTTL, Logger: logger,
 	})
 	return d
 }
@@ -458,7 +461,7 @@ func (d *driver) generate(a herder.GenerateTaskConfigs) {
 	if lc == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(d.ctx, TaskConfigsTimeout)
+	ctx, cancel := context.WithTimeout(d.ctx, d.cfg.TaskConfigsTimeout)
 	defer cancel()
 	tcs, err := lc.conn.TaskConfigs(ctx, a.MaxTasks)
 	if err != nil {
