@@ -124,6 +124,7 @@ func (a *api) forward(w http.ResponseWriter, r *http.Request, target string, we 
 			// A fresh routing context: chi would take the old one for a
 			// sub-router's.
 			r2 := r.Clone(context.WithValue(r.Context(), chi.RouteCtxKey, (*chi.Context)(nil)))
+			r2.URL.RawPath = escapePath(r2.URL.Path) // decoded once more on the way in
 			r2.Body = io.NopCloser(bytes.NewReader(body))
 			a.root.ServeHTTP(w, r2)
 			return
@@ -132,9 +133,21 @@ func (a *api) forward(w http.ResponseWriter, r *http.Request, target string, we 
 	}
 }
 
+// escapePath encodes a decoded path (whose segments hold no '/') segment
+// by segment, so that the receiver decodes exactly the same segments: a
+// name such as "a;b" or "a?b" keeps its ';' and '?' ("a;b" as an escaped
+// path would lose ";b", a path parameter).
+func escapePath(p string) string {
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}
+
 // send issues the forwarded request.
 func (a *api) send(r *http.Request, target string, q url.Values, body []byte) (*http.Response, error) {
-	u := strings.TrimRight(target, "/") + r.URL.EscapedPath() + "?" + q.Encode()
+	u := strings.TrimRight(target, "/") + escapePath(r.URL.Path) + "?" + q.Encode()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,43 @@ func TestForwardToLeader(t *testing.T) {
 	resp, _ = request(t, "DELETE", fol.URL+"/connectors/a", "")
 	if resp.StatusCode != 204 {
 		t.Fatalf("delete: %d", resp.StatusCode)
+	}
+
+	// A name with characters a path must escape reaches the leader as it
+	// is, also when the follower turns out to lead after all.
+	const odd = "a b;c?d#é+&=@"
+	resp, body = request(t, "POST", fol.URL+"/connectors", `{"name":"`+odd+`","config":{"connector.class":"FileStreamSource","topic":"t"}}`)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create %q through the follower: %d %s", odd, resp.StatusCode, body)
+	}
+	for _, srv := range []string{fol.URL, leader.URL} {
+		resp, body = request(t, "PUT", srv+"/connectors/"+url.PathEscape(odd)+"/config", `{"connector.class":"FileStreamSource","topic":"t2"}`)
+		if resp.StatusCode != 200 || !strings.Contains(body, `"topic":"t2"`) {
+			t.Fatalf("update %q through %s: %d %s", odd, srv, resp.StatusCode, body)
+		}
+	}
+	if cfg, err := leaderH.ConnectorConfig(context.Background(), odd); err != nil || cfg["topic"] != "t2" {
+		t.Fatalf("the leader has %v, %v", cfg, err)
+	}
+	// The leader dies and the follower leads now: the request runs through
+	// the follower's own handler again, with the same name.
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	followerH.mu.Lock()
+	followerH.leader = dead.URL
+	followerH.mu.Unlock()
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		followerH.mu.Lock()
+		followerH.leader = ""
+		followerH.mu.Unlock()
+	}()
+	resp, body = request(t, "PUT", fol.URL+"/connectors/"+url.PathEscape(odd)+"/config", `{"connector.class":"FileStreamSource","topic":"t3"}`)
+	if resp.StatusCode != 201 {
+		t.Fatalf("create %q on the new leader: %d %s", odd, resp.StatusCode, body)
+	}
+	if cfg, err := followerH.ConnectorConfig(context.Background(), odd); err != nil || cfg["topic"] != "t3" {
+		t.Fatalf("the new leader has %v, %v", cfg, err)
 	}
 }
 
