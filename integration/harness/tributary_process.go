@@ -15,23 +15,62 @@ import (
 )
 
 // BuildTributary builds the tributary binary (cmd/tributary of the module the
-// test runs in) into a temp dir of t and returns its path. Build it once per
-// test and share it between the processes the test starts. With
-// TRIBUTARY_BUILD_RACE set it is built with the race detector (a race is
-// reported in the process's log).
+// test runs in) and returns its path. It is built once per test process and
+// shared between tests (linking it is most of the time a short test takes);
+// RemoveBuilds, from TestMain, removes it. With TRIBUTARY_BUILD_RACE set it
+// is built with the race detector (a race is reported in the process's
+// log).
 func BuildTributary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tributary")
+	race := os.Getenv("TRIBUTARY_BUILD_RACE") != ""
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if bin := builds.bins[race]; bin != "" {
+		if _, err := os.Stat(bin); err == nil {
+			return bin
+		}
+	}
+	if builds.dir == "" {
+		dir, err := os.MkdirTemp("", "tributary-harness-")
+		if err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+		builds.dir = dir
+	}
+	bin := filepath.Join(builds.dir, "tributary")
 	args := []string{"build", "-o", bin}
-	if os.Getenv("TRIBUTARY_BUILD_RACE") != "" {
-		args = append(args, "-race")
+	if race {
+		bin += "-race"
+		args = []string{"build", "-race", "-o", bin}
 	}
 	cmd := exec.Command("go", append(args, "github.com/tributary-dev/tributary/cmd/tributary")...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("harness: go build cmd/tributary: %v\n%s", err, out)
 	}
+	if builds.bins == nil {
+		builds.bins = map[bool]string{}
+	}
+	builds.bins[race] = bin
 	return bin
+}
+
+// builds are the binaries BuildTributary built in this process.
+var builds struct {
+	mu   sync.Mutex
+	dir  string
+	bins map[bool]string // by race detector
+}
+
+// RemoveBuilds removes what BuildTributary built; call it from TestMain
+// once the tests have run.
+func RemoveBuilds() {
+	builds.mu.Lock()
+	defer builds.mu.Unlock()
+	if builds.dir != "" {
+		os.RemoveAll(builds.dir)
+	}
+	builds.dir, builds.bins = "", nil
 }
 
 // BrokerProcess is Tributary's broker running as a child process
