@@ -76,7 +76,7 @@ Flags:
 Main settings (defaults in brackets):
   listeners                        PLAINTEXT://host:port to bind [PLAINTEXT://127.0.0.1:9092]
   advertised.listeners             address clients are told to dial [listeners]
-  log.dirs                         data directory [./data/broker]
+  log.dirs                         data directory, locked while the broker runs [./data/broker]
   num.partitions                   partitions of auto-created topics [1]
   auto.create.topics.enable        create unknown topics on metadata requests [true]
   delete.topic.enable              allow deleting topics [true]

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/broker"
+	"github.com/tributary-dev/tributary/internal/dirlock"
 	"github.com/tributary-dev/tributary/internal/properties"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -30,7 +31,9 @@ const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's, on 127.0.0.1) in one process, with the built-in connectors
 (FileStreamSource/FileStreamSink, datagen) available. State lives in the data
-directory, so a second start resumes where the first stopped.
+directory, so a second start resumes where the first stopped. The data
+directory belongs to one process at a time (DIR/.lock): a second dev on it
+exits at once, naming the process that holds it.
 
 Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
@@ -105,6 +108,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	start := time.Now()
+	// The data directory is this process's alone, before anything in it is
+	// read: a second dev on it would run the same connectors twice and
+	// repair the running broker's logs under its feet.
+	lock, err := dirlock.Acquire(*dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
+		return 1
+	}
+	defer lock.Release()
 	bcfg := broker.DefaultConfig()
 	bcfg.Listener = net.JoinHostPort("127.0.0.1", strconv.Itoa(*brokerPort))
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
