@@ -144,7 +144,7 @@ func Open(cfg Config) (*Broker, error) {
 	b.txns = ts
 	ln, err := net.Listen("tcp", cfg.Listener)
 	if err != nil {
-		return fail(fmt.Errorf("broker: listen on %s: %w (is another broker running? change listeners)", cfg.Listener, err))
+		return fail(fmt.Errorf("broker: listen on %s: %w", cfg.Listener, err))
 	}
 	b.ln = ln
 	b.advHost, b.advPort = cfg.advertisedHostPort(ln.Addr())

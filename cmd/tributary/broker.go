@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"syscall"
 
 	"github.com/tributary-dev/tributary/broker"
 	"github.com/tributary-dev/tributary/internal/properties"
@@ -140,7 +142,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	cfg.Logger = logger
 	b, err := broker.Open(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "tributary broker: %v\n", err)
+		fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change listeners"))
 		return 1
 	}
 	if err := b.Serve(ctx); err != nil {
@@ -153,6 +155,15 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	return 0
+}
+
+// portHint returns what to do about a port already in use, said as fix;
+// "" for any other error.
+func portHint(err error, fix string) string {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return " (another process uses the port: stop it, or " + fix + ")"
+	}
+	return ""
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

@@ -124,7 +124,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	bcfg.GroupInitialRebalanceDelay = 0
 	b, err := broker.Open(bcfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
+		fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --broker-port"))
 		return 1
 	}
 	bctx, stopBroker := context.WithCancel(context.Background())
@@ -168,7 +168,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, wcfg, logger, levelVar)
+	rw, err := startWorker(ctx, wcfg, logger, levelVar, "pass another --rest-port")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1

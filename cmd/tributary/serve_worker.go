@@ -20,10 +20,11 @@ type runningWorker struct {
 
 // startWorker binds the REST listener, starts the worker and serves its REST
 // API. The worker stops when ctx is cancelled; done then yields Run's error.
-func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, level *slog.LevelVar) (*runningWorker, error) {
+// portFix says how the user picks another REST port.
+func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, level *slog.LevelVar, portFix string) (*runningWorker, error) {
 	ln, err := net.Listen("tcp", cfg.Listener)
 	if err != nil {
-		return nil, fmt.Errorf("REST listener %s: %w (change listeners, or stop what uses the port)", cfg.Listener, err)
+		return nil, fmt.Errorf("REST listener %s: %w%s", cfg.Listener, err, portHint(err, portFix))
 	}
 	w, err := worker.New(cfg, worker.Options{Logger: logger, LogLevel: level, RESTAddr: ln.Addr()})
 	if err != nil {

@@ -76,7 +76,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, cfg, logger, levelVar)
+	rw, err := startWorker(ctx, cfg, logger, levelVar, "change listeners")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 1
