@@ -218,6 +218,8 @@ func splitTopics(s string) []string {
 func mergeValidation(t sdk.ConnectorType, class string, config map[string]string, plugin sdk.ConfigInfos) sdk.ConfigInfos {
 	out := sdk.ConfigInfos{Name: class, Groups: commonGroups(t)}
 	out.Configs = commonConfigInfos(t, config)
+	refused, groups := transformsUnavailable(config)
+	out.Configs, out.Groups = append(out.Configs, refused...), append(out.Groups, groups...)
 	seen := map[string]int{} // key → its entry in out.Configs
 	for i, c := range out.Configs {
 		seen[c.Definition.Name] = i

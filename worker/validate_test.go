@@ -97,3 +97,51 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 		}
 	}
 }
+
+// TestTransformsRefused: until the worker has transforms, every transform
+// or predicate alias is listed as Kafka Connect 4.4 lists it and refused
+// with its message for a class it cannot find (issue 21), so a create
+// fails instead of running with the transforms ignored.
+func TestTransformsRefused(t *testing.T) {
+	config := map[string]string{"connector.class": "X", "name": "s", "topic": "t",
+		"transforms": "route, b", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+		"predicates": "p", "predicates.p.type": "com.example.NoSuchPredicate"}
+	out := mergeValidation(sdk.Source, "X", config, sdk.ConfigInfos{})
+	want := map[string]string{
+		"transforms.route.type": "Invalid value org.apache.kafka.connect.transforms.RegexRouter for configuration transforms.route.type: Class org.apache.kafka.connect.transforms.RegexRouter could not be found.",
+		"transforms.b.type":     `Missing required configuration "transforms.b.type" which has no default value.`,
+		"predicates.p.type":     "Invalid value com.example.NoSuchPredicate for configuration predicates.p.type: Class com.example.NoSuchPredicate could not be found.",
+	}
+	errs := out.Errors()
+	for k, msg := range want {
+		if len(errs[k]) != 1 || errs[k][0] != msg {
+			t.Errorf("%s: errors %q, want %q", k, errs[k], msg)
+		}
+	}
+	if out.ErrorCount != len(want) {
+		t.Errorf("error_count %d, want %d", out.ErrorCount, len(want))
+	}
+	var names []string
+	for _, c := range out.Configs {
+		if strings.Contains(c.Definition.Name, ".plugin.version") && strings.HasPrefix(c.Definition.Name, "transforms.") {
+			names = append(names, c.Definition.Name)
+		}
+	}
+	if strings.Join(names, ",") != "transforms.route.plugin.version,transforms.b.plugin.version" {
+		t.Errorf("plugin.version keys %v", names)
+	}
+	g := strings.Join(out.Groups, ",")
+	if !strings.HasSuffix(g, "Transforms: route,Transforms: b,Predicates: p") {
+		t.Errorf("groups %s", g)
+	}
+	err := validationError(out)
+	if err == nil || KindOf(err) != KindBadRequest || !strings.Contains(err.Error(), "Class org.apache.kafka.connect.transforms.RegexRouter could not be found.") {
+		t.Fatalf("validationError = %v", err)
+	}
+	// No transforms: nothing added.
+	delete(config, "transforms")
+	delete(config, "predicates")
+	if out := mergeValidation(sdk.Source, "X", config, sdk.ConfigInfos{}); out.ErrorCount != 0 {
+		t.Fatalf("without transforms: %v", out.Errors())
+	}
+}
