@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/file"
@@ -1057,4 +1061,66 @@ func TestNoSocketFilesLeft(t *testing.T) {
 		_ = task.Stop(ctx)
 	}
 	left("after a crash")
+}
+
+// TestAlterOffsetsThroughPlugin: the host asks a plugin's connector about
+// an offsets change (Kafka Connect's alterOffsets) and reports its answer:
+// accepted by a hook, refused with the connector's message, unsupported,
+// or asked of a connector without a hook. Source offsets keep their number
+// types across the process boundary (an int64 stays exact, 5.0 a float).
+func TestAlterOffsetsThroughPlugin(t *testing.T) {
+	h := newTestHost(t, nil)
+	ctx := context.Background()
+	fileCfg := map[string]string{"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic": "t"}
+	part := sdk.Partition{"filename": "/tmp/in.txt"}
+	ask := func(class string, cfg map[string]string, ch sdk.OffsetChange) (bool, error) {
+		t.Helper()
+		return h.AlterOffsets(ctx, class, "c", cfg, ch)
+	}
+	accepted, err := ask(file.SourceClass, fileCfg, sdk.OffsetChange{Source: []sdk.SourceOffset{
+		{Partition: part, Offset: sdk.Offset{"position": int64(math.MaxInt64)}},
+		{Partition: sdk.Partition{"filename": "/old"}}, // a reset
+	}})
+	if err != nil || !accepted {
+		t.Fatalf("valid file offsets: %v, %v; want accepted", accepted, err)
+	}
+	_, err = ask(file.SourceClass, fileCfg, sdk.OffsetChange{Source: []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"position": 5.0}}}})
+	var refused *OffsetsRefusedError
+	if !errors.As(err, &refused) || refused.Message != "The value for the 'position' key in the offset is expected to be a Long value" {
+		t.Fatalf("float position: %v; want the connector's refusal", err)
+	}
+	// Datagen has no hook: Kafka Connect's default alterOffsets.
+	accepted, err = ask("Datagen", map[string]string{"kafka.topic": "t"}, sdk.OffsetChange{Source: []sdk.SourceOffset{{Partition: sdk.Partition{"p": "x"}, Offset: sdk.Offset{"n": int64(1)}}}})
+	if err != nil || accepted {
+		t.Fatalf("no hook: %v, %v; want not accepted, no error", accepted, err)
+	}
+	five, big := int64(5), int64(101)
+	accepted, err = ask(offsetsSinkClass, nil, sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{{Topic: "a"}: &five, {Topic: "a", Partition: 1}: nil}})
+	if err != nil || !accepted {
+		t.Fatalf("sink offsets: %v, %v", accepted, err)
+	}
+	_, err = ask(offsetsSinkClass, nil, sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{{Topic: "a"}: &big, {Topic: "b", Partition: 2}: nil}})
+	if !errors.As(err, &refused) || refused.Message != "offsets above 100 are refused; got a-0=101,b-2=reset" {
+		t.Fatalf("sink refusal: %v", err)
+	}
+	_, err = ask(offsetsSinkClass, map[string]string{"mode": "unsupported"}, sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{}})
+	if !errors.Is(err, sdk.ErrOffsetsUnsupported) {
+		t.Fatalf("unsupported: %v", err)
+	}
+	_, err = ask(offsetsSinkClass, map[string]string{"mode": "panic"}, sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{}})
+	if err == nil || errors.As(err, &refused) || !strings.Contains(err.Error(), "boom in AlterOffsets") {
+		t.Fatalf("panic: %v; want a failure naming the panic, not a refusal", err)
+	}
+}
+
+// TestOffsetsAnswerFromOlderPlugin: a plugin built before the AlterOffsets
+// RPC answers Unimplemented, which is a connector without the hook.
+func TestOffsetsAnswerFromOlderPlugin(t *testing.T) {
+	accepted, err := offsetsAnswer(nil, status.Error(codes.Unimplemented, "method AlterOffsets not implemented"))
+	if err != nil || accepted {
+		t.Fatalf("Unimplemented: %v, %v", accepted, err)
+	}
+	if _, err := offsetsAnswer(nil, status.Error(codes.Unavailable, "gone")); err == nil {
+		t.Fatal("a failed call is no answer")
+	}
 }
