@@ -102,12 +102,22 @@ func isJSON(ct string) bool {
 
 // decodeStrict parses body into v, rejecting unknown fields, trailing data
 // and an empty body with a message for a 400.
-func decodeStrict(body []byte, v any) error {
+func decodeStrict(body []byte, v any) error { return decodeBody(body, v, false) }
+
+// decodeStrictNumbers is decodeStrict keeping numbers as json.Number, for
+// bodies whose numbers must stay as written (offsets: an int64 stays exact,
+// 5.0 stays a float).
+func decodeStrictNumbers(body []byte, v any) error { return decodeBody(body, v, true) }
+
+func decodeBody(body []byte, v any, numbers bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return reqErr("Request body is empty")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
+	if numbers {
+		dec.UseNumber()
+	}
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}

@@ -32,12 +32,54 @@ type SourceConfig struct {
 // Source returns the FileStreamSource connector.
 func Source() sdk.Connector {
 	return sdk.SourceConnector[SourceConfig]{
-		Class:   SourceClass,
-		Version: version,
-		Doc:     "Reads lines from a file and produces each as a record.",
-		NewTask: func(c SourceConfig) sdk.SourceTask { return &sourceTask{cfg: c} },
+		Class:        SourceClass,
+		Version:      version,
+		Doc:          "Reads lines from a file and produces each as a record.",
+		NewTask:      func(c SourceConfig) sdk.SourceTask { return &sourceTask{cfg: c} },
+		AlterOffsets: alterSourceOffsets,
 	}
 }
+
+// alterSourceOffsets makes Kafka's FileStreamSourceConnector checks, with
+// its messages, on offsets set through the REST API: a reset (a null
+// offset) is always allowed, so that stray partitions can be cleaned up;
+// an offset must be a non-negative integer position in a partition naming
+// a file. Whether the position fits the file is the task's business when
+// it starts.
+func alterSourceOffsets(_ context.Context, cfg SourceConfig, offsets []sdk.SourceOffset) error {
+	if cfg.File == "" {
+		return offsetRefusal("Offsets cannot be modified if the 'file' configuration is unspecified. This is because stdin is used for input and offsets are not tracked.")
+	}
+	for _, o := range offsets {
+		if o.Offset == nil {
+			continue
+		}
+		pos, ok := o.Offset["position"]
+		if !ok {
+			return offsetRefusal("Offset objects should either be null or contain the key 'position'")
+		}
+		n, ok := pos.(int64)
+		if !ok {
+			return offsetRefusal("The value for the 'position' key in the offset is expected to be a Long value")
+		}
+		if n < 0 {
+			return offsetRefusal("The value for the 'position' key in the offset should be a non-negative value")
+		}
+		if o.Partition == nil {
+			return offsetRefusal("Partition objects cannot be null")
+		}
+		if _, ok := o.Partition["filename"]; !ok {
+			return offsetRefusal("Partition objects should contain the key 'filename'")
+		}
+	}
+	return nil
+}
+
+// offsetRefusal is a refusal of an offsets change, worded for the REST
+// API's user as Kafka's connector words it.
+type offsetRefusal string
+
+func (r offsetRefusal) Error() string { return string(r) }
 
 // idleWait is how long Poll waits for new data before returning nothing.
 const idleWait = 100 * time.Millisecond

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tributary-dev/tributary/connectors/file"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -434,12 +435,27 @@ func (h *Herder) stopped(name string) (*connector, error) {
 	return c, nil
 }
 
-// AlterOffsets implements worker.Herder.
-func (h *Herder) AlterOffsets(_ context.Context, name string, offsets worker.ConnectorOffsets) (string, error) {
+// AlterOffsets implements worker.Herder. Like a worker, it asks the
+// connector (the FileStream connectors' own alterOffsets checks) before it
+// changes anything.
+func (h *Herder) AlterOffsets(ctx context.Context, name string, offsets worker.ConnectorOffsets) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, err := h.stopped(name)
 	if err != nil {
+		return "", err
+	}
+	var change sdk.OffsetChange
+	if c.typ == "source" {
+		for _, po := range offsets.Offsets {
+			so := sdk.SourceOffset{Partition: worker.ConnectNumbers(po.Partition)}
+			if po.Offset != nil {
+				so.Offset = worker.ConnectNumbers(po.Offset)
+			}
+			change.Source = append(change.Source, so)
+		}
+	}
+	if err := approve(ctx, c, change); err != nil {
 		return "", err
 	}
 	for _, po := range offsets.Offsets {
@@ -457,12 +473,32 @@ func (h *Herder) AlterOffsets(_ context.Context, name string, offsets worker.Con
 	return "The offsets for this connector have been altered successfully", nil
 }
 
+// approve asks the connector's alterOffsets (the FileStream connectors')
+// about change; a refusal is a 400 with its message.
+func approve(ctx context.Context, c *connector, change sdk.OffsetChange) error {
+	conn := file.Sink()
+	if c.typ == "source" {
+		conn = file.Source()
+	}
+	if _, err := conn.(sdk.OffsetApprover).ApproveOffsets(ctx, c.config, change); err != nil {
+		return worker.Errorf(worker.KindBadRequest, "%s", err.Error())
+	}
+	return nil
+}
+
 // ResetOffsets implements worker.Herder.
-func (h *Herder) ResetOffsets(_ context.Context, name string) (string, error) {
+func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, err := h.stopped(name)
 	if err != nil {
+		return "", err
+	}
+	change := sdk.OffsetChange{Source: []sdk.SourceOffset{}}
+	for _, o := range c.offsets {
+		change.Source = append(change.Source, sdk.SourceOffset{Partition: o.Partition})
+	}
+	if err := approve(ctx, c, change); err != nil {
 		return "", err
 	}
 	c.offsets = nil
