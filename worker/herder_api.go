@@ -147,7 +147,12 @@ func (h *herder) validate(ctx context.Context, config map[string]string) (sdk.Co
 		// Kafka Connect answers 500 with the connector's message.
 		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %v", class, err)
 	}
-	return mergeValidation(spec.Type, spec.Class, config, pluginInfos), spec, nil
+	return Validation(spec, h.converters(), config, pluginInfos), spec, nil
+}
+
+// converters are the worker's converters, every connector's defaults.
+func (h *herder) converters() Converters {
+	return Converters{Key: h.cfg.KeyConverter, Value: h.cfg.ValueConverter, Header: h.cfg.HeaderConverter}
 }
 
 func (h *herder) available(l plugins.Loader) string {
@@ -174,7 +179,7 @@ func (h *herder) PutConnectorConfig(ctx context.Context, name string, config map
 	if err != nil {
 		return false, ConnectorInfo{}, err
 	}
-	if err := validationError(infos); err != nil {
+	if err := ValidationError(infos); err != nil {
 		return false, ConnectorInfo{}, err
 	}
 	target := ""
@@ -778,19 +783,22 @@ func (h *herder) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Kafka Connect 4.4's order: connectors by class, then (all) the
+	// transformations, predicates, converters and header converters, each
+	// by class.
 	var out []PluginInfo
 	for _, s := range l.Specs() {
 		out = append(out, PluginInfo{Class: s.Class, Type: string(s.Type), Version: s.Version})
 	}
+	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
 	if all {
-		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter} {
+		for _, c := range converterClasses(false) {
 			out = append(out, PluginInfo{Class: c, Type: "converter", Version: Version})
 		}
-		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter, SimpleHeaderConverter} {
+		for _, c := range converterClasses(true) {
 			out = append(out, PluginInfo{Class: c, Type: "header_converter", Version: Version})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
 	return out, nil
 }
 
@@ -806,7 +814,7 @@ func (h *herder) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigK
 		}
 		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)
 	}
-	return spec.Config, nil
+	return ConnectorConfigDefs(spec), nil
 }
 
 func (h *herder) ValidateConfig(ctx context.Context, plugin string, config map[string]string) (sdk.ConfigInfos, error) {

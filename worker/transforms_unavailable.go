@@ -14,7 +14,7 @@ import (
 // message for a class it cannot find, so that such a connector is refused
 // on validate and create instead of running with its transforms ignored.
 // It returns the entries, which come after the common keys, and their
-// groups. Delete this file, and its one call in mergeValidation, when
+// groups. Delete this file, and its one call in Validation, when
 // transforms land.
 func transformsUnavailable(config map[string]string) ([]sdk.ConfigInfo, []string) {
 	var out []sdk.ConfigInfo

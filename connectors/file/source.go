@@ -26,7 +26,7 @@ const (
 type SourceConfig struct {
 	File      string `key:"file" optional:"" importance:"high" doc:"Source filename. If not specified, the standard input will be used"`
 	Topic     string `key:"topic" importance:"high" validate:"nonempty" doc:"The topic to publish data to"`
-	BatchSize int32  `key:"batch.size" default:"2000" validate:"min=1" doc:"The maximum number of records the source task can read from the file each time it is polled"`
+	BatchSize int32  `key:"batch.size" default:"2000" doc:"The maximum number of records the source task can read from the file each time it is polled"`
 }
 
 // Source returns the FileStreamSource connector.
@@ -150,7 +150,12 @@ func (t *sourceTask) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, err
 		wait(ctx, time.Second)
 		return nil, err
 	}
+	// Like Kafka's task, which returns a batch once it holds batch.size
+	// records, so that 0 or less means one record at a time.
 	limit := min(max, int(t.cfg.BatchSize))
+	if limit < 1 {
+		limit = 1
+	}
 	var recs []sdk.SourceRecord
 	for len(recs) < limit {
 		chunk, err := t.r.ReadSlice('\n')

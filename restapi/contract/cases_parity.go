@@ -1,6 +1,43 @@
 package contract
 
-import "net/http"
+import (
+	"embed"
+	"encoding/json"
+	"net/http"
+)
+
+// recorded holds answers recorded from Kafka Connect 4.4 (with the FileStream
+// connectors, JsonConverter as the worker's key and value converter) and
+// made templates where the two products must differ: plugin versions are
+// "{{string}}", and the recommended classes of a transform type, which
+// Tributary does not have yet, "{{array}}". A validate file holds the
+// request body and the answer.
+//
+//go:embed testdata/*.json
+var recorded embed.FS
+
+// recordedAnswer returns a recorded answer; for a validate recording also
+// the request body.
+func recordedAnswer(file string) (body, answer string) {
+	b, err := recorded.ReadFile("testdata/" + file)
+	if err != nil {
+		panic("contract: " + err.Error()) // a file of this package is missing
+	}
+	var v struct {
+		Body   json.RawMessage `json:"body"`
+		Answer json.RawMessage `json:"answer"`
+	}
+	if json.Unmarshal(b, &v) == nil && v.Answer != nil {
+		return string(v.Body), string(v.Answer)
+	}
+	return "", string(b)
+}
+
+// recordedValidate is the step of a recorded validate exchange.
+func recordedValidate(path, file string) Step {
+	body, answer := recordedAnswer(file)
+	return send(http.MethodPut, path, body, 200, answer)
+}
 
 // refusedOffsets is the answer to an offsets change the connector refuses:
 // a 400 with the connector's message (Kafka Connect: a 500 with it).
@@ -16,7 +53,52 @@ func refusedOffsets(body, message string) Step {
 // answering differently from Kafka Connect 4.4 (issue 21).
 func parityCases() []Case {
 	const file = `{"filename":"${dir}/${name}.in"}`
+	_, sourceDefs := recordedAnswer("config-FileStreamSource.json")
+	_, sinkDefs := recordedAnswer("config-FileStreamSink.json")
 	return []Case{
+		{"plugin config definitions", []Step{
+			// Every key Kafka Connect 4.4 defines, the common ones included,
+			// in its order (by class and by alias).
+			get("/connector-plugins/FileStreamSource/config", 200, sourceDefs),
+			get("/connector-plugins/org.apache.kafka.connect.file.FileStreamSourceConnector/config", 200, sourceDefs),
+			get("/connector-plugins/FileStreamSink/config", 200, sinkDefs),
+		}},
+		{"validate like kafka connect", []Step{
+			// The common keys with the worker's converters as defaults,
+			// the plugin.version keys (KIP-891), connector.class and the
+			// result's name as given.
+			recordedValidate("/connector-plugins/FileStreamSource/config/validate", "validate-source.json"),
+			// Converters named in the config have their settings
+			// validated under their prefix; values of the wrong type are
+			// null; LIST values are rendered trimmed.
+			recordedValidate("/connector-plugins/FileStreamSinkConnector/config/validate", "validate-sink-converters.json"),
+		}},
+		{"primitive converters", []Step{
+			get("/connector-plugins?connectorsOnly=false", 200, `["{{contains}}",
+				{"class":"org.apache.kafka.connect.converters.BooleanConverter","type":"converter","version":"{{string}}"},
+				{"class":"org.apache.kafka.connect.converters.DoubleConverter","type":"converter","version":"{{string}}"},
+				{"class":"org.apache.kafka.connect.converters.FloatConverter","type":"converter","version":"{{string}}"},
+				{"class":"org.apache.kafka.connect.converters.IntegerConverter","type":"converter","version":"{{string}}"},
+				{"class":"org.apache.kafka.connect.converters.LongConverter","type":"converter","version":"{{string}}"},
+				{"class":"org.apache.kafka.connect.converters.ShortConverter","type":"converter","version":"{{string}}"},
+				{"class":"org.apache.kafka.connect.converters.ByteArrayConverter","type":"converter","version":"{{string}}"},
+				{"class":"org.apache.kafka.connect.json.JsonConverter","type":"converter","version":"{{string}}"},
+				{"class":"org.apache.kafka.connect.storage.StringConverter","type":"converter","version":"{{string}}"}]`),
+			get("/connector-plugins/IntegerConverter/config", 200, `[{"name":"converter.type","type":"STRING","required":true,"default_value":null,"importance":"LOW","documentation":"How this converter will be used.","group":null,"order_in_group":-1,"width":"NONE","display_name":"converter.type","dependents":[]}]`),
+			get("/connector-plugins/org.apache.kafka.connect.converters.BooleanConverter/config", 200, `[{"name":"converter.type","type":"STRING","required":true,"default_value":null,"importance":"LOW","documentation":"How this converter will be used.","group":null,"order_in_group":-1,"width":"NONE","display_name":"converter.type","dependents":[]}]`),
+		}},
+		{"transforms refused", []Step{
+			// Kafka Connect's answer for a transform class it cannot find;
+			// Tributary gives it for every transform until it has them.
+			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSource","topic":"t","transforms":"a","transforms.a.type":"com.example.NoSuchTransform"}}`, 400,
+				`{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value com.example.NoSuchTransform for configuration transforms.a.type: Class com.example.NoSuchTransform could not be found.\nYou can also find the above list of errors at the endpoint `+"`/connector-plugins/{connectorType}/config/validate`"+`"}`),
+			get("/connectors/${name}", 404, connNotFound),
+			recordedValidate("/connector-plugins/FileStreamSource/config/validate", "validate-transforms.json"),
+			{Method: http.MethodPost, Path: "/connectors",
+				Body:  `{"name":"${name}","config":{"connector.class":"FileStreamSource","topic":"t","transforms":"route","transforms.route.type":"org.apache.kafka.connect.transforms.RegexRouter","transforms.route.regex":"(.*)","transforms.route.replacement":"$1-x"}}`,
+				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value org.apache.kafka.connect.transforms.RegexRouter for configuration transforms.route.type: Class org.apache.kafka.connect.transforms.RegexRouter could not be found.\nYou can also find the above list of errors at the endpoint ` + "`/connector-plugins/{connectorType}/config/validate`" + `"}`},
+				Kafka: &Expect{Status: 201, Body: `"{{object}}"`}, Deviation: "transforms are refused until the worker has them (the transforms issue), rather than ignored"},
+		}},
 		{"source offsets asked of the connector", steps(createSource(), []Step{
 			send(http.MethodPut, "/connectors/${name}/stop", "", 204, ""),
 			poll(get("/connectors/${name}/status", 200, status("source", "STOPPED"))),
