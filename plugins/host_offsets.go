@@ -37,7 +37,7 @@ func (h *Host) AlterOffsets(ctx context.Context, class, name string, config map[
 		m.Offset = *off
 		req.SinkOffsets = append(req.SinkOffsets, m)
 	}
-	p, err := h.launch(ctx, pi.Command, h.cfg.Logger.With("plugin", pi.Spec.Class, "connector", name))
+	p, err := h.launch(ctx, pi.Command, h.pluginLogs(pi.Spec.Class, "connector", name))
 	if err != nil {
 		return false, err
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 	"github.com/tributary-dev/tributary/sdk/protocol/shm"
@@ -440,7 +441,7 @@ func TestIncompatibleProtocolVersionsRefuse(t *testing.T) {
 	}
 	// A direct start reports the same.
 	exe, _ := os.Executable()
-	_, err := h.launch(context.Background(), []string{exe}, logger)
+	_, err := h.launch(context.Background(), []string{exe}, procLogs{logger, logger})
 	if err == nil || !strings.Contains(err.Error(), "incompatible plugin protocol") {
 		t.Fatalf("launch: %v", err)
 	}
@@ -553,7 +554,7 @@ func TestAcquireAfterFailedLaunch(t *testing.T) {
 	done := make(chan error, 2)
 	go func() {
 		for range 2 {
-			_, err := h.acquire(context.Background(), "broken", []string{"/bin/false"})
+			_, err := h.acquire(context.Background(), "x.Broken", "broken", []string{"/bin/false"})
 			done <- err
 		}
 	}()
@@ -1122,5 +1123,53 @@ func TestOffsetsAnswerFromOlderPlugin(t *testing.T) {
 	}
 	if _, err := offsetsAnswer(nil, status.Error(codes.Unavailable, "gone")); err == nil {
 		t.Fatal("a failed call is no answer")
+	}
+}
+
+// TestPluginLogsUnderClassLoggers: a plugin's lines reach loggers named
+// after its classes, as a Java connector's do (its task's lines under the
+// task class), so that /admin/loggers levels apply to them.
+func TestPluginLogsUnderClassLoggers(t *testing.T) {
+	capture, logs := newCapture()
+	reg := loglevel.New(capture.Handler(), slog.LevelInfo)
+	h := newTestHost(t, func(c *Config) { c.Logger = reg.Logger("dev.tributary") })
+	if _, ok := reg.Level("test.CrashySourceTask"); !ok {
+		t.Fatalf("the task class logger is not listed after discovery: %v", reg.Levels())
+	}
+	ctx := context.Background()
+	seen := func(conn string) (capturedRecord, bool) {
+		for _, r := range logs() {
+			if r.Msg == "hello from plugin" && r.Attrs["connector"] == conn {
+				return r, true
+			}
+		}
+		return capturedRecord{}, false
+	}
+	task := startCrashy(t, h, sdk.TaskInfo{Connector: "loud", Task: 1}, map[string]string{"mode": "ok"})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if r, ok := seen("loud"); ok {
+			if r.Attrs["logger"] != "test.CrashySourceTask" || r.Attrs["task"] != "1" {
+				t.Fatalf("re-emitted record %+v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task's line never arrived: %+v", logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	task.Stop(ctx)
+	if _, err := reg.SetLevel("test", "WARN"); err != nil {
+		t.Fatal(err)
+	}
+	task = startCrashy(t, h, sdk.TaskInfo{Connector: "quiet", Task: 1}, map[string]string{"mode": "ok"})
+	defer task.Stop(ctx)
+	if _, err := task.Poll(ctx); err != nil { // the task opened: its line was written
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if r, ok := seen("quiet"); ok {
+		t.Fatalf("an INFO line passed a WARN logger: %+v", r)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/tributary-dev/tributary/broker"
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
 )
 
@@ -139,7 +140,7 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	cfg.Logger = logger
+	cfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	b, err := broker.Open(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change listeners"))
@@ -171,14 +172,14 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	return l, err
 }
 
-// newLevelLogger returns a text logger on w whose level can be changed at
-// run time (the worker's /admin/loggers endpoint does).
-func newLevelLogger(w io.Writer, level string) (*slog.Logger, *slog.LevelVar, error) {
+// newLevelLogger returns a text logger on w, named dev.tributary, whose
+// level and whose named children's levels can be changed at run time (the
+// worker's /admin/loggers endpoints do); level is the root logger's.
+func newLevelLogger(w io.Writer, level string) (*slog.Logger, *loglevel.Registry, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	v := new(slog.LevelVar)
-	v.Set(l)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: v})), v, nil
+	reg := loglevel.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: loglevel.All}), l)
+	return reg.Logger("dev.tributary"), reg, nil
 }

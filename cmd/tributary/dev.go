@@ -17,6 +17,7 @@ import (
 
 	"github.com/tributary-dev/tributary/broker"
 	"github.com/tributary-dev/tributary/internal/dirlock"
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -46,8 +47,9 @@ Flags:
   --config FILE       a worker properties file (connect-distributed.properties
                       keys) whose settings replace dev's defaults below
   --override k=v      set one worker setting (repeatable; applied last)
-  --log-level LEVEL   debug, info, warn or error (default warn; info also logs
-                      each plugin loaded from --plugin-path)
+  --log-level LEVEL   the root logger's level: debug, info, warn or error (default
+                      warn; info also logs each plugin loaded from --plugin-path);
+                      PUT /admin/loggers/{name} changes any logger's at run time
   -h, --help          show this help
 
 Converters: dev's worker writes keys with StringConverter and values with
@@ -102,7 +104,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	logger, levelVar, err := newLevelLogger(stderr, *level)
+	logger, loggers, err := newLevelLogger(stderr, *level)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 2
@@ -120,7 +122,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	bcfg := broker.DefaultConfig()
 	bcfg.Listener = net.JoinHostPort("127.0.0.1", strconv.Itoa(*brokerPort))
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
-	bcfg.Logger = logger
+	bcfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	bcfg.GroupInitialRebalanceDelay = 0
 	b, err := broker.Open(bcfg)
 	if err != nil {
@@ -168,7 +170,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, wcfg, logger, levelVar, "pass another --rest-port")
+	rw, err := startWorker(ctx, wcfg, logger, loggers, "pass another --rest-port")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1

@@ -99,6 +99,26 @@ func parityCases() []Case {
 				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value org.apache.kafka.connect.transforms.RegexRouter for configuration transforms.route.type: Class org.apache.kafka.connect.transforms.RegexRouter could not be found.\nYou can also find the above list of errors at the endpoint ` + "`/connector-plugins/{connectorType}/config/validate`" + `"}`},
 				Kafka: &Expect{Status: 201, Body: `"{{object}}"`}, Deviation: "transforms are refused until the worker has them (the transforms issue), rather than ignored"},
 		}},
+		{"loggers by namespace", []Step{
+			// Every logger is listed, the connectors' class loggers too.
+			get("/admin/loggers", 200, `{"{{more}}":true,"root":{"level":"{{string}}","last_modified":"{{any}}"},
+				"org.apache.kafka.connect.file.FileStreamSourceTask":{"level":"{{string}}","last_modified":"{{any}}"},
+				"org.apache.kafka.connect.file.FileStreamSinkConnector":{"level":"{{string}}","last_modified":"{{any}}"}}`),
+			get("/admin/loggers/org.apache.kafka.connect.file.FileStreamSinkTask", 200, `{"level":"{{string}}","last_modified":"{{any}}"}`),
+			send(http.MethodPut, "/admin/loggers/org.apache.kafka.connect.file", `{"level":"INFO"}`, 200, `"{{array}}"`),
+			// A namespace: every logger it changed, itself included.
+			send(http.MethodPut, "/admin/loggers/org.apache.kafka.connect.file", `{"level":"DEBUG"}`, 200,
+				`["org.apache.kafka.connect.file","org.apache.kafka.connect.file.FileStreamSinkConnector","org.apache.kafka.connect.file.FileStreamSinkTask",
+				  "org.apache.kafka.connect.file.FileStreamSourceConnector","org.apache.kafka.connect.file.FileStreamSourceTask"]`),
+			get("/admin/loggers/org.apache.kafka.connect.file", 200, `{"level":"DEBUG","last_modified":"{{number}}"}`),
+			get("/admin/loggers/org.apache.kafka.connect.file.FileStreamSourceTask", 200, `{"level":"DEBUG","last_modified":"{{number}}"}`),
+			// Nothing to change: an empty list.
+			send(http.MethodPut, "/admin/loggers/org.apache.kafka.connect.file", `{"level":"debug"}`, 200, `[]`),
+			send(http.MethodPut, "/admin/loggers/org.apache.kafka.connect.file.FileStreamSinkTask", `{"level":"WARN"}`, 200,
+				`["org.apache.kafka.connect.file.FileStreamSinkTask"]`),
+			get("/admin/loggers/org.apache.kafka.connect.file.FileStreamSinkTask", 200, `{"level":"WARN","last_modified":"{{number}}"}`),
+			send(http.MethodPut, "/admin/loggers/org.apache.kafka.connect.file", `{"level":"INFO"}`, 200, `"{{array}}"`),
+		}},
 		{"source offsets asked of the connector", steps(createSource(), []Step{
 			send(http.MethodPut, "/connectors/${name}/stop", "", 204, ""),
 			poll(get("/connectors/${name}/status", 200, status("source", "STOPPED"))),

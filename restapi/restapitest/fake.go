@@ -8,16 +8,15 @@ package restapitest
 
 import (
 	"context"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -39,8 +38,7 @@ type Herder struct {
 	health     error
 	connectors map[string]*connector
 	order      []string
-	loggers    map[string]worker.LoggerLevel
-	now        func() time.Time
+	loggers    *loglevel.Registry
 }
 
 type connector struct {
@@ -58,13 +56,18 @@ var _ worker.Herder = (*Herder)(nil)
 func NewHerder() *Herder {
 	return &Herder{
 		connectors: map[string]*connector{},
-		loggers: map[string]worker.LoggerLevel{
-			"root":                     {Level: "INFO"},
-			"org.apache.kafka":         {Level: "INFO"},
-			"org.apache.kafka.connect": {Level: "INFO"},
-		},
-		now: time.Now,
+		loggers:    newLoggers(),
 	}
+}
+
+// newLoggers are the fake worker's loggers: Kafka's and the FileStream
+// connectors' classes, as a Kafka Connect worker lists them.
+func newLoggers() *loglevel.Registry {
+	r := loglevel.New(slog.DiscardHandler, slog.LevelInfo)
+	for _, n := range []string{"org.apache.kafka", FileSourceClass, fileSourceTask, FileSinkClass, fileSinkTask} {
+		r.Logger(n)
+	}
+	return r
 }
 
 // SetHealth makes Health return err (nil: healthy).
@@ -548,45 +551,31 @@ func (h *Herder) ValidateConfig(ctx context.Context, plugin string, config map[s
 
 // Loggers implements worker.Herder.
 func (h *Herder) Loggers(context.Context) (map[string]worker.LoggerLevel, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return maps.Clone(h.loggers), nil
+	out := map[string]worker.LoggerLevel{}
+	for n, l := range h.loggers.Levels() {
+		out[n] = worker.LoggerLevel{Level: l.Level, LastModified: l.LastModified}
+	}
+	return out, nil
 }
 
 // Logger implements worker.Herder.
 func (h *Herder) Logger(_ context.Context, name string) (worker.LoggerLevel, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	l, ok := h.loggers[name]
+	l, ok := h.loggers.Level(name)
 	if !ok {
 		return worker.LoggerLevel{}, worker.Errorf(worker.KindNotFound, "Logger %s not found.", name)
 	}
-	return l, nil
+	return worker.LoggerLevel{Level: l.Level, LastModified: l.LastModified}, nil
 }
 
-// SetLogLevel implements worker.Herder: name and every known logger under
-// it get level.
+// SetLogLevel implements worker.Herder as a worker does: name and every
+// logger under it get level (on this one fake worker for either scope).
 func (h *Herder) SetLogLevel(_ context.Context, name, level, scope string) ([]string, error) {
-	lv := strings.ToUpper(level)
-	switch lv {
-	case "OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL":
-	default:
+	changed, err := h.loggers.SetLevel(name, level)
+	if err != nil {
 		return nil, worker.Errorf(worker.KindNotFound, "invalid log level '%s'.", level)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ms := h.now().UnixMilli()
-	h.loggers[name] = worker.LoggerLevel{Level: lv, LastModified: &ms}
-	var out []string
-	for n := range h.loggers {
-		if n == name || strings.HasPrefix(n, name+".") {
-			h.loggers[n] = worker.LoggerLevel{Level: lv, LastModified: &ms}
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
 	if scope == "cluster" {
 		return nil, nil
 	}
-	return out, nil
+	return changed, nil
 }
