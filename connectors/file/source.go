@@ -19,7 +19,9 @@ import (
 const (
 	SourceClass = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 	SinkClass   = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-	version     = "4.0.0-tributary"
+	// version is Tributary's (worker.Version, what GET / reports); a test of
+	// cmd/tributary keeps the two equal.
+	version = "4.4.0-tributary"
 )
 
 // SourceConfig is FileStreamSourceConnector's configuration.

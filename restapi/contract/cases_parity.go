@@ -119,6 +119,28 @@ func parityCases() []Case {
 			get("/admin/loggers/org.apache.kafka.connect.file.FileStreamSinkTask", 200, `{"level":"WARN","last_modified":"{{number}}"}`),
 			send(http.MethodPut, "/admin/loggers/org.apache.kafka.connect.file", `{"level":"INFO"}`, 200, `"{{array}}"`),
 		}},
+		{"versions agree", []Step{
+			// The first-party plugins report the worker's version.
+			{Method: http.MethodGet, Path: "/", Want: Expect{Status: 200, Body: `{"version":"4.4.0-tributary","commit":"{{string}}","kafka_cluster_id":"{{string}}"}`},
+				Kafka: &Expect{Status: 200, Body: `{"version":"4.4.0","commit":"{{string}}","kafka_cluster_id":"{{string}}"}`}, Deviation: "Tributary's version is the Kafka Connect version it follows, marked -tributary"},
+			{Method: http.MethodGet, Path: "/connector-plugins", Want: Expect{Status: 200, Body: `["{{contains}}",
+				{"class":"org.apache.kafka.connect.file.FileStreamSinkConnector","type":"sink","version":"4.4.0-tributary"},
+				{"class":"org.apache.kafka.connect.file.FileStreamSourceConnector","type":"source","version":"4.4.0-tributary"}]`},
+				Kafka: &Expect{Status: 200, Body: `["{{contains}}",
+				{"class":"org.apache.kafka.connect.file.FileStreamSinkConnector","type":"sink","version":"4.4.0"},
+				{"class":"org.apache.kafka.connect.file.FileStreamSourceConnector","type":"source","version":"4.4.0"}]`},
+				Deviation: "Tributary's version is the Kafka Connect version it follows, marked -tributary"},
+		}},
+		{"wrong json types named in json", []Step{
+			// What JSON was expected, never a Go type name.
+			{Method: http.MethodPost, Path: "/connectors", Body: `[]`,
+				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Cannot deserialize JSON array: the body must be an object"}`},
+				Kafka: &Expect{Status: 500, Body: anyError500}, Deviation: "a body of the wrong JSON type is a 400 (Kafka Connect: 500)"},
+			{Method: http.MethodPost, Path: "/connectors", Body: `{"name":"${name}","config":[]}`,
+				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Cannot deserialize field \"config\": JSON array is not an object"}`},
+				Kafka: &Expect{Status: 500, Body: anyError500}, Deviation: "a body of the wrong JSON type is a 400 (Kafka Connect: 500)"},
+			get("/connectors/${name}", 404, connNotFound),
+		}},
 		{"source offsets asked of the connector", steps(createSource(), []Step{
 			send(http.MethodPut, "/connectors/${name}/stop", "", 204, ""),
 			poll(get("/connectors/${name}/status", 200, status("source", "STOPPED"))),

@@ -27,9 +27,11 @@ const (
 	FileSinkClass   = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 	fileSourceTask  = "org.apache.kafka.connect.file.FileStreamSourceTask"
 	fileSinkTask    = "org.apache.kafka.connect.file.FileStreamSinkTask"
-	version         = "0.0.0-fake"
 	workerID        = "127.0.0.1:8083"
 )
+
+// version is the fake's, and its plugins': a worker's.
+var version = worker.Version
 
 // Herder is an in-memory worker.Herder. The zero value is not usable; call
 // NewHerder.
