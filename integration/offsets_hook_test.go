@@ -27,7 +27,9 @@ func TestOffsetsAskTheConnector(t *testing.T) {
 	b := harness.TributaryBroker(t)
 	bin := harness.BuildTributary(t)
 	pluginDir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(pluginDir, "ticker"), "github.com/tributary-dev/tributary/examples/ticker")
+	// The examples are their own module, beside this one.
+	build := exec.Command("go", "build", "-o", filepath.Join(pluginDir, "ticker"), "./ticker")
+	build.Dir = filepath.Join("..", "examples")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build the ticker plugin: %v\n%s", err, out)
 	}
