@@ -59,3 +59,44 @@ func TestAlterOffsetsRPC(t *testing.T) {
 		t.Errorf("no hook: %v %v; want an empty answer", resp, err)
 	}
 }
+
+// FuzzDecodeOffsetChange: whatever source_offsets_json a host sends, the
+// plugin answers with a change or an error, never a panic, and every
+// number it hands the connector is an int64 or a float64 as Kafka
+// Connect's JsonConverter makes them.
+func FuzzDecodeOffsetChange(f *testing.F) {
+	for _, s := range []string{
+		`[{"partition":{"filename":"/tmp/a"},"offset":{"position":5}}]`,
+		`[{"partition":{"a":[1,2.5,{"b":1e3}]},"offset":null}]`,
+		`[{"partition":null,"offset":{"x":99999999999999999999}}]`,
+		`[]`, `null`, `{}`, `[1]`, `[{"partition":[1]}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ch, err := decodeOffsetChange(&pluginpb.AlterOffsetsRequest{SourceOffsetsJson: b})
+		if err != nil {
+			return
+		}
+		var check func(v any)
+		check = func(v any) {
+			switch x := v.(type) {
+			case map[string]any:
+				for _, e := range x {
+					check(e)
+				}
+			case []any:
+				for _, e := range x {
+					check(e)
+				}
+			case nil, bool, string, int64, float64:
+			default:
+				t.Fatalf("%s: a %T reached the connector", b, v)
+			}
+		}
+		for _, o := range ch.Source {
+			check(map[string]any(o.Partition))
+			check(map[string]any(o.Offset))
+		}
+	})
+}
