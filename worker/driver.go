@@ -5,11 +5,11 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/herder"
@@ -56,8 +56,8 @@ type driver struct {
 	// requests may come before.
 	pl        atomic.Pointer[pluginLoader]
 	clusterID string
-	levels    *logLevels
-	stage     atomic.Value // string: what the worker is doing, for /health
+	loggers   *loglevel.Registry // /admin/loggers
+	stage     atomic.Value       // string: what the worker is doing, for /health
 	// apiReady is set once the stores below are (REST readers see them).
 	apiReady atomic.Bool
 	// ready is set at the first assignment (the worker has started).
@@ -150,13 +150,16 @@ func (q *queue[T]) drain() []T {
 	return out
 }
 
-func newDriver(cfg Config, logger *slog.Logger, workerID string) *driver {
+func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, workerID string) *driver {
 	if cfg.TaskConfigsTimeout <= 0 {
 		cfg.TaskConfigsTimeout = TaskConfigsTimeout
 	}
+	if loggers == nil {
+		loggers = loglevel.New(logger.Handler(), slog.LevelInfo)
+	}
 	d := &driver{
 		cfg: cfg, logger: logger, workerID: workerID, url: "http://" + workerID,
-		levels:  newLogLevels(),
+		loggers: loggers,
 		events:  make(chan herder.Event, 256),
 		waiting: map[herder.Token]chan herder.Result{},
 		chains:  map[string]chan struct{}{},
@@ -471,7 +474,7 @@ func (d *driver) generate(a herder.GenerateTaskConfigs) {
 		d.send(herder.TaskConfigsGenerated{Name: a.Name, Run: a.Run, Gen: a.Gen, Err: errTrace(err)})
 		return
 	}
-	taskClass := strings.TrimSuffix(lc.spec.Class, "Connector") + "Task"
+	taskClass := plugins.TaskClass(lc.spec.Class)
 	for i := range tcs {
 		tcs[i] = maps.Clone(tcs[i])
 		tcs[i]["task.class"] = taskClass

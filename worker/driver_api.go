@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -163,7 +164,12 @@ func (d *driver) validate(ctx context.Context, config map[string]string) (sdk.Co
 		// Kafka Connect answers 500 with the connector's message.
 		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %v", class, err)
 	}
-	return mergeValidation(spec.Type, spec.Class, config, pluginInfos), spec, nil
+	return Validation(spec, d.converters(), config, pluginInfos), spec, nil
+}
+
+// converters are the worker's converters, every connector's defaults.
+func (d *driver) converters() Converters {
+	return Converters{Key: d.cfg.KeyConverter, Value: d.cfg.ValueConverter, Header: d.cfg.HeaderConverter}
 }
 
 func (d *driver) available(l plugins.Loader) string {
@@ -190,7 +196,7 @@ func (d *driver) PutConnectorConfig(ctx context.Context, name string, config map
 	if err != nil {
 		return false, ConnectorInfo{}, err
 	}
-	if err := validationError(infos); err != nil {
+	if err := ValidationError(infos); err != nil {
 		return false, ConnectorInfo{}, err
 	}
 	target := herder.Target("")
@@ -444,6 +450,8 @@ func asInt(v any) (int64, error) {
 		return int64(x), nil
 	case int32:
 		return int64(x), nil
+	case json.Number:
+		return strconv.ParseInt(string(x), 10, 64)
 	case string:
 		return strconv.ParseInt(x, 10, 64)
 	}
@@ -463,19 +471,22 @@ func (d *driver) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Kafka Connect 4.4's order: connectors by class, then (all) the
+	// transformations, predicates, converters and header converters, each
+	// by class.
 	var out []PluginInfo
 	for _, s := range l.Specs() {
 		out = append(out, PluginInfo{Class: s.Class, Type: string(s.Type), Version: s.Version})
 	}
+	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
 	if all {
-		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter} {
+		for _, c := range converterClasses(false) {
 			out = append(out, PluginInfo{Class: c, Type: "converter", Version: Version})
 		}
-		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter, SimpleHeaderConverter} {
+		for _, c := range converterClasses(true) {
 			out = append(out, PluginInfo{Class: c, Type: "header_converter", Version: Version})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
 	return out, nil
 }
 
@@ -491,7 +502,7 @@ func (d *driver) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigK
 		}
 		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)
 	}
-	return spec.Config, nil
+	return ConnectorConfigDefs(spec), nil
 }
 
 func (d *driver) ValidateConfig(ctx context.Context, plugin string, config map[string]string) (sdk.ConfigInfos, error) {

@@ -14,9 +14,11 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
-	"slices"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/herder"
 	"github.com/tributary-dev/tributary/worker/store"
@@ -274,54 +276,76 @@ type offsetsChange struct {
 }
 
 // modifyOffsets alters or resets a stopped connector's offsets: the
-// consumer group's of a sink, the offsets topic's of a source.
+// consumer group's of a sink, the offsets topic's of a source. The
+// connector decides first (Kafka Connect's alterOffsets, a reset being
+// every stored partition to null); nothing is written unless it agrees.
 func (d *driver) modifyOffsets(a herder.ModifyOffsetsAction) (string, error) {
 	ch := a.Payload.(offsetsChange)
 	ctx, cancel := context.WithTimeout(d.ctx, 60*time.Second)
 	defer cancel()
 	group := "connect-" + a.Name
 	sink := d.connectorType(a.Config) == "sink"
-	if ch.reset {
-		if sink {
-			offs, err := d.groups.Fetch(ctx, group)
-			if err != nil {
-				return "", err
-			}
-			if len(offs) > 0 {
-				if err := d.groups.Delete(ctx, group, slices.Collect(maps.Keys(offs))); err != nil {
-					return "", err
-				}
-			}
-		} else {
-			var so []sdk.SourceOffset
-			for _, o := range d.offsets.All(a.Name) {
-				so = append(so, sdk.SourceOffset{Partition: o.Partition})
-			}
-			if len(so) > 0 {
-				if err := d.offsets.WriteOffsets(ctx, a.Name, so); err != nil {
-					return "", err
-				}
-			}
+	op := "altered"
+	var change sdk.OffsetChange
+	switch {
+	case ch.reset && sink:
+		op = "reset"
+		offs, err := d.groups.Fetch(ctx, group)
+		if err != nil {
+			return "", err
 		}
-		return "The offsets for this connector have been reset successfully", nil
-	}
-	if sink {
-		commit := map[sdk.TopicPartition]int64{}
-		var del []sdk.TopicPartition
+		change.Sink = map[sdk.TopicPartition]*int64{}
+		for tp := range offs {
+			change.Sink[tp] = nil
+		}
+	case ch.reset:
+		op = "reset"
+		change.Source = []sdk.SourceOffset{}
+		for _, o := range d.offsets.All(a.Name) {
+			change.Source = append(change.Source, sdk.SourceOffset{Partition: o.Partition})
+		}
+	case sink:
+		change.Sink = map[sdk.TopicPartition]*int64{}
 		for _, po := range ch.offsets.Offsets {
 			tp, err := sinkPartition(po.Partition)
 			if err != nil {
 				return "", err
 			}
 			if po.Offset == nil {
-				del = append(del, tp)
+				change.Sink[tp] = nil
 				continue
 			}
 			off, err := sinkOffset(po.Offset)
 			if err != nil {
 				return "", err
 			}
-			commit[tp] = off
+			change.Sink[tp] = &off
+		}
+	default:
+		for _, po := range ch.offsets.Offsets {
+			if po.Partition == nil {
+				return "", Errorf(KindBadRequest, "The partition for a source connector offset cannot be null or missing")
+			}
+			so := sdk.SourceOffset{Partition: sdk.Partition(ConnectNumbers(po.Partition))}
+			if po.Offset != nil {
+				so.Offset = sdk.Offset(ConnectNumbers(po.Offset))
+			}
+			change.Source = append(change.Source, so)
+		}
+	}
+	accepted, err := d.approveOffsets(ctx, a.Name, a.Config, sink, change)
+	if err != nil {
+		return "", err
+	}
+	if sink {
+		commit := map[sdk.TopicPartition]int64{}
+		var del []sdk.TopicPartition
+		for tp, off := range change.Sink {
+			if off == nil {
+				del = append(del, tp)
+			} else {
+				commit[tp] = *off
+			}
 		}
 		if len(commit) > 0 {
 			if err := d.groups.Commit(ctx, group, commit); err != nil {
@@ -333,17 +357,91 @@ func (d *driver) modifyOffsets(a herder.ModifyOffsetsAction) (string, error) {
 				return "", err
 			}
 		}
-	} else {
-		var so []sdk.SourceOffset
-		for _, po := range ch.offsets.Offsets {
-			if po.Partition == nil {
-				return "", Errorf(KindBadRequest, "The partition for a source connector offset cannot be null or missing")
-			}
-			so = append(so, sdk.SourceOffset{Partition: po.Partition, Offset: po.Offset})
-		}
-		if err := d.offsets.WriteOffsets(ctx, a.Name, so); err != nil {
+	} else if len(change.Source) > 0 {
+		if err := d.offsets.WriteOffsets(ctx, a.Name, change.Source); err != nil {
 			return "", err
 		}
 	}
-	return "The offsets for this connector have been altered successfully", nil
+	return offsetsMessage(accepted, op), nil
+}
+
+// approveOffsets asks the connector of name (a sink or a source) about a
+// change to its offsets, and turns a refusal into the REST answer: the
+// connector's message (a 400, where Kafka Connect answers 500 with it), or
+// Kafka Connect's message for a connector that does not support the change.
+func (d *driver) approveOffsets(ctx context.Context, name string, config map[string]string, sink bool, change sdk.OffsetChange) (bool, error) {
+	l, err := d.loader()
+	if err != nil {
+		return false, err
+	}
+	class := config["connector.class"]
+	if spec, err := l.Spec(class); err == nil {
+		class = spec.Class
+	}
+	accepted, err := l.AlterOffsets(ctx, class, name, maps.Clone(config), change)
+	var refused *plugins.OffsetsRefusedError
+	kind := "source"
+	if sink {
+		kind = "sink"
+	}
+	switch {
+	case err == nil:
+		return accepted, nil
+	case errors.As(err, &refused):
+		return false, &Error{Kind: KindBadRequest, Message: refused.Message, Err: err}
+	case errors.Is(err, sdk.ErrOffsetsUnsupported):
+		return false, &Error{Kind: KindBadRequest, Err: err, Message: fmt.Sprintf(
+			"Failed to modify offsets for connector %s because it doesn't support external modification of offsets", name)}
+	}
+	return false, &Error{Kind: KindInternal, Err: err, Message: fmt.Sprintf("Failed to modify offsets for %s connector %s: %v", kind, name, err)}
+}
+
+// offsetsMessage is Kafka Connect's answer to an offsets change (op is
+// "altered" or "reset"), depending on whether the connector's hook
+// accepted it or the connector has none.
+func offsetsMessage(accepted bool, op string) string {
+	if accepted {
+		return "The offsets for this connector have been " + op + " successfully"
+	}
+	return "The Connect framework-managed offsets for this connector have been " + op +
+		" successfully. However, if this connector manages offsets externally, they will need to be manually " +
+		op + " in the system that the connector uses."
+}
+
+// ConnectNumbers returns m with the json.Numbers of a REST body (decoded
+// with UseNumber) made int64 (integers written without a fraction or
+// exponent, that fit) or float64: the Long and Double that Kafka Connect's
+// JsonConverter gives a connector's alterOffsets.
+func ConnectNumbers(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = jsonNumber(v)
+	}
+	return out
+}
+
+func jsonNumber(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if !strings.ContainsAny(s, ".eE") {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return n
+			}
+		}
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	case map[string]any:
+		return ConnectNumbers(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonNumber(e)
+		}
+		return out
+	}
+	return v
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/worker/assign"
 	"github.com/tributary-dev/tributary/worker/herder"
 	"github.com/tributary-dev/tributary/worker/member"
@@ -73,7 +74,7 @@ func (d *driver) joinGroup(ctx context.Context, cl *kgo.Client) (*member.Member,
 				d.stage.Store("running")
 			}
 		},
-		Logger: d.logger,
+		Logger: loglevel.Named(d.logger, "dev.tributary.worker.member"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)

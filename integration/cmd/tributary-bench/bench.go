@@ -14,9 +14,27 @@ import (
 	"github.com/tributary-dev/tributary/integration/bench"
 )
 
+const benchOverview = `Usage: tributary-bench broker [flags]
+       tributary-bench connect [flags]
+       tributary-bench cluster [flags]
+
+Benchmarks, each side by side with its reference in one run:
+
+  broker    the bundled broker against franz-go's kfake and Apache Kafka 4.4:
+            produce and consume throughput, transactions, consumer groups,
+            rebalances
+  connect   the Connect worker end to end (datagen -> discard), and the
+            FileStream connectors against Kafka Connect 4.4: records/s,
+            start-up time, memory
+  cluster   a cluster of workers beside Kafka Connect 4.4 workers: failover
+            after kill -9, a joining worker, REST writes through a
+            follower, throughput with 1 and 2 workers
+
+Run 'tributary-bench broker --help', 'tributary-bench connect --help' or
+'tributary-bench cluster --help' for what each measures and its flags.
+`
+
 const benchHelp = `Usage: tributary-bench broker [flags]
-       tributary-bench connect [flags]   (see 'tributary-bench connect --help')
-       tributary-bench cluster [flags]   (see 'tributary-bench cluster --help')
 
 Runs the same franz-go producer and consumer, in one run and all on
 127.0.0.1, against each target in turn:
@@ -128,7 +146,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return bench.RunMemberChild(ctx, stdout, stderr)
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, benchHelp)
+		fmt.Fprint(stdout, benchOverview)
 		if len(args) == 0 {
 			return 2
 		}
