@@ -190,14 +190,22 @@ func formatConfig(c map[string]string) string {
 }
 
 func (d *driver) PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string) (bool, ConnectorInfo, error) {
+	created, info, _, err := d.putConfig(ctx, name, config, allowReplace, initialState, nil)
+	return created, info, err
+}
+
+// putConfig validates and writes a connector config; with base (a PATCH)
+// it writes only if the connector's config is still base, else reports
+// stale.
+func (d *driver) putConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string, base map[string]string) (created bool, info ConnectorInfo, stale bool, err error) {
 	config = maps.Clone(config)
 	config["name"] = name
 	infos, spec, err := d.validate(ctx, config)
 	if err != nil {
-		return false, ConnectorInfo{}, err
+		return false, ConnectorInfo{}, false, err
 	}
 	if err := ValidationError(infos); err != nil {
-		return false, ConnectorInfo{}, err
+		return false, ConnectorInfo{}, false, err
 	}
 	target := herder.Target("")
 	switch strings.ToUpper(strings.TrimSpace(initialState)) {
@@ -207,34 +215,49 @@ func (d *driver) PutConnectorConfig(ctx context.Context, name string, config map
 	case "STOPPED":
 		target = herder.Stopped
 	default:
-		return false, ConnectorInfo{}, Errorf(KindBadRequest, "Invalid initial state %s; must be one of RUNNING, PAUSED or STOPPED", initialState)
+		return false, ConnectorInfo{}, false, Errorf(KindBadRequest, "Invalid initial state %s; must be one of RUNNING, PAUSED or STOPPED", initialState)
 	}
-	r, err := d.request(ctx, herder.PutConfig{Name: name, Config: config, AllowReplace: allowReplace, Target: target})
+	r, err := d.request(ctx, herder.PutConfig{Name: name, Config: config, AllowReplace: allowReplace, Target: target, Base: base})
 	if err != nil {
-		return false, ConnectorInfo{}, err
+		return false, ConnectorInfo{}, false, err
 	}
-	info := ConnectorInfo{Name: name, Config: config, Tasks: []TaskID{}, Type: string(spec.Type)}
+	if r.Stale {
+		return false, ConnectorInfo{}, true, nil
+	}
+	info = ConnectorInfo{Name: name, Config: config, Tasks: []TaskID{}, Type: string(spec.Type)}
 	for i := 0; i < r.Tasks && !r.Created; i++ {
 		info.Tasks = append(info.Tasks, TaskID{Connector: name, Task: i})
 	}
-	return r.Created, info, nil
+	return r.Created, info, false, nil
 }
 
 func (d *driver) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
-	cs, err := d.lookup(name)
-	if err != nil {
-		return ConnectorInfo{}, err
-	}
-	next := maps.Clone(cs.Config)
-	for k, v := range patch {
-		if v == nil {
-			delete(next, k)
-		} else {
-			next[k] = *v
+	// The patch applies to the config the loop has; if another write
+	// changed it first, patch the new one (as Kafka Connect, which patches
+	// on its herder thread, would have).
+	for {
+		cs, err := d.lookup(name)
+		if err != nil {
+			return ConnectorInfo{}, err
+		}
+		next := maps.Clone(cs.Config)
+		for k, v := range patch {
+			if v == nil {
+				delete(next, k)
+			} else {
+				next[k] = *v
+			}
+		}
+		_, info, stale, err := d.putConfig(ctx, name, next, true, "", cs.Config)
+		if !stale || err != nil {
+			return info, err
+		}
+		select {
+		case <-ctx.Done():
+			return ConnectorInfo{}, Errorf(KindInternal, "Request timed out before the worker could take it; nothing was changed. The worker is currently %s", d.stage.Load())
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	_, info, err := d.PutConnectorConfig(ctx, name, next, true, "")
-	return info, err
 }
 
 func (d *driver) DeleteConnector(ctx context.Context, name string) error {

@@ -121,6 +121,8 @@ func formatAction(a Action) string {
 			return fmt.Sprintf("reply %d %d %q", a.To, r.Err.Code, r.Err.Message)
 		case r.Created:
 			return fmt.Sprintf("reply %d created", a.To)
+		case r.Stale:
+			return fmt.Sprintf("reply %d stale", a.To)
 		case r.LeaderURL != "":
 			return fmt.Sprintf("reply %d leader=%s", a.To, r.LeaderURL)
 		case r.Message != "":

@@ -264,3 +264,23 @@ func TestTraceCleanAfterUnassigned(t *testing.T) {
 	tr.step(ConnectorStopped{Name: "a", Run: 1}, "status a UNASSIGNED gen=2")
 	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 2}, "status a-0 UNASSIGNED gen=2", "clean-statuses")
 }
+
+// A PATCH writes only if the connector's config is still the one it was
+// applied to: after another write (in flight, or read back) the caller is
+// told to patch the new config, so that no change is lost.
+func TestTracePatchOnTheCurrentConfig(t *testing.T) {
+	tr := newTrace(t, Config{})
+	tr.step(snapshot(1, cfgs{"a": {v: "1"}}))
+	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Compatible, Leader: true, ConfigOffset: 1, Connectors: []string{"a"}},
+		"start a run=1", "clean-statuses", "reply 100 ok")
+	patch := func(reply Token, name, v, base string) Event {
+		return Request{Reply: reply, Op: PutConfig{Name: name, Config: cfgOf(name, v), AllowReplace: true, Base: cfgOf(name, base)}}
+	}
+	tr.step(patch(1, "a", "2", "1"), "write op=1 [connector a v=2]")
+	tr.step(patch(2, "a", "3", "1"), "reply 2 stale") // the first is in flight
+	tr.step(snapshot(2, cfgs{"a": {v: "2"}}), "stop a run=1")
+	tr.step(Done{Op: 1}, "reply 1 ok")
+	tr.step(patch(3, "a", "3", "1"), "reply 3 stale") // based on the old config
+	tr.step(patch(4, "a", "3", "2"), "write op=2 [connector a v=3]")
+	tr.step(patch(5, "b", "1", "1"), `reply 5 404 "Connector b not found"`)
+}

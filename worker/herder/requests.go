@@ -76,6 +76,16 @@ func (m *Machine) dispatch(r Request) {
 			m.fail(r.Reply, errorf(409, "Connector %s already exists", op.Name))
 			return
 		}
+		if op.Base != nil {
+			if !existed {
+				m.fail(r.Reply, errorf(404, "Connector %s not found", op.Name))
+				return
+			}
+			if m.creating[op.Name] > 0 || !maps.Equal(m.snap.Connectors[op.Name].Config, op.Base) {
+				m.reply(r.Reply, Result{Stale: true})
+				return
+			}
+		}
 		var ws []Write
 		if !existed && op.Target != "" && op.Target != Started {
 			ws = append(ws, Write{Kind: WriteTarget, Name: op.Name, Target: op.Target})

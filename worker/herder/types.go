@@ -211,6 +211,11 @@ type (
 		Config       map[string]string
 		AllowReplace bool
 		Target       Target
+		// Base, for a PATCH, is the config the patch was applied to:
+		// nothing is written, and the Result is Stale, if the connector's
+		// config is another one by now or a write of it is in flight (the
+		// caller patches the new config and tries again).
+		Base map[string]string
 	}
 	// DeleteConnector deletes a connector.
 	DeleteConnector struct{ Name string }
@@ -435,6 +440,8 @@ type Result struct {
 	LeaderURL string
 	// Message answers ModifyOffsets.
 	Message string
+	// Stale: a PutConfig with a Base that is not the current config.
+	Stale bool
 }
 
 // Error is a request's failure with Kafka Connect's status code and
