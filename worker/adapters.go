@@ -36,9 +36,16 @@ func (a *configAdapter) Snapshot() (map[string]ConnectorSnapshot, int64) {
 		case store.TargetState(TargetStopped):
 			target = TargetStopped
 		}
-		out[name] = ConnectorSnapshot{Config: cfg, Target: target, Tasks: snap.Tasks[name]}
+		out[name] = ConnectorSnapshot{Config: cfg, Target: target, Tasks: snap.Tasks[name], Problem: connectorProblem(name, snap)}
 	}
 	return out, snap.Offset
+}
+
+// connectorProblem says why no worker can run a connector of the config
+// snapshot ("" if one can): the leader leaves such connectors out of the
+// assignment, and the herder reports them FAILED.
+func connectorProblem(name string, snap store.ConfigSnapshot) string {
+	return unassignableName(name)
 }
 
 func (a *configAdapter) PutConnectorConfig(ctx context.Context, name string, config map[string]string) error {
@@ -146,6 +153,8 @@ func (a *statusAdapter) noteTopic(ctx context.Context, connector string, task in
 }
 
 func (a *statusAdapter) Topics(name string) []string { return a.s.Topics(name) }
+
+func (a *statusAdapter) Names() []string { return a.s.Connectors() }
 
 func (a *statusAdapter) ResetTopics(ctx context.Context, name string) error {
 	return a.s.ResetTopics(ctx, name)

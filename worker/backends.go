@@ -18,6 +18,13 @@ type ConnectorSnapshot struct {
 	Config map[string]string
 	Target string              // TargetStarted, TargetPaused or TargetStopped
 	Tasks  []map[string]string // the committed task configs
+	// Problem, when set, says why no worker can run the connector as the
+	// internal topics hold it (a record it cannot apply, a name the group
+	// protocol cannot carry). Such a connector is never assigned or
+	// started; the leader reports it FAILED with Problem as the trace. It
+	// can be deleted, and a new config or record clears what can be
+	// cleared.
+	Problem string
 }
 
 // configBackend is the config topic (worker/store's ConfigStore through an
@@ -43,6 +50,9 @@ type statusBackend interface {
 	DeleteTask(ctx context.Context, id TaskID) error
 	Topics(name string) []string
 	ResetTopics(ctx context.Context, name string) error
+	// Names lists the connectors with any status (connector, task or
+	// active topic).
+	Names() []string
 }
 
 // offsetBackend is the offsets topic.

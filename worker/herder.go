@@ -195,6 +195,9 @@ func (h *herder) do(ctx context.Context, f func(context.Context) error) error {
 	}
 }
 
+// leads reports whether this worker writes what only the leader writes.
+func (h *herder) leads() bool { return h.assign.leader || h.assign.all }
+
 func (h *herder) mine(name string) bool {
 	return h.assign.all || h.assign.connectors[name]
 }
@@ -213,9 +216,9 @@ func (h *herder) reconcile(ctx context.Context) {
 	var deleted []string
 	for name, rc := range h.running {
 		cs, ok := snap[name]
-		if !ok || !h.mine(name) || cs.Target == TargetStopped || cs.Target == TargetPaused || !maps.Equal(cs.Config, rc.config) {
+		if !ok || !h.mine(name) || cs.Problem != "" || cs.Target == TargetStopped || cs.Target == TargetPaused || !maps.Equal(cs.Config, rc.config) {
 			h.stopConnector(ctx, name)
-			if !ok || !h.mine(name) || cs.Target == TargetStarted {
+			if cs.Problem == "" && (!ok || !h.mine(name) || cs.Target == TargetStarted) {
 				// Shut down, not paused or stopped in place: Kafka
 				// Connect's onShutdown status.
 				h.putConnectorStatus(ctx, name, StateUnassigned, "")
@@ -228,6 +231,12 @@ func (h *herder) reconcile(ctx context.Context) {
 	names := slices.Sorted(maps.Keys(snap))
 	for _, name := range names {
 		cs := snap[name]
+		if cs.Problem != "" {
+			if h.leads() {
+				h.putConnectorStatus(ctx, name, StateFailed, cs.Problem)
+			}
+			continue
+		}
 		if !h.mine(name) {
 			continue
 		}
@@ -254,7 +263,7 @@ func (h *herder) reconcile(ctx context.Context) {
 	// Tasks.
 	for id, rt := range h.tasks {
 		cs, ok := snap[id.Connector]
-		if !ok || !h.mineTask(id) || id.Task >= len(cs.Tasks) || !maps.Equal(cs.Tasks[id.Task], rt.config) || !maps.Equal(cs.Config, rt.conn) {
+		if !ok || !h.mineTask(id) || cs.Problem != "" || id.Task >= len(cs.Tasks) || !maps.Equal(cs.Tasks[id.Task], rt.config) || !maps.Equal(cs.Config, rt.conn) {
 			h.stopTask(ctx, id)
 			h.putTaskStatus(ctx, id, StateUnassigned, "") // Kafka Connect's onShutdown status
 			continue
@@ -273,7 +282,7 @@ func (h *herder) reconcile(ctx context.Context) {
 	}
 	for _, name := range names {
 		cs := snap[name]
-		if cs.Target == TargetStopped {
+		if cs.Target == TargetStopped || cs.Problem != "" {
 			continue
 		}
 		for i, tc := range cs.Tasks {

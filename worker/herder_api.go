@@ -405,10 +405,17 @@ func errUnknownConnectorColon(name string) *Error {
 // reconcile, once the tasks are down: the statuses of deleted connectors
 // (and their tasks and active topics) and of tasks beyond a connector's
 // task count (a stopped or downsized connector) are tombstoned, as Kafka
-// Connect does (KAFKA-9472).
+// Connect does (KAFKA-9472). A deleted connector is one with statuses but
+// no config, wherever it ran (or whether it ever ran: a connector no worker
+// could run has the leader's FAILED status).
 func (h *herder) cleanStatuses(ctx context.Context, snap map[string]ConnectorSnapshot, deleted []string) {
-	if !h.assign.leader {
+	if !h.leads() {
 		return
+	}
+	for _, name := range h.statuses.Names() {
+		if _, ok := snap[name]; !ok && !slices.Contains(deleted, name) {
+			deleted = append(deleted, name)
+		}
 	}
 	for _, name := range deleted {
 		if err := h.statuses.DeleteConnector(ctx, name, h.taskCounts[name]); err != nil {

@@ -129,6 +129,9 @@ func (w *Worker) leaderAssign(ctx context.Context, cfgStore *store.ConfigStore, 
 	}
 	work := map[string]int{}
 	for name := range snap.Connectors {
+		if p := connectorProblem(name, snap); p != "" {
+			continue // no worker can run it; the herder reports it FAILED
+		}
 		n := len(snap.Tasks[name])
 		if snap.TargetStates[name] == store.TargetStopped {
 			n = 0

@@ -27,12 +27,7 @@ func ptr(s string) *string { return &s }
 var nullDefault = ptr("\x00null") // a default of null, rendered as JSON null
 
 var commonDefs = []commonDef{
-	{name: "name", typ: "STRING", importance: "HIGH", doc: "Globally unique name to use for this connector.", group: "Common", order: 1, width: "MEDIUM", display: "Connector name", check: func(v string) string {
-		if strings.TrimSpace(v) == "" {
-			return "String may not be empty"
-		}
-		return ""
-	}},
+	{name: "name", typ: "STRING", importance: "HIGH", doc: "Globally unique name to use for this connector.", group: "Common", order: 1, width: "MEDIUM", display: "Connector name", check: CheckConnectorName},
 	{name: "connector.class", typ: "STRING", importance: "HIGH", doc: "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter", group: "Common", order: 2, width: "LONG", display: "Connector class"},
 	{name: "tasks.max", typ: "INT", def: ptr("1"), importance: "HIGH", doc: "Maximum number of tasks to use for this connector.", group: "Common", order: 3, width: "SHORT", display: "Tasks max", check: atLeast(1)},
 	{name: "tasks.max.enforce", typ: "BOOLEAN", def: ptr("true"), importance: "LOW", doc: "(Deprecated) Whether to enforce that the tasks.max property is respected by the connector.", group: "Common", order: 4, width: "SHORT", display: "Enforce tasks max", check: isBool},
@@ -154,7 +149,7 @@ func commonConfigInfos(t sdk.ConnectorType, config map[string]string) []sdk.Conf
 			ci.Value.Value = &val
 			if d.check != nil {
 				if msg := d.check(v); msg != "" {
-					ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Invalid value %s for configuration %s: %s", v, d.name, msg))
+					ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Invalid value %s for configuration %s: %s", clip(v), d.name, msg))
 				}
 			}
 		case d.def == nil:

@@ -155,6 +155,11 @@ func validate(config map[string]string) (class, typ string, err error) {
 			"Failed to find any class that implements Connector and which name matches %s, available connectors are: %s, %s", cc, FileSinkClass, FileSourceClass)
 	}
 	var errs []string
+	if v, ok := config["name"]; ok {
+		if msg := worker.CheckConnectorName(v); msg != "" {
+			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration name: %s", v, msg))
+		}
+	}
 	if v, ok := config["tasks.max"]; ok {
 		if n, perr := strconv.ParseInt(v, 10, 32); perr != nil {
 			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration tasks.max: Not a number of type INT", v))

@@ -192,6 +192,26 @@ func (s *StatusStore) Tasks(connector string) map[int]Status {
 	return out
 }
 
+// Connectors lists, sorted, every connector with a connector, task or
+// active-topic status.
+func (s *StatusStore) Connectors() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := make(map[string]bool, len(s.conns))
+	for n := range s.conns {
+		set[n] = true
+	}
+	for id := range s.tasks {
+		set[id.Connector] = true
+	}
+	for n, ts := range s.topics {
+		if len(ts) > 0 {
+			set[n] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
 // Snapshot copies every status.
 func (s *StatusStore) Snapshot() StatusSnapshot {
 	s.mu.Lock()

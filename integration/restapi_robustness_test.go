@@ -1,0 +1,113 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/tributary-dev/tributary/integration/harness"
+)
+
+// produceRaw writes records as they are into a topic, the way another
+// worker (Kafka Connect, an older or newer Tributary) or a broken tool may
+// have written them.
+func produceRaw(t *testing.T, bootstrap string, recs ...*kgo.Record) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ProducerBatchMaxBytes(16<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+}
+
+func (r rest) createSource(name, dir string) {
+	r.t.Helper()
+	r.must(http.MethodPost, "/connectors", map[string]any{"name": name, "config": map[string]string{
+		"connector.class": "FileStreamSource", "topic": "robust-t", "file": filepath.Join(dir, "in.txt")}}, http.StatusCreated)
+}
+
+// Case 1 of issue 23: a connector name of 32,768 bytes or more used to be
+// accepted (201) and then brick the worker for good: the leader's
+// assignment wrapped the name's int16 length, every member failed to decode
+// it and rejoined every few seconds, nothing new started, and after a
+// restart the worker never became healthy. Now the REST API refuses names
+// over MaxConnectorNameBytes with Kafka Connect's validation message, and
+// a stored one (written by Kafka Connect, which dies on it, or an older
+// version) is left out of the assignment and reported FAILED with the
+// reason, deletable, while everything else runs, before and after a
+// kill -9 and restart.
+func TestLongConnectorName(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: starts a broker and a worker process")
+	}
+	b := harness.TributaryBroker(t)
+	bin := harness.BuildTributary(t)
+	dir := t.TempDir()
+	props := harness.WorkerProps(t, b.Bootstrap(), "longname", nil)
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), props)
+	r := rest{t: t, url: w.URL()}
+
+	for _, n := range []int{1025, 32768, 40000} {
+		code, body := r.do(http.MethodPost, "/connectors", map[string]any{"name": strings.Repeat("n", n),
+			"config": map[string]string{"connector.class": "FileStreamSource", "topic": "t"}})
+		if code != http.StatusBadRequest || !strings.Contains(string(body), "for configuration name: String may not be longer than 1024 bytes") {
+			t.Fatalf("create with a %d-byte name: %d %s, want the 400 of the name's length", n, code, clipBody(body))
+		}
+	}
+	// 1,024 bytes is fine, and its own Location addresses it.
+	okName := strings.Repeat("k", 1024)
+	r.createSource(okName, dir)
+	r.waitState(okName, "RUNNING", 1)
+	r.createSource("before", dir)
+	r.waitState("before", "RUNNING", 1)
+
+	long := strings.Repeat("L", 40000)
+	produceRaw(t, b.Bootstrap(), &kgo.Record{Topic: "longname-configs", Key: []byte("connector-" + long),
+		Value: []byte(`{"properties":{"connector.class":"FileStreamSource","topic":"t","name":"` + long + `"}}`)})
+
+	checkLong := func() {
+		t.Helper()
+		waitFor(t, "the long-named connector to be FAILED", func() bool {
+			s, code := r.status(long)
+			return code == 200 && s.Connector.State == "FAILED" && strings.Contains(s.Connector.Trace, "group protocol carries at most")
+		})
+		// The rest of the worker goes on: a new connector starts.
+		r.createSource("after", dir)
+		r.waitState("after", "RUNNING", 1)
+		r.must(http.MethodDelete, "/connectors/after", nil, http.StatusNoContent)
+	}
+	checkLong()
+
+	w.Kill()
+	w = harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), props) // waits for /health 200
+	r = rest{t: t, url: w.URL()}
+	r.waitState("before", "RUNNING", 1)
+	r.waitState(okName, "RUNNING", 1)
+	checkLong()
+
+	r.must(http.MethodDelete, "/connectors/"+long, nil, http.StatusNoContent)
+	waitFor(t, "the long-named connector and its status to go", func() bool {
+		code, _ := r.do(http.MethodGet, "/connectors/"+long+"/status", nil)
+		var names []string
+		json.Unmarshal(r.must(http.MethodGet, "/connectors", nil, 200), &names)
+		return code == http.StatusNotFound && len(names) == 2
+	})
+}
+
+func clipBody(b []byte) string {
+	if len(b) > 500 {
+		return string(b[:500]) + "…"
+	}
+	return string(b)
+}
