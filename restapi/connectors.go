@@ -60,14 +60,11 @@ func connectorName(r *http.Request) string {
 	return pathParam(r, "connector")
 }
 
-// pathParam returns a path parameter, unescaped (chi routes on the raw path
-// when the URL has escapes).
+// pathParam returns a path parameter. decodePaths has decoded the path
+// once already: decoding the parameter again would make
+// /connectors/victim%252Fx name "victim/x".
 func pathParam(r *http.Request, key string) string {
-	v := chi.URLParam(r, key)
-	if u, err := url.PathUnescape(v); err == nil {
-		return u
-	}
-	return v
+	return chi.URLParam(r, key)
 }
 
 // taskID parses the {task} path parameter like JAX-RS parses an Integer

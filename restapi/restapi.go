@@ -69,6 +69,7 @@ func New(h worker.Herder, opts Options) http.Handler {
 	a := &api{h: h, opts: opts, log: opts.Logger}
 
 	r := chi.NewRouter()
+	r.Use(decodePaths)             // once, before routing, as Kafka Connect's Jetty
 	r.Use(middleware.StripSlashes) // Jersey accepts /connectors/ and /connectors/a/
 	r.Use(a.recoverer)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {

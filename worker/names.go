@@ -28,13 +28,19 @@ const maxCarriedNameBytes = math.MaxInt16 - len("connect-")
 
 // CheckConnectorName returns what is wrong with a connector name, worded as
 // Kafka Connect's config validators word it, or "" when it is fine: not
-// empty (Kafka Connect's rule), at most MaxConnectorNameBytes bytes.
+// empty (Kafka Connect's rule), at most MaxConnectorNameBytes bytes, and
+// nothing a URL path could not name unambiguously: '/', '\', '%', "." and
+// "..", which Kafka Connect's Jetty refuses in an encoded path (in Kafka
+// Connect such a connector can be created but never read or deleted).
 func CheckConnectorName(name string) string {
 	if strings.TrimSpace(name) == "" {
 		return "String may not be empty"
 	}
 	if len(name) > MaxConnectorNameBytes {
 		return fmt.Sprintf("String may not be longer than %d bytes (UTF-8), but is %d bytes long", MaxConnectorNameBytes, len(name))
+	}
+	if strings.ContainsAny(name, `/\%`) || name == "." || name == ".." {
+		return `String may not contain '/', '\' or '%', nor be '.' or '..': no URL could name the connector (/connectors/{name})`
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckConnectorName(t *testing.T) {
+	const unaddressable = `String may not contain '/', '\' or '%', nor be '.' or '..': no URL could name the connector (/connectors/{name})`
 	for _, tc := range []struct {
 		name, want string
 	}{
@@ -16,6 +17,13 @@ func TestCheckConnectorName(t *testing.T) {
 		{strings.Repeat("é", MaxConnectorNameBytes/2), ""},
 		{strings.Repeat("n", MaxConnectorNameBytes+1), "String may not be longer than 1024 bytes (UTF-8), but is 1025 bytes long"},
 		{strings.Repeat("n", 40000), "String may not be longer than 1024 bytes (UTF-8), but is 40000 bytes long"},
+		{"a b;c?d#é+&=@", ""},
+		{"victim/x", unaddressable},
+		{"pct%41", unaddressable},
+		{`back\slash`, unaddressable},
+		{".", unaddressable},
+		{"..", unaddressable},
+		{"...", ""},
 	} {
 		if got := CheckConnectorName(tc.name); got != tc.want {
 			t.Errorf("CheckConnectorName(%.20q…) = %q, want %q", tc.name, got, tc.want)

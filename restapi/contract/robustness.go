@@ -20,5 +20,36 @@ func robustnessCases() []Case {
 				Want:  Expect{Status: 404, Body: `{"error_code":404,"message":"Connector ` + longName + ` not found"}`},
 				Kafka: &Expect{Status: 204, NoBody: true}},
 		}},
+		{"paths decoded once", []Step{
+			jettyRefuses(http.MethodDelete, "/connectors/${name}%252Fx", "Ambiguous URI path encoding"),
+			jettyRefuses(http.MethodGet, "/connectors/${name}%2Fx/status", "Ambiguous URI path separator"),
+			jettyRefuses(http.MethodGet, "/connectors/${name}%2fx", "Ambiguous URI path separator"),
+			jettyRefuses(http.MethodGet, "/connectors/%2e%2e/connectors", "Ambiguous URI path segment"),
+			jettyRefuses(http.MethodGet, "/connectors//${name}", "Ambiguous URI empty segment"),
+			jettyRefuses(http.MethodGet, "/connectors/${name}%5Cx", "Suspicious Path Character"),
+			jettyRefuses(http.MethodGet, "/connectors/${name}%0Ax/status", "Suspicious Path Character"),
+			get("/connectors/${name}%41", 404, `{"error_code":404,"message":"Connector ${name}A not found"}`),
+			get("/connectors/${name}%3Bx", 404, `{"error_code":404,"message":"Connector ${name};x not found"}`),
+			get("/connectors/${name};x/status", 404, `{"error_code":404,"message":"No status found for connector ${name}"}`),
+			// A name its own Location could not address is refused (Kafka
+			// Connect creates it; then every request for it is a 400).
+			{Method: http.MethodPost, Path: "/connectors", Body: `{"name":"${name}%41","config":` + sourceConfig + `}`,
+				Want:      Expect{Status: 400, Body: `{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value ${name}%41 for configuration name: String may not contain '/', '\\' or '%', nor be '.' or '..': no URL could name the connector (/connectors/{name})\nYou can also find the above list of errors at the endpoint ` + "`/connector-plugins/{connectorType}/config/validate`" + `"}`},
+				Kafka:     &Expect{Status: 201, Headers: map[string]string{"Location": "${base}/connectors/${name}%41"}, Body: `"{{object}}"`},
+				Deviation: "names with '/', '\\', '%' or only dots are refused: no URL reaches them in Kafka Connect (its Location decodes to another name, the escaped path is refused)"},
+			get("/connectors/${name}%41", 404, `{"error_code":404,"message":"Connector ${name}A not found"}`),
+			jettyRefuses(http.MethodGet, "/connectors/${name}%2541", "Ambiguous URI path encoding"),
+			jettyRefuses(http.MethodDelete, "/connectors/${name}%2541", "Ambiguous URI path encoding"),
+		}},
 	}
+}
+
+// jettyRefuses is a request Kafka Connect's Jetty answers with a 400 and
+// its HTML error page; Tributary answers the same 400 with Kafka Connect's
+// JSON error body carrying Jetty's message.
+func jettyRefuses(method, path, message string) Step {
+	return Step{Method: method, Path: path,
+		Want:      Expect{Status: 400, Body: `{"error_code":400,"message":"` + message + `"}`},
+		Kafka:     &Expect{Status: 400, AnyContentType: true},
+		Deviation: "the 400 has Kafka Connect's JSON error body, not Jetty's HTML page"}
 }
