@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Answers to request paths Kafka Connect 4.4 (Jetty 12's default URI
@@ -15,13 +16,15 @@ const (
 	ambiguousEmpty     = "Ambiguous URI empty segment"  // "//"
 	suspiciousChar     = "Suspicious Path Character"    // '\' or a control character
 	badPath            = "Bad Request"                  // NUL
+	badUTF8            = "Bad UTF-8 encoding"           // e.g. %FF
 )
 
 // decodePaths decodes the request path exactly once, before routing, and
 // refuses with Kafka Connect's 400 what Kafka Connect's Jetty refuses: an
 // encoded '/' or '%' (whose meaning depends on how often a server decodes),
 // "." and ".." segments, empty segments, backslashes and control
-// characters. Path parameters (";…" in a segment) are dropped, as Jetty
+// characters, and bytes that are not UTF-8 (which would otherwise reach a
+// plugin as an unmarshalable gRPC string: a 500). Path parameters (";…" in a segment) are dropped, as Jetty
 // drops them. Routing then runs on the decoded path, in which no segment
 // can hold a '/', so the handlers' path parameters are the decoded
 // segments as they are: /connectors/victim%252Fx names the connector
@@ -77,6 +80,9 @@ func decodePath(escaped string) (string, string) {
 		}
 		if d == "." || d == ".." {
 			return "", ambiguousSegment
+		}
+		if !utf8.ValidString(d) {
+			return "", badUTF8
 		}
 		for k := 0; k < len(d); k++ {
 			switch c := d[k]; {

@@ -176,6 +176,11 @@ func TestPathsDecodedOnce(t *testing.T) {
 		{"GET", "/connectors/a%7Fb", 400, "Suspicious Path Character"},
 		{"GET", "/connectors/a%00b", 400, "Bad Request"},
 		{"GET", "/admin/loggers/a%2Fb", 400, "Ambiguous URI path separator"},
+		{"PUT", "/connectors/%FF/config", 400, "Bad UTF-8 encoding"},
+		{"PUT", "/connectors/%C3%28/config", 400, "Bad UTF-8 encoding"},
+		{"DELETE", "/connectors/a%ED%A0%80", 400, "Bad UTF-8 encoding"}, // a UTF-16 surrogate
+		{"GET", "/admin/loggers/%FF", 400, "Bad UTF-8 encoding"},
+		{"GET", "/connector-plugins/%C3%28/config", 400, "Bad UTF-8 encoding"},
 		{"GET", "/connectors/pct%41", 404, "pctA"},
 		{"GET", "/connectors/a%20b", 404, "a b"},
 		{"GET", "/connectors/a%3Bb", 404, "a;b"},

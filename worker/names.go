@@ -36,6 +36,9 @@ func CheckConnectorName(name string) string {
 	if strings.TrimSpace(name) == "" {
 		return "String may not be empty"
 	}
+	if !utf8.ValidString(name) {
+		return "String must be valid UTF-8"
+	}
 	if len(name) > MaxConnectorNameBytes {
 		return fmt.Sprintf("String may not be longer than %d bytes (UTF-8), but is %d bytes long", MaxConnectorNameBytes, len(name))
 	}

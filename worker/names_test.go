@@ -24,6 +24,7 @@ func TestCheckConnectorName(t *testing.T) {
 		{".", unaddressable},
 		{"..", unaddressable},
 		{"...", ""},
+		{"a\xffb", "String must be valid UTF-8"},
 	} {
 		if got := CheckConnectorName(tc.name); got != tc.want {
 			t.Errorf("CheckConnectorName(%.20q…) = %q, want %q", tc.name, got, tc.want)

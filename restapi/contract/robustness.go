@@ -41,6 +41,16 @@ func robustnessCases() []Case {
 			jettyRefuses(http.MethodGet, "/connectors/${name}%2541", "Ambiguous URI path encoding"),
 			jettyRefuses(http.MethodDelete, "/connectors/${name}%2541", "Ambiguous URI path encoding"),
 		}},
+		{"path not UTF-8", []Step{
+			{Method: http.MethodPut, Path: "/connectors/%FF/config", Body: sourceConfig,
+				Want: Expect{Status: 400, Body: `{"error_code":400,"message":"Bad UTF-8 encoding"}`}, Kafka: &Expect{Status: 400, AnyContentType: true},
+				Deviation: "the 400 has Kafka Connect's JSON error body, not Jetty's HTML page"},
+			{Method: http.MethodPut, Path: "/connectors/%C3%28/config", Body: sourceConfig,
+				Want: Expect{Status: 400, Body: `{"error_code":400,"message":"Bad UTF-8 encoding"}`}, Kafka: &Expect{Status: 400, AnyContentType: true},
+				Deviation: "the 400 has Kafka Connect's JSON error body, not Jetty's HTML page"},
+			jettyRefuses(http.MethodGet, "/connectors/${name}%FF", "Bad UTF-8 encoding"),
+			jettyRefuses(http.MethodGet, "/admin/loggers/%FF", "Bad UTF-8 encoding"),
+		}},
 	}
 }
 
