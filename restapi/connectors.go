@@ -168,6 +168,13 @@ func checkName(w http.ResponseWriter, name string, config map[string]string) boo
 	return true
 }
 
+// javaTrim trims s as Java's String.trim does: characters up to U+0020 go
+// from both ends (strings.TrimSpace would also drop U+0085 and U+00A0,
+// which Kafka Connect keeps and then refuses or accepts).
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
 // emptyName is Kafka Connect's answer to a create without a name.
 var emptyName = configErrors("Invalid value  for configuration name: String may not be empty")
 
@@ -187,7 +194,7 @@ func (a *api) createConnector(w http.ResponseWriter, r *http.Request) {
 	}
 	name := ""
 	if req.Name != nil {
-		name = strings.TrimSpace(*req.Name)
+		name = javaTrim(*req.Name)
 	}
 	if req.Config == nil {
 		badRequest(w, "Connector config is missing")

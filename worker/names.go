@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -28,13 +29,23 @@ const maxCarriedNameBytes = math.MaxInt16 - len("connect-")
 
 // CheckConnectorName returns what is wrong with a connector name, worded as
 // Kafka Connect's config validators word it, or "" when it is fine: not
-// empty (Kafka Connect's rule), at most MaxConnectorNameBytes bytes, and
+// empty and without ISO control characters (Kafka Connect's rules), valid
+// UTF-8, at most MaxConnectorNameBytes bytes, and
 // nothing a URL path could not name unambiguously: '/', '\', '%', "." and
 // "..", which Kafka Connect's Jetty refuses in an encoded path (in Kafka
 // Connect such a connector can be created but never read or deleted).
 func CheckConnectorName(name string) string {
 	if strings.TrimSpace(name) == "" {
 		return "String may not be empty"
+	}
+	var controls []string
+	for _, r := range name {
+		if r <= 0x1f || r >= 0x7f && r <= 0x9f { // Java's Character.isISOControl
+			controls = append(controls, strconv.Itoa(int(r)))
+		}
+	}
+	if len(controls) > 0 {
+		return "String may not contain control sequences but had the following ASCII chars: " + strings.Join(controls, ", ")
 	}
 	if !utf8.ValidString(name) {
 		return "String must be valid UTF-8"

@@ -25,6 +25,10 @@ func TestCheckConnectorName(t *testing.T) {
 		{"..", unaddressable},
 		{"...", ""},
 		{"a\xffb", "String must be valid UTF-8"},
+		{"nl\nx", "String may not contain control sequences but had the following ASCII chars: 10"},
+		{"tab\tx", "String may not contain control sequences but had the following ASCII chars: 9"},
+		{"nul\x00x\x01\x7f\u0085", "String may not contain control sequences but had the following ASCII chars: 0, 1, 127, 133"},
+		{"\u00a0nbsp", ""},
 	} {
 		if got := CheckConnectorName(tc.name); got != tc.want {
 			t.Errorf("CheckConnectorName(%.20q…) = %q, want %q", tc.name, got, tc.want)

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -51,7 +52,26 @@ func robustnessCases() []Case {
 			jettyRefuses(http.MethodGet, "/connectors/${name}%FF", "Bad UTF-8 encoding"),
 			jettyRefuses(http.MethodGet, "/admin/loggers/%FF", "Bad UTF-8 encoding"),
 		}},
+		{"name with control characters", []Step{
+			send(http.MethodPost, "/connectors", `{"name":"${name}\nx","config":`+sourceConfig+`}`, 400, `{"error_code":400,"message":"`+
+				configInvalid(`Invalid value ${name}\nx for configuration name: String may not contain control sequences but had the following ASCII chars: 10`)+`"}`),
+			// The name is trimmed first, as Java's String.trim does (the tab
+			// goes, U+0085 stays).
+			send(http.MethodPost, "/connectors", `{"name":"${name}\u0000x\u0001\u007f\u0085\t","config":`+sourceConfig+`}`, 400, `{"error_code":400,"message":"`+
+				configInvalid(`Invalid value ${name}\u0000x\u0001\u007f\u0085 for configuration name: String may not contain control sequences but had the following ASCII chars: 0, 1, 127, 133`)+`"}`),
+			send(http.MethodPut, "/connector-plugins/FileStreamSource/config/validate", `{"connector.class":"FileStreamSource","topic":"t","name":"x\ty\u007f"}`, 200,
+				`{"name":"{{string}}","error_count":1,"groups":"{{array}}","configs":["{{contains}}",
+				{"definition":{"{{more}}":true,"name":"name"},"value":{"name":"name","value":"x\ty\u007f","recommended_values":[],"errors":["Invalid value x\ty\u007f for configuration name: String may not contain control sequences but had the following ASCII chars: 9, 127"],"visible":true}}]}`),
+			get("/connectors/${name}", 404, connNotFound),
+		}},
 	}
+}
+
+// configInvalid is the message of a create or update whose config has
+// the errors (JSON-escaped, for a template).
+func configInvalid(errs ...string) string {
+	return `Connector configuration is invalid and contains the following ` + strconv.Itoa(len(errs)) + ` error(s):\n` +
+		strings.Join(errs, `\n`) + `\nYou can also find the above list of errors at the endpoint ` + "`/connector-plugins/{connectorType}/config/validate`"
 }
 
 // jettyRefuses is a request Kafka Connect's Jetty answers with a 400 and

@@ -534,6 +534,10 @@ func (h *Herder) ValidateConfig(_ context.Context, plugin string, config map[str
 		}
 		if v, ok := config[name]; ok {
 			ci.Value.Value = str(v)
+			if msg := worker.CheckConnectorName(v); name == "name" && msg != "" {
+				ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Invalid value %s for configuration name: %s", v, msg))
+				res.ErrorCount++
+			}
 		} else if required {
 			ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Missing required configuration %q which has no default value.", name))
 			res.ErrorCount++
