@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/tributary-dev/tributary/worker"
@@ -126,14 +127,40 @@ func jsonError(err error) error {
 		return reqErr("Malformed JSON at offset %d: %v", se.Offset, se)
 	case errors.As(err, &te):
 		if te.Field != "" {
-			return reqErr("Cannot deserialize field %q: JSON %s is not a %s", te.Field, te.Value, te.Type)
+			return reqErr("Cannot deserialize field %q: a JSON %s is not %s", te.Field, te.Value, jsonKind(te.Type))
 		}
-		return reqErr("Cannot deserialize JSON %s as %s", te.Value, te.Type)
+		return reqErr("Cannot deserialize a JSON %s as %s", te.Value, jsonKind(te.Type))
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return reqErr("Malformed JSON: unexpected end of input")
 	default:
 		return err // our own messages (configMap), already user-facing
 	}
+}
+
+// jsonKind names what JSON a Go type is decoded from, for messages (a Go
+// type name means nothing to a REST client).
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a JSON value"
+	}
+	switch t.Kind() {
+	case reflect.Map, reflect.Struct:
+		return "a JSON object"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.String:
+		return "a JSON string"
+	case reflect.Bool:
+		return "a JSON boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a JSON number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "a JSON value"
 }
 
 // requestError is a user-facing message for a 400, worded like Kafka

@@ -533,6 +533,9 @@ func (h *herder) AlterOffsets(ctx context.Context, name string, offsets Connecto
 		if len(offsets.Offsets) == 0 {
 			return Errorf(KindBadRequest, "The offsets to be altered may not be null or empty")
 		}
+		if err := CheckOffsets(h.connectorType(cs.Config), offsets); err != nil {
+			return err
+		}
 		if h.connectorType(cs.Config) == "sink" {
 			commit := map[sdk.TopicPartition]int64{}
 			var del []sdk.TopicPartition
@@ -564,9 +567,6 @@ func (h *herder) AlterOffsets(ctx context.Context, name string, offsets Connecto
 		} else {
 			var so []sdk.SourceOffset
 			for _, po := range offsets.Offsets {
-				if po.Partition == nil {
-					return Errorf(KindBadRequest, "The partition for a source connector offset cannot be null or missing")
-				}
 				so = append(so, sdk.SourceOffset{Partition: po.Partition, Offset: po.Offset})
 			}
 			if err := h.offsets.WriteOffsets(ctx, name, so); err != nil {
@@ -586,7 +586,7 @@ func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
 	}
 	part, err := asInt(p["kafka_partition"])
 	if err != nil {
-		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%v'. Partition values for sink connectors need to be integers.", p["kafka_partition"])
+		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%s'. Partition values for sink connectors need to be integers.", javaString(p["kafka_partition"]))
 	}
 	return sdk.TopicPartition{Topic: topic, Partition: int32(part)}, nil
 }
@@ -594,7 +594,7 @@ func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
 func sinkOffset(o map[string]any) (int64, error) {
 	off, err := asInt(o["kafka_offset"])
 	if err != nil || off < 0 {
-		return 0, Errorf(KindBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%v'. Offset values for sink connectors need to be integers.", o["kafka_offset"])
+		return 0, Errorf(KindBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%s'. Offset values for sink connectors need to be integers.", javaString(o["kafka_offset"]))
 	}
 	return off, nil
 }

@@ -64,7 +64,45 @@ func robustnessCases() []Case {
 				{"definition":{"{{more}}":true,"name":"name"},"value":{"name":"name","value":"x\ty\u007f","recommended_values":[],"errors":["Invalid value x\ty\u007f for configuration name: String may not contain control sequences but had the following ASCII chars: 9, 127"],"visible":true}}]}`),
 			get("/connectors/${name}", 404, connNotFound),
 		}},
+		{"offsets shapes", steps([]Step{
+			send(http.MethodPost, "/connectors", `{"name":"${name}","config":`+sourceConfig+`,"initial_state":"STOPPED"}`, 201, info(sourceStored, "source")),
+			poll(get("/connectors/${name}/status", 200, status("source", "STOPPED"))),
+			primitivesOnly(`{"offsets":[{"partition":{"filename":{"a":1}},"offset":{"position":1}}]}`, "filename", "MAP"),
+			primitivesOnly(`{"offsets":[{"partition":{"filename":"f"},"offset":{"position":[1,2]}}]}`, "position", "ARRAY"),
+			primitivesOnly(`{"offsets":[{"partition":{"filename":[1]},"offset":null}]}`, "filename", "ARRAY"),
+			{Method: http.MethodPatch, Path: "/connectors/${name}/offsets", Body: `{"offsets":[{"partition":"str","offset":{"position":1}}]}`,
+				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Cannot deserialize field \"offsets.partition\": a JSON string is not a JSON object"}`},
+				Kafka: &Expect{Status: 500, Body: anyError500}, Deviation: "a body of the wrong shape is a 400 (Kafka Connect: 500 with Jackson's message)"},
+			get("/connectors/${name}/offsets", 200, `{"offsets":[]}`),
+			send(http.MethodPut, "/connectors/${name}-2/config", `{"connector.class":"FileStreamSink","topics":"${name}-t","file":"${dir}/${name}.out"}`, 201, `"{{object}}"`),
+			send(http.MethodPut, "/connectors/${name}-2/stop", "", 204, ""),
+			poll(get("/connectors/${name}-2/status", 200, `{"name":"${name}-2","connector":`+connState("STOPPED")+`,"tasks":[],"type":"sink"}`)),
+			sinkOffsetRefused(`{"kafka_topic":"${name}-t","kafka_partition":[0]}`, `{"kafka_offset":1}`, "partition", "[0]"),
+			sinkOffsetRefused(`{"kafka_topic":"${name}-t","kafka_partition":0}`, `{"kafka_offset":{"a":1}}`, "offset", "{a=1}"),
+			sinkOffsetRefused(`{"kafka_topic":"${name}-t","kafka_partition":0}`, `{"kafka_offset":[1,2]}`, "offset", "[1, 2]"),
+			sinkOffsetRefused(`{"kafka_topic":"${name}-t","kafka_partition":0}`, `{"kafka_offset":"abc"}`, "offset", "abc"),
+			get("/connectors/${name}-2/offsets", 200, `{"offsets":[]}`),
+		})},
 	}
+}
+
+// primitivesOnly is an alter-offsets request for the case's (stopped)
+// source connector with an object or array inside a partition or offset.
+func primitivesOnly(body, field, typ string) Step {
+	msg := `{"error_code":%d,"message":"Offsets may only contain primitive types as values, but field ` + field + ` contains ` + typ + `"}`
+	return Step{Method: http.MethodPatch, Path: "/connectors/${name}/offsets", Body: body,
+		Want:      Expect{Status: 400, Body: strings.Replace(msg, "%d", "400", 1)},
+		Kafka:     &Expect{Status: 500, Body: strings.Replace(msg, "%d", "500", 1)},
+		Deviation: "a malformed offset is a 400 (Kafka Connect: 500 with the same message)"}
+}
+
+// sinkOffsetRefused is an alter-offsets request for the case's stopped
+// sink (${name}-2) with a value that is not an integer.
+func sinkOffsetRefused(partition, offset, what, shown string) Step {
+	name := map[string]string{"partition": "partition", "offset": "offset"}[what]
+	noun := map[string]string{"partition": "Partition", "offset": "Offset"}[what]
+	return send(http.MethodPatch, "/connectors/${name}-2/offsets", `{"offsets":[{"partition":`+partition+`,"offset":`+offset+`}]}`, 400,
+		`{"error_code":400,"message":"Failed to parse the following Kafka `+name+` value in the provided offsets: '`+shown+`'. `+noun+` values for sink connectors need to be integers."}`)
 }
 
 // configInvalid is the message of a create or update whose config has

@@ -447,6 +447,9 @@ func (h *Herder) AlterOffsets(_ context.Context, name string, offsets worker.Con
 	if err != nil {
 		return "", err
 	}
+	if err := worker.CheckOffsets(c.typ, offsets); err != nil {
+		return "", err
+	}
 	for _, po := range offsets.Offsets {
 		i := slices.IndexFunc(c.offsets, func(o worker.PartitionOffset) bool { return reflect.DeepEqual(o.Partition, po.Partition) })
 		switch {

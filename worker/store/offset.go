@@ -84,8 +84,12 @@ func validateOffsetMap(what string, m map[string]any) error {
 	for k, v := range m {
 		switch v.(type) {
 		case nil, bool, string, int, int8, int16, int32, int64, uint8, uint16, uint32, uint, uint64, float32, float64:
+		case map[string]any:
+			return fmt.Errorf("store: %s field %q holds a MAP; Kafka Connect allows only primitive values", what, k)
+		case []any:
+			return fmt.Errorf("store: %s field %q holds an ARRAY; Kafka Connect allows only primitive values", what, k)
 		default:
-			return fmt.Errorf("store: %s field %q has a %T value; Kafka Connect allows only primitive values", what, k, v)
+			return fmt.Errorf("store: %s field %q holds a value of no Kafka Connect primitive type; Kafka Connect allows only primitive values", what, k)
 		}
 	}
 	return nil
