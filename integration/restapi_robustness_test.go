@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-dev/tributary/integration/harness"
@@ -110,4 +111,55 @@ func clipBody(b []byte) string {
 		return string(b[:500]) + "…"
 	}
 	return string(b)
+}
+
+// Issue 23, case 4: a config body between about 999,900 bytes and the
+// REST limit (1 MiB) used to answer 500 MESSAGE_TOO_LARGE. The config topic
+// is now created taking what the REST API accepts, so such a body is
+// stored (as Kafka Connect stores a 1.04 MB one); where an existing config
+// topic takes less, the write is a 413 that says why, and nothing is
+// written.
+func TestConfigSizes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: starts a broker and worker processes")
+	}
+	b := harness.TributaryBroker(t)
+	bin := harness.BuildTributary(t)
+	dir := t.TempDir()
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "w1"), harness.WorkerProps(t, b.Bootstrap(), "sizes", nil))
+	r := rest{t: t, url: w.URL()}
+
+	pad := strings.Repeat("x", 1040000)
+	cfg := map[string]string{"connector.class": "FileStreamSource", "topic": "sizes-t", "file": filepath.Join(dir, "in.txt"), "pad": pad}
+	r.must(http.MethodPut, "/connectors/big/config", cfg, http.StatusCreated)
+	var got map[string]string
+	json.Unmarshal(r.must(http.MethodGet, "/connectors/big/config", nil, 200), &got)
+	if got["pad"] != pad {
+		t.Fatalf("stored pad of %d bytes", len(got["pad"]))
+	}
+	r.waitState("big", "RUNNING", 1) // its task config (as large) was stored too
+
+	cfg["pad"] = strings.Repeat("x", 1<<20)
+	code, body := r.do(http.MethodPut, "/connectors/bigger/config", cfg)
+	if code != http.StatusBadRequest || !strings.Contains(string(body), "Request body is larger than the limit of 1048576 bytes") {
+		t.Fatalf("a body over 1 MiB: %d %s", code, clipBody(body))
+	}
+
+	// A config topic created elsewhere with a lower limit.
+	adm := kadm.NewClient(newClient(t, b.Bootstrap()))
+	if _, err := adm.CreateTopic(context.Background(), 1, 1, map[string]*string{
+		"cleanup.policy": kadm.StringPtr("compact"), "max.message.bytes": kadm.StringPtr("100000")}, "small-configs"); err != nil {
+		t.Fatal(err)
+	}
+	w2 := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "w2"), harness.WorkerProps(t, b.Bootstrap(), "small", nil))
+	r2 := rest{t: t, url: w2.URL()}
+	cfg["pad"] = strings.Repeat("x", 200000)
+	code, body = r2.do(http.MethodPut, "/connectors/big/config", cfg)
+	if code != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "more than the 100000 bytes the config topic small-configs takes (its max.message.bytes); nothing was written") {
+		t.Fatalf("a config over the topic's limit: %d %s", code, clipBody(body))
+	}
+	r2.must(http.MethodGet, "/connectors/big", nil, http.StatusNotFound)
+	delete(cfg, "pad")
+	r2.must(http.MethodPut, "/connectors/small/config", cfg, http.StatusCreated)
+	r2.waitState("small", "RUNNING", 1)
 }

@@ -2,9 +2,12 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/store"
@@ -49,7 +52,19 @@ func connectorProblem(name string, snap store.ConfigSnapshot) string {
 }
 
 func (a *configAdapter) PutConnectorConfig(ctx context.Context, name string, config map[string]string) error {
-	return a.s.PutConnectorConfig(ctx, name, config, "")
+	return tooLarge(a.s.PutConnectorConfig(ctx, name, config, ""), "connector configuration")
+}
+
+// tooLarge turns a write the config topic refused for its size into the
+// 413 that says so; other errors pass unchanged.
+func tooLarge(err error, what string) error {
+	var e *store.RecordTooLargeError
+	if !errors.As(err, &e) {
+		return err
+	}
+	return &Error{Kind: KindTooLarge, Err: err, Message: fmt.Sprintf(
+		"The %s is %d bytes once stored, more than the %d bytes the config topic %s takes (its max.message.bytes); nothing was written. "+
+			"Make the configuration smaller, or raise max.message.bytes of %s.", what, e.Bytes, e.Limit, e.Topic, e.Topic)}
 }
 
 func (a *configAdapter) DeleteConnector(ctx context.Context, name string) error {
@@ -57,7 +72,7 @@ func (a *configAdapter) DeleteConnector(ctx context.Context, name string) error 
 }
 
 func (a *configAdapter) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
-	return a.s.PutTaskConfigs(ctx, name, tasks)
+	return tooLarge(a.s.PutTaskConfigs(ctx, name, tasks), "task configuration")
 }
 
 func (a *configAdapter) PutTargetState(ctx context.Context, name, state string) error {
@@ -98,8 +113,25 @@ func (a *statusAdapter) pluginVersion(name string) string {
 	return a.versions[name]
 }
 
+// maxTraceBytes bounds the trace of a status record: a status topic takes
+// records of 1 MB by default, and a status that cannot be written would
+// leave the last one (RUNNING) showing.
+const maxTraceBytes = 256 << 10
+
+// clipTrace keeps the first maxTraceBytes of a trace.
+func clipTrace(t string) string {
+	if len(t) <= maxTraceBytes {
+		return t
+	}
+	cut := maxTraceBytes
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut] + fmt.Sprintf("\n… (%d more bytes of the trace left out)", len(t)-cut)
+}
+
 func (a *statusAdapter) PutConnector(ctx context.Context, name string, st ConnectorState, generation int32) error {
-	_, err := a.s.PutConnectorSafe(ctx, name, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation, Version: a.pluginVersion(name)})
+	_, err := a.s.PutConnectorSafe(ctx, name, store.Status{State: store.State(st.State), Trace: clipTrace(st.Trace), WorkerID: st.WorkerID, Generation: generation, Version: a.pluginVersion(name)})
 	return err
 }
 
@@ -110,7 +142,7 @@ func (a *statusAdapter) PutTask(ctx context.Context, id TaskID, st TaskState, ge
 		// shuts down) carries no version; every other one does.
 		version = a.pluginVersion(id.Connector)
 	}
-	_, err := a.s.PutTaskSafe(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation, Version: version})
+	_, err := a.s.PutTaskSafe(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}, store.Status{State: store.State(st.State), Trace: clipTrace(st.Trace), WorkerID: st.WorkerID, Generation: generation, Version: version})
 	return err
 }
 

@@ -401,6 +401,11 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 		return
 	}
 	if err := h.configs.PutTaskConfigs(ctx, name, tcs); err != nil {
+		if KindOf(err) == KindTooLarge { // retrying cannot help
+			h.failConnector(ctx, name, cs.Config, err)
+			h.stopConnector(ctx, name)
+			return
+		}
 		h.connLogger(name).Error("writing task configs failed; retrying at the next reconcile", "err", err)
 		return
 	}

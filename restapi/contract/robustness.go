@@ -83,6 +83,14 @@ func robustnessCases() []Case {
 			sinkOffsetRefused(`{"kafka_topic":"${name}-t","kafka_partition":0}`, `{"kafka_offset":"abc"}`, "offset", "abc"),
 			get("/connectors/${name}-2/offsets", 200, `{"offsets":[]}`),
 		})},
+		{"large config stored", []Step{
+			// Kafka Connect stores a config of 1.04 MB; a body the REST API
+			// accepts is stored, never a 500 MESSAGE_TOO_LARGE.
+			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSource","topic":"${name}-t","file":"${dir}/${name}.in","pad":"`+
+				strings.Repeat("x", 1040000)+`"}`, 201, `{"name":"${name}","config":{"{{more}}":true,"connector.class":"FileStreamSource"},"tasks":[],"type":"source"}`),
+			poll(get("/connectors/${name}/status", 200, status("source", "RUNNING", "0"))),
+			get("/connectors/${name}/tasks", 200, `[{"id":{"connector":"${name}","task":0},"config":{"{{more}}":true,"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask"}}]`),
+		}},
 	}
 }
 

@@ -110,6 +110,15 @@ type ConfigStore struct {
 	deferred map[string]map[int]map[string]string
 }
 
+// ConfigTopicMaxMessageBytes is the max.message.bytes the config topic is
+// created with (unless config.storage.max.message.bytes says otherwise): a
+// connector config the REST API accepts (a body of up to 1 MiB, which
+// grows by at most 40% when stored: numbers and booleans become strings)
+// fits in one record, and so do its task configs, one a record.
+const ConfigTopicMaxMessageBytes = 2 << 20
+
+var configTopicDefaults = map[string]string{"max.message.bytes": strconv.Itoa(ConfigTopicMaxMessageBytes)}
+
 // OpenConfigStore creates or verifies the config topic (one partition,
 // compacted), reads it to the end and tails it. listener, if non-nil, is
 // called after every record that changes state, from the tailing goroutine
@@ -125,7 +134,7 @@ func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent))
 		incons:   map[string]bool{},
 		deferred: map[string]map[int]map[string]string{},
 	}
-	l, err := openLog(ctx, o, 1, true, s.apply)
+	l, err := openLog(ctx, o, logSpec{partitions: 1, exact: true, defaults: configTopicDefaults}, s.apply)
 	if err != nil {
 		return nil, err
 	}

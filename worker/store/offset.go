@@ -33,7 +33,7 @@ type offsetEntry struct {
 // partitions, compacted), reads it to the end and tails it.
 func OpenOffsetStore(ctx context.Context, o Options) (*OffsetStore, error) {
 	s := &OffsetStore{data: map[string]map[string]offsetEntry{}}
-	l, err := openLog(ctx, o, 25, false, s.apply)
+	l, err := openLog(ctx, o, logSpec{partitions: 25}, s.apply)
 	if err != nil {
 		return nil, err
 	}

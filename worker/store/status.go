@@ -82,7 +82,7 @@ type StatusStore struct {
 // partitions, compacted), reads it to the end and tails it.
 func OpenStatusStore(ctx context.Context, o Options) (*StatusStore, error) {
 	s := &StatusStore{conns: map[string]Status{}, tasks: map[TaskID]Status{}, topics: map[string]map[string]bool{}}
-	l, err := openLog(ctx, o, 5, false, s.apply)
+	l, err := openLog(ctx, o, logSpec{partitions: 5}, s.apply)
 	if err != nil {
 		return nil, err
 	}
