@@ -163,3 +163,81 @@ func TestConfigSizes(t *testing.T) {
 	r2.must(http.MethodPut, "/connectors/small/config", cfg, http.StatusCreated)
 	r2.waitState("small", "RUNNING", 1)
 }
+
+// Issue 23, case 5: a config change that changes connector.class
+// (FileStreamSource → Datagen) used to restart the task with its old task
+// config, which failed ("Missing required configuration kafka.topic") and
+// stayed FAILED although GET /tasks showed the new one. Tasks now restart
+// only with the task configs of the new config.
+func TestReconfigureConnectorClass(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: starts a broker and a worker process")
+	}
+	b := harness.TributaryBroker(t)
+	bin := harness.BuildTributary(t)
+	dir := t.TempDir()
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), harness.WorkerProps(t, b.Bootstrap(), "reconf", nil))
+	r := rest{t: t, url: w.URL()}
+	r.createSource("re", dir)
+	r.waitState("re", "RUNNING", 1)
+
+	// Watch the task's status through the change: it must never be FAILED.
+	stop := make(chan struct{})
+	failed := make(chan string, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if s, code := r.status("re"); code == 200 {
+				for _, tk := range s.Tasks {
+					if tk.State == "FAILED" {
+						select {
+						case failed <- tk.Trace:
+						default:
+						}
+					}
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	r.must(http.MethodPut, "/connectors/re/config", map[string]string{"connector.class": "dev.tributary.connect.datagen.DatagenConnector",
+		"kafka.topic": "reconf-dg", "records.per.sec": "10"}, http.StatusOK)
+	waitFor(t, "the Datagen task to run", func() bool {
+		var tasks []struct {
+			Config map[string]string `json:"config"`
+		}
+		json.Unmarshal(r.must(http.MethodGet, "/connectors/re/tasks", nil, 200), &tasks)
+		s, _ := r.status("re")
+		return len(tasks) == 1 && strings.Contains(tasks[0].Config["task.class"], "Datagen") &&
+			s.Connector.State == "RUNNING" && len(s.Tasks) == 1 && s.Tasks[0].State == "RUNNING"
+	})
+	time.Sleep(time.Second) // a failure right after the start would show now
+	close(stop)
+	select {
+	case tr := <-failed:
+		t.Fatalf("the task failed during the change: %s", firstLine(tr))
+	default:
+	}
+	// And back, with a change only its tasks see.
+	r.must(http.MethodPut, "/connectors/re/config", map[string]string{"connector.class": "FileStreamSource", "topic": "reconf-t2",
+		"file": filepath.Join(dir, "in.txt")}, http.StatusOK)
+	waitFor(t, "the FileStream task to run with the new topic", func() bool {
+		var tasks []struct {
+			Config map[string]string `json:"config"`
+		}
+		json.Unmarshal(r.must(http.MethodGet, "/connectors/re/tasks", nil, 200), &tasks)
+		s, _ := r.status("re")
+		return len(tasks) == 1 && tasks[0].Config["topic"] == "reconf-t2" && len(s.Tasks) == 1 && s.Tasks[0].State == "RUNNING"
+	})
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

@@ -39,7 +39,8 @@ func (a *configAdapter) Snapshot() (map[string]ConnectorSnapshot, int64) {
 		case store.TargetState(TargetStopped):
 			target = TargetStopped
 		}
-		out[name] = ConnectorSnapshot{Config: cfg, Target: target, Tasks: snap.Tasks[name], Problem: connectorProblem(name, snap)}
+		out[name] = ConnectorSnapshot{Config: cfg, Target: target, Tasks: snap.Tasks[name], Problem: connectorProblem(name, snap),
+			ConfigOffset: snap.ConfigOffsets[name], TasksStale: snap.TasksStale[name]}
 	}
 	return out, snap.Offset
 }
@@ -73,6 +74,18 @@ func (a *configAdapter) DeleteConnector(ctx context.Context, name string) error 
 
 func (a *configAdapter) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
 	return tooLarge(a.s.PutTaskConfigs(ctx, name, tasks), "task configuration")
+}
+
+// errStaleTaskConfigs: task configs were generated from a connector
+// config that has been replaced since; nothing was written.
+var errStaleTaskConfigs = errors.New("worker: the connector's config changed while its task configs were generated")
+
+func (a *configAdapter) PutTaskConfigsFor(ctx context.Context, name string, tasks []map[string]string, configOffset int64) error {
+	err := a.s.PutTaskConfigsFor(ctx, name, tasks, configOffset)
+	if errors.Is(err, store.ErrStaleTaskConfigs) {
+		return errStaleTaskConfigs
+	}
+	return tooLarge(err, "task configuration")
 }
 
 func (a *configAdapter) PutTargetState(ctx context.Context, name, state string) error {

@@ -18,6 +18,12 @@ type ConnectorSnapshot struct {
 	Config map[string]string
 	Target string              // TargetStarted, TargetPaused or TargetStopped
 	Tasks  []map[string]string // the committed task configs
+	// ConfigOffset is the config-topic offset of the connector's config
+	// record; TasksStale says its config changed after Tasks were
+	// committed, so that Tasks belong to an older config and must not be
+	// started (until the connector's new task configs are committed).
+	ConfigOffset int64
+	TasksStale   bool
 	// Problem, when set, says why no worker can run the connector as the
 	// internal topics hold it (a record it cannot apply, a name the group
 	// protocol cannot carry). Such a connector is never assigned or
@@ -34,6 +40,10 @@ type configBackend interface {
 	PutConnectorConfig(ctx context.Context, name string, config map[string]string) error
 	DeleteConnector(ctx context.Context, name string) error
 	PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error
+	// PutTaskConfigsFor writes task configs generated from the connector
+	// config at configOffset; errStaleTaskConfigs, and nothing written, if
+	// a newer config was written since.
+	PutTaskConfigsFor(ctx context.Context, name string, tasks []map[string]string, configOffset int64) error
 	PutTargetState(ctx context.Context, name, state string) error
 	// Updates is signalled after records written by anyone were applied.
 	Updates() <-chan struct{}

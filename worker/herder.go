@@ -68,7 +68,7 @@ type herder struct {
 	// failed connectors (with the config that failed) and tasks: they stay
 	// FAILED until restarted or reconfigured, as in Kafka Connect.
 	failedConnectors map[string]map[string]string
-	failedTasks      map[TaskID]bool
+	failedTasks      map[TaskID]failedTask
 	taskSeq          uint64
 	// taskConfigsTimeout bounds a connector's TaskConfigs: the herder
 	// waits for it, and every REST write waits for the herder.
@@ -128,7 +128,7 @@ func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
 		levels:      newLogLevels(),
 
 		failedConnectors: map[string]map[string]string{},
-		failedTasks:      map[TaskID]bool{},
+		failedTasks:      map[TaskID]failedTask{},
 
 		taskConfigsTimeout: TaskConfigsTimeout,
 	}
@@ -290,8 +290,11 @@ func (h *herder) reconcile(ctx context.Context) {
 			if _, ok := h.tasks[id]; ok || !h.mineTask(id) {
 				continue
 			}
-			if st, ok := h.taskStatus(id); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedTasks[id] {
-				continue // failed tasks stay failed until restarted
+			if cs.TasksStale {
+				break // generated from an older config: wait for the new ones
+			}
+			if st, ok := h.taskStatus(id); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedTaskSame(id, cs.Config, tc) {
+				continue // failed tasks stay failed until restarted or reconfigured
 			}
 			h.startTaskLocked(ctx, id, cs, tc)
 		}
@@ -302,6 +305,17 @@ func (h *herder) reconcile(ctx context.Context) {
 func (h *herder) failedSame(name string, config map[string]string) bool {
 	fc, ok := h.failedConnectors[name]
 	return ok && maps.Equal(fc, config)
+}
+
+// failedTask is what a failed task ran with: it stays failed until
+// restarted, or until its connector or task config changes.
+type failedTask struct {
+	conn, task map[string]string
+}
+
+func (h *herder) failedTaskSame(id TaskID, conn, task map[string]string) bool {
+	ft, ok := h.failedTasks[id]
+	return ok && maps.Equal(ft.conn, conn) && maps.Equal(ft.task, task)
 }
 
 func (h *herder) taskStatus(id TaskID) (TaskState, bool) {
@@ -393,14 +407,20 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 		tc["task.class"] = taskClass
 	}
 	h.taskCounts[name] = max(h.taskCounts[name], len(tcs))
-	if taskConfigsEqual(tcs, cs.Tasks) {
+	if taskConfigsEqual(tcs, cs.Tasks) && !cs.TasksStale {
 		return
 	}
 	if !h.assign.leader {
-		h.connLogger(name).Warn("task configs changed but this worker is not the leader; the leader regenerates them")
+		h.connLogger(name).Warn("task configs changed but this worker is not the leader; they are written once the leader runs the connector (REST forwarding is not there yet)")
 		return
 	}
-	if err := h.configs.PutTaskConfigs(ctx, name, tcs); err != nil {
+	// Committed even when equal to the stored ones if the connector's
+	// config changed since those were committed: tasks start only with
+	// task configs of the connector's current config.
+	if err := h.configs.PutTaskConfigsFor(ctx, name, tcs, cs.ConfigOffset); err != nil {
+		if errors.Is(err, errStaleTaskConfigs) {
+			return // the new config restarts the connector, which generates them again
+		}
 		if KindOf(err) == KindTooLarge { // retrying cannot help
 			h.failConnector(ctx, name, cs.Config, err)
 			h.stopConnector(ctx, name)
@@ -463,7 +483,7 @@ func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSna
 	log := h.connLogger(id.Connector).With("task", id.Task)
 	spec, err := h.pl.Load().Spec(cs.Config["connector.class"])
 	if err != nil {
-		h.failTask(ctx, id, err.Error())
+		h.failTask(ctx, id, failedTask{conn: cs.Config, task: tc}, err.Error())
 		return
 	}
 	paused := cs.Target == TargetPaused
@@ -490,7 +510,7 @@ func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSna
 		if errors.As(err, &te) && te.Trace != "" {
 			trace = te.Trace
 		}
-		h.failTask(ctx, id, trace)
+		h.failTask(ctx, id, failedTask{conn: cs.Config, task: tc}, trace)
 		return
 	}
 	h.tasks[id] = &runningTask{r: r, config: tc, conn: cs.Config, target: cs.Target, token: token}
@@ -503,18 +523,19 @@ func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSna
 	log.Info("task started")
 }
 
-func (h *herder) failTask(ctx context.Context, id TaskID, trace string) {
+func (h *herder) failTask(ctx context.Context, id TaskID, with failedTask, trace string) {
 	h.connLogger(id.Connector).Error("task failed", "task", id.Task, "trace", firstLine(trace))
-	h.failedTasks[id] = true
+	h.failedTasks[id] = with
 	h.putTaskStatus(ctx, id, StateFailed, trace)
 }
 
 func (h *herder) onTaskFailure(ctx context.Context, f taskFailure) {
-	if rt, ok := h.tasks[f.id]; !ok || rt.token != f.token {
+	rt, ok := h.tasks[f.id]
+	if !ok || rt.token != f.token {
 		return // a runner stopped or replaced since it reported
 	}
 	h.stopTask(ctx, f.id)
-	h.failTask(ctx, f.id, f.trace)
+	h.failTask(ctx, f.id, failedTask{conn: rt.conn, task: rt.config}, f.trace)
 }
 
 func (h *herder) stopTask(ctx context.Context, id TaskID) {

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -81,6 +83,14 @@ type ConfigSnapshot struct {
 	// task records before it (compaction can do that); the leader should
 	// regenerate their task configs.
 	Inconsistent map[string]bool
+	// ConfigOffsets is the offset of each connector's latest config record.
+	ConfigOffsets map[string]int64
+	// TasksStale lists connectors whose config changed, since this store
+	// was opened, after their task configs were committed: those task
+	// configs were generated from an older config (a different class,
+	// perhaps) and must not be started; the leader regenerates and commits
+	// them (even if equal).
+	TasksStale map[string]bool
 }
 
 // TaskIDs lists a connector's committed tasks.
@@ -108,6 +118,10 @@ type ConfigStore struct {
 	targets  map[string]TargetState
 	incons   map[string]bool
 	deferred map[string]map[int]map[string]string
+	// connOffset is the offset of each connector's latest config record;
+	// tasksFor the connOffset its latest consistent commit was applied at.
+	connOffset map[string]int64
+	tasksFor   map[string]int64
 }
 
 // ConfigTopicMaxMessageBytes is the max.message.bytes the config topic is
@@ -133,12 +147,22 @@ func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent))
 		targets:  map[string]TargetState{},
 		incons:   map[string]bool{},
 		deferred: map[string]map[int]map[string]string{},
+
+		connOffset: map[string]int64{},
+		tasksFor:   map[string]int64{},
 	}
 	l, err := openLog(ctx, o, logSpec{partitions: 1, exact: true, defaults: configTopicDefaults}, s.apply)
 	if err != nil {
 		return nil, err
 	}
 	s.l = l
+	// What was committed before this worker started counts as current:
+	// only config changes seen from now on make task configs stale (an
+	// older worker, or Kafka Connect, did not commit task configs again
+	// when they came out the same).
+	s.mu.Lock()
+	maps.Copy(s.tasksFor, s.connOffset)
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -154,12 +178,20 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := ConfigSnapshot{
-		Offset:       s.offset,
-		Connectors:   make(map[string]map[string]string, len(s.conns)),
-		Tasks:        make(map[string][]map[string]string, len(s.tasks)),
-		TaskCounts:   make(map[string]int, len(s.counts)),
-		TargetStates: make(map[string]TargetState, len(s.targets)),
-		Inconsistent: make(map[string]bool, len(s.incons)),
+		Offset:        s.offset,
+		Connectors:    make(map[string]map[string]string, len(s.conns)),
+		Tasks:         make(map[string][]map[string]string, len(s.tasks)),
+		TaskCounts:    make(map[string]int, len(s.counts)),
+		TargetStates:  make(map[string]TargetState, len(s.targets)),
+		Inconsistent:  make(map[string]bool, len(s.incons)),
+		ConfigOffsets: make(map[string]int64, len(s.conns)),
+		TasksStale:    map[string]bool{},
+	}
+	for k := range s.conns {
+		snap.ConfigOffsets[k] = s.connOffset[k]
+		if s.stale(k) {
+			snap.TasksStale[k] = true
+		}
 	}
 	for k, v := range s.conns {
 		snap.Connectors[k] = copyMap(v)
@@ -269,12 +301,45 @@ func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, configs [
 	if err := s.l.readToEnd(ctx); err != nil {
 		return err
 	}
+	return s.putTaskConfigs(ctx, name, configs)
+}
+
+func (s *ConfigStore) putTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
 	recs := make([]*kgo.Record, 0, len(configs)+1)
 	for i, c := range configs {
 		recs = append(recs, s.record(taskPrefix+name+"-"+strconv.Itoa(i), encodeProps(c)))
 	}
 	recs = append(recs, s.record(commitPrefix+name, EncodeTaskCommit(len(configs))))
 	return s.write(ctx, recs...)
+}
+
+// stale reports whether a connector's config changed after its task
+// configs were committed (or none were); s.mu is held.
+func (s *ConfigStore) stale(name string) bool {
+	at, ok := s.tasksFor[name]
+	return !ok || at != s.connOffset[name]
+}
+
+// ErrStaleTaskConfigs is PutTaskConfigsFor's answer when the connector's
+// config changed since the task configs were generated: nothing was
+// written; they are to be generated again from the new config.
+var ErrStaleTaskConfigs = errors.New("store: the connector's config changed since its task configs were generated")
+
+// PutTaskConfigsFor is PutTaskConfigs for task configs generated from the
+// connector config record at configOffset (ConfigSnapshot.ConfigOffsets):
+// if a newer config was written since, it writes nothing and returns
+// ErrStaleTaskConfigs.
+func (s *ConfigStore) PutTaskConfigsFor(ctx context.Context, name string, configs []map[string]string, configOffset int64) error {
+	if err := s.l.readToEnd(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	cur, ok := s.connOffset[name]
+	s.mu.Unlock()
+	if !ok || cur != configOffset {
+		return ErrStaleTaskConfigs
+	}
+	return s.putTaskConfigs(ctx, name, configs)
 }
 
 // PutTargetState writes target-state-<name>.
@@ -309,7 +374,7 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	case strings.HasPrefix(key, targetStatePrefix):
 		ev = s.applyTargetState(key[len(targetStatePrefix):], r.Value)
 	case strings.HasPrefix(key, connectorPrefix):
-		ev = s.applyConnector(key[len(connectorPrefix):], r.Value)
+		ev = s.applyConnector(key[len(connectorPrefix):], r.Value, r.Offset)
 	case strings.HasPrefix(key, taskPrefix):
 		s.applyTask(key[len(taskPrefix):], r.Value)
 	case strings.HasPrefix(key, commitPrefix):
@@ -331,8 +396,10 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	}
 }
 
-func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
+func (s *ConfigStore) applyConnector(name string, value []byte, offset int64) *ConfigEvent {
 	if value == nil {
+		delete(s.connOffset, name)
+		delete(s.tasksFor, name)
 		delete(s.conns, name)
 		delete(s.tasks, name)
 		delete(s.counts, name)
@@ -347,6 +414,7 @@ func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
 		return nil
 	}
 	s.conns[name] = props
+	s.connOffset[name] = offset
 	if _, ok := s.targets[name]; !ok {
 		s.targets[name] = TargetStarted
 	}
@@ -406,6 +474,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		}
 		s.tasks[name] = ts
 		delete(s.incons, name)
+		s.tasksFor[name] = s.connOffset[name]
 	}
 	delete(s.deferred, name)
 	s.counts[name] = n

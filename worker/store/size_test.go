@@ -44,3 +44,51 @@ func TestConfigRecordSizes(t *testing.T) {
 		}
 	})
 }
+
+// Issue 23, case 5: once a connector's config changes, its committed task
+// configs are stale (generated from the old config) until task configs of
+// the new config are committed, even equal ones; task configs generated
+// from a config replaced in the meantime are not written.
+func TestTaskConfigsStale(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, brokers []string) {
+		ctx := testCtx(t)
+		s, err := OpenConfigStore(ctx, opts(brokers, "connect-configs"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		v1 := map[string]string{"connector.class": "FileStreamSource", "name": "c"}
+		if err := s.PutConnectorConfig(ctx, "c", v1, ""); err != nil {
+			t.Fatal(err)
+		}
+		snap := s.Snapshot()
+		if !snap.TasksStale["c"] {
+			t.Fatal("a new connector's (missing) task configs are not stale")
+		}
+		at1 := snap.ConfigOffsets["c"]
+		tasks := []map[string]string{{"task.class": "FileStreamSourceTask"}}
+		if err := s.PutTaskConfigsFor(ctx, "c", tasks, at1); err != nil {
+			t.Fatal(err)
+		}
+		if s.Snapshot().TasksStale["c"] {
+			t.Fatal("committed task configs are stale")
+		}
+		v2 := map[string]string{"connector.class": "Datagen", "name": "c"}
+		if err := s.PutConnectorConfig(ctx, "c", v2, ""); err != nil {
+			t.Fatal(err)
+		}
+		snap = s.Snapshot()
+		if !snap.TasksStale["c"] || len(snap.Tasks["c"]) != 1 {
+			t.Fatalf("after a new config: stale %v, tasks %v", snap.TasksStale, snap.Tasks["c"])
+		}
+		if err := s.PutTaskConfigsFor(ctx, "c", tasks, at1); !errors.Is(err, ErrStaleTaskConfigs) {
+			t.Fatalf("task configs of the replaced config: %v, want ErrStaleTaskConfigs", err)
+		}
+		if err := s.PutTaskConfigsFor(ctx, "c", tasks, snap.ConfigOffsets["c"]); err != nil {
+			t.Fatal(err)
+		}
+		if s.Snapshot().TasksStale["c"] {
+			t.Fatal("equal task configs committed again for the new config are still stale")
+		}
+	})
+}
