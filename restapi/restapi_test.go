@@ -1,8 +1,10 @@
 package restapi_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -315,4 +317,68 @@ func FuzzRequestBodies(f *testing.F) {
 			}
 		}
 	})
+}
+
+// slowHerder answers a config write after a pause, reporting whether the
+// request's context was still alive then.
+type slowHerder struct {
+	*restapitest.Herder
+	pause time.Duration
+	ctxOK chan bool
+}
+
+func (h *slowHerder) PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string) (bool, worker.ConnectorInfo, error) {
+	time.Sleep(h.pause)
+	h.ctxOK <- ctx.Err() == nil
+	return h.Herder.PutConnectorConfig(ctx, name, config, allowReplace, initialState)
+}
+
+// Issue 23, case 9: a request body trickled in at one byte every so often
+// was held open for ever (only headers had a deadline). The body now has
+// BodyTimeout to arrive; a late one is a 408 and the connection closes. A
+// body that did arrive in time leaves no deadline behind to end the
+// request while the herder works on it.
+func TestBodyReadDeadline(t *testing.T) {
+	h := &slowHerder{Herder: restapitest.NewHerder(), pause: 600 * time.Millisecond, ctxOK: make(chan bool, 1)}
+	srv := httptest.NewServer(restapi.New(h, restapi.Options{BodyTimeout: 300 * time.Millisecond}))
+	defer srv.Close()
+
+	body := `{"connector.class":"FileStreamSource","topic":"t"}`
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PUT /connectors/trickle/config HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	start := time.Now()
+	go func() {
+		for i := 0; i < len(body); i++ {
+			if _, err := conn.Write([]byte{body[i]}); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a trickled body after %v: %v", time.Since(start), err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || time.Since(start) > 2*time.Second {
+		t.Fatalf("trickled body: %d after %v: %s", resp.StatusCode, time.Since(start), b)
+	}
+	jsonEq(t, string(b), `{"error_code":408,"message":"Request body not received within 300ms"}`)
+
+	// A body sent at once, then a herder slower than BodyTimeout.
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/connectors/fast/config", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || !<-h.ctxOK {
+		t.Fatalf("fast body, slow herder: status %d; the request's context ended early", resp.StatusCode)
+	}
 }
