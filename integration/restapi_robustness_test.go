@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -240,4 +241,131 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+// A worker never lets one stored record stop it (issue 23): config, status
+// and offsets records it cannot apply (undecodable, written by a newer
+// version, larger than the topic normally takes) are written straight into
+// the internal topics, as another worker or a broken tool might. Each is
+// logged with its key; the connector it belongs to is FAILED with the
+// reason, can be deleted or mended through the REST API, and everything
+// else starts and runs, also after a kill -9 and restart.
+func TestStoredRecordsCannotStopWorker(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: starts a broker and a worker process")
+	}
+	b := harness.TributaryBroker(t)
+	bin := harness.BuildTributary(t)
+	dir := t.TempDir()
+	props := harness.WorkerProps(t, b.Bootstrap(), "stored", nil)
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), props)
+	r := rest{t: t, url: w.URL()}
+
+	for _, n := range []string{"good", "good2", "stat"} {
+		r.createSource(n, dir)
+	}
+	in := filepath.Join(dir, "offs.txt")
+	appendLines(t, in, 0, 10)
+	r.must(http.MethodPost, "/connectors", map[string]any{"name": "offs", "config": map[string]string{
+		"connector.class": "FileStreamSource", "topic": "stored-t", "file": in}}, http.StatusCreated)
+	for _, n := range []string{"good", "good2", "stat", "offs"} {
+		r.waitState(n, "RUNNING", 1)
+	}
+	waitFor(t, "offs's offsets", func() bool {
+		return strings.Contains(string(r.must(http.MethodGet, "/connectors/offs/offsets", nil, 200)), `"position"`)
+	})
+
+	// A config topic that someone let take larger records.
+	adm := kadm.NewClient(newClient(t, b.Bootstrap()))
+	if _, err := adm.AlterTopicConfigs(context.Background(), []kadm.AlterConfig{{Name: "max.message.bytes", Value: kadm.StringPtr("8388608")}}, "stored-configs"); err != nil {
+		t.Fatal(err)
+	}
+	offsKey, _ := json.Marshal([]any{"offs", map[string]string{"filename": in}})
+	produceRaw(t, b.Bootstrap(),
+		&kgo.Record{Topic: "stored-configs", Key: []byte("connector-badcfg"), Value: []byte(`{"properties":{"connector.class":`)},
+		&kgo.Record{Topic: "stored-configs", Key: []byte("connector-newer"), Value: []byte(`{"properties":{"connector.class":"FileStreamSource","topic":"t","tasks.max":2}}`)},
+		&kgo.Record{Topic: "stored-configs", Key: []byte("connector-huge"), Value: append([]byte(`{"properties":{"pad":"`), strings.Repeat("x", 3<<20)...)},
+		&kgo.Record{Topic: "stored-configs", Key: []byte("target-state-good2"), Value: []byte(`{"state":"PAUSED","state.v2":"SUSPENDED"}`)},
+		&kgo.Record{Topic: "stored-configs", Key: []byte("commit-good"), Value: []byte(`{"tasks":"many"}`)},
+		&kgo.Record{Topic: "stored-configs", Key: []byte("some-future-record"), Value: []byte(`{}`)},
+		&kgo.Record{Topic: "stored-status", Key: []byte("status-connector-stat"), Value: []byte(`not json`)},
+		&kgo.Record{Topic: "stored-status", Key: []byte("status-task-stat-0"), Value: []byte(`{"state":`)},
+		&kgo.Record{Topic: "stored-status", Key: []byte("status-task-"), Value: []byte(`{}`)},
+		&kgo.Record{Topic: "stored-offsets", Key: offsKey, Value: []byte(`[1,2]`)},
+		&kgo.Record{Topic: "stored-offsets", Key: []byte(`{"not":"an array"}`), Value: []byte(`{}`)},
+	)
+
+	failedWith := func(name, reason string) {
+		t.Helper()
+		waitFor(t, name+" FAILED with "+reason, func() bool {
+			s, code := r.status(name)
+			return code == 200 && s.Connector.State == "FAILED" && strings.Contains(s.Connector.Trace, reason)
+		})
+	}
+	stillRuns := func() {
+		t.Helper()
+		r.waitState("good", "RUNNING", 1)
+		r.createSource("fresh", dir)
+		r.waitState("fresh", "RUNNING", 1)
+		r.must(http.MethodDelete, "/connectors/fresh", nil, http.StatusNoContent)
+	}
+	failedWith("badcfg", "config record (offset")
+	failedWith("newer", "cannot be read")
+	failedWith("huge", "cannot be read")
+	failedWith("good2", `unknown target state "SUSPENDED"`)
+	failedWith("stat", "The status record (offset")
+	failedWith("offs", "An offsets record of this connector")
+	stillRuns()
+
+	// Mend what can be mended: a new target state, a restart.
+	r.must(http.MethodPut, "/connectors/good2/resume", nil, http.StatusAccepted)
+	r.waitState("good2", "RUNNING", 1)
+	r.must(http.MethodPost, "/connectors/stat/restart?includeTasks=true", nil, http.StatusAccepted)
+	r.waitState("stat", "RUNNING", 1)
+
+	w.Kill()
+	w = harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), props) // waits for /health 200
+	r = rest{t: t, url: w.URL()}
+	for _, n := range []string{"good", "good2", "stat"} {
+		r.waitState(n, "RUNNING", 1)
+	}
+	failedWith("badcfg", "config record (offset")
+	failedWith("newer", "cannot be read")
+	failedWith("huge", "cannot be read")
+	failedWith("offs", "An offsets record of this connector")
+	stillRuns()
+
+	// Bad offsets: stop, reset, resume.
+	r.must(http.MethodPut, "/connectors/offs/stop", nil, http.StatusNoContent)
+	waitFor(t, "offs STOPPED", func() bool {
+		code, _ := r.do(http.MethodDelete, "/connectors/offs/offsets", nil)
+		return code == 200
+	})
+	r.must(http.MethodPut, "/connectors/offs/resume", nil, http.StatusAccepted)
+	r.waitState("offs", "RUNNING", 1)
+
+	for _, n := range []string{"badcfg", "newer", "huge"} {
+		r.must(http.MethodDelete, "/connectors/"+n, nil, http.StatusNoContent)
+	}
+	waitFor(t, "the broken connectors to go", func() bool {
+		var names []string
+		json.Unmarshal(r.must(http.MethodGet, "/connectors", nil, 200), &names)
+		return strings.Join(names, ",") == "good,good2,offs,stat"
+	})
+	// The log names the records.
+	log := readFile(t, w.LogPath())
+	for _, want := range []string{"key=connector-badcfg", "key=target-state-good2", "key=status-connector-stat", `key="[\"offs\"`, "key=commit-good", "key=some-future-record"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the worker log does not name the record %s", want)
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

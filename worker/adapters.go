@@ -49,7 +49,10 @@ func (a *configAdapter) Snapshot() (map[string]ConnectorSnapshot, int64) {
 // snapshot ("" if one can): the leader leaves such connectors out of the
 // assignment, and the herder reports them FAILED.
 func connectorProblem(name string, snap store.ConfigSnapshot) string {
-	return unassignableName(name)
+	if p := unassignableName(name); p != "" {
+		return p
+	}
+	return snap.Problems[name]
 }
 
 func (a *configAdapter) PutConnectorConfig(ctx context.Context, name string, config map[string]string) error {
@@ -214,6 +217,12 @@ func (a offsetAdapter) Offsets(ctx context.Context, connector string, partitions
 
 func (a offsetAdapter) WriteOffsets(ctx context.Context, connector string, offsets []sdk.SourceOffset) error {
 	return a.s.WriteOffsets(ctx, connector, offsets)
+}
+
+func (a offsetAdapter) Problem(connector string) string { return a.s.Problem(connector) }
+
+func (a offsetAdapter) ClearProblems(ctx context.Context, connector string) error {
+	return a.s.ClearProblems(ctx, connector)
 }
 
 func (a offsetAdapter) All(connector string) []sdk.SourceOffset {

@@ -31,6 +31,9 @@ type ConnectorSnapshot struct {
 	// can be deleted, and a new config or record clears what can be
 	// cleared.
 	Problem string
+	// offsetsProblem: Problem is about the connector's offsets (set by the
+	// herder, which reads them).
+	offsetsProblem bool
 }
 
 // configBackend is the config topic (worker/store's ConfigStore through an
@@ -71,6 +74,11 @@ type offsetBackend interface {
 	WriteOffsets(ctx context.Context, connector string, offsets []sdk.SourceOffset) error
 	// All lists every partition of a connector with its offset.
 	All(connector string) []sdk.SourceOffset
+	// Problem says why some of a connector's offsets cannot be read (""
+	// when all can): its tasks could not know where they stand.
+	Problem(connector string) string
+	// ClearProblems tombstones the connector's records that cannot be read.
+	ClearProblems(ctx context.Context, connector string) error
 }
 
 // taskRunner is a running source or sink task (worker/task).

@@ -212,6 +212,7 @@ func (h *herder) reconcile(ctx context.Context) {
 		return
 	}
 	snap, _ := h.configs.Snapshot()
+	h.addOffsetProblems(snap)
 	// Connectors.
 	var deleted []string
 	for name, rc := range h.running {
@@ -232,7 +233,9 @@ func (h *herder) reconcile(ctx context.Context) {
 	for _, name := range names {
 		cs := snap[name]
 		if cs.Problem != "" {
-			if h.leads() {
+			// Never assigned: the leader reports it. (One whose offsets
+			// cannot be read is assigned, and reported by its worker.)
+			if h.leads() && !cs.offsetsProblem || h.mine(name) && cs.offsetsProblem {
 				h.putConnectorStatus(ctx, name, StateFailed, cs.Problem)
 			}
 			continue
@@ -300,6 +303,23 @@ func (h *herder) reconcile(ctx context.Context) {
 		}
 	}
 	h.cleanStatuses(ctx, snap, deleted)
+}
+
+// addOffsetProblems sets the Problem of the source connectors whose
+// offsets cannot all be read: their tasks could not know where they stand.
+func (h *herder) addOffsetProblems(snap map[string]ConnectorSnapshot) {
+	if h.offsets == nil {
+		return
+	}
+	for name, cs := range snap {
+		if cs.Problem != "" {
+			continue
+		}
+		if p := h.offsets.Problem(name); p != "" && h.connectorType(cs.Config) == "source" {
+			cs.Problem, cs.offsetsProblem = p, true
+			snap[name] = cs
+		}
+	}
 }
 
 func (h *herder) failedSame(name string, config map[string]string) bool {

@@ -379,8 +379,8 @@ func (h *herder) setTarget(ctx context.Context, name, target string) error {
 				return err
 			}
 		}
-		if cs.Target == target {
-			return nil
+		if cs.Target == target && cs.Problem == "" {
+			return nil // (a new record mends one that could not be read)
 		}
 		if err := h.configs.PutTargetState(ctx, name, target); err != nil {
 			return err
@@ -647,6 +647,9 @@ func (h *herder) ResetOffsets(ctx context.Context, name string) (string, error) 
 				if err := h.offsets.WriteOffsets(ctx, name, so); err != nil {
 					return err
 				}
+			}
+			if err := h.offsets.ClearProblems(ctx, name); err != nil {
+				return err
 			}
 		}
 		msg = "The offsets for this connector have been reset successfully"

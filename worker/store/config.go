@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strconv"
 	"strings"
@@ -61,8 +62,12 @@ const (
 type ConfigEvent struct {
 	Kind      ConfigEventKind
 	Connector string
-	Restart   RestartRequest // RestartRequested only
-	Offset    int64
+	// ProblemChanged: the record made the connector's Problem appear or
+	// go (ConfigSnapshot.Problems), which changes whether it can be
+	// assigned.
+	ProblemChanged bool
+	Restart        RestartRequest // RestartRequested only
+	Offset         int64
 }
 
 // ConfigSnapshot is a consistent copy of the config topic's state (Kafka
@@ -85,6 +90,11 @@ type ConfigSnapshot struct {
 	Inconsistent map[string]bool
 	// ConfigOffsets is the offset of each connector's latest config record.
 	ConfigOffsets map[string]int64
+	// Problems says, per connector, why a record of it could not be applied
+	// (a config or target state that does not decode, a target state a
+	// newer version wrote): such a connector is listed (with its last good
+	// config, or none) but must not run; a later good record clears it.
+	Problems map[string]string
 	// TasksStale lists connectors whose config changed, since this store
 	// was opened, after their task configs were committed: those task
 	// configs were generated from an older config (a different class,
@@ -108,6 +118,7 @@ func (s ConfigSnapshot) TaskIDs(connector string) []TaskID {
 // PutRestartRequest; the store does not enforce that.
 type ConfigStore struct {
 	l        *kafkaLog
+	log      *slog.Logger // set before the first record is applied
 	listener func(ConfigEvent)
 
 	mu       sync.Mutex
@@ -122,6 +133,10 @@ type ConfigStore struct {
 	// tasksFor the connOffset its latest consistent commit was applied at.
 	connOffset map[string]int64
 	tasksFor   map[string]int64
+	// cfgProblems and targetProblems: why a connector's latest config or
+	// target-state record could not be applied.
+	cfgProblems    map[string]string
+	targetProblems map[string]string
 }
 
 // ConfigTopicMaxMessageBytes is the max.message.bytes the config topic is
@@ -139,18 +154,7 @@ var configTopicDefaults = map[string]string{"max.message.bytes": strconv.Itoa(Co
 // in topic order; it must not block for long and must not call the
 // store's write methods.
 func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent)) (*ConfigStore, error) {
-	s := &ConfigStore{
-		listener: listener,
-		conns:    map[string]map[string]string{},
-		tasks:    map[string][]map[string]string{},
-		counts:   map[string]int{},
-		targets:  map[string]TargetState{},
-		incons:   map[string]bool{},
-		deferred: map[string]map[int]map[string]string{},
-
-		connOffset: map[string]int64{},
-		tasksFor:   map[string]int64{},
-	}
+	s := newConfigStore(storeLogger(o), listener)
 	l, err := openLog(ctx, o, logSpec{partitions: 1, exact: true, defaults: configTopicDefaults}, s.apply)
 	if err != nil {
 		return nil, err
@@ -164,6 +168,27 @@ func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent))
 	maps.Copy(s.tasksFor, s.connOffset)
 	s.mu.Unlock()
 	return s, nil
+}
+
+// newConfigStore is an empty store that applies records, not yet reading
+// a topic.
+func newConfigStore(log *slog.Logger, listener func(ConfigEvent)) *ConfigStore {
+	return &ConfigStore{
+		log:      log,
+		listener: listener,
+		conns:    map[string]map[string]string{},
+		tasks:    map[string][]map[string]string{},
+		counts:   map[string]int{},
+		targets:  map[string]TargetState{},
+		incons:   map[string]bool{},
+		deferred: map[string]map[int]map[string]string{},
+
+		connOffset: map[string]int64{},
+		tasksFor:   map[string]int64{},
+
+		cfgProblems:    map[string]string{},
+		targetProblems: map[string]string{},
+	}
 }
 
 // Close stops tailing. It is idempotent.
@@ -186,8 +211,12 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 		Inconsistent:  make(map[string]bool, len(s.incons)),
 		ConfigOffsets: make(map[string]int64, len(s.conns)),
 		TasksStale:    map[string]bool{},
+		Problems:      map[string]string{},
 	}
 	for k := range s.conns {
+		if p := s.cfgProblems[k] + s.targetProblems[k]; p != "" {
+			snap.Problems[k] = p
+		}
 		snap.ConfigOffsets[k] = s.connOffset[k]
 		if s.stale(k) {
 			snap.TasksStale[k] = true
@@ -370,11 +399,16 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	var ev *ConfigEvent
 	s.mu.Lock()
 	s.offset = r.Offset + 1
+	name := strings.TrimPrefix(key, connectorPrefix)
+	if strings.HasPrefix(key, targetStatePrefix) {
+		name = key[len(targetStatePrefix):]
+	}
+	hadProblem := s.cfgProblems[name]+s.targetProblems[name] != ""
 	switch {
 	case strings.HasPrefix(key, targetStatePrefix):
-		ev = s.applyTargetState(key[len(targetStatePrefix):], r.Value)
+		ev = s.applyTargetState(key[len(targetStatePrefix):], r)
 	case strings.HasPrefix(key, connectorPrefix):
-		ev = s.applyConnector(key[len(connectorPrefix):], r.Value, r.Offset)
+		ev = s.applyConnector(key[len(connectorPrefix):], r)
 	case strings.HasPrefix(key, taskPrefix):
 		s.applyTask(key[len(taskPrefix):], r.Value)
 	case strings.HasPrefix(key, commitPrefix):
@@ -385,10 +419,11 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 		// Exactly-once task counts, session keys and cluster log levels are
 		// not used yet.
 	default:
-		s.l.log.Warn("ignoring config record with unknown key", "key", key, "offset", r.Offset)
+		s.log.Warn("ignoring config record with unknown key (written by a newer version?)", "key", ClipKey(key), "offset", r.Offset)
 	}
 	if ev != nil {
 		ev.Offset = s.offset
+		ev.ProblemChanged = hadProblem != (s.cfgProblems[ev.Connector]+s.targetProblems[ev.Connector] != "")
 	}
 	s.mu.Unlock()
 	if ev != nil && s.listener != nil {
@@ -396,10 +431,12 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	}
 }
 
-func (s *ConfigStore) applyConnector(name string, value []byte, offset int64) *ConfigEvent {
-	if value == nil {
+func (s *ConfigStore) applyConnector(name string, r *kgo.Record) *ConfigEvent {
+	if r.Value == nil {
 		delete(s.connOffset, name)
 		delete(s.tasksFor, name)
+		delete(s.cfgProblems, name)
+		delete(s.targetProblems, name)
 		delete(s.conns, name)
 		delete(s.tasks, name)
 		delete(s.counts, name)
@@ -408,13 +445,22 @@ func (s *ConfigStore) applyConnector(name string, value []byte, offset int64) *C
 		delete(s.deferred, name)
 		return &ConfigEvent{Kind: ConnectorRemoved, Connector: name}
 	}
-	props, err := decodeProps(value)
+	props, err := decodeProps(r.Value)
 	if err != nil {
-		s.l.log.Error("ignoring malformed connector config record", "connector", name, "err", err)
-		return nil
+		// The connector is listed, FAILED with the reason and deletable;
+		// its last good config (if any) stays for GET /config.
+		s.log.Error("cannot apply a connector config record; the connector is FAILED until a new config or a delete", "key", ClipKey(string(r.Key)),
+			"offset", r.Offset, "bytes", len(r.Value), "err", err)
+		s.cfgProblems[name] = fmt.Sprintf("The connector's config record (offset %d of the config topic %s, %d bytes) cannot be read: %v. "+
+			"Put a new config (PUT /connectors/{name}/config) or delete the connector.", r.Offset, r.Topic, len(r.Value), err)
+		if _, ok := s.conns[name]; !ok {
+			s.conns[name] = map[string]string{}
+		}
+	} else {
+		delete(s.cfgProblems, name)
+		s.conns[name] = props
 	}
-	s.conns[name] = props
-	s.connOffset[name] = offset
+	s.connOffset[name] = r.Offset
 	if _, ok := s.targets[name]; !ok {
 		s.targets[name] = TargetStarted
 	}
@@ -424,13 +470,13 @@ func (s *ConfigStore) applyConnector(name string, value []byte, offset int64) *C
 func (s *ConfigStore) applyTask(rest string, value []byte) {
 	i := strings.LastIndexByte(rest, '-')
 	if i <= 0 {
-		s.l.log.Error("ignoring task config record with malformed key", "key", taskPrefix+rest)
+		s.log.Error("ignoring task config record with malformed key", "key", ClipKey(taskPrefix+rest))
 		return
 	}
 	name := rest[:i]
 	id, err := strconv.Atoi(rest[i+1:])
 	if err != nil || id < 0 {
-		s.l.log.Error("ignoring task config record with malformed key", "key", taskPrefix+rest)
+		s.log.Error("ignoring task config record with malformed key", "key", ClipKey(taskPrefix+rest))
 		return
 	}
 	if value == nil {
@@ -438,7 +484,7 @@ func (s *ConfigStore) applyTask(rest string, value []byte) {
 	}
 	props, err := decodeProps(value)
 	if err != nil {
-		s.l.log.Error("ignoring malformed task config record", "connector", name, "task", id, "err", err)
+		s.log.Error("ignoring malformed task config record; the leader regenerates the task configs", "key", ClipKey(taskPrefix+rest), "connector", ClipKey(name), "task", id, "err", err)
 		return
 	}
 	if s.deferred[name] == nil {
@@ -455,7 +501,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		Tasks *int `json:"tasks"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil || v.Tasks == nil || *v.Tasks < 0 {
-		s.l.log.Error("ignoring malformed task commit record", "connector", name)
+		s.log.Error("ignoring malformed task commit record", "key", ClipKey(commitPrefix+name), "connector", ClipKey(name))
 		return nil
 	}
 	n := *v.Tasks
@@ -465,7 +511,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		_, complete = deferred[i]
 	}
 	if !complete {
-		s.l.log.Warn("task configs for connector are inconsistent; the leader must regenerate them", "connector", name, "tasks", n)
+		s.log.Warn("task configs for connector are inconsistent; the leader must regenerate them", "connector", ClipKey(name), "tasks", n)
 		s.incons[name] = true
 	} else {
 		ts := make([]map[string]string, n)
@@ -481,29 +527,36 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 	return &ConfigEvent{Kind: TaskConfigsCommitted, Connector: name}
 }
 
-func (s *ConfigStore) applyTargetState(name string, value []byte) *ConfigEvent {
-	if value == nil {
+func (s *ConfigStore) applyTargetState(name string, r *kgo.Record) *ConfigEvent {
+	if r.Value == nil {
 		delete(s.targets, name)
+		delete(s.targetProblems, name)
 		return &ConfigEvent{Kind: TargetStateChanged, Connector: name}
 	}
 	var v struct {
 		State   string `json:"state"`
 		StateV2 string `json:"state.v2"`
 	}
-	if err := json.Unmarshal(value, &v); err != nil {
-		s.l.log.Error("ignoring malformed target state record", "connector", name, "err", err)
-		return nil
-	}
+	err := json.Unmarshal(r.Value, &v)
 	st := TargetState(v.StateV2)
 	if st == "" {
 		st = TargetState(v.State)
 	}
-	switch st {
-	case TargetStarted, TargetPaused, TargetStopped:
-	default:
-		s.l.log.Error("ignoring target state record with unknown state", "connector", name, "state", st)
-		return nil
+	if err == nil {
+		switch st {
+		case TargetStarted, TargetPaused, TargetStopped:
+		default:
+			err = fmt.Errorf("unknown target state %q (written by a newer version?)", st)
+		}
 	}
+	if err != nil {
+		s.log.Error("cannot apply a target state record; the connector is FAILED until a new target state or a delete", "key", ClipKey(string(r.Key)),
+			"offset", r.Offset, "err", err)
+		s.targetProblems[name] = fmt.Sprintf("The connector's target state record (offset %d of the config topic %s) cannot be read: %v. "+
+			"Pause, resume or stop the connector to write a new one, or delete it.", r.Offset, r.Topic, err)
+		return &ConfigEvent{Kind: TargetStateChanged, Connector: name}
+	}
+	delete(s.targetProblems, name)
 	s.targets[name] = st
 	return &ConfigEvent{Kind: TargetStateChanged, Connector: name}
 }
@@ -517,7 +570,7 @@ func (s *ConfigStore) applyRestart(name string, value []byte) *ConfigEvent {
 		OnlyFailed   bool `json:"only-failed"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil {
-		s.l.log.Error("ignoring malformed restart request record", "connector", name, "err", err)
+		s.log.Error("ignoring malformed restart request record", "key", ClipKey(restartPrefix+name), "err", err)
 		return nil
 	}
 	return &ConfigEvent{Kind: RestartRequested, Connector: name, Restart: RestartRequest{Connector: name, IncludeTasks: v.IncludeTasks, OnlyFailed: v.OnlyFailed}}

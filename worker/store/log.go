@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -67,6 +68,17 @@ type kafkaLog struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// storeLogger is a store's logger, carrying its topic. Stores apply the
+// records of their first read-to-end before openLog returns, so they log
+// through this, not through their kafkaLog.
+func storeLogger(o Options) *slog.Logger {
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	return lg.With("topic", o.Topic)
 }
 
 // logSpec is what a store asks of its topic.
@@ -455,6 +467,20 @@ func (l *kafkaLog) close() {
 	l.cancel()
 	<-l.done
 	l.cl.Close()
+}
+
+// ClipKey shortens a record key (or a name in one) for a log line: keys
+// of any length can be found in a topic.
+func ClipKey(k string) string {
+	const keep = 200
+	if len(k) <= keep {
+		return k
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(k[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", k[:cut], len(k))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,7 +71,8 @@ type StatusSnapshot struct {
 // StatusStore is the status topic (Kafka Connect's KafkaStatusBackingStore).
 // Methods are safe for concurrent use.
 type StatusStore struct {
-	l *kafkaLog
+	l   *kafkaLog
+	log *slog.Logger // set before the first record is applied
 
 	mu     sync.Mutex
 	conns  map[string]Status
@@ -81,13 +83,19 @@ type StatusStore struct {
 // OpenStatusStore creates or verifies the status topic (default 5
 // partitions, compacted), reads it to the end and tails it.
 func OpenStatusStore(ctx context.Context, o Options) (*StatusStore, error) {
-	s := &StatusStore{conns: map[string]Status{}, tasks: map[TaskID]Status{}, topics: map[string]map[string]bool{}}
+	s := newStatusStore(storeLogger(o))
 	l, err := openLog(ctx, o, logSpec{partitions: 5}, s.apply)
 	if err != nil {
 		return nil, err
 	}
 	s.l = l
 	return s, nil
+}
+
+// newStatusStore is an empty store that applies records, not yet reading
+// a topic.
+func newStatusStore(log *slog.Logger) *StatusStore {
+	return &StatusStore{log: log, conns: map[string]Status{}, tasks: map[TaskID]Status{}, topics: map[string]map[string]bool{}}
 }
 
 // Close stops tailing. It is idempotent.
@@ -250,6 +258,14 @@ func decodeStatus(value []byte) (Status, error) {
 	return st, nil
 }
 
+// unreadableStatus stands for a status record that does not decode: the
+// connector or task shows FAILED with the reason until its worker writes a
+// new status (a restart does).
+func unreadableStatus(r *kgo.Record, err error) Status {
+	return Status{State: StateFailed, Trace: fmt.Sprintf("The status record (offset %d of partition %d of the status topic %s, %d bytes) cannot be read: %v. "+
+		"Restart the connector or task to write a new one.", r.Offset, r.Partition, r.Topic, len(r.Value), err)}
+}
+
 func (s *StatusStore) apply(r *kgo.Record) {
 	key := string(r.Key)
 	switch {
@@ -263,8 +279,8 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		}
 		st, err := decodeStatus(r.Value)
 		if err != nil {
-			s.l.log.Error("ignoring malformed connector status", "connector", name, "err", err)
-			return
+			s.log.Error("cannot read a connector status record; showing the connector FAILED", "key", ClipKey(key), "offset", r.Offset, "err", err)
+			st = unreadableStatus(r, err)
 		}
 		s.conns[name] = st
 	case strings.HasPrefix(key, taskStatusPrefix):
@@ -272,7 +288,7 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		i := strings.LastIndexByte(rest, '-')
 		n, err := strconv.Atoi(rest[i+1:])
 		if i <= 0 || err != nil || n < 0 {
-			s.l.log.Error("ignoring task status with malformed key", "key", key)
+			s.log.Error("ignoring task status with malformed key", "key", ClipKey(key), "offset", r.Offset)
 			return
 		}
 		id := TaskID{rest[:i], n}
@@ -284,14 +300,14 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		}
 		st, err := decodeStatus(r.Value)
 		if err != nil {
-			s.l.log.Error("ignoring malformed task status", "connector", id.Connector, "task", id.Task, "err", err)
-			return
+			s.log.Error("cannot read a task status record; showing the task FAILED", "key", ClipKey(key), "offset", r.Offset, "err", err)
+			st = unreadableStatus(r, err)
 		}
 		s.tasks[id] = st
 	case strings.HasPrefix(key, topicStatusPrefix):
 		topic, conn, ok := strings.Cut(key[len(topicStatusPrefix):], ":connector-")
 		if !ok || topic == "" || conn == "" {
-			s.l.log.Error("ignoring topic status with malformed key", "key", key)
+			s.log.Error("ignoring topic status with malformed key", "key", ClipKey(key), "offset", r.Offset)
 			return
 		}
 		s.mu.Lock()
@@ -305,7 +321,7 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		}
 		s.topics[conn][topic] = true
 	default:
-		s.l.log.Warn("ignoring status record with unknown key", "key", key)
+		s.log.Warn("ignoring status record with unknown key (written by a newer version?)", "key", ClipKey(key), "offset", r.Offset)
 	}
 }
 
