@@ -387,10 +387,7 @@ func (s *ConfigStore) PutRestartRequest(ctx context.Context, r RestartRequest) e
 }
 
 func (s *ConfigStore) write(ctx context.Context, recs ...*kgo.Record) error {
-	if err := s.l.send(ctx, recs...); err != nil {
-		return err
-	}
-	return s.l.readToEnd(ctx)
+	return s.l.sendAndWait(ctx, recs...)
 }
 
 // apply is KafkaConfigBackingStore.ConsumeCallback.

@@ -398,6 +398,12 @@ func (l *kafkaLog) readToEnd(ctx context.Context) error {
 			})
 		}
 	}
+	return l.waitApplied(ctx, want)
+}
+
+// waitApplied waits until the records before want's offsets (by
+// partition) have been applied.
+func (l *kafkaLog) waitApplied(ctx context.Context, want map[int32]int64) error {
 	for {
 		l.mu.Lock()
 		behind := false
@@ -423,6 +429,22 @@ func (l *kafkaLog) readToEnd(ctx context.Context) error {
 			return ErrClosed
 		}
 	}
+}
+
+// sendAndWait produces the records and waits until the store has applied
+// them, and so everything acknowledged before them: a writer reads its
+// own write. It needs no round trip of its own to learn where the topic
+// ends (readToEnd asks the broker), so concurrent writers share the
+// fetches that bring their records back.
+func (l *kafkaLog) sendAndWait(ctx context.Context, recs ...*kgo.Record) error {
+	if err := l.send(ctx, recs...); err != nil {
+		return err
+	}
+	want := make(map[int32]int64, 1)
+	for _, r := range recs {
+		want[r.Partition] = max(want[r.Partition], r.Offset+1)
+	}
+	return l.waitApplied(ctx, want)
 }
 
 // send produces the records (partition already set) and waits for the

@@ -305,10 +305,7 @@ func (s *OffsetStore) ClearProblems(ctx context.Context, connector string) error
 	if len(recs) == 0 {
 		return nil
 	}
-	if err := s.l.send(ctx, recs...); err != nil {
-		return err
-	}
-	return s.l.readToEnd(ctx)
+	return s.l.sendAndWait(ctx, recs...)
 }
 
 func copyAny(m map[string]any) map[string]any {

@@ -165,10 +165,7 @@ func (s *StatusStore) DeleteTask(ctx context.Context, id TaskID) error {
 }
 
 func (s *StatusStore) write(ctx context.Context, key string, value []byte) error {
-	if err := s.l.send(ctx, s.l.keyed(key, value)); err != nil {
-		return err
-	}
-	return s.l.readToEnd(ctx)
+	return s.l.sendAndWait(ctx, s.l.keyed(key, value))
 }
 
 // Connector returns a connector's last status.
