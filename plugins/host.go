@@ -163,7 +163,11 @@ type procRef struct {
 // launching it if there is none or it exited. Every successful acquire
 // must be paired with one release.
 func (h *Host) acquire(ctx context.Context, connector string, argv []string) (*procRef, error) {
-	key := connector + "\x00" + strings.Join(argv, "\x00")
+	return h.acquireKey(ctx, connector+"\x00"+strings.Join(argv, "\x00"), argv, h.cfg.Logger.With("connector", connector))
+}
+
+// acquireKey is acquire for the process shared under key.
+func (h *Host) acquireKey(ctx context.Context, key string, argv []string, logger *slog.Logger) (*procRef, error) {
 	h.procsMu.Lock()
 	e := h.procs[key]
 	if e == nil {
@@ -184,7 +188,7 @@ func (h *Host) acquire(ctx context.Context, connector string, argv []string) (*p
 		e.p.kill() // releases the dead process's client
 		e.p = nil
 	}
-	p, err := h.launch(ctx, argv, h.cfg.Logger.With("connector", connector))
+	p, err := h.launch(ctx, argv, logger)
 	if err == nil {
 		e.p, ref.p = p, p
 	}
@@ -527,11 +531,11 @@ func (h *Host) Validate(ctx context.Context, class string, config map[string]str
 	if err != nil {
 		return sdk.ConfigInfos{}, err
 	}
-	p, err := h.launch(ctx, pi.Command, h.cfg.Logger.With("plugin", pi.Spec.Class))
+	p, done, err := h.validator(ctx, pi)
 	if err != nil {
 		return sdk.ConfigInfos{}, err
 	}
-	defer p.kill()
+	defer done()
 	resp, err := p.rpc.Validate(ctx, &pluginpb.ValidateRequest{Class: pi.Spec.Class, Config: config})
 	if err != nil {
 		return sdk.ConfigInfos{}, p.wrap(fmt.Errorf("plugins: validate %s: %w", class, plainError(err)))
