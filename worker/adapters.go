@@ -55,8 +55,8 @@ func connectorProblem(name string, snap store.ConfigSnapshot) string {
 	return snap.Problems[name]
 }
 
-func (a *configAdapter) PutConnectorConfig(ctx context.Context, name string, config map[string]string) error {
-	return tooLarge(a.s.PutConnectorConfig(ctx, name, config, ""), "connector configuration")
+func (a *configAdapter) PutConnectorConfig(ctx context.Context, name string, config map[string]string, initialTarget string) error {
+	return tooLarge(a.s.PutConnectorConfig(ctx, name, config, store.TargetState(initialTarget)), "connector configuration")
 }
 
 // tooLarge turns a write the config topic refused for its size into the

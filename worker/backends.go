@@ -40,7 +40,10 @@ type ConnectorSnapshot struct {
 // adapter). Writes return once the write is read back.
 type configBackend interface {
 	Snapshot() (connectors map[string]ConnectorSnapshot, offset int64)
-	PutConnectorConfig(ctx context.Context, name string, config map[string]string) error
+	// PutConnectorConfig writes a connector's config, preceded by its
+	// target state when initialTarget is not "" (a creation with an
+	// initial state), in one batch.
+	PutConnectorConfig(ctx context.Context, name string, config map[string]string, initialTarget string) error
 	DeleteConnector(ctx context.Context, name string) error
 	PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error
 	// PutTaskConfigsFor writes task configs generated from the connector

@@ -50,10 +50,16 @@ type herder struct {
 	groups    groupOffsets // sink connectors' consumer-group offsets
 
 	reqs        chan func(context.Context)
+	more        chan struct{} // a reconcile ran out of time: run another
 	assignments chan assignment
 	events      chan connEvent
 	taskFails   chan taskFailure
 	ready       atomic.Bool
+	// leading mirrors assign.leader || assign.all for requests that do not
+	// run on the loop (config writes).
+	leading atomic.Bool
+	// writes serializes config writes per connector name.
+	writes nameLocks
 	// apiReady is set once configs, statuses, offsets and groups are (the
 	// REST API reads them from its own goroutines; backendsReady).
 	apiReady atomic.Bool
@@ -67,7 +73,7 @@ type herder struct {
 	taskCounts map[string]int // last generated task count per connector
 	// failed connectors (with the config that failed) and tasks: they stay
 	// FAILED until restarted or reconfigured, as in Kafka Connect.
-	failedConnectors map[string]map[string]string
+	failedConnectors map[string]failedAt
 	failedTasks      map[TaskID]failedTask
 	taskSeq          uint64
 	// taskConfigsTimeout bounds a connector's TaskConfigs: the herder
@@ -79,13 +85,18 @@ type herder struct {
 // TaskConfigs before it fails the connector.
 const TaskConfigsTimeout = 30 * time.Second
 
+// reconcileBudget is how long one reconcile goes on starting connectors
+// and tasks before it lets the loop answer other requests.
+const reconcileBudget = 250 * time.Millisecond
+
 type runningConnector struct {
-	conn   plugins.Connector
-	spec   sdk.Spec
-	config map[string]string
-	target string
-	stop   context.CancelFunc
-	done   chan struct{}
+	conn         plugins.Connector
+	spec         sdk.Spec
+	config       map[string]string
+	configOffset int64
+	target       string
+	stop         context.CancelFunc
+	done         chan struct{}
 }
 
 type runningTask struct {
@@ -119,6 +130,7 @@ func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
 	h := &herder{
 		cfg: cfg, logger: logger, workerID: workerID,
 		reqs:        make(chan func(context.Context)),
+		more:        make(chan struct{}, 1),
 		assignments: make(chan assignment, 1),
 		events:      make(chan connEvent, 16),
 		taskFails:   make(chan taskFailure, 16),
@@ -127,7 +139,7 @@ func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
 		taskCounts:  map[string]int{},
 		levels:      newLogLevels(),
 
-		failedConnectors: map[string]map[string]string{},
+		failedConnectors: map[string]failedAt{},
 		failedTasks:      map[TaskID]failedTask{},
 
 		taskConfigsTimeout: TaskConfigsTimeout,
@@ -163,7 +175,7 @@ func (h *herder) run(ctx context.Context) {
 		case f := <-h.reqs:
 			f(ctx)
 		case a := <-h.assignments:
-			h.assign = a
+			h.setAssign(a)
 			h.ready.Store(true)
 			h.stage.Store("running")
 			h.reconcile(ctx)
@@ -175,24 +187,30 @@ func (h *herder) run(ctx context.Context) {
 			h.onTaskFailure(ctx, f)
 		case <-tick.C:
 			h.reconcile(ctx)
+		case <-h.more:
+			h.reconcile(ctx) // the rest of one that ran out of time
 		}
 	}
 }
 
-// do runs f on the herder loop and waits for it.
+// setAssign makes a the assignment the loop works from.
+func (h *herder) setAssign(a assignment) {
+	h.assign = a
+	h.leading.Store(a.leader || a.all)
+}
+
+// do runs f on the herder loop and waits for it. If ctx ends before the
+// loop takes f, f never runs and do says the request timed out; once the
+// loop has taken it, do waits for f's own answer, so that an error answer
+// never hides a change f made.
 func (h *herder) do(ctx context.Context, f func(context.Context) error) error {
 	done := make(chan error, 1)
 	select {
 	case h.reqs <- func(lctx context.Context) { done <- f(lctx) }:
 	case <-ctx.Done():
-		return Errorf(KindInternal, "Request timed out. The worker is currently %s", h.stage.Load())
+		return Errorf(KindInternal, "Request timed out before the worker could take it; nothing was changed. The worker is currently %s", h.stage.Load())
 	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return Errorf(KindInternal, "Request timed out. The worker is currently %s", h.stage.Load())
-	}
+	return <-done
 }
 
 // leads reports whether this worker writes what only the leader writes.
@@ -213,6 +231,18 @@ func (h *herder) reconcile(ctx context.Context) {
 	}
 	snap, _ := h.configs.Snapshot()
 	h.addOffsetProblems(snap)
+	// Starting connectors and tasks (plugin processes, their RPCs) is what
+	// takes time: past the budget the rest waits for the next reconcile,
+	// which runs at once, so that requests on the loop (/health, restarts)
+	// are not held behind a burst of new connectors.
+	budget := time.Now().Add(reconcileBudget)
+	mayStart := func() bool {
+		if time.Now().Before(budget) {
+			return true
+		}
+		notify(h.more)
+		return false
+	}
 	// Connectors.
 	var deleted []string
 	for name, rc := range h.running {
@@ -256,10 +286,12 @@ func (h *herder) reconcile(ctx context.Context) {
 			h.putConnectorStatus(ctx, name, StatePaused, "")
 		default:
 			if _, ok := h.running[name]; !ok {
-				if st, ok := h.statuses.Connector(name); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedSame(name, cs.Config) {
+				if st, ok := h.statuses.Connector(name); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedSame(name, cs) {
 					continue // failed connectors stay failed until restarted
 				}
-				h.startConnector(ctx, name, cs)
+				if mayStart() {
+					h.startConnector(ctx, name, cs)
+				}
 			}
 		}
 	}
@@ -299,7 +331,9 @@ func (h *herder) reconcile(ctx context.Context) {
 			if st, ok := h.taskStatus(id); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedTaskSame(id, cs.Config, tc) {
 				continue // failed tasks stay failed until restarted or reconfigured
 			}
-			h.startTaskLocked(ctx, id, cs, tc)
+			if mayStart() {
+				h.startTaskLocked(ctx, id, cs, tc)
+			}
 		}
 	}
 	h.cleanStatuses(ctx, snap, deleted)
@@ -322,9 +356,16 @@ func (h *herder) addOffsetProblems(snap map[string]ConnectorSnapshot) {
 	}
 }
 
-func (h *herder) failedSame(name string, config map[string]string) bool {
-	fc, ok := h.failedConnectors[name]
-	return ok && maps.Equal(fc, config)
+// failedAt is the config a connector failed with: it stays FAILED until
+// restarted or given a config (any new config record, even an equal one).
+type failedAt struct {
+	config map[string]string
+	offset int64 // of the config record
+}
+
+func (h *herder) failedSame(name string, cs ConnectorSnapshot) bool {
+	fa, ok := h.failedConnectors[name]
+	return ok && fa.offset == cs.ConfigOffset && maps.Equal(fa.config, cs.Config)
 }
 
 // failedTask is what a failed task ran with: it stays failed until
@@ -354,17 +395,17 @@ func (h *herder) startConnector(ctx context.Context, name string, cs ConnectorSn
 	log := h.connLogger(name)
 	spec, err := h.pl.Load().Spec(cs.Config["connector.class"])
 	if err != nil {
-		h.failConnector(ctx, name, cs.Config, err)
+		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)
 		return
 	}
 	cctx, cancel := context.WithCancel(context.Background())
 	conn, err := h.pl.Load().StartConnector(ctx, spec.Class, name, h.resolve(cs.Config))
 	if err != nil {
 		cancel()
-		h.failConnector(ctx, name, cs.Config, err)
+		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)
 		return
 	}
-	rc := &runningConnector{conn: conn, spec: spec, config: cs.Config, target: cs.Target, stop: cancel, done: make(chan struct{})}
+	rc := &runningConnector{conn: conn, spec: spec, config: cs.Config, configOffset: cs.ConfigOffset, target: cs.Target, stop: cancel, done: make(chan struct{})}
 	h.running[name] = rc
 	delete(h.failedConnectors, name)
 	go func() {
@@ -413,12 +454,12 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 		err = Errorf(KindInternal, "The connector %s did not return its task configurations within %v (TaskConfigs blocked); it is failed and stopped. Restart it once the cause is fixed.", name, h.taskConfigsTimeout)
 	}
 	if err != nil {
-		h.failConnector(ctx, name, cs.Config, err)
+		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)
 		h.stopConnector(ctx, name)
 		return
 	}
 	if len(tcs) > maxTasks && !strings.EqualFold(strings.TrimSpace(cs.Config["tasks.max.enforce"]), "false") {
-		h.failConnector(ctx, name, cs.Config, Errorf(KindInternal, "The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create. This behavior should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.", name, len(tcs), maxTasks))
+		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, Errorf(KindInternal, "The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create. This behavior should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.", name, len(tcs), maxTasks))
 		h.stopConnector(ctx, name)
 		return
 	}
@@ -442,7 +483,7 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 			return // the new config restarts the connector, which generates them again
 		}
 		if KindOf(err) == KindTooLarge { // retrying cannot help
-			h.failConnector(ctx, name, cs.Config, err)
+			h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)
 			h.stopConnector(ctx, name)
 			return
 		}
@@ -462,7 +503,7 @@ func (h *herder) onConnectorEvent(ctx context.Context, e connEvent) {
 		return
 	}
 	if e.ev.Err != nil {
-		h.failConnector(ctx, e.name, rc.config, e.ev.Err)
+		h.failConnector(ctx, e.name, failedAt{rc.config, rc.configOffset}, e.ev.Err)
 		h.stopConnector(ctx, e.name)
 		return
 	}
@@ -472,14 +513,14 @@ func (h *herder) onConnectorEvent(ctx context.Context, e connEvent) {
 }
 
 // failConnector records a connector failure; it stays FAILED until restarted.
-func (h *herder) failConnector(ctx context.Context, name string, config map[string]string, err error) {
+func (h *herder) failConnector(ctx context.Context, name string, at failedAt, err error) {
 	trace := err.Error()
 	var te *sdk.TaskError
 	if errors.As(err, &te) && te.Trace != "" {
 		trace = te.Trace
 	}
 	h.connLogger(name).Error("connector failed", "err", err)
-	h.failedConnectors[name] = config
+	h.failedConnectors[name] = at
 	h.putConnectorStatus(ctx, name, StateFailed, trace)
 }
 

@@ -165,91 +165,6 @@ func formatConfig(c map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func (h *herder) PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string) (bool, ConnectorInfo, error) {
-	config = maps.Clone(config)
-	config["name"] = name
-	infos, _, err := h.validate(ctx, config)
-	if err != nil {
-		return false, ConnectorInfo{}, err
-	}
-	if err := validationError(infos); err != nil {
-		return false, ConnectorInfo{}, err
-	}
-	target := ""
-	switch strings.ToUpper(strings.TrimSpace(initialState)) {
-	case "", "RUNNING":
-	case "PAUSED":
-		target = TargetPaused
-	case "STOPPED":
-		target = TargetStopped
-	default:
-		return false, ConnectorInfo{}, Errorf(KindBadRequest, "Invalid initial state %s; must be one of RUNNING, PAUSED or STOPPED", initialState)
-	}
-	var created bool
-	var info ConnectorInfo
-	err = h.do(ctx, func(ctx context.Context) error {
-		cs, exists := h.snapshot()[name]
-		if exists && !allowReplace {
-			return ErrConnectorExists(name)
-		}
-		if err := h.mustLead(); err != nil {
-			return err
-		}
-		if !exists && target != "" {
-			if err := h.configs.PutTargetState(ctx, name, target); err != nil {
-				return err
-			}
-		}
-		if err := h.configs.PutConnectorConfig(ctx, name, config); err != nil {
-			return err
-		}
-		created = !exists
-		delete(h.failedConnectors, name)
-		cs.Config = config
-		info = h.info(name, cs)
-		if !exists {
-			info.Tasks = []TaskID{}
-		}
-		h.reconcile(ctx)
-		return nil
-	})
-	return created, info, err
-}
-
-func (h *herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
-	cs, err := h.lookup(name)
-	if err != nil {
-		return ConnectorInfo{}, err
-	}
-	next := maps.Clone(cs.Config)
-	for k, v := range patch {
-		if v == nil {
-			delete(next, k)
-		} else {
-			next[k] = *v
-		}
-	}
-	_, info, err := h.PutConnectorConfig(ctx, name, next, true, "")
-	return info, err
-}
-
-func (h *herder) DeleteConnector(ctx context.Context, name string) error {
-	return h.do(ctx, func(ctx context.Context) error {
-		if _, ok := h.snapshot()[name]; !ok {
-			return ErrUnknownConnector(name)
-		}
-		if err := h.mustLead(); err != nil {
-			return err
-		}
-		if err := h.configs.DeleteConnector(ctx, name); err != nil {
-			return err
-		}
-		delete(h.failedConnectors, name)
-		h.reconcile(ctx)
-		return nil
-	})
-}
-
 func (h *herder) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
 	if err := h.backendsReady(); err != nil {
 		return ConnectorStateInfo{}, err
@@ -716,7 +631,7 @@ func (h *herder) ValidateConfig(ctx context.Context, plugin string, config map[s
 // Connect forwards them to the leader; until forwarding exists a follower
 // answers 409, which clients retry.
 func (h *herder) mustLead() error {
-	if h.assign.leader || h.assign.all {
+	if h.leading.Load() {
 		return nil
 	}
 	return Errorf(KindConflict, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")

@@ -40,7 +40,7 @@ func (w *Worker) joinGroup(ctx context.Context, cfgStore *store.ConfigStore, rej
 					case <-w.h.assignments:
 					default:
 					}
-					w.h.assign = assignment{}
+					w.h.setAssign(assignment{})
 					w.h.stopAll()
 					return nil
 				})
@@ -64,7 +64,7 @@ func (w *Worker) joinGroup(ctx context.Context, cfgStore *store.ConfigStore, rej
 					case <-w.h.assignments:
 					default:
 					}
-					w.h.assign = a
+					w.h.setAssign(a)
 					w.h.ready.Store(true)
 					w.h.reconcile(ctx)
 					return nil

@@ -59,7 +59,7 @@ func TestProblemConnectorFailed(t *testing.T) {
 	h.configs = &fakeConfigs{snap: map[string]ConnectorSnapshot{
 		long: {Config: map[string]string{"connector.class": "FileStreamSource"}, Target: TargetStarted, Problem: problem},
 	}}
-	h.assign = assignment{leader: true, connectors: map[string]bool{long: true}} // even if assigned, it is not started
+	h.setAssign(assignment{leader: true, connectors: map[string]bool{long: true}}) // even if assigned, it is not started
 	h.ready.Store(true)
 	h.reconcile(context.Background()) // h.pl is nil: starting anything would panic
 	cs, ok := st.Connector(long)
