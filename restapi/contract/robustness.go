@@ -91,6 +91,23 @@ func robustnessCases() []Case {
 			poll(get("/connectors/${name}/status", 200, status("source", "RUNNING", "0"))),
 			get("/connectors/${name}/tasks", 200, `[{"id":{"connector":"${name}","task":0},"config":{"{{more}}":true,"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask"}}]`),
 		}},
+		{"reconfigure class", steps(createSource(), []Step{
+			// Source to sink: the task restarts with the new class's task
+			// config, never the old one (it used to fail and stay FAILED).
+			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSink","topics":"${name}-t","file":"${dir}/${name}.out"}`, 200,
+				`{"name":"${name}","config":{"connector.class":"FileStreamSink","topics":"${name}-t","file":"${dir}/${name}.out","name":"${name}"},"tasks":"{{array}}","type":"sink"}`),
+			poll(get("/connectors/${name}/tasks", 200, `[{"id":{"connector":"${name}","task":0},"config":{"{{more}}":true,"task.class":"org.apache.kafka.connect.file.FileStreamSinkTask"}}]`)),
+			poll(get("/connectors/${name}/status", 200, status("sink", "RUNNING", "0"))),
+		})},
+		{"error answers change nothing", steps(createSource(), []Step{
+			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSource"}`, 400, anyError400),
+			send(http.MethodPatch, "/connectors/${name}/config", `{"topic":null}`, 400, anyError400),
+			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSink","topics":"x"}}`, 409,
+				`{"error_code":409,"message":"Connector ${name} already exists"}`),
+			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSource","topic":"t","name":"other"}`, 400, anyError400),
+			get("/connectors/${name}/config", 200, sourceStored),
+			poll(get("/connectors/${name}/status", 200, status("source", "RUNNING", "0"))),
+		})},
 	}
 }
 

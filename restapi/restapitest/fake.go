@@ -214,7 +214,7 @@ func (h *Herder) PutConnectorConfig(_ context.Context, name string, config map[s
 		// generation; new tasks come with the next rebalance.
 		info := h.info(name, old)
 		old.config, old.class, old.typ = maps.Clone(config), class, typ
-		info.Config = maps.Clone(config)
+		info.Config, info.Type = maps.Clone(config), typ
 		if old.state != worker.StateStopped {
 			old.tasks = taskCount(typ, config)
 		}
