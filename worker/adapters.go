@@ -83,8 +83,8 @@ func (a *configAdapter) PutTaskConfigs(ctx context.Context, name string, tasks [
 // config that has been replaced since; nothing was written.
 var errStaleTaskConfigs = errors.New("worker: the connector's config changed while its task configs were generated")
 
-func (a *configAdapter) PutTaskConfigsFor(ctx context.Context, name string, tasks []map[string]string, configOffset int64) error {
-	err := a.s.PutTaskConfigsFor(ctx, name, tasks, configOffset)
+func (a *configAdapter) PutTaskConfigsFor(ctx context.Context, name string, tasks []map[string]string, generatedFrom map[string]string) error {
+	err := a.s.PutTaskConfigsFor(ctx, name, tasks, generatedFrom)
 	if errors.Is(err, store.ErrStaleTaskConfigs) {
 		return errStaleTaskConfigs
 	}

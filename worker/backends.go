@@ -19,9 +19,10 @@ type ConnectorSnapshot struct {
 	Target string              // TargetStarted, TargetPaused or TargetStopped
 	Tasks  []map[string]string // the committed task configs
 	// ConfigOffset is the config-topic offset of the connector's config
-	// record; TasksStale says its config changed after Tasks were
-	// committed, so that Tasks belong to an older config and must not be
-	// started (until the connector's new task configs are committed).
+	// record; TasksStale says its config changed (to another one) after
+	// Tasks were committed, so that Tasks belong to an older config and
+	// must not be started (until the connector's new task configs are
+	// committed).
 	ConfigOffset int64
 	TasksStale   bool
 	// Problem, when set, says why no worker can run the connector as the
@@ -47,9 +48,9 @@ type configBackend interface {
 	DeleteConnector(ctx context.Context, name string) error
 	PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error
 	// PutTaskConfigsFor writes task configs generated from the connector
-	// config at configOffset; errStaleTaskConfigs, and nothing written, if
-	// a newer config was written since.
-	PutTaskConfigsFor(ctx context.Context, name string, tasks []map[string]string, configOffset int64) error
+	// config generatedFrom; errStaleTaskConfigs, and nothing written, if
+	// the connector has another config by now.
+	PutTaskConfigsFor(ctx context.Context, name string, tasks []map[string]string, generatedFrom map[string]string) error
 	PutTargetState(ctx context.Context, name, state string) error
 	// Updates is signalled after records written by anyone were applied.
 	Updates() <-chan struct{}

@@ -478,7 +478,7 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 	// Committed even when equal to the stored ones if the connector's
 	// config changed since those were committed: tasks start only with
 	// task configs of the connector's current config.
-	if err := h.configs.PutTaskConfigsFor(ctx, name, tcs, cs.ConfigOffset); err != nil {
+	if err := h.configs.PutTaskConfigsFor(ctx, name, tcs, cs.Config); err != nil {
 		if errors.Is(err, errStaleTaskConfigs) {
 			return // the new config restarts the connector, which generates them again
 		}

@@ -95,11 +95,11 @@ type ConfigSnapshot struct {
 	// newer version wrote): such a connector is listed (with its last good
 	// config, or none) but must not run; a later good record clears it.
 	Problems map[string]string
-	// TasksStale lists connectors whose config changed, since this store
-	// was opened, after their task configs were committed: those task
-	// configs were generated from an older config (a different class,
-	// perhaps) and must not be started; the leader regenerates and commits
-	// them (even if equal).
+	// TasksStale lists connectors whose config changed (to another
+	// config), since this store was opened, after their task configs were
+	// committed: those task configs were generated from an older config (a
+	// different class, perhaps) and must not be started; the leader
+	// regenerates and commits them (even if equal).
 	TasksStale map[string]bool
 }
 
@@ -130,9 +130,9 @@ type ConfigStore struct {
 	incons   map[string]bool
 	deferred map[string]map[int]map[string]string
 	// connOffset is the offset of each connector's latest config record;
-	// tasksFor the connOffset its latest consistent commit was applied at.
+	// tasksFor the config its latest consistent commit was applied with.
 	connOffset map[string]int64
-	tasksFor   map[string]int64
+	tasksFor   map[string]map[string]string
 	// cfgProblems and targetProblems: why a connector's latest config or
 	// target-state record could not be applied.
 	cfgProblems    map[string]string
@@ -165,7 +165,7 @@ func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent))
 	// older worker, or Kafka Connect, did not commit task configs again
 	// when they came out the same).
 	s.mu.Lock()
-	maps.Copy(s.tasksFor, s.connOffset)
+	maps.Copy(s.tasksFor, s.conns)
 	s.mu.Unlock()
 	return s, nil
 }
@@ -184,7 +184,7 @@ func newConfigStore(log *slog.Logger, listener func(ConfigEvent)) *ConfigStore {
 		deferred: map[string]map[int]map[string]string{},
 
 		connOffset: map[string]int64{},
-		tasksFor:   map[string]int64{},
+		tasksFor:   map[string]map[string]string{},
 
 		cfgProblems:    map[string]string{},
 		targetProblems: map[string]string{},
@@ -346,7 +346,7 @@ func (s *ConfigStore) putTaskConfigs(ctx context.Context, name string, configs [
 // configs were committed (or none were); s.mu is held.
 func (s *ConfigStore) stale(name string) bool {
 	at, ok := s.tasksFor[name]
-	return !ok || at != s.connOffset[name]
+	return !ok || !maps.Equal(at, s.conns[name])
 }
 
 // ErrStaleTaskConfigs is PutTaskConfigsFor's answer when the connector's
@@ -355,17 +355,16 @@ func (s *ConfigStore) stale(name string) bool {
 var ErrStaleTaskConfigs = errors.New("store: the connector's config changed since its task configs were generated")
 
 // PutTaskConfigsFor is PutTaskConfigs for task configs generated from the
-// connector config record at configOffset (ConfigSnapshot.ConfigOffsets):
-// if a newer config was written since, it writes nothing and returns
-// ErrStaleTaskConfigs.
-func (s *ConfigStore) PutTaskConfigsFor(ctx context.Context, name string, configs []map[string]string, configOffset int64) error {
+// connector config generatedFrom: if the connector's config is another one
+// by now, it writes nothing and returns ErrStaleTaskConfigs.
+func (s *ConfigStore) PutTaskConfigsFor(ctx context.Context, name string, configs []map[string]string, generatedFrom map[string]string) error {
 	if err := s.l.readToEnd(ctx); err != nil {
 		return err
 	}
 	s.mu.Lock()
-	cur, ok := s.connOffset[name]
+	cur, ok := s.conns[name]
 	s.mu.Unlock()
-	if !ok || cur != configOffset {
+	if !ok || !maps.Equal(cur, generatedFrom) {
 		return ErrStaleTaskConfigs
 	}
 	return s.putTaskConfigs(ctx, name, configs)
@@ -517,7 +516,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		}
 		s.tasks[name] = ts
 		delete(s.incons, name)
-		s.tasksFor[name] = s.connOffset[name]
+		s.tasksFor[name] = s.conns[name]
 	}
 	delete(s.deferred, name)
 	s.counts[name] = n

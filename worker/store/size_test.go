@@ -65,9 +65,8 @@ func TestTaskConfigsStale(t *testing.T) {
 		if !snap.TasksStale["c"] {
 			t.Fatal("a new connector's (missing) task configs are not stale")
 		}
-		at1 := snap.ConfigOffsets["c"]
 		tasks := []map[string]string{{"task.class": "FileStreamSourceTask"}}
-		if err := s.PutTaskConfigsFor(ctx, "c", tasks, at1); err != nil {
+		if err := s.PutTaskConfigsFor(ctx, "c", tasks, v1); err != nil {
 			t.Fatal(err)
 		}
 		if s.Snapshot().TasksStale["c"] {
@@ -81,14 +80,21 @@ func TestTaskConfigsStale(t *testing.T) {
 		if !snap.TasksStale["c"] || len(snap.Tasks["c"]) != 1 {
 			t.Fatalf("after a new config: stale %v, tasks %v", snap.TasksStale, snap.Tasks["c"])
 		}
-		if err := s.PutTaskConfigsFor(ctx, "c", tasks, at1); !errors.Is(err, ErrStaleTaskConfigs) {
+		if err := s.PutTaskConfigsFor(ctx, "c", tasks, v1); !errors.Is(err, ErrStaleTaskConfigs) {
 			t.Fatalf("task configs of the replaced config: %v, want ErrStaleTaskConfigs", err)
 		}
-		if err := s.PutTaskConfigsFor(ctx, "c", tasks, snap.ConfigOffsets["c"]); err != nil {
+		if err := s.PutTaskConfigsFor(ctx, "c", tasks, v2); err != nil {
 			t.Fatal(err)
 		}
 		if s.Snapshot().TasksStale["c"] {
 			t.Fatal("equal task configs committed again for the new config are still stale")
+		}
+		// The same config written again changes nothing the tasks see.
+		if err := s.PutConnectorConfig(ctx, "c", v2, ""); err != nil {
+			t.Fatal(err)
+		}
+		if s.Snapshot().TasksStale["c"] {
+			t.Fatal("an equal config made the task configs stale")
 		}
 	})
 }
