@@ -17,13 +17,14 @@ import (
 func benchCommand() command {
 	return command{
 		name:    "bench",
-		summary: "benchmark the bundled broker (bench broker) or the Connect worker (bench connect)",
+		summary: "benchmark the bundled broker (bench broker), the Connect worker (bench connect) or its REST API (bench rest)",
 		run:     runBench,
 	}
 }
 
 const benchHelp = `Usage: tributary bench broker [flags]
        tributary bench connect [flags]   (see 'tributary bench connect --help')
+       tributary bench rest [flags]      (see 'tributary bench rest --help')
 
 Runs the same franz-go producer and consumer, in one run and all on
 127.0.0.1, against each target in turn:
@@ -144,8 +145,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if args[0] == "connect" {
 		return runBenchConnect(ctx, args[1:], stdout, stderr)
 	}
+	if args[0] == "rest" {
+		return runBenchREST(ctx, args[1:], stdout, stderr)
+	}
 	if args[0] != "broker" {
-		fmt.Fprintf(stderr, "tributary bench: unknown benchmark %q; 'broker' and 'connect' exist (see --help)\n", args[0])
+		fmt.Fprintf(stderr, "tributary bench: unknown benchmark %q; 'broker', 'connect' and 'rest' exist (see --help)\n", args[0])
 		return 2
 	}
 	fs := flag.NewFlagSet("bench broker", flag.ContinueOnError)
