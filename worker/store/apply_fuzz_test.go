@@ -83,7 +83,12 @@ func TestUnreadableRecords(t *testing.T) {
 		return r
 	}
 
-	cs := newConfigStore(log, nil)
+	var changed []string // connectors whose events said their Problem changed
+	cs := newConfigStore(log, func(ev ConfigEvent) {
+		if ev.ProblemChanged {
+			changed = append(changed, ev.Connector)
+		}
+	})
 	cs.apply(rec("connector-a", `{"properties":`, 0))
 	cs.apply(rec("connector-b", `{"properties":{"connector.class":"X"}}`, 1))
 	cs.apply(rec("target-state-b", `{"state":"PAUSED","state.v2":"SUSPENDED"}`, 2))
@@ -98,6 +103,10 @@ func TestUnreadableRecords(t *testing.T) {
 	cs.apply(rec("target-state-b", `{"state":"PAUSED","state.v2":"PAUSED"}`, 4))
 	if snap := cs.Snapshot(); len(snap.Problems) != 0 || snap.TargetStates["b"] != TargetPaused {
 		t.Fatalf("after good records: %v %v", snap.Problems, snap.TargetStates)
+	}
+	cs.apply(rec("commit-a", `{"tasks":0}`, 5))
+	if strings.Join(changed, ",") != "a,b,a,b" {
+		t.Fatalf("Problem changes announced for %v, want a,b,a,b (for a rebalance)", changed)
 	}
 
 	ss := newStatusStore(log)

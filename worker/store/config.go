@@ -395,9 +395,13 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	var ev *ConfigEvent
 	s.mu.Lock()
 	s.offset = r.Offset + 1
-	name := strings.TrimPrefix(key, connectorPrefix)
-	if strings.HasPrefix(key, targetStatePrefix) {
-		name = key[len(targetStatePrefix):]
+	// Only connector and target-state records make or mend a Problem.
+	name, problemKey := "", false
+	switch {
+	case strings.HasPrefix(key, targetStatePrefix):
+		name, problemKey = key[len(targetStatePrefix):], true
+	case strings.HasPrefix(key, connectorPrefix):
+		name, problemKey = key[len(connectorPrefix):], true
 	}
 	hadProblem := s.cfgProblems[name]+s.targetProblems[name] != ""
 	switch {
@@ -419,7 +423,7 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	}
 	if ev != nil {
 		ev.Offset = s.offset
-		ev.ProblemChanged = hadProblem != (s.cfgProblems[ev.Connector]+s.targetProblems[ev.Connector] != "")
+		ev.ProblemChanged = problemKey && hadProblem != (s.cfgProblems[name]+s.targetProblems[name] != "")
 	}
 	s.mu.Unlock()
 	if ev != nil && s.listener != nil {
