@@ -7,6 +7,10 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # duration can end while a slow input runs, which go test reports as a
 # spurious "context deadline exceeded" failure).
 FUZZTIME ?= 50000x
+# The Go modules of the repository: the product, the SDK connector authors
+# import (its own module, required by the product through a replace), and
+# the examples built against the SDK as a third party would.
+MODULES := . sdk examples
 
 .PHONY: build test check unit fuzz clean
 
@@ -20,11 +24,15 @@ test: check unit fuzz
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
-	$(STATICCHECK) ./...
+	@set -e; for m in $(MODULES); do \
+		echo "vet + staticcheck: $$m"; \
+		(cd $$m && $(GO) vet ./... && $(STATICCHECK) ./...); \
+	done
 
 unit:
-	$(GO) test -count=1 -timeout 30m ./...
+	@set -e; for m in $(MODULES); do \
+		(cd $$m && $(GO) test -count=1 -timeout 30m ./...); \
+	done
 
 fuzz:
 	./scripts/fuzz $(FUZZTIME)

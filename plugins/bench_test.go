@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/connectors"
-	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 )
 
 // datagen1KiB is the benchmarks' Datagen configuration: payload.bytes=960

@@ -3,9 +3,9 @@ package plugins
 import (
 	"time"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
-	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 )
 
 func sourceFromWire(w *wire.Record, r *sdk.SourceRecord) {

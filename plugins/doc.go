@@ -33,9 +33,9 @@
 //	}
 //	task.Stop(ctx) // graceful; kills the plugin after the stop timeout
 //
-// Records travel in batches (plugins/wire encoding) that pluginpb.Codec
+// Records travel in batches (sdk/protocol/wire encoding) that pluginpb.Codec
 // hands to gRPC without copying. A source task's batches go through shared
-// memory where the plugin accepts it (plugins/shm; Linux): the plugin
+// memory where the plugin accepts it (sdk/protocol/shm; Linux): the plugin
 // encodes into a slot of a sealed memory file both map, the stream carries
 // only the slot's number, and the host copies the batch out before
 // decoding it. A sink task's Put returns once its batch is sent, so the

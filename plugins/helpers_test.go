@@ -18,8 +18,8 @@ import (
 
 	"github.com/tributary-dev/tributary/connectors"
 	"github.com/tributary-dev/tributary/connectors/datagen"
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 

@@ -30,8 +30,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 )
 
 // Config configures a Host.
@@ -60,15 +60,16 @@ type Config struct {
 	Batch BatchLimits
 	// NoSharedMemory has source plugins send every batch through the gRPC
 	// stream. By default (on Linux) they send batches through memory they
-	// share with the host (see plugins/shm), and the stream carries only
+	// share with the host (see sdk/protocol/shm), and the stream carries only
 	// where each batch lies.
 	NoSharedMemory bool
 	// noValueLengths has source plugins write record values without their
 	// lengths, as plugins built with an older SDK do (for tests).
 	noValueLengths bool
-	// ProtocolVersions the host offers; default: the current one and every
-	// older one it still speaks. Tests set it to check that incompatible
-	// peers refuse each other.
+	// ProtocolVersions the host offers, preferred first; default: the
+	// current one and every older one it still speaks. Offering fewer pins
+	// plugins to an older protocol (while a fleet of hosts is upgraded);
+	// a plugin that speaks none of them is refused with both lists.
 	ProtocolVersions []int
 }
 
@@ -264,7 +265,7 @@ func (h *Host) Discover(ctx context.Context) error {
 		}
 	}
 	var found []PluginInfo
-	for _, cmd := range cmds {
+	for i, cmd := range cmds {
 		hash, err := fileHash(cmd[0])
 		if err != nil {
 			return err
@@ -277,12 +278,24 @@ func (h *Host) Discover(ctx context.Context) error {
 		for _, s := range specs {
 			found = append(found, PluginInfo{Spec: s, Command: cmd, Hash: hash})
 		}
+		if builtin := i == 0 && len(h.cfg.Builtin) > 0; !builtin {
+			h.cfg.Logger.Info("plugin loaded from plugin.path", "path", cmd[0], "plugins", specSummary(specs))
+		}
 	}
 	found = resolveNames(found, h.cfg.Logger)
 	h.mu.Lock()
 	h.plugins = found
 	h.mu.Unlock()
 	return nil
+}
+
+// specSummary lists specs as "class (type, version)" for the log.
+func specSummary(specs []sdk.Spec) string {
+	parts := make([]string, len(specs))
+	for i, s := range specs {
+		parts[i] = fmt.Sprintf("%s (%s, version %s)", s.Class, s.Type, s.Version)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // resolveNames settles plugins that claim the same names, as Kafka Connect

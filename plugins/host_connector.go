@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 )
 
 type hostConnector struct {

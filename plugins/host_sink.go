@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
-	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 )
 
 // putWindow is how many Puts a sink plugin may have unacknowledged
@@ -187,6 +189,15 @@ func (t *hostSinkTask) sendChecked(m *pluginpb.SinkHostMessage) error {
 		return err
 	}
 	if err := t.send(m); err != nil {
+		if errors.Is(err, io.EOF) {
+			// The stream ended on the plugin's side (gRPC's Send says
+			// only io.EOF): why, and the process's exit, come through
+			// Recv, which ends the task at once.
+			select {
+			case <-t.done:
+			case <-time.After(endedWait):
+			}
+		}
 		if ended := t.Err(); ended != nil {
 			return ended
 		}
@@ -194,6 +205,10 @@ func (t *hostSinkTask) sendChecked(m *pluginpb.SinkHostMessage) error {
 	}
 	return nil
 }
+
+// endedWait bounds how long a failed send waits for the receiving side to
+// report why the stream ended.
+const endedWait = 5 * time.Second
 
 // await waits for the acknowledgement with id; the plugin answers in
 // order, so earlier ones are passed over.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/tributary-dev/tributary/internal/testconn"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 )
 
 // startFileSinks starts n FileStreamSink tasks of connector (they share

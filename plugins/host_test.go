@@ -19,10 +19,10 @@ import (
 
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/file"
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
-	"github.com/tributary-dev/tributary/plugins/shm"
-	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/shm"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 

@@ -3,7 +3,7 @@ package sdk
 import (
 	"time"
 
-	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 )
 
 func sourceToWire(r *SourceRecord, w *wire.Record) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/sdk/sdktest"
 )
 
@@ -20,13 +21,14 @@ type LinesConfig struct {
 	Path string `key:"path" importance:"high" validate:"nonempty" doc:"File the records' values are appended to, one per line."`
 }
 
-// linesTask appends each record's value to a file. Put buffers; Flush
+// linesTask appends each record's value to a file, as JSON. Put buffers; Flush
 // writes and fsyncs, then reports everything it was given as durable, so
 // the worker commits exactly what is on disk.
 type linesTask struct {
 	cfg LinesConfig
 	f   *os.File
 	w   *bufio.Writer
+	buf []byte
 }
 
 func (t *linesTask) Open(_ context.Context, _ sdk.SinkTaskContext) error {
@@ -40,7 +42,13 @@ func (t *linesTask) Open(_ context.Context, _ sdk.SinkTaskContext) error {
 
 func (t *linesTask) Put(_ context.Context, records []sdk.SinkRecord) error {
 	for _, r := range records {
-		fmt.Fprintln(t.w, r.Value)
+		// The value as Kafka's JsonConverter writes it (schemas.enable=false).
+		line, err := schema.AppendJSON(t.buf[:0], r.ValueSchema, r.Value, schema.JSONOptions{})
+		if err != nil {
+			return fmt.Errorf("lines: %s@%d: %w", r.TopicPartition(), r.Offset, err)
+		}
+		t.buf = append(line, '\n')
+		t.w.Write(t.buf) // buffered; Flush reports its error
 	}
 	return nil
 }
@@ -101,6 +109,7 @@ func TestLinesSinkAcceptance(t *testing.T) {
 			}
 			return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 		},
-		RenderRecord: func(r *sdk.SinkRecord) (string, bool) { return fmt.Sprint(r.Value), true },
+		// Each value is written as schema.AppendJSON renders it.
+		JSON: &schema.JSONOptions{},
 	})
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 )
 
 // Version is the SDK version reported to hosts.

@@ -3,7 +3,7 @@ package sdk
 import (
 	"sync"
 
-	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 )
 
 // commitQueue hands the offsets the host reports committed from a source

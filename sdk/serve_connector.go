@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 )
 
 type connectorContext struct {

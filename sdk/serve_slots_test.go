@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
-	"github.com/tributary-dev/tributary/plugins/shm"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/shm"
 )
 
 func openTestSlots(t *testing.T, n, size int) *slotWriter {

@@ -55,6 +55,11 @@ type Config struct {
 	ConsumerConfig          map[string]string // consumer.* without the prefix
 	AdminConfig             map[string]string // admin.* without the prefix
 	ClientConfig            map[string]string // unprefixed client settings (security, client.id, …)
+
+	// TaskConfigsTimeout bounds a connector's TaskConfigs: the herder waits
+	// for it (and every REST write waits for the herder), then fails the
+	// connector. No Kafka Connect property; 0 means TaskConfigsTimeout.
+	TaskConfigsTimeout time.Duration
 }
 
 // workerKeys are the keys FromProperties understands, besides the prefixed

@@ -76,13 +76,10 @@ type herder struct {
 	failedConnectors map[string]failedAt
 	failedTasks      map[TaskID]failedTask
 	taskSeq          uint64
-	// taskConfigsTimeout bounds a connector's TaskConfigs: the herder
-	// waits for it, and every REST write waits for the herder.
-	taskConfigsTimeout time.Duration
 }
 
 // TaskConfigsTimeout is how long the herder waits for a connector's
-// TaskConfigs before it fails the connector.
+// TaskConfigs before it fails the connector, unless Config says otherwise.
 const TaskConfigsTimeout = 30 * time.Second
 
 // reconcileBudget is how long one reconcile goes on starting connectors
@@ -127,6 +124,9 @@ type groupOffsets interface {
 }
 
 func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
+	if cfg.TaskConfigsTimeout <= 0 {
+		cfg.TaskConfigsTimeout = TaskConfigsTimeout
+	}
 	h := &herder{
 		cfg: cfg, logger: logger, workerID: workerID,
 		reqs:        make(chan func(context.Context)),
@@ -141,8 +141,6 @@ func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
 
 		failedConnectors: map[string]failedAt{},
 		failedTasks:      map[TaskID]failedTask{},
-
-		taskConfigsTimeout: TaskConfigsTimeout,
 	}
 	h.stage.Store("starting")
 	return h
@@ -447,11 +445,11 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 	if maxTasks < 1 {
 		maxTasks = 1
 	}
-	tctx, cancel := context.WithTimeout(ctx, h.taskConfigsTimeout)
+	tctx, cancel := context.WithTimeout(ctx, h.cfg.TaskConfigsTimeout)
 	tcs, err := rc.conn.TaskConfigs(tctx, maxTasks)
 	cancel()
 	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		err = Errorf(KindInternal, "The connector %s did not return its task configurations within %v (TaskConfigs blocked); it is failed and stopped. Restart it once the cause is fixed.", name, h.taskConfigsTimeout)
+		err = Errorf(KindInternal, "The connector %s did not return its task configurations within %v (TaskConfigs blocked); it is failed and stopped. Restart it once the cause is fixed.", name, h.cfg.TaskConfigsTimeout)
 	}
 	if err != nil {
 		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)

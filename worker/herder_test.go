@@ -69,8 +69,7 @@ func (c *hungConnector) Stop(context.Context) error {
 // the timeout instead of holding the herder (and so every REST write) for
 // good.
 func TestTaskConfigsTimeout(t *testing.T) {
-	h := newHerder(Config{TaskShutdownTimeout: time.Second}, slog.New(slog.DiscardHandler), "w1")
-	h.taskConfigsTimeout = 200 * time.Millisecond
+	h := newHerder(Config{TaskShutdownTimeout: time.Second, TaskConfigsTimeout: 200 * time.Millisecond}, slog.New(slog.DiscardHandler), "w1")
 	st := &fakeStatuses{conn: map[string]ConnectorState{}}
 	h.statuses = st
 	h.configs = &fakeConfigs{snap: map[string]ConnectorSnapshot{"hung": {Config: map[string]string{"tasks.max": "1"}}}}

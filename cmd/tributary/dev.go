@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tributary-dev/tributary/broker"
@@ -24,10 +26,11 @@ func devCommand() command {
 }
 
 const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--plugin-path DIRS] [--demo]
+                     [--config FILE] [--override key=value]...
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's, on 127.0.0.1) in one process, with the built-in connectors
-(FileStreamSource/FileStreamSink, datagen) available. State lives in the data
+(FileStreamSource/FileStreamSink, datagen, the S3 sink) available. State lives in the data
 directory, so a second start resumes where the first stopped.
 
 Flags:
@@ -37,9 +40,30 @@ Flags:
   --plugin-path DIRS  comma-separated directories (or executables) of
                       third-party connector plugins, as the worker's plugin.path
   --demo              also create a demo pipeline: datagen -> topic "demo" ->
-                      FileStreamSink writing DIR/demo-output.txt, and show progress
-  --log-level LEVEL   debug, info, warn or error (default warn; info with --verbose)
+                      FileStreamSink writing DIR/demo-output.txt, and the S3
+                      sink writing Parquet files to the local lake DIR/lake
+                      (query it: duckdb -c "select * from 'DIR/lake/**/*.parquet'"),
+                      and show progress
+  --config FILE       a worker properties file (connect-distributed.properties
+                      keys) whose settings replace dev's defaults below
+  --override k=v      set one worker setting (repeatable; applied last)
+  --log-level LEVEL   debug, info, warn or error (default warn; info also logs
+                      each plugin loaded from --plugin-path)
   -h, --help          show this help
+
+Converters: dev's worker writes keys with StringConverter and values with
+schemaless JsonConverter:
+  key.converter=org.apache.kafka.connect.storage.StringConverter
+  value.converter=org.apache.kafka.connect.json.JsonConverter
+  value.converter.schemas.enable=false
+so a connector's value schema does not reach the topic (plain JSON
+payloads). To keep it, as Kafka Connect's default does:
+  tributary dev --override value.converter.schemas.enable=true
+A connector's own key.converter / value.converter settings take precedence,
+as in Kafka Connect. Other defaults: group.id=tributary-dev, the three
+internal topics connect-configs, connect-offsets and connect-status with
+replication factor 1, offset.flush.interval.ms=1000. bootstrap.servers,
+listeners and plugin.path come from the flags above.
 
 Then, for example:
   curl -s localhost:8083/connectors
@@ -58,6 +82,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	demo := fs.Bool("demo", false, "")
 	pluginPath := fs.String("plugin-path", "", "")
 	level := fs.String("log-level", "warn", "")
+	configFile := fs.String("config", "", "")
+	var overrides multiFlag
+	fs.Var(&overrides, "override", "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprint(stdout, devHelp)
@@ -101,8 +128,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		b.Close()
 	}()
 
-	wcfg, warnings, err := worker.FromProperties(properties.Properties{
-		"bootstrap.servers":                 b.Addr(),
+	props := properties.Properties{
 		"group.id":                          "tributary-dev",
 		"config.storage.topic":              "connect-configs",
 		"offset.storage.topic":              "connect-offsets",
@@ -117,8 +143,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"offset.flush.interval.ms":          "1000",
 		"session.timeout.ms":                "10000",
 		"heartbeat.interval.ms":             "1000",
-		"plugin.path":                       *pluginPath,
-	})
+	}
+	if err := devSettings(props, *configFile, overrides); err != nil {
+		fmt.Fprintf(stderr, "tributary dev: %v (see --help)\n", err)
+		return 2
+	}
+	props["bootstrap.servers"] = b.Addr()
+	if *pluginPath != "" || props["plugin.path"] == "" {
+		props["plugin.path"] = *pluginPath
+	}
+	wcfg, warnings, err := worker.FromProperties(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1
@@ -152,6 +186,26 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// devSettings applies the worker properties file (if any) and then the
+// --override settings over dev's defaults in props.
+func devSettings(props properties.Properties, file string, overrides []string) error {
+	if file != "" {
+		loaded, err := properties.Load(file)
+		if err != nil {
+			return err
+		}
+		maps.Copy(props, loaded)
+	}
+	for _, o := range overrides {
+		k, v, err := properties.ParseOverride(o)
+		if err != nil {
+			return fmt.Errorf("--override: %w", err)
+		}
+		props[k] = v
+	}
+	return nil
+}
+
 // runDemo creates (or updates) the demo pipeline and prints its progress
 // until ctx ends.
 func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.Writer, logger *slog.Logger) error {
@@ -159,17 +213,33 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 	if err != nil {
 		return err
 	}
+	lake, err := filepath.Abs(filepath.Join(dataDir, "lake"))
+	if err != nil {
+		return err
+	}
+	// The demo records keep their schema in the topic (JsonConverter with
+	// schemas.enable=true) so that the lake gets typed Parquet columns.
+	withSchemas := func(m map[string]string) map[string]string {
+		m["value.converter"] = worker.JSONConverter
+		m["value.converter.schemas.enable"] = "true"
+		return m
+	}
 	pipeline := []struct {
 		name   string
 		config map[string]string
 	}{
-		{"demo-datagen", map[string]string{
+		{"demo-datagen", withSchemas(map[string]string{
 			"connector.class": "dev.tributary.connect.datagen.DatagenConnector",
 			"kafka.topic":     "demo", "records.per.sec": "200", "payload.bytes": "32", "key.cardinality": "100",
-		}},
-		{"demo-file-sink", map[string]string{
+		})},
+		{"demo-file-sink", withSchemas(map[string]string{
 			"connector.class": "FileStreamSink", "topics": "demo", "file": out,
-		}},
+		})},
+		{"demo-lake", withSchemas(map[string]string{
+			"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "demo",
+			"store.url": "file://" + lake, "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+			"flush.size": "1000", "rotate.schedule.interval.ms": "10000", "timezone": "UTC",
+		})},
 	}
 	h := rw.w.Herder()
 	for _, c := range pipeline {
@@ -177,7 +247,7 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 			return fmt.Errorf("create connector %s: %w", c.name, err)
 		}
 	}
-	fmt.Fprintf(stdout, "Demo pipeline: datagen -> topic demo -> %s\n  curl -s %s/connectors?expand=status\n", out, rw.url)
+	fmt.Fprintf(stdout, "Demo pipeline: datagen -> topic demo -> %s\n  and -> Parquet files under %s (duckdb -c \"select count(*) from '%s/**/*.parquet'\")\n  curl -s %s/connectors?expand=status\n", out, lake, lake, rw.url)
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	last := -1
@@ -193,7 +263,7 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 				state = st.Connector.State
 			}
 			if n != last {
-				fmt.Fprintf(stdout, "  %d records in %s (sink %s)\n", n, filepath.Base(out), state)
+				fmt.Fprintf(stdout, "  %d records in %s (sink %s), %d Parquet files in the lake\n", n, filepath.Base(out), state, countParquet(lake))
 				last = n
 			}
 		}
@@ -212,5 +282,17 @@ func countLines(path string) int {
 	for sc.Scan() {
 		n++
 	}
+	return n
+}
+
+// countParquet counts the Parquet files under dir.
+func countParquet(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+			n++
+		}
+		return nil
+	})
 	return n
 }

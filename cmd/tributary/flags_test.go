@@ -2,8 +2,14 @@ package main
 
 import (
 	"io"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/tributary-dev/tributary/internal/properties"
 )
 
 // TestServerFlagsAfterFile: flags may come after the properties file, as in
@@ -29,5 +35,25 @@ func TestServerFlagsAfterFile(t *testing.T) {
 	}
 	if _, code, ok := f.parse("worker", "", []string{"w.properties", "--bogus"}, io.Discard, io.Discard); ok || code != 2 {
 		t.Errorf("a bad flag after the file: ok %v, code %d", ok, code)
+	}
+}
+
+// TestDevSettings: dev's worker defaults are replaced by a properties file,
+// then by --override, and a malformed override is refused.
+func TestDevSettings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "dev.properties")
+	if err := os.WriteFile(file, []byte("value.converter.schemas.enable=true\ngroup.id=from-file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	props := properties.Properties{"value.converter.schemas.enable": "false", "group.id": "tributary-dev", "key.converter": "k"}
+	if err := devSettings(props, file, []string{"group.id=from-flag"}); err != nil {
+		t.Fatal(err)
+	}
+	want := properties.Properties{"value.converter.schemas.enable": "true", "group.id": "from-flag", "key.converter": "k"}
+	if !maps.Equal(props, want) {
+		t.Errorf("settings %v, want %v", props, want)
+	}
+	if err := devSettings(props, "", []string{"no-equals-sign"}); err == nil || !strings.Contains(err.Error(), "--override") {
+		t.Errorf("malformed override: %v, want an --override error", err)
 	}
 }

@@ -205,7 +205,9 @@ func NewGenerator(cfg Config) *Generator {
 
 func keyOf(i int64) string { return "key-" + strconv.FormatInt(i, 10) }
 
-// Record returns record seq; exported for tests that check generated data.
+// Record returns record seq of the generator's task: what the task emits is
+// a function of (seed, task, seq) alone, so whoever reads the topic (a
+// verifier, a benchmark, a test) can compute what each record must be.
 func (g *Generator) Record(seq int64) sdk.SourceRecord {
 	var r sdk.SourceRecord
 	g.record(seq, &r)

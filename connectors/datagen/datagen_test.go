@@ -81,7 +81,7 @@ type noOffsets struct{ sdk.SourceTaskContext }
 func (noOffsets) Offset(context.Context, sdk.Partition) (sdk.Offset, error) { return nil, nil }
 
 // BenchmarkRecord measures the generation of one 1 KiB-ish record (900
-// payload bytes, as `tributary bench connect` uses).
+// payload bytes, as `tributary-bench connect` uses).
 func BenchmarkRecord(b *testing.B) {
 	cfg := Config{Topic: "t", PayloadBytes: 900, Keys: 1000, BatchSize: 1000}
 	g := NewGenerator(cfg)

@@ -25,12 +25,8 @@ func TestDiscard(t *testing.T) {
 	if err := task.Open(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	before := discard.Received.Load()
 	if err := task.Put(ctx, make([]sdk.SinkRecord, 3)); err != nil {
 		t.Fatal(err)
-	}
-	if got := discard.Received.Load() - before; got != 3 {
-		t.Fatalf("received %d, want 3", got)
 	}
 	offs := map[sdk.TopicPartition]int64{{Topic: "t", Partition: 0}: 42}
 	got, err := task.Flush(ctx, offs)

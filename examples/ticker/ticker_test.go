@@ -1,16 +1,9 @@
 package main
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
-	"time"
 
-	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
-	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/sdk/sdktest"
 )
 
@@ -24,59 +17,4 @@ func TestAcceptance(t *testing.T) {
 		Connector: connector(),
 		Config:    func(*testing.T) map[string]string { return map[string]string{"topic": "ticks", "interval.ms": "1"} },
 	})
-}
-
-// TestLoadedFromPluginPath builds this example as a separate binary, puts it
-// under a plugin.path directory and runs it through the host.
-func TestLoadedFromPluginPath(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "ticker")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("go build: %v", err)
-	}
-	ctx := context.Background()
-	h, err := plugins.NewHost(ctx, plugins.Config{PluginPath: []string{dir}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := h.Spec("Ticker")
-	if err != nil {
-		t.Fatalf("plugin not discovered: %v (found %v)", err, h.Specs())
-	}
-	if spec.Class != "com.example.TickerConnector" || spec.Type != sdk.Source || len(spec.Config) != 2 {
-		t.Fatalf("spec %+v", spec)
-	}
-	infos, err := h.Validate(ctx, "TickerConnector", map[string]string{"interval.ms": "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if errs := infos.Errors(); len(errs["topic"]) != 1 || len(errs["interval.ms"]) != 1 {
-		t.Fatalf("validation errors %v", errs)
-	}
-	offsets := plugins.OffsetReaderFunc(func(context.Context, []sdk.Partition) ([]sdk.Offset, error) {
-		return []sdk.Offset{{"seq": int64(41)}}, nil
-	})
-	task, err := h.StartSourceTask(ctx, "Ticker", sdk.TaskInfo{Connector: "ticks", Task: 0},
-		map[string]string{"topic": "ticks", "interval.ms": "5"}, offsets)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	recs, err := task.Poll(pctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v := recs[0].Value.(*schema.Struct)
-	if v.Get("seq") != int64(42) || recs[0].Topic != "ticks" {
-		t.Fatalf("first tick %v on %s, want seq 42 (resumed after 41)", v, recs[0].Topic)
-	}
-	if err := task.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
 }

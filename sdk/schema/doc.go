@@ -17,6 +17,10 @@
 // schemas.enable=false) may be nil, any of the primitive Go types above,
 // []any, map[string]any or map[any]any.
 //
+// AppendJSON renders any value as Kafka's JsonConverter writes it
+// (schemaless or with the schema/payload envelope), and json.Marshal of a
+// *Struct gives its fields the same way.
+//
 // Sketch:
 //
 //	var tick = schema.StructOf("example.Tick").
@@ -27,4 +31,6 @@
 //
 //	v := schema.NewStruct(tick).Set("seq", int64(7)).Set("at", time.Now())
 //	if err := v.Validate(); err != nil { ... }
+//	line, err := schema.AppendJSON(nil, tick, v, schema.JSONOptions{})
+//	// {"seq":7,"at":1767225600000,"note":null}
 package schema

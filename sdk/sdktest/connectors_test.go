@@ -52,15 +52,39 @@ func readBack(_ *testing.T, cfg map[string]string) []string {
 	return ss
 }
 
-// render is how the test sink stores a record.
+// render is how the test sink stores a record (format "text"): a struct
+// value as the JSON of schema.AppendJSON.
 func render(r *sdk.SinkRecord) (string, bool) {
-	switch v := r.Value.(type) {
+	switch r.Value.(type) {
 	case nil:
 		return fmt.Sprintf("tombstone %s@%d", r.TopicPartition(), r.Offset), true
 	case *schema.Struct:
-		return fmt.Sprintf("struct %v", v.Get("name")), true
+		b, err := schema.AppendJSON(nil, r.ValueSchema, r.Value, schema.JSONOptions{})
+		if err != nil {
+			return err.Error(), true
+		}
+		return "struct " + string(b), true
 	}
 	return fmt.Sprint(r.Value), true
+}
+
+// renderLossy is render with what encoding/json gave for a Struct before
+// Struct had a MarshalJSON: {} (format "lossy").
+func renderLossy(r *sdk.SinkRecord) (string, bool) {
+	if _, ok := r.Value.(*schema.Struct); ok {
+		return "struct {}", true
+	}
+	return render(r)
+}
+
+// renderJSON is the test sink's format "json": each value as
+// schema.AppendJSON writes it with opts (tombstones as null).
+func renderJSON(r *sdk.SinkRecord, opts schema.JSONOptions) string {
+	b, err := schema.AppendJSON(nil, r.ValueSchema, r.Value, opts)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
 
 // loseHalf is the test sink's SinkDriver.Lose: the external system keeps
@@ -203,8 +227,9 @@ func (t *sourceTask) Close(context.Context) error { return nil }
 type sinkConfig struct {
 	ID     string `key:"id" importance:"high" validate:"nonempty" doc:"Names the in-memory external system."`
 	Mode   string `key:"mode" default:"sync" validate:"enum=sync|async|none|partial|liar|ahead|extra" doc:"sync: write in Put, report everything; async: write a few records per Flush once 100 ms passed, report what is written; none: write and report nothing; partial: write in Put, report only topic sdktest-a; liar: report everything, write nothing; ahead: like sync but report one record more of sdktest-a; extra: like sync but also report a partition it was not given."`
-	Fault  string `key:"fault" default:"none" validate:"enum=none|retriable|retriable-after-write|retriable-forever|rewind|rewind-stale|drop-buffer|write-twice|skip-structs" doc:"retriable: each Put fails once with a retriable error before it writes; retriable-after-write: each Put writes, then fails once with a retriable error; retriable-forever: Put always fails with a retriable error; rewind: the first Put with sdktest-a@5 writes nothing of sdktest-a from there and rewinds it to 5; rewind-stale: the same, but Flush reports the highest offset Put saw; drop-buffer (async): the first write drops the buffer and rewinds to it; write-twice: writes every record twice; skip-structs: does not write struct values."`
+	Fault  string `key:"fault" default:"none" validate:"enum=none|retriable|retriable-after-write|retriable-forever|rewind|rewind-stale|drop-buffer|write-twice|skip-structs|leak" doc:"retriable: each Put fails once with a retriable error before it writes; retriable-after-write: each Put writes, then fails once with a retriable error; retriable-forever: Put always fails with a retriable error; rewind: the first Put with sdktest-a@5 writes nothing of sdktest-a from there and rewinds it to 5; rewind-stale: the same, but Flush reports the highest offset Put saw; drop-buffer (async): the first write drops the buffer and rewinds to it; write-twice: writes every record twice; skip-structs: does not write struct values; leak: Open starts a goroutine that Close does not stop."`
 	Kinds  string `key:"kinds" default:"all" validate:"enum=all|strings" doc:"strings: Put fails on a record without a STRING value."`
+	Format string `key:"format" default:"text" validate:"enum=text|lossy|json|json-numeric" doc:"text: render (structs as JSON); lossy: structs as {}; json: every value as schema.AppendJSON writes it; json-numeric: the same with decimal.format NUMERIC."`
 	Resume string `key:"resume" default:"none" validate:"enum=none|rewind" doc:"rewind: when assigned partitions, rewind them to what the external system holds."`
 }
 
@@ -227,7 +252,13 @@ type sinkTask struct {
 	rewound  bool                         // the one rewind of the rewind faults happened
 }
 
+// leaked is what the leak fault's goroutines wait for: never closed.
+var leaked = make(chan struct{})
+
 func (t *sinkTask) Open(_ context.Context, tc sdk.SinkTaskContext) error {
+	if t.cfg.Fault == "leak" {
+		go func() { <-leaked }()
+	}
 	t.tc = tc
 	t.written, t.seen = map[sdk.TopicPartition]int64{}, map[sdk.TopicPartition]int64{}
 	return nil
@@ -262,7 +293,17 @@ func (t *sinkTask) write(recs []sdk.SinkRecord) {
 		if _, isStruct := r.Value.(*schema.Struct); isStruct && t.cfg.Fault == "skip-structs" {
 			continue
 		}
-		s, _ := render(r)
+		var s string
+		switch t.cfg.Format {
+		case "text":
+			s, _ = render(r)
+		case "lossy":
+			s, _ = renderLossy(r)
+		case "json":
+			s = renderJSON(r, schema.JSONOptions{})
+		case "json-numeric":
+			s = renderJSON(r, schema.JSONOptions{DecimalFormat: "NUMERIC"})
+		}
 		out[t.cfg.ID] = append(out[t.cfg.ID], entry{r.TopicPartition(), r.Offset, s})
 		if t.cfg.Fault == "write-twice" {
 			out[t.cfg.ID] = append(out[t.cfg.ID], entry{r.TopicPartition(), r.Offset, s})

@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -292,7 +290,7 @@ func pollUntil(t *testing.T, task sdk.SourceTask, max int, timeout time.Duration
 // may interleave them differently after a restart. With one partition this
 // is the same as requiring records k, k+1, … in order.
 func checkResume(t *testing.T, sp sdk.SourcePlugin, d SourceDriver) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t)()
 	cfg := d.Config(t)
 	const total, k = 40, 17
 	if d.Seed != nil {
@@ -407,7 +405,7 @@ func offsetEqual(a, b sdk.Offset) bool {
 }
 
 func checkSourceStop(t *testing.T, sp sdk.SourcePlugin, d SourceDriver) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t)()
 	cfg := d.Config(t)
 	task := openSource(t, sp, cfg, &offsetStore{})
 	// With nothing to read (or after reading), a cancelled Poll must

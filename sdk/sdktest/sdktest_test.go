@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/sdk/sdktest"
 )
 
@@ -57,9 +58,14 @@ func mode(m string) map[string]string { return map[string]string{"mode": m} }
 
 func fault(f string) map[string]string { return map[string]string{"fault": f} }
 
+func format(f string) map[string]string { return map[string]string{"format": f} }
+
 var (
 	idempotent = func(d *sdktest.SinkDriver) { d.Idempotent = true }
 	lose       = func(d *sdktest.SinkDriver) { d.Lose = loseHalf }
+	// writesJSON: the sink declares it writes values as schema.AppendJSON
+	// with the default options.
+	writesJSON = func(d *sdktest.SinkDriver) { d.JSON = &schema.JSONOptions{}; d.RenderRecord = nil }
 	// stringsOnly: what the strings-only test sink documents it takes.
 	stringsOnly = func(d *sdktest.SinkDriver) {
 		d.Supports = []sdktest.RecordKind{sdktest.StringValues, sdktest.NilKeys, sdktest.Headers}
@@ -88,6 +94,11 @@ var helpers = map[string]func(t *testing.T){
 	"sink-write-twice":  func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("write-twice"))) },
 	"sink-strings-only": func(t *testing.T) { sdktest.RunSink(t, sinkDriver(map[string]string{"kinds": "strings"})) },
 	"sink-skip-structs": func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("skip-structs"))) },
+	"sink-leak":         func(t *testing.T) { sdktest.RunSink(t, sinkDriver(fault("leak"))) },
+	"sink-lossy": func(t *testing.T) {
+		sdktest.RunSink(t, sinkDriver(format("lossy"), func(d *sdktest.SinkDriver) { d.RenderRecord = renderLossy }))
+	},
+	"sink-json-numeric": func(t *testing.T) { sdktest.RunSink(t, sinkDriver(format("json-numeric"), writesJSON)) },
 }
 
 // TestKitHelper runs one failing case when started by runHelper.
@@ -196,6 +207,10 @@ func TestCorrectSinksPass(t *testing.T) {
 			func(d *sdktest.SinkDriver) { d.Timeout = 5 * time.Second })},
 		{"strings-only", sinkDriver(map[string]string{"kinds": "strings"}, stringsOnly)},
 		{"rewind-after-loss", sinkDriver(map[string]string{"resume": "rewind"}, lose, idempotent)},
+		{"json", sinkDriver(format("json"), writesJSON)},
+		{"json-numeric", sinkDriver(format("json-numeric"), func(d *sdktest.SinkDriver) {
+			d.JSON, d.RenderRecord = &schema.JSONOptions{DecimalFormat: "NUMERIC"}, nil
+		})},
 	} {
 		t.Run(c.name, func(t *testing.T) { sdktest.RunSink(t, c.d) })
 	}
@@ -266,4 +281,41 @@ func TestSinkRecordKindsFail(t *testing.T) {
 			expectFailure(t, c.name, "durable-offsets", c.want...)
 		})
 	}
+}
+
+// TestLossySinksFail: a sink that writes every struct value as {}, with a
+// RenderRecord that renders it the same way (so every record is "found"),
+// fails the lossless check, naming two records whose values differ and
+// how to render them; a sink declared to write schema.AppendJSON's JSON
+// that writes decimals as numbers instead fails on the first struct
+// value, showing the JSON it should have written.
+func TestLossySinksFail(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, subtest string
+		want          []string
+	}{
+		{"sink-lossy", "lossless", []string{
+			"RenderRecord renders records sdktest-a-0@0 (the base value) and sdktest-a-0@1 (field \"i16\" 301 instead of 300) both as struct {}: the sink's rendering loses information",
+			"write values with schema.AppendJSON(dst, r.ValueSchema, r.Value, opts)"}},
+		{"sink-json-numeric", "durable-offsets", []string{
+			"but record 2 (kinds [struct]) is not in the external system as SinkDriver.JSON says the sink writes it: want {\"id\":2,",
+			"\"amount\":\"MDs=\"}",
+			"and the external system holds e.g.",
+			"render values with schema.AppendJSON(dst, r.ValueSchema, r.Value, opts), or set SinkDriver.JSON to the options the sink uses"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			expectFailure(t, c.name, c.subtest, c.want...)
+		})
+	}
+}
+
+// TestLeakingSinkFails: a task that leaves a goroutine running after Close
+// fails the kit, which shows the goroutine's stack and says what to fix.
+func TestLeakingSinkFails(t *testing.T) {
+	t.Parallel()
+	expectFailure(t, "sink-leak", "durable-offsets",
+		"sdktest: 1 goroutine(s) the connector started still run 2s after its task was closed; Close (and a Poll or Put whose context is cancelled) must stop and wait for every goroutine the task started",
+		"sdktest_test.(*sinkTask).Open.func1")
 }

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
-
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -37,6 +35,13 @@ type SinkDriver struct {
 	// tombstone that deletes); it replaces Render and lets the kit look for
 	// records of every kind, not only those with STRING values.
 	RenderRecord func(r *sdk.SinkRecord) (s string, ok bool)
+	// JSON, when set, declares that the sink writes each record's value
+	// as schema.AppendJSON renders it with these options (Kafka's
+	// JsonConverter), one ReadBack string per record: the kit then renders
+	// every record itself that way (tombstones are not looked for), fails
+	// the sink where what it wrote differs, and RenderRecord and Render are
+	// not used.
+	JSON *schema.JSONOptions
 	// Timeout bounds the wait for Flush, called again and again without
 	// new records, to report everything it was given durable (default
 	// 10 s). Config should make the sink write within it (small batches,
@@ -74,7 +79,8 @@ const (
 	StringValues RecordKind = "string"
 	// StructValues: a struct value whose schema has INT64, STRING, FLOAT64,
 	// BOOLEAN, an optional STRING (null in some records), Timestamp and
-	// Decimal fields.
+	// Decimal fields; and, in the lossless check, struct values with every
+	// type of the data model (see RunSink).
 	StructValues RecordKind = "struct"
 	// Tombstones: a nil value with a nil value schema (and a key).
 	Tombstones RecordKind = "tombstone"
@@ -111,7 +117,10 @@ func RunSink(t *testing.T, d SinkDriver) {
 	}
 	t.Run("spec", func(t *testing.T) { checkSpec(t, d.Connector, sdk.Sink) })
 	t.Run("validate", func(t *testing.T) { checkValidate(t, d.Connector, d.Config(t)) })
-	t.Run("durable-offsets", func(t *testing.T) { checkSinkDurable(t, sp, d) })
+	durable := t.Run("durable-offsets", func(t *testing.T) { checkSinkDurable(t, sp, d) })
+	if durable && slices.Contains(d.Supports, StructValues) {
+		t.Run("lossless", func(t *testing.T) { checkSinkLossless(t, sp, d) })
+	}
 	if d.Lose != nil {
 		t.Run("rewind-after-loss", func(t *testing.T) { checkSinkRewindAfterLoss(t, sp, d) })
 	}
@@ -183,6 +192,7 @@ type sinkRun struct {
 	rewound   map[sdk.TopicPartition]int64 // rewinds not delivered past yet, for messages
 	active    map[sdk.TopicPartition]bool  // consumed or rewound by this task: what Flush is given
 	checked   map[sdk.TopicPartition]int64 // durable offsets last checked against ReadBack
+	allTypes  bool                         // send the lossless check's records (allTypesRecord)
 	task      sdk.SinkTask
 	tc        *sinkContext
 	// note explains, in failure messages, the situation being checked.
@@ -218,6 +228,9 @@ var sdktestRow = schema.StructOf("dev.tributary.sdktest.Row").
 // them (and the kinds the sink supports). Its STRING value, or its struct
 // value's name, is "sdktest TOPIC-PARTITION@OFFSET".
 func (h *sinkRun) record(tp sdk.TopicPartition, off int64) sdk.SinkRecord {
+	if h.allTypes {
+		return h.allTypesRecord(tp, off)
+	}
 	id := fmt.Sprintf("%s-%d@%d", tp.Topic, tp.Partition, off)
 	r := sdk.SinkRecord{Topic: tp.Topic, Partition: tp.Partition, Offset: off,
 		KeySchema: schema.String, Key: "key " + id, ValueSchema: schema.String, Value: "sdktest " + id,
@@ -258,7 +271,7 @@ func recordKinds(r *sdk.SinkRecord) []RecordKind {
 	switch {
 	case r.Value == nil && r.ValueSchema == nil:
 		ks = append(ks, Tombstones)
-	case r.ValueSchema == sdktestRow:
+	case r.ValueSchema == sdktestRow || r.ValueSchema == allTypes:
 		ks = append(ks, StructValues)
 	default:
 		ks = append(ks, StringValues)
@@ -275,6 +288,16 @@ func recordKinds(r *sdk.SinkRecord) []RecordKind {
 // render is what ReadBack holds for a record, if the kit can tell.
 func (h *sinkRun) render(tp sdk.TopicPartition, off int64) (string, bool) {
 	r := h.record(tp, off)
+	if h.d.JSON != nil {
+		if r.Value == nil {
+			return "", false
+		}
+		b, err := schema.AppendJSON(nil, r.ValueSchema, r.Value, *h.d.JSON)
+		if err != nil {
+			h.t.Fatalf("sdktest: SinkDriver.JSON: %v", err)
+		}
+		return string(b), true
+	}
 	if h.d.RenderRecord != nil {
 		return h.d.RenderRecord(&r)
 	}
@@ -557,6 +580,11 @@ func (h *sinkRun) checkHeld(durable map[sdk.TopicPartition]int64) {
 			if r := h.record(tp, off); recordKinds(&r)[0] != StringValues {
 				what = fmt.Sprintf(" (kinds %v)", recordKinds(&r))
 			}
+			if h.d.JSON != nil {
+				h.t.Fatalf("flush reported %s durable up to %d, but record %d%s is not in the external system as SinkDriver.JSON says the sink writes it: "+
+					"want %s (schema.AppendJSON of the value with %+v)%s; render values with schema.AppendJSON(dst, r.ValueSchema, r.Value, opts), "+
+					"or set SinkDriver.JSON to the options the sink uses%s", tp, o, off, what, s, *h.d.JSON, heldExample(held), h.note)
+			}
 			h.t.Fatalf("flush reported %s durable up to %d, but record %d%s is not in the external system%s", tp, o, off, what, h.note)
 		}
 	}
@@ -639,7 +667,7 @@ func (h *sinkRun) flushUntilDurable() {
 }
 
 func checkSinkDurable(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t)()
 	h := newSinkRun(t, sp, d)
 	h.open()
 	h.produce(10)
@@ -661,7 +689,7 @@ func checkSinkDurable(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
 // must rewind to what the external system still holds, so that every
 // record is held again.
 func checkSinkRewindAfterLoss(t *testing.T, sp sdk.SinkPlugin, d SinkDriver) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer verifyNoLeaks(t)()
 	h := newSinkRun(t, sp, d)
 	h.open()
 	h.produce(12)

@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
-	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 
@@ -24,6 +22,7 @@ type JSONConverter struct {
 	schemas         bool
 	numericDecimal  bool
 	replaceNull     bool
+	opts            schema.JSONOptions // what FromConnect writes, without the envelope
 	cacheSize       int
 	mu              sync.Mutex
 	schemaJSON      map[*schema.Schema][]byte // FromConnect cache
@@ -74,7 +73,17 @@ func NewJSON(config map[string]string) (*JSONConverter, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("convert: JsonConverter: %s", strings.Join(errs, "; "))
 	}
+	c.opts = jsonOptions(c.numericDecimal, c.replaceNull)
 	return c, nil
+}
+
+// jsonOptions are the settings schema.AppendJSON writes a payload with.
+func jsonOptions(numericDecimal, replaceNull bool) schema.JSONOptions {
+	o := schema.JSONOptions{KeepNulls: !replaceNull}
+	if numericDecimal {
+		o.DecimalFormat = "NUMERIC"
+	}
+	return o
 }
 
 // FromConnect implements Converter.
@@ -105,15 +114,24 @@ func (c *JSONConverter) AppendFromConnect(b []byte, _ string, s *schema.Schema, 
 			return nil, false, err
 		}
 		b = append(b, `,"payload":`...)
-		if b, err = c.appendValue(b, s, v, 0); err != nil {
+		if b, err = c.appendJSON(b, s, v); err != nil {
 			return nil, false, err
 		}
 		return append(b, '}'), false, nil
 	}
-	if b, err = c.appendValue(b, s, v, 0); err != nil {
+	if b, err = c.appendJSON(b, s, v); err != nil {
 		return nil, false, err
 	}
 	return b, false, nil
+}
+
+// appendJSON writes v of schema s (nil: schemaless) without the envelope.
+func (c *JSONConverter) appendJSON(b []byte, s *schema.Schema, v any) ([]byte, error) {
+	out, err := schema.AppendJSON(b, s, v, c.opts)
+	if err != nil {
+		return nil, fmt.Errorf("convert: JsonConverter: %w", err)
+	}
+	return out, nil
 }
 
 func (c *JSONConverter) appendSchemaCached(b []byte, s *schema.Schema) ([]byte, error) {
@@ -126,9 +144,9 @@ func (c *JSONConverter) appendSchemaCached(b []byte, s *schema.Schema) ([]byte, 
 	if ok {
 		return append(b, cached...), nil
 	}
-	enc, err := c.appendSchema(nil, s, "", false, 0)
+	enc, err := schema.AppendJSONSchema(nil, s, c.opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("convert: %w", err)
 	}
 	if c.cacheSize > 0 {
 		c.mu.Lock()
@@ -141,491 +159,10 @@ func (c *JSONConverter) appendSchemaCached(b []byte, s *schema.Schema) ([]byte, 
 	return append(b, enc...), nil
 }
 
-var jsonTypeNames = map[schema.Type]string{
-	schema.TypeInt8: "int8", schema.TypeInt16: "int16", schema.TypeInt32: "int32", schema.TypeInt64: "int64",
-	schema.TypeFloat32: "float", schema.TypeFloat64: "double", schema.TypeBoolean: "boolean",
-	schema.TypeString: "string", schema.TypeBytes: "bytes", schema.TypeArray: "array",
-	schema.TypeMap: "map", schema.TypeStruct: "struct",
-}
-
-const maxDepth = 100
-
-// appendSchema writes s in Kafka's order: type, items|keys,values|fields,
-// optional, name, version, doc, parameters, default, and for a struct
-// field its name last.
-func (c *JSONConverter) appendSchema(b []byte, s *schema.Schema, field string, isField bool, depth int) ([]byte, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("convert: schema nested deeper than %d", maxDepth)
-	}
-	name, ok := jsonTypeNames[s.Type]
-	if !ok {
-		return nil, fmt.Errorf("convert: invalid schema type %v", s.Type)
-	}
-	b = append(b, `{"type":"`...)
-	b = append(b, name...)
-	b = append(b, '"')
-	var err error
-	switch s.Type {
-	case schema.TypeArray:
-		if s.ValueSchema == nil {
-			return nil, fmt.Errorf("convert: array schema without element schema")
-		}
-		b = append(b, `,"items":`...)
-		if b, err = c.appendSchema(b, s.ValueSchema, "", false, depth+1); err != nil {
-			return nil, err
-		}
-	case schema.TypeMap:
-		if s.KeySchema == nil || s.ValueSchema == nil {
-			return nil, fmt.Errorf("convert: map schema without key or value schema")
-		}
-		b = append(b, `,"keys":`...)
-		if b, err = c.appendSchema(b, s.KeySchema, "", false, depth+1); err != nil {
-			return nil, err
-		}
-		b = append(b, `,"values":`...)
-		if b, err = c.appendSchema(b, s.ValueSchema, "", false, depth+1); err != nil {
-			return nil, err
-		}
-	case schema.TypeStruct:
-		b = append(b, `,"fields":[`...)
-		for i, f := range s.Fields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if f.Schema == nil {
-				return nil, fmt.Errorf("convert: struct field %q without schema", f.Name)
-			}
-			if b, err = c.appendSchema(b, f.Schema, f.Name, true, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		b = append(b, ']')
-	}
-	if s.Optional {
-		b = append(b, `,"optional":true`...)
-	} else {
-		b = append(b, `,"optional":false`...)
-	}
-	if s.Name != "" {
-		b = append(b, `,"name":`...)
-		b = jackson.AppendString(b, s.Name)
-	}
-	if s.Version != 0 {
-		b = append(b, `,"version":`...)
-		b = strconv.AppendInt(b, int64(s.Version), 10)
-	}
-	if s.Doc != "" {
-		b = append(b, `,"doc":`...)
-		b = jackson.AppendString(b, s.Doc)
-	}
-	if len(s.Parameters) > 0 {
-		// Kafka keeps insertion order; Go maps have none, so sort.
-		keys := make([]string, 0, len(s.Parameters))
-		for k := range s.Parameters {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b = append(b, `,"parameters":{`...)
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jackson.AppendString(b, k)
-			b = append(b, ':')
-			b = jackson.AppendString(b, s.Parameters[k])
-		}
-		b = append(b, '}')
-	}
-	if s.Default != nil {
-		b = append(b, `,"default":`...)
-		if b, err = c.appendValue(b, s, s.Default, depth+1); err != nil {
-			return nil, fmt.Errorf("convert: default value: %w", err)
-		}
-	}
-	if isField {
-		b = append(b, `,"field":`...)
-		b = jackson.AppendString(b, field)
-	}
-	return append(b, '}'), nil
-}
-
-func mismatch(s *schema.Schema, v any) error {
-	return fmt.Errorf("convert: value of Go type %T does not match schema %v", v, s)
-}
-
-const msPerDay = 24 * 60 * 60 * 1000
-
-// appendValue writes v described by s (nil: schemaless).
-func (c *JSONConverter) appendValue(b []byte, s *schema.Schema, v any, depth int) ([]byte, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
-	}
-	if s == nil {
-		return c.appendSchemaless(b, v, depth)
-	}
-	if v == nil {
-		if s.Default != nil && c.replaceNull {
-			return c.appendValue(b, s, s.Default, depth+1)
-		}
-		if s.Optional {
-			return append(b, "null"...), nil
-		}
-		return nil, fmt.Errorf("convert: null value for required %v without default", s)
-	}
-	switch s.Name {
-	case schema.DecimalName:
-		x, ok := v.(*big.Int)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		if c.numericDecimal {
-			scale, err := s.Scale()
-			if err != nil {
-				return nil, err
-			}
-			return appendBigDecimal(b, x, scale), nil
-		}
-		return appendBase64(b, schema.AppendDecimal(nil, x)), nil
-	case schema.DateName:
-		t, ok := v.(time.Time)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		ms := t.UnixMilli()
-		if ms%msPerDay != 0 || t.Nanosecond()%1e6 != 0 {
-			return nil, fmt.Errorf("convert: Kafka Connect Date type should not have any time fields set to non-zero values")
-		}
-		return strconv.AppendInt(b, ms/msPerDay, 10), nil
-	case schema.TimeName:
-		t, ok := v.(time.Time)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		ms := t.UnixMilli()
-		if ms < 0 || ms >= msPerDay {
-			return nil, fmt.Errorf("convert: Kafka Connect Time type should not have any date fields set to non-zero values")
-		}
-		return strconv.AppendInt(b, ms, 10), nil
-	case schema.TimestampName:
-		t, ok := v.(time.Time)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return strconv.AppendInt(b, t.UnixMilli(), 10), nil
-	}
-	switch s.Type {
-	case schema.TypeInt8:
-		x, ok := v.(int8)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case schema.TypeInt16:
-		x, ok := v.(int16)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case schema.TypeInt32:
-		x, ok := v.(int32)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case schema.TypeInt64:
-		x, ok := v.(int64)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return strconv.AppendInt(b, x, 10), nil
-	case schema.TypeFloat32:
-		x, ok := v.(float32)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return jackson.AppendJavaFloat(b, float64(x), 32), nil
-	case schema.TypeFloat64:
-		x, ok := v.(float64)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return jackson.AppendJavaFloat(b, x, 64), nil
-	case schema.TypeBoolean:
-		x, ok := v.(bool)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return strconv.AppendBool(b, x), nil
-	case schema.TypeString:
-		x, ok := v.(string)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return jackson.AppendString(b, x), nil
-	case schema.TypeBytes:
-		x, ok := v.([]byte)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		return appendBase64(b, x), nil
-	case schema.TypeArray:
-		a, ok := v.([]any)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		b = append(b, '[')
-		var err error
-		for i, e := range a {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = c.appendValue(b, s.ValueSchema, e, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case schema.TypeMap:
-		return c.appendMap(b, s, v, depth)
-	case schema.TypeStruct:
-		st, ok := v.(*schema.Struct)
-		if !ok {
-			return nil, mismatch(s, v)
-		}
-		if st.Schema() != s && !schema.Equal(st.Schema(), s) {
-			return nil, fmt.Errorf("convert: struct schema %v does not match %v", st.Schema(), s)
-		}
-		b = append(b, '{')
-		var err error
-		for i, f := range s.Fields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jackson.AppendString(b, f.Name)
-			b = append(b, ':')
-			if b, err = c.appendValue(b, f.Schema, st.GetIndex(i), depth+1); err != nil {
-				return nil, fmt.Errorf("field %q: %w", f.Name, err)
-			}
-		}
-		return append(b, '}'), nil
-	}
-	return nil, fmt.Errorf("convert: invalid schema type %v", s.Type)
-}
-
-func (c *JSONConverter) appendMap(b []byte, s *schema.Schema, v any, depth int) ([]byte, error) {
-	type entry struct{ k, v any }
-	var entries []entry
-	switch m := v.(type) {
-	case map[string]any:
-		for _, k := range sortedKeys(m) {
-			entries = append(entries, entry{k, m[k]})
-		}
-	case map[any]any:
-		for _, k := range sortedAnyKeys(m) {
-			entries = append(entries, entry{k, m[k]})
-		}
-	default:
-		return nil, mismatch(s, v)
-	}
-	var err error
-	if s.KeySchema.Type == schema.TypeString && !s.KeySchema.Optional {
-		// String keys: a JSON object.
-		b = append(b, '{')
-		for i, e := range entries {
-			ks, ok := e.k.(string)
-			if !ok {
-				return nil, mismatch(s.KeySchema, e.k)
-			}
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jackson.AppendString(b, ks)
-			b = append(b, ':')
-			if b, err = c.appendValue(b, s.ValueSchema, e.v, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	}
-	// Other keys: an array of [key, value] pairs, as Kafka writes them.
-	b = append(b, '[')
-	for i, e := range entries {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		if b, err = c.appendValue(b, s.KeySchema, e.k, depth+1); err != nil {
-			return nil, err
-		}
-		b = append(b, ',')
-		if b, err = c.appendValue(b, s.ValueSchema, e.v, depth+1); err != nil {
-			return nil, err
-		}
-		b = append(b, ']')
-	}
-	return append(b, ']'), nil
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// sortedAnyKeys orders map keys deterministically: numbers by value, then
-// strings, then anything else by its printed form.
-func sortedAnyKeys(m map[any]any) []any {
-	keys := make([]any, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return lessKey(keys[i], keys[j]) })
-	return keys
-}
-
-func keyNum(k any) (float64, bool) {
-	switch x := k.(type) {
-	case int8:
-		return float64(x), true
-	case int16:
-		return float64(x), true
-	case int32:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case float32:
-		return float64(x), true
-	case float64:
-		return x, true
-	}
-	return 0, false
-}
-
-func lessKey(a, b any) bool {
-	an, aok := keyNum(a)
-	bn, bok := keyNum(b)
-	switch {
-	case aok && bok:
-		if an != bn {
-			return an < bn
-		}
-		ai, _ := a.(int64)
-		bi, _ := b.(int64)
-		return ai < bi
-	case aok != bok:
-		return aok
-	}
-	as, aok := a.(string)
-	bs, bok := b.(string)
-	switch {
-	case aok && bok:
-		return as < bs
-	case aok != bok:
-		return aok
-	}
-	return fmt.Sprint(a) < fmt.Sprint(b)
-}
-
-// appendSchemaless writes a value without a schema, as Kafka infers one
-// from the Java type.
-func (c *JSONConverter) appendSchemaless(b []byte, v any, depth int) ([]byte, error) {
-	if depth > maxDepth {
-		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
-	}
-	var err error
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...), nil
-	case bool:
-		return strconv.AppendBool(b, x), nil
-	case int8:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int16:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int32:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case int64:
-		return strconv.AppendInt(b, x, 10), nil
-	case int:
-		return strconv.AppendInt(b, int64(x), 10), nil
-	case float32:
-		return jackson.AppendJavaFloat(b, float64(x), 32), nil
-	case float64:
-		return jackson.AppendJavaFloat(b, x, 64), nil
-	case string:
-		return jackson.AppendString(b, x), nil
-	case []byte:
-		return appendBase64(b, x), nil
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if b, err = c.appendSchemaless(b, e, depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case map[string]any:
-		b = append(b, '{')
-		for i, k := range sortedKeys(x) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jackson.AppendString(b, k)
-			b = append(b, ':')
-			if b, err = c.appendSchemaless(b, x[k], depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	case map[any]any:
-		keys := sortedAnyKeys(x)
-		object := true
-		for _, k := range keys {
-			if _, ok := k.(string); !ok {
-				object = false
-				break
-			}
-		}
-		b = append(b, "{["[boolIdx(!object)])
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			if object {
-				b = jackson.AppendString(b, k.(string))
-				b = append(b, ':')
-			} else {
-				b = append(b, '[')
-				if b, err = c.appendSchemaless(b, k, depth+1); err != nil {
-					return nil, err
-				}
-				b = append(b, ',')
-			}
-			if b, err = c.appendSchemaless(b, x[k], depth+1); err != nil {
-				return nil, err
-			}
-			if !object {
-				b = append(b, ']')
-			}
-		}
-		return append(b, "}]"[boolIdx(!object)]), nil
-	case *schema.Struct:
-		return c.appendValue(b, x.Schema(), x, depth+1)
-	}
-	return nil, fmt.Errorf("convert: Go type %T has no schemaless JSON form", v)
-}
-
-func boolIdx(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
+const (
+	maxDepth = 100
+	msPerDay = 24 * 60 * 60 * 1000
+)
 
 // ToConnect implements Converter.
 func (c *JSONConverter) ToConnect(_ string, b []byte) (*schema.Schema, any, error) {

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk/schema"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 )
 
 type goldenCase struct {
@@ -255,7 +255,7 @@ func TestBigDecimalFormat(t *testing.T) {
 	}{
 		{"1234567", 2, "12345.67"}, {"-1", 3, "-0.001"}, {"1", 10, "1E-10"}, {"123", -2, "1.23E+4"}, {"0", 2, "0.00"},
 	} {
-		if got := string(appendBigDecimal(nil, bigInt(tc.u), tc.scale)); got != tc.want {
+		if got := string(jackson.AppendBigDecimal(nil, bigInt(tc.u), tc.scale)); got != tc.want {
 			t.Errorf("%s scale %d: got %s, want %s", tc.u, tc.scale, got, tc.want)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"unsafe"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 )
 
 // A single-pass JSON reader for the sink hot path. It builds the same values

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
-	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 )
 
 // RawTaker is implemented by converters whose AppendFromConnect also takes
@@ -47,9 +47,9 @@ func (c *JSONConverter) appendRaw(b []byte, s *schema.Schema, raw *wire.Raw) (ou
 }
 
 // appendWire writes the value vr reads next, of schema s, exactly as
-// appendValue writes its decoded form. Schemaless values and maps, rare in
+// schema.AppendJSON writes its decoded form. Schemaless values and maps, rare in
 // bulk data (and map keys must be sorted), are decoded and handed to
-// appendValue.
+// schema.AppendJSON.
 func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueReader, depth int) ([]byte, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
@@ -59,7 +59,7 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 		if err != nil {
 			return nil, err
 		}
-		return c.appendValue(b, s, v, depth)
+		return c.appendJSON(b, s, v)
 	}
 	if s.Optional {
 		present, err := vr.Present()
@@ -67,7 +67,7 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 			return nil, err
 		}
 		if !present {
-			return c.appendValue(b, s, nil, depth)
+			return c.appendJSON(b, s, nil)
 		}
 	}
 	if s.Name == schema.DecimalName {
@@ -76,14 +76,14 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 			return nil, err
 		}
 		if c.numericDecimal || !minimalDecimal(unscaled) {
-			return c.appendValue(b, s, schema.DecimalFromBytes(unscaled), depth)
+			return c.appendJSON(b, s, schema.DecimalFromBytes(unscaled))
 		}
-		return appendBase64(b, unscaled), nil
+		return jackson.AppendBase64(b, unscaled), nil
 	}
 	switch s.Type {
 	case schema.TypeInt8, schema.TypeInt16, schema.TypeInt32, schema.TypeInt64:
 		// Date (INT32) comes in days, Time (INT32) and Timestamp (INT64)
-		// in milliseconds: what appendValue writes for them.
+		// in milliseconds: what schema.AppendJSON writes for them.
 		v, err := vr.Int(s)
 		if err != nil {
 			return nil, err
@@ -118,7 +118,7 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 		if err != nil {
 			return nil, err
 		}
-		return appendBase64(b, x), nil
+		return jackson.AppendBase64(b, x), nil
 	case schema.TypeArray:
 		n, err := vr.Count()
 		if err != nil {
@@ -154,7 +154,7 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 
 // minimalDecimal reports whether b is the shortest big-endian two's
 // complement encoding of its value, the one schema.AppendDecimal writes
-// (and so the bytes appendValue would encode in base64).
+// (and so the bytes schema.AppendJSON would encode in base64).
 func minimalDecimal(b []byte) bool {
 	switch {
 	case len(b) == 0:

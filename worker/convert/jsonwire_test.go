@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tributary-dev/tributary/plugins/wire"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 

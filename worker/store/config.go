@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -261,7 +261,11 @@ func EncodeConnectorConfig(cfg map[string]string) []byte {
 
 func encodeProps(cfg map[string]string) []byte {
 	b := append([]byte(nil), `{"properties":`...)
-	b, _ = appendJSON(b, cfg) // a map of strings always encodes
+	m := make(map[string]any, len(cfg))
+	for k, v := range cfg {
+		m[k] = v
+	}
+	b, _ = appendJSON(b, m) // a map of strings always encodes
 	return append(b, '}')
 }
 

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 

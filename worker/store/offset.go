@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 

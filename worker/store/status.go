@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/tributary-dev/tributary/internal/jackson"
+	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 

@@ -18,9 +18,9 @@ import (
 
 	"github.com/tributary-dev/tributary/connectors/file"
 	"github.com/tributary-dev/tributary/plugins"
-	"github.com/tributary-dev/tributary/plugins/pluginpb"
-	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 )
 
 func produceLines(t testing.TB, addr, topic string, from, n int) {

@@ -16,8 +16,8 @@ import (
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/file"
 	"github.com/tributary-dev/tributary/plugins"
-	"github.com/tributary-dev/tributary/plugins/wire"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/worker/convert"
 )

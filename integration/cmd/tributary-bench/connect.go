@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/tributary-dev/tributary/integration/bench"
+)
+
+const benchConnectHelp = `Usage: tributary-bench connect [flags]
+
+Benchmarks the Connect worker, in one run, on one bundled broker (started in
+this process, fsync before acking as always), all on 127.0.0.1:
+
+  (a) Tributary end to end: a 'tributary worker' child process (this
+      executable) created over its REST API with a Datagen source
+      (dev.tributary.connect.datagen.DatagenConnector, payload.bytes=900,
+      schemaless JsonConverter values of about 1 KiB, StringConverter keys)
+      writing --records records to a 1-partition topic, and a DiscardSink
+      (dev.tributary.connect.discard.DiscardSinkConnector) reading it; one
+      task each; each connector (instance and task) in a plugin process
+      of its own, as the worker always runs connectors.
+  (b) Side by side: FileStreamSource → topic → FileStreamSink, --file-records
+      lines of 1 KiB (StringConverter keys and values, one task each), on a
+      fresh Tributary worker process and on Kafka Connect 4.4 (distributed
+      mode, connect-distributed.sh's heap -Xms256M -Xmx2G and G1), both
+      against the same broker, one after the other.
+
+Measured, per pipeline:
+  records/s   at the sink: the consumer group connect-<sink>'s committed
+              offsets (offset.flush.interval.ms=1000 on both runtimes),
+              sampled every 100 ms, from the first commit to the commit
+              covering every record; the source side's rate (topic end
+              offsets) is in --json
+  ready       process start to GET /health 200 (Tributary); for Kafka
+              Connect, process start to its REST API answering
+  RSS         VmRSS from /proc/<pid>/status: the worker process (the JVM
+              for Kafka Connect) and, for Tributary, the sum over its plugin
+              child processes, reported separately and summed; idle is read
+              2 s after ready with no connectors, load is the median of the
+              samples while records flow, peak the highest
+
+Targets (a table says met / not met):
+  end to end datagen → discard        >= 100,000 records/s
+  idle RSS, worker + plugins          <= 60 MB
+  ready                               <= 1 s
+  FileStream records/s                >= 2x Kafka Connect's
+  FileStream RSS under load           <= 1/5 of Kafka Connect's
+
+Kafka Connect runs from the jars fetched by integration/fetch-jars.sh (or
+$TRIBUTARY_JARS) with Java 17+; without them it is reported as skipped
+(not a failure). Progress goes to stderr; the tables (or JSON) to stdout.
+
+Flags:
+  --records N          datagen → discard records (default 2000000)
+  --file-records N     FileStream lines (default 500000; the input file is
+                       N KiB)
+  --no-kafka-connect   leave out Kafka Connect
+  --dir DIR            where working directories are created (default
+                       $TMPDIR or /tmp); removed afterwards
+  --timeout DURATION   limit for each pipeline run (default 5m)
+  --tributary PATH     the tributary binary the workers run (default: built
+                       from this checkout with go build)
+  --json               print the report as JSON instead of tables
+  -h, --help           show this help
+
+Exit status: 0 when every pipeline ran (goals met or not, Kafka Connect
+skipped or not), 1 when one failed, 2 on bad flags.
+
+Examples:
+  tributary-bench connect
+  tributary-bench connect --records 500000 --file-records 100000
+  tributary-bench connect --no-kafka-connect --json
+`
+
+func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench connect", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		records, fileRecords int
+		noKC, asJSON         bool
+		dir, exe             string
+		timeout              time.Duration
+	)
+	fs.StringVar(&exe, "tributary", "", "")
+	fs.IntVar(&records, "records", bench.DefaultConnectRecords, "")
+	fs.IntVar(&fileRecords, "file-records", bench.DefaultConnectFileRecords, "")
+	fs.BoolVar(&noKC, "no-kafka-connect", false, "")
+	fs.BoolVar(&asJSON, "json", false, "")
+	fs.StringVar(&dir, "dir", "", "")
+	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "")
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprint(stdout, benchConnectHelp)
+			return 0
+		}
+		fmt.Fprintf(stderr, "tributary-bench connect: %v (see --help)\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "tributary-bench connect: unexpected argument %q (see --help)\n", fs.Arg(0))
+		return 2
+	}
+	if records < 1 || fileRecords < 1 {
+		fmt.Fprintln(stderr, "tributary-bench connect: --records and --file-records must be at least 1 (see --help)")
+		return 2
+	}
+	if timeout <= 0 {
+		fmt.Fprintln(stderr, "tributary-bench connect: --timeout must be positive (see --help)")
+		return 2
+	}
+	if exe == "" {
+		built, cleanup, err := buildTributary(ctx, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary-bench connect: %v (or pass --tributary PATH)\n", err)
+			return 1
+		}
+		defer cleanup()
+		exe = built
+	}
+	rep, err := bench.RunConnect(ctx, bench.ConnectOptions{Exe: exe, Records: records, FileRecords: fileRecords,
+		NoKafkaConnect: noKC, Dir: dir, Timeout: timeout, Progress: stderr})
+	if rep == nil {
+		fmt.Fprintf(stderr, "tributary-bench connect: %v\n", err)
+		return 1
+	}
+	if !writeReport(ctx, "tributary-bench connect", rep, asJSON, stdout, stderr) {
+		return 1
+	}
+	if rep.Failed() {
+		return 1
+	}
+	return 0
+}
+
+// buildTributary builds cmd/tributary into a temporary directory, for the
+// workers of the connect benchmark; cleanup removes it.
+func buildTributary(ctx context.Context, progress io.Writer) (exe string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "tributary-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	exe = filepath.Join(dir, "tributary")
+	fmt.Fprintln(progress, "building cmd/tributary for the workers (go build; --tributary PATH skips this)")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", exe, "github.com/tributary-dev/tributary/cmd/tributary")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, fmt.Errorf("go build cmd/tributary: %w\n%s", err, out)
+	}
+	return exe, func() { os.RemoveAll(dir) }, nil
+}
