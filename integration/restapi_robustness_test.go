@@ -1,12 +1,16 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -368,4 +372,127 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// Case 8 of issue 23: a burst of concurrent creates used to queue every
+// create on the herder loop, which wrote, read back, started the connector
+// and its task within the request: 200 creates took a minute, /health
+// (queued behind them, 10 s budget) answered 500 during the burst, and
+// with 1,000 some creates answered 500 "Request timed out" yet created
+// their connector. Now every create of the burst is answered 201, /health
+// stays 200 throughout, and every connector and task runs afterwards.
+// How fast is measured by `tributary-bench rest`, not here.
+func TestCreateBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: starts a broker and a worker process")
+	}
+	const creates = 200
+	b := harness.TributaryBroker(t)
+	bin := harness.BuildTributary(t)
+	dir := t.TempDir()
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), harness.WorkerProps(t, b.Bootstrap(), "burst", nil))
+	r := rest{t: t, url: w.URL()}
+
+	var (
+		mu                   sync.Mutex
+		healthBad            []string
+		healthSamples        int
+		stopHealth, healthed = make(chan struct{}), make(chan struct{})
+	)
+	go func() {
+		defer close(healthed)
+		hc := &http.Client{Timeout: 15 * time.Second}
+		for {
+			select {
+			case <-stopHealth:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			resp, err := hc.Get(w.URL() + "/health")
+			mu.Lock()
+			healthSamples++
+			if err != nil {
+				healthBad = append(healthBad, err.Error())
+			} else {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					healthBad = append(healthBad, fmt.Sprintf("%d %s", resp.StatusCode, clipBody(body)))
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+
+	client := &http.Client{Timeout: 3 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: creates}}
+	defer client.CloseIdleConnections()
+	answers := make([]string, creates)
+	var wg sync.WaitGroup
+	gate := make(chan struct{})
+	for i := range creates {
+		name := fmt.Sprintf("burst-%03d", i)
+		file := filepath.Join(dir, name+".txt")
+		if err := os.WriteFile(file, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		body, _ := json.Marshal(map[string]any{"name": name, "config": map[string]string{
+			"connector.class": "FileStreamSource", "tasks.max": "1", "file": file, "topic": "burst-t"}})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			resp, err := client.Post(w.URL()+"/connectors", "application/json", bytes.NewReader(body))
+			if err != nil {
+				answers[i] = err.Error()
+				return
+			}
+			out, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				answers[i] = fmt.Sprintf("%d %s", resp.StatusCode, clipBody(out))
+			}
+		}()
+	}
+	close(gate)
+	wg.Wait()
+	for i, a := range answers {
+		if a != "" {
+			t.Errorf("create burst-%03d: %s, want 201", i, a)
+		}
+	}
+
+	// Every connector and its task run; /health is sampled until then.
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		var st map[string]struct {
+			Status statusBody `json:"status"`
+		}
+		json.Unmarshal(r.must(http.MethodGet, "/connectors?expand=status", nil, http.StatusOK), &st)
+		running := 0
+		for _, s := range st {
+			if s.Status.Connector.State == "RUNNING" && len(s.Status.Tasks) == 1 && s.Status.Tasks[0].State == "RUNNING" {
+				running++
+			}
+		}
+		if len(st) != creates {
+			t.Fatalf("%d connectors listed after the burst, want %d", len(st), creates)
+		}
+		if running == creates {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d connectors and tasks RUNNING 3 minutes after the burst", running, creates)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	close(stopHealth)
+	<-healthed
+	mu.Lock()
+	defer mu.Unlock()
+	if len(healthBad) > 0 {
+		t.Errorf("/health answered other than 200 in %d of %d samples during the burst; first: %s", len(healthBad), healthSamples, healthBad[0])
+	}
+	if healthSamples == 0 {
+		t.Error("/health was not sampled during the burst")
+	}
 }
