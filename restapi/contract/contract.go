@@ -239,6 +239,10 @@ func tryStep(cfg Config, s Step, want Expect, vars map[string]string) error {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
+	// A connection per request: Kafka Connect's Jetty closes the
+	// connection after the 400 of a path it refuses, and a request sent
+	// on it meanwhile fails with EOF.
+	req.Close = true
 	resp, err := cfg.Client.Do(req)
 	if err != nil {
 		return err
