@@ -2,9 +2,12 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/store"
@@ -36,13 +39,36 @@ func (a *configAdapter) Snapshot() (map[string]ConnectorSnapshot, int64) {
 		case store.TargetState(TargetStopped):
 			target = TargetStopped
 		}
-		out[name] = ConnectorSnapshot{Config: cfg, Target: target, Tasks: snap.Tasks[name]}
+		out[name] = ConnectorSnapshot{Config: cfg, Target: target, Tasks: snap.Tasks[name], Problem: connectorProblem(name, snap),
+			ConfigOffset: snap.ConfigOffsets[name], TasksStale: snap.TasksStale[name]}
 	}
 	return out, snap.Offset
 }
 
-func (a *configAdapter) PutConnectorConfig(ctx context.Context, name string, config map[string]string) error {
-	return a.s.PutConnectorConfig(ctx, name, config, "")
+// connectorProblem says why no worker can run a connector of the config
+// snapshot ("" if one can): the leader leaves such connectors out of the
+// assignment, and the herder reports them FAILED.
+func connectorProblem(name string, snap store.ConfigSnapshot) string {
+	if p := unassignableName(name); p != "" {
+		return p
+	}
+	return snap.Problems[name]
+}
+
+func (a *configAdapter) PutConnectorConfig(ctx context.Context, name string, config map[string]string, initialTarget string) error {
+	return tooLarge(a.s.PutConnectorConfig(ctx, name, config, store.TargetState(initialTarget)), "connector configuration")
+}
+
+// tooLarge turns a write the config topic refused for its size into the
+// 413 that says so; other errors pass unchanged.
+func tooLarge(err error, what string) error {
+	var e *store.RecordTooLargeError
+	if !errors.As(err, &e) {
+		return err
+	}
+	return &Error{Kind: KindTooLarge, Err: err, Message: fmt.Sprintf(
+		"The %s is %d bytes once stored, more than the %d bytes the config topic %s takes (its max.message.bytes); nothing was written. "+
+			"Make the configuration smaller, or raise max.message.bytes of %s.", what, e.Bytes, e.Limit, e.Topic, e.Topic)}
 }
 
 func (a *configAdapter) DeleteConnector(ctx context.Context, name string) error {
@@ -50,7 +76,19 @@ func (a *configAdapter) DeleteConnector(ctx context.Context, name string) error 
 }
 
 func (a *configAdapter) PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error {
-	return a.s.PutTaskConfigs(ctx, name, tasks)
+	return tooLarge(a.s.PutTaskConfigs(ctx, name, tasks), "task configuration")
+}
+
+// errStaleTaskConfigs: task configs were generated from a connector
+// config that has been replaced since; nothing was written.
+var errStaleTaskConfigs = errors.New("worker: the connector's config changed while its task configs were generated")
+
+func (a *configAdapter) PutTaskConfigsFor(ctx context.Context, name string, tasks []map[string]string, generatedFrom map[string]string) error {
+	err := a.s.PutTaskConfigsFor(ctx, name, tasks, generatedFrom)
+	if errors.Is(err, store.ErrStaleTaskConfigs) {
+		return errStaleTaskConfigs
+	}
+	return tooLarge(err, "task configuration")
 }
 
 func (a *configAdapter) PutLoggerLevel(ctx context.Context, namespace, level string) error {
@@ -95,8 +133,25 @@ func (a *statusAdapter) pluginVersion(name string) string {
 	return a.versions[name]
 }
 
+// maxTraceBytes bounds the trace of a status record: a status topic takes
+// records of 1 MB by default, and a status that cannot be written would
+// leave the last one (RUNNING) showing.
+const maxTraceBytes = 256 << 10
+
+// clipTrace keeps the first maxTraceBytes of a trace.
+func clipTrace(t string) string {
+	if len(t) <= maxTraceBytes {
+		return t
+	}
+	cut := maxTraceBytes
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut] + fmt.Sprintf("\n… (%d more bytes of the trace left out)", len(t)-cut)
+}
+
 func (a *statusAdapter) PutConnector(ctx context.Context, name string, st ConnectorState, generation int32) error {
-	_, err := a.s.PutConnectorSafe(ctx, name, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation, Version: a.pluginVersion(name)})
+	_, err := a.s.PutConnectorSafe(ctx, name, store.Status{State: store.State(st.State), Trace: clipTrace(st.Trace), WorkerID: st.WorkerID, Generation: generation, Version: a.pluginVersion(name)})
 	return err
 }
 
@@ -107,7 +162,7 @@ func (a *statusAdapter) PutTask(ctx context.Context, id TaskID, st TaskState, ge
 		// shuts down) carries no version; every other one does.
 		version = a.pluginVersion(id.Connector)
 	}
-	_, err := a.s.PutTaskSafe(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation, Version: version})
+	_, err := a.s.PutTaskSafe(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}, store.Status{State: store.State(st.State), Trace: clipTrace(st.Trace), WorkerID: st.WorkerID, Generation: generation, Version: version})
 	return err
 }
 
@@ -151,6 +206,8 @@ func (a *statusAdapter) noteTopic(ctx context.Context, connector string, task in
 
 func (a *statusAdapter) Topics(name string) []string { return a.s.Topics(name) }
 
+func (a *statusAdapter) Names() []string { return a.s.Connectors() }
+
 func (a *statusAdapter) ResetTopics(ctx context.Context, name string) error {
 	return a.s.ResetTopics(ctx, name)
 }
@@ -164,6 +221,12 @@ func (a offsetAdapter) Offsets(ctx context.Context, connector string, partitions
 
 func (a offsetAdapter) WriteOffsets(ctx context.Context, connector string, offsets []sdk.SourceOffset) error {
 	return a.s.WriteOffsets(ctx, connector, offsets)
+}
+
+func (a offsetAdapter) Problem(connector string) string { return a.s.Problem(connector) }
+
+func (a offsetAdapter) ClearProblems(ctx context.Context, connector string) error {
+	return a.s.ClearProblems(ctx, connector)
 }
 
 func (a offsetAdapter) All(connector string) []sdk.SourceOffset {

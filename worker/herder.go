@@ -51,10 +51,16 @@ type herder struct {
 	groups    groupOffsets // sink connectors' consumer-group offsets
 
 	reqs        chan func(context.Context)
+	more        chan struct{} // a reconcile ran out of time: run another
 	assignments chan assignment
 	events      chan connEvent
 	taskFails   chan taskFailure
 	ready       atomic.Bool
+	// leading mirrors assign.leader || assign.all for requests that do not
+	// run on the loop (config writes).
+	leading atomic.Bool
+	// writes serializes config writes per connector name.
+	writes nameLocks
 	// apiReady is set once configs, statuses, offsets and groups are (the
 	// REST API reads them from its own goroutines; backendsReady).
 	apiReady atomic.Bool
@@ -68,8 +74,8 @@ type herder struct {
 	taskCounts map[string]int // last generated task count per connector
 	// failed connectors (with the config that failed) and tasks: they stay
 	// FAILED until restarted or reconfigured, as in Kafka Connect.
-	failedConnectors map[string]map[string]string
-	failedTasks      map[TaskID]bool
+	failedConnectors map[string]failedAt
+	failedTasks      map[TaskID]failedTask
 	taskSeq          uint64
 }
 
@@ -77,13 +83,18 @@ type herder struct {
 // TaskConfigs before it fails the connector, unless Config says otherwise.
 const TaskConfigsTimeout = 30 * time.Second
 
+// reconcileBudget is how long one reconcile goes on starting connectors
+// and tasks before it lets the loop answer other requests.
+const reconcileBudget = 250 * time.Millisecond
+
 type runningConnector struct {
-	conn   plugins.Connector
-	spec   sdk.Spec
-	config map[string]string
-	target string
-	stop   context.CancelFunc
-	done   chan struct{}
+	conn         plugins.Connector
+	spec         sdk.Spec
+	config       map[string]string
+	configOffset int64
+	target       string
+	stop         context.CancelFunc
+	done         chan struct{}
 }
 
 type runningTask struct {
@@ -120,6 +131,7 @@ func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
 	h := &herder{
 		cfg: cfg, logger: logger, workerID: workerID,
 		reqs:        make(chan func(context.Context)),
+		more:        make(chan struct{}, 1),
 		assignments: make(chan assignment, 1),
 		events:      make(chan connEvent, 16),
 		taskFails:   make(chan taskFailure, 16),
@@ -128,8 +140,8 @@ func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
 		taskCounts:  map[string]int{},
 		loggers:     loglevel.New(logger.Handler(), slog.LevelInfo),
 
-		failedConnectors: map[string]map[string]string{},
-		failedTasks:      map[TaskID]bool{},
+		failedConnectors: map[string]failedAt{},
+		failedTasks:      map[TaskID]failedTask{},
 	}
 	h.stage.Store("starting")
 	return h
@@ -162,7 +174,7 @@ func (h *herder) run(ctx context.Context) {
 		case f := <-h.reqs:
 			f(ctx)
 		case a := <-h.assignments:
-			h.assign = a
+			h.setAssign(a)
 			h.ready.Store(true)
 			h.stage.Store("running")
 			h.reconcile(ctx)
@@ -174,25 +186,34 @@ func (h *herder) run(ctx context.Context) {
 			h.onTaskFailure(ctx, f)
 		case <-tick.C:
 			h.reconcile(ctx)
+		case <-h.more:
+			h.reconcile(ctx) // the rest of one that ran out of time
 		}
 	}
 }
 
-// do runs f on the herder loop and waits for it.
+// setAssign makes a the assignment the loop works from.
+func (h *herder) setAssign(a assignment) {
+	h.assign = a
+	h.leading.Store(a.leader || a.all)
+}
+
+// do runs f on the herder loop and waits for it. If ctx ends before the
+// loop takes f, f never runs and do says the request timed out; once the
+// loop has taken it, do waits for f's own answer, so that an error answer
+// never hides a change f made.
 func (h *herder) do(ctx context.Context, f func(context.Context) error) error {
 	done := make(chan error, 1)
 	select {
 	case h.reqs <- func(lctx context.Context) { done <- f(lctx) }:
 	case <-ctx.Done():
-		return Errorf(KindInternal, "Request timed out. The worker is currently %s", h.stage.Load())
+		return Errorf(KindInternal, "Request timed out before the worker could take it; nothing was changed. The worker is currently %s", h.stage.Load())
 	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return Errorf(KindInternal, "Request timed out. The worker is currently %s", h.stage.Load())
-	}
+	return <-done
 }
+
+// leads reports whether this worker writes what only the leader writes.
+func (h *herder) leads() bool { return h.assign.leader || h.assign.all }
 
 func (h *herder) mine(name string) bool {
 	return h.assign.all || h.assign.connectors[name]
@@ -208,13 +229,26 @@ func (h *herder) reconcile(ctx context.Context) {
 		return
 	}
 	snap, _ := h.configs.Snapshot()
+	h.addOffsetProblems(snap)
+	// Starting connectors and tasks (plugin processes, their RPCs) is what
+	// takes time: past the budget the rest waits for the next reconcile,
+	// which runs at once, so that requests on the loop (/health, restarts)
+	// are not held behind a burst of new connectors.
+	budget := time.Now().Add(reconcileBudget)
+	mayStart := func() bool {
+		if time.Now().Before(budget) {
+			return true
+		}
+		notify(h.more)
+		return false
+	}
 	// Connectors.
 	var deleted []string
 	for name, rc := range h.running {
 		cs, ok := snap[name]
-		if !ok || !h.mine(name) || cs.Target == TargetStopped || cs.Target == TargetPaused || !maps.Equal(cs.Config, rc.config) {
+		if !ok || !h.mine(name) || cs.Problem != "" || cs.Target == TargetStopped || cs.Target == TargetPaused || !maps.Equal(cs.Config, rc.config) {
 			h.stopConnector(ctx, name)
-			if !ok || !h.mine(name) || cs.Target == TargetStarted {
+			if cs.Problem == "" && (!ok || !h.mine(name) || cs.Target == TargetStarted) {
 				// Shut down, not paused or stopped in place: Kafka
 				// Connect's onShutdown status.
 				h.putConnectorStatus(ctx, name, StateUnassigned, "")
@@ -227,6 +261,14 @@ func (h *herder) reconcile(ctx context.Context) {
 	names := slices.Sorted(maps.Keys(snap))
 	for _, name := range names {
 		cs := snap[name]
+		if cs.Problem != "" {
+			// Never assigned: the leader reports it. (One whose offsets
+			// cannot be read is assigned, and reported by its worker.)
+			if h.leads() && !cs.offsetsProblem || h.mine(name) && cs.offsetsProblem {
+				h.putConnectorStatus(ctx, name, StateFailed, cs.Problem)
+			}
+			continue
+		}
 		if !h.mine(name) {
 			continue
 		}
@@ -243,17 +285,19 @@ func (h *herder) reconcile(ctx context.Context) {
 			h.putConnectorStatus(ctx, name, StatePaused, "")
 		default:
 			if _, ok := h.running[name]; !ok {
-				if st, ok := h.statuses.Connector(name); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedSame(name, cs.Config) {
+				if st, ok := h.statuses.Connector(name); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedSame(name, cs) {
 					continue // failed connectors stay failed until restarted
 				}
-				h.startConnector(ctx, name, cs)
+				if mayStart() {
+					h.startConnector(ctx, name, cs)
+				}
 			}
 		}
 	}
 	// Tasks.
 	for id, rt := range h.tasks {
 		cs, ok := snap[id.Connector]
-		if !ok || !h.mineTask(id) || id.Task >= len(cs.Tasks) || !maps.Equal(cs.Tasks[id.Task], rt.config) || !maps.Equal(cs.Config, rt.conn) {
+		if !ok || !h.mineTask(id) || cs.Problem != "" || id.Task >= len(cs.Tasks) || !maps.Equal(cs.Tasks[id.Task], rt.config) || !maps.Equal(cs.Config, rt.conn) {
 			h.stopTask(ctx, id)
 			h.putTaskStatus(ctx, id, StateUnassigned, "") // Kafka Connect's onShutdown status
 			continue
@@ -272,7 +316,7 @@ func (h *herder) reconcile(ctx context.Context) {
 	}
 	for _, name := range names {
 		cs := snap[name]
-		if cs.Target == TargetStopped {
+		if cs.Target == TargetStopped || cs.Problem != "" {
 			continue
 		}
 		for i, tc := range cs.Tasks {
@@ -280,18 +324,58 @@ func (h *herder) reconcile(ctx context.Context) {
 			if _, ok := h.tasks[id]; ok || !h.mineTask(id) {
 				continue
 			}
-			if st, ok := h.taskStatus(id); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedTasks[id] {
-				continue // failed tasks stay failed until restarted
+			if cs.TasksStale {
+				break // generated from an older config: wait for the new ones
 			}
-			h.startTaskLocked(ctx, id, cs, tc)
+			if st, ok := h.taskStatus(id); ok && st.State == StateFailed && st.WorkerID == h.workerID && h.failedTaskSame(id, cs.Config, tc) {
+				continue // failed tasks stay failed until restarted or reconfigured
+			}
+			if mayStart() {
+				h.startTaskLocked(ctx, id, cs, tc)
+			}
 		}
 	}
 	h.cleanStatuses(ctx, snap, deleted)
 }
 
-func (h *herder) failedSame(name string, config map[string]string) bool {
-	fc, ok := h.failedConnectors[name]
-	return ok && maps.Equal(fc, config)
+// addOffsetProblems sets the Problem of the source connectors whose
+// offsets cannot all be read: their tasks could not know where they stand.
+func (h *herder) addOffsetProblems(snap map[string]ConnectorSnapshot) {
+	if h.offsets == nil {
+		return
+	}
+	for name, cs := range snap {
+		if cs.Problem != "" {
+			continue
+		}
+		if p := h.offsets.Problem(name); p != "" && h.connectorType(cs.Config) == "source" {
+			cs.Problem, cs.offsetsProblem = p, true
+			snap[name] = cs
+		}
+	}
+}
+
+// failedAt is the config a connector failed with: it stays FAILED until
+// restarted or given a config (any new config record, even an equal one).
+type failedAt struct {
+	config map[string]string
+	offset int64 // of the config record
+}
+
+func (h *herder) failedSame(name string, cs ConnectorSnapshot) bool {
+	fa, ok := h.failedConnectors[name]
+	return ok && fa.offset == cs.ConfigOffset && maps.Equal(fa.config, cs.Config)
+}
+
+// failedTask is what a failed task ran with: it stays failed until
+// restarted, or until its connector or task config changes.
+type failedTask struct {
+	conn, task map[string]string
+}
+
+func (h *herder) failedTaskSame(id TaskID, conn, task map[string]string) bool {
+	ft, ok := h.failedTasks[id]
+	return ok && maps.Equal(ft.conn, conn) && maps.Equal(ft.task, task)
 }
 
 func (h *herder) taskStatus(id TaskID) (TaskState, bool) {
@@ -310,17 +394,17 @@ func (h *herder) startConnector(ctx context.Context, name string, cs ConnectorSn
 	log := h.connLogger(name)
 	spec, err := h.pl.Load().Spec(cs.Config["connector.class"])
 	if err != nil {
-		h.failConnector(ctx, name, cs.Config, err)
+		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)
 		return
 	}
 	cctx, cancel := context.WithCancel(context.Background())
 	conn, err := h.pl.Load().StartConnector(ctx, spec.Class, name, h.resolve(cs.Config))
 	if err != nil {
 		cancel()
-		h.failConnector(ctx, name, cs.Config, err)
+		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)
 		return
 	}
-	rc := &runningConnector{conn: conn, spec: spec, config: cs.Config, target: cs.Target, stop: cancel, done: make(chan struct{})}
+	rc := &runningConnector{conn: conn, spec: spec, config: cs.Config, configOffset: cs.ConfigOffset, target: cs.Target, stop: cancel, done: make(chan struct{})}
 	h.running[name] = rc
 	delete(h.failedConnectors, name)
 	go func() {
@@ -369,12 +453,12 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 		err = Errorf(KindInternal, "The connector %s did not return its task configurations within %v (TaskConfigs blocked); it is failed and stopped. Restart it once the cause is fixed.", name, h.cfg.TaskConfigsTimeout)
 	}
 	if err != nil {
-		h.failConnector(ctx, name, cs.Config, err)
+		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)
 		h.stopConnector(ctx, name)
 		return
 	}
 	if len(tcs) > maxTasks && !strings.EqualFold(strings.TrimSpace(cs.Config["tasks.max.enforce"]), "false") {
-		h.failConnector(ctx, name, cs.Config, Errorf(KindInternal, "The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create. This behavior should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.", name, len(tcs), maxTasks))
+		h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, Errorf(KindInternal, "The connector %s has generated %d tasks, which is greater than %d, the maximum number of tasks it is configured to create. This behavior should be considered a bug and is disallowed. If necessary, it can be permitted by reconfiguring the connector with 'tasks.max.enforce' set to false; however, this option will be removed in a future release of Kafka Connect.", name, len(tcs), maxTasks))
 		h.stopConnector(ctx, name)
 		return
 	}
@@ -383,14 +467,25 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 		tc["task.class"] = taskClass
 	}
 	h.taskCounts[name] = max(h.taskCounts[name], len(tcs))
-	if taskConfigsEqual(tcs, cs.Tasks) {
+	if taskConfigsEqual(tcs, cs.Tasks) && !cs.TasksStale {
 		return
 	}
 	if !h.assign.leader {
-		h.connLogger(name).Warn("task configs changed but this worker is not the leader; the leader regenerates them")
+		h.connLogger(name).Warn("task configs changed but this worker is not the leader; they are written once the leader runs the connector (REST forwarding is not there yet)")
 		return
 	}
-	if err := h.configs.PutTaskConfigs(ctx, name, tcs); err != nil {
+	// Committed even when equal to the stored ones if the connector's
+	// config changed since those were committed: tasks start only with
+	// task configs of the connector's current config.
+	if err := h.configs.PutTaskConfigsFor(ctx, name, tcs, cs.Config); err != nil {
+		if errors.Is(err, errStaleTaskConfigs) {
+			return // the new config restarts the connector, which generates them again
+		}
+		if KindOf(err) == KindTooLarge { // retrying cannot help
+			h.failConnector(ctx, name, failedAt{cs.Config, cs.ConfigOffset}, err)
+			h.stopConnector(ctx, name)
+			return
+		}
 		h.connLogger(name).Error("writing task configs failed; retrying at the next reconcile", "err", err)
 		return
 	}
@@ -407,7 +502,7 @@ func (h *herder) onConnectorEvent(ctx context.Context, e connEvent) {
 		return
 	}
 	if e.ev.Err != nil {
-		h.failConnector(ctx, e.name, rc.config, e.ev.Err)
+		h.failConnector(ctx, e.name, failedAt{rc.config, rc.configOffset}, e.ev.Err)
 		h.stopConnector(ctx, e.name)
 		return
 	}
@@ -417,14 +512,14 @@ func (h *herder) onConnectorEvent(ctx context.Context, e connEvent) {
 }
 
 // failConnector records a connector failure; it stays FAILED until restarted.
-func (h *herder) failConnector(ctx context.Context, name string, config map[string]string, err error) {
+func (h *herder) failConnector(ctx context.Context, name string, at failedAt, err error) {
 	trace := err.Error()
 	var te *sdk.TaskError
 	if errors.As(err, &te) && te.Trace != "" {
 		trace = te.Trace
 	}
 	h.connLogger(name).Error("connector failed", "err", err)
-	h.failedConnectors[name] = config
+	h.failedConnectors[name] = at
 	h.putConnectorStatus(ctx, name, StateFailed, trace)
 }
 
@@ -448,7 +543,7 @@ func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSna
 	log := h.connLogger(id.Connector).With("task", id.Task)
 	spec, err := h.pl.Load().Spec(cs.Config["connector.class"])
 	if err != nil {
-		h.failTask(ctx, id, err.Error())
+		h.failTask(ctx, id, failedTask{conn: cs.Config, task: tc}, err.Error())
 		return
 	}
 	paused := cs.Target == TargetPaused
@@ -475,7 +570,7 @@ func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSna
 		if errors.As(err, &te) && te.Trace != "" {
 			trace = te.Trace
 		}
-		h.failTask(ctx, id, trace)
+		h.failTask(ctx, id, failedTask{conn: cs.Config, task: tc}, trace)
 		return
 	}
 	h.tasks[id] = &runningTask{r: r, config: tc, conn: cs.Config, target: cs.Target, token: token}
@@ -488,18 +583,19 @@ func (h *herder) startTaskLocked(ctx context.Context, id TaskID, cs ConnectorSna
 	log.Info("task started")
 }
 
-func (h *herder) failTask(ctx context.Context, id TaskID, trace string) {
+func (h *herder) failTask(ctx context.Context, id TaskID, with failedTask, trace string) {
 	h.connLogger(id.Connector).Error("task failed", "task", id.Task, "trace", firstLine(trace))
-	h.failedTasks[id] = true
+	h.failedTasks[id] = with
 	h.putTaskStatus(ctx, id, StateFailed, trace)
 }
 
 func (h *herder) onTaskFailure(ctx context.Context, f taskFailure) {
-	if rt, ok := h.tasks[f.id]; !ok || rt.token != f.token {
+	rt, ok := h.tasks[f.id]
+	if !ok || rt.token != f.token {
 		return // a runner stopped or replaced since it reported
 	}
 	h.stopTask(ctx, f.id)
-	h.failTask(ctx, f.id, f.trace)
+	h.failTask(ctx, f.id, failedTask{conn: rt.conn, task: rt.config}, f.trace)
 }
 
 func (h *herder) stopTask(ctx context.Context, id TaskID) {

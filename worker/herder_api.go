@@ -172,91 +172,6 @@ func formatConfig(c map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-func (h *herder) PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string) (bool, ConnectorInfo, error) {
-	config = maps.Clone(config)
-	config["name"] = name
-	infos, _, err := h.validate(ctx, config)
-	if err != nil {
-		return false, ConnectorInfo{}, err
-	}
-	if err := ValidationError(infos); err != nil {
-		return false, ConnectorInfo{}, err
-	}
-	target := ""
-	switch strings.ToUpper(strings.TrimSpace(initialState)) {
-	case "", "RUNNING":
-	case "PAUSED":
-		target = TargetPaused
-	case "STOPPED":
-		target = TargetStopped
-	default:
-		return false, ConnectorInfo{}, Errorf(KindBadRequest, "Invalid initial state %s; must be one of RUNNING, PAUSED or STOPPED", initialState)
-	}
-	var created bool
-	var info ConnectorInfo
-	err = h.do(ctx, func(ctx context.Context) error {
-		cs, exists := h.snapshot()[name]
-		if exists && !allowReplace {
-			return ErrConnectorExists(name)
-		}
-		if err := h.mustLead(); err != nil {
-			return err
-		}
-		if !exists && target != "" {
-			if err := h.configs.PutTargetState(ctx, name, target); err != nil {
-				return err
-			}
-		}
-		if err := h.configs.PutConnectorConfig(ctx, name, config); err != nil {
-			return err
-		}
-		created = !exists
-		delete(h.failedConnectors, name)
-		cs.Config = config
-		info = h.info(name, cs)
-		if !exists {
-			info.Tasks = []TaskID{}
-		}
-		h.reconcile(ctx)
-		return nil
-	})
-	return created, info, err
-}
-
-func (h *herder) PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error) {
-	cs, err := h.lookup(name)
-	if err != nil {
-		return ConnectorInfo{}, err
-	}
-	next := maps.Clone(cs.Config)
-	for k, v := range patch {
-		if v == nil {
-			delete(next, k)
-		} else {
-			next[k] = *v
-		}
-	}
-	_, info, err := h.PutConnectorConfig(ctx, name, next, true, "")
-	return info, err
-}
-
-func (h *herder) DeleteConnector(ctx context.Context, name string) error {
-	return h.do(ctx, func(ctx context.Context) error {
-		if _, ok := h.snapshot()[name]; !ok {
-			return ErrUnknownConnector(name)
-		}
-		if err := h.mustLead(); err != nil {
-			return err
-		}
-		if err := h.configs.DeleteConnector(ctx, name); err != nil {
-			return err
-		}
-		delete(h.failedConnectors, name)
-		h.reconcile(ctx)
-		return nil
-	})
-}
-
 func (h *herder) ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error) {
 	if err := h.backendsReady(); err != nil {
 		return ConnectorStateInfo{}, err
@@ -386,8 +301,8 @@ func (h *herder) setTarget(ctx context.Context, name, target string) error {
 				return err
 			}
 		}
-		if cs.Target == target {
-			return nil
+		if cs.Target == target && cs.Problem == "" {
+			return nil // (a new record mends one that could not be read)
 		}
 		if err := h.configs.PutTargetState(ctx, name, target); err != nil {
 			return err
@@ -412,10 +327,17 @@ func errUnknownConnectorColon(name string) *Error {
 // reconcile, once the tasks are down: the statuses of deleted connectors
 // (and their tasks and active topics) and of tasks beyond a connector's
 // task count (a stopped or downsized connector) are tombstoned, as Kafka
-// Connect does (KAFKA-9472).
+// Connect does (KAFKA-9472). A deleted connector is one with statuses but
+// no config, wherever it ran (or whether it ever ran: a connector no worker
+// could run has the leader's FAILED status).
 func (h *herder) cleanStatuses(ctx context.Context, snap map[string]ConnectorSnapshot, deleted []string) {
-	if !h.assign.leader {
+	if !h.leads() {
 		return
+	}
+	for _, name := range h.statuses.Names() {
+		if _, ok := snap[name]; !ok && !slices.Contains(deleted, name) {
+			deleted = append(deleted, name)
+		}
 	}
 	for _, name := range deleted {
 		if err := h.statuses.DeleteConnector(ctx, name, h.taskCounts[name]); err != nil {
@@ -527,6 +449,9 @@ func (h *herder) AlterOffsets(ctx context.Context, name string, offsets Connecto
 	}
 	if len(offsets.Offsets) == 0 {
 		return "", Errorf(KindBadRequest, "The offsets to be altered may not be null or empty")
+	}
+	if err := CheckOffsets(h.connectorType(cs.Config), offsets); err != nil {
+		return "", err
 	}
 	sink := h.connectorType(cs.Config) == "sink"
 	var change sdk.OffsetChange
@@ -687,7 +612,7 @@ func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
 	}
 	part, err := asInt(p["kafka_partition"])
 	if err != nil {
-		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%v'. Partition values for sink connectors need to be integers.", p["kafka_partition"])
+		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%s'. Partition values for sink connectors need to be integers.", javaString(p["kafka_partition"]))
 	}
 	return sdk.TopicPartition{Topic: topic, Partition: int32(part)}, nil
 }
@@ -695,7 +620,7 @@ func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
 func sinkOffset(o map[string]any) (int64, error) {
 	off, err := asInt(o["kafka_offset"])
 	if err != nil || off < 0 {
-		return 0, Errorf(KindBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%v'. Offset values for sink connectors need to be integers.", o["kafka_offset"])
+		return 0, Errorf(KindBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%s'. Offset values for sink connectors need to be integers.", javaString(o["kafka_offset"]))
 	}
 	return off, nil
 }
@@ -767,10 +692,13 @@ func (h *herder) ResetOffsets(ctx context.Context, name string) (string, error) 
 		for _, o := range h.offsets.All(name) {
 			so = append(so, sdk.SourceOffset{Partition: o.Partition})
 		}
-		if len(so) == 0 {
-			return nil
+		if len(so) > 0 {
+			if err := h.offsets.WriteOffsets(ctx, name, so); err != nil {
+				return err
+			}
 		}
-		return h.offsets.WriteOffsets(ctx, name, so)
+		// Records of the connector that could not be read go too.
+		return h.offsets.ClearProblems(ctx, name)
 	})
 	if err != nil {
 		return "", err
@@ -839,7 +767,7 @@ func (h *herder) ValidateConfig(ctx context.Context, plugin string, config map[s
 // Connect forwards them to the leader; until forwarding exists a follower
 // answers 409, which clients retry.
 func (h *herder) mustLead() error {
-	if h.assign.leader || h.assign.all {
+	if h.leading.Load() {
 		return nil
 	}
 	return Errorf(KindConflict, "Cannot complete request because of a conflicting operation (e.g. worker rebalance)")

@@ -41,7 +41,7 @@ func (w *Worker) joinGroup(ctx context.Context, cfgStore *store.ConfigStore, rej
 					case <-w.h.assignments:
 					default:
 					}
-					w.h.assign = assignment{}
+					w.h.setAssign(assignment{})
 					w.h.stopAll()
 					return nil
 				})
@@ -65,7 +65,7 @@ func (w *Worker) joinGroup(ctx context.Context, cfgStore *store.ConfigStore, rej
 					case <-w.h.assignments:
 					default:
 					}
-					w.h.assign = a
+					w.h.setAssign(a)
 					w.h.ready.Store(true)
 					w.h.reconcile(ctx)
 					return nil
@@ -130,6 +130,9 @@ func (w *Worker) leaderAssign(ctx context.Context, cfgStore *store.ConfigStore, 
 	}
 	work := map[string]int{}
 	for name := range snap.Connectors {
+		if p := connectorProblem(name, snap); p != "" {
+			continue // no worker can run it; the herder reports it FAILED
+		}
 		n := len(snap.Tasks[name])
 		if snap.TargetStates[name] == store.TargetStopped {
 			n = 0

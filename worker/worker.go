@@ -155,6 +155,9 @@ func (w *Worker) Run(ctx context.Context) error {
 			notify(updates)
 			// Rebalance when the work to assign changed: a connector
 			// appeared or went, or its tasks were (re)committed.
+			if ev.ProblemChanged {
+				notify(rejoin) // it can be assigned now, or no longer
+			}
 			switch ev.Kind {
 			case store.ConnectorConfigUpdated:
 				if !known[ev.Connector] {

@@ -16,6 +16,7 @@ import (
 
 const benchOverview = `Usage: tributary-bench broker [flags]
        tributary-bench connect [flags]
+       tributary-bench rest [flags]
 
 Benchmarks, each side by side with its reference in one run:
 
@@ -25,9 +26,12 @@ Benchmarks, each side by side with its reference in one run:
   connect   the Connect worker end to end (datagen -> discard), and the
             FileStream connectors against Kafka Connect 4.4: records/s,
             start-up time, memory
+  rest      a burst of concurrent connector creates against one worker,
+            beside Kafka Connect 4.4: answer latency, /health, time until
+            every connector runs
 
-Run 'tributary-bench broker --help' or 'tributary-bench connect --help' for
-what each measures and its flags.
+Run 'tributary-bench broker --help', 'tributary-bench connect --help' or
+'tributary-bench rest --help' for what each measures and its flags.
 `
 
 const benchHelp = `Usage: tributary-bench broker [flags]
@@ -151,8 +155,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if args[0] == "connect" {
 		return runBenchConnect(ctx, args[1:], stdout, stderr)
 	}
+	if args[0] == "rest" {
+		return runBenchREST(ctx, args[1:], stdout, stderr)
+	}
 	if args[0] != "broker" {
-		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker' and 'connect' exist (see --help)\n", args[0])
+		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker', 'connect' and 'rest' exist (see --help)\n", args[0])
 		return 2
 	}
 	fs := flag.NewFlagSet("bench broker", flag.ContinueOnError)
