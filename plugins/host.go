@@ -166,7 +166,11 @@ type procRef struct {
 // launching it if there is none or it exited. Every successful acquire
 // must be paired with one release.
 func (h *Host) acquire(ctx context.Context, class, connector string, argv []string) (*procRef, error) {
-	key := connector + "\x00" + class + "\x00" + strings.Join(argv, "\x00")
+	return h.acquireKey(ctx, connector+"\x00"+class+"\x00"+strings.Join(argv, "\x00"), argv, h.pluginLogs(class, "connector", connector))
+}
+
+// acquireKey is acquire for the process shared under key.
+func (h *Host) acquireKey(ctx context.Context, key string, argv []string, logger procLogs) (*procRef, error) {
 	h.procsMu.Lock()
 	e := h.procs[key]
 	if e == nil {
@@ -187,7 +191,7 @@ func (h *Host) acquire(ctx context.Context, class, connector string, argv []stri
 		e.p.kill() // releases the dead process's client
 		e.p = nil
 	}
-	p, err := h.launch(ctx, argv, h.pluginLogs(class, "connector", connector))
+	p, err := h.launch(ctx, argv, logger)
 	if err == nil {
 		e.p, ref.p = p, p
 	}
@@ -548,11 +552,11 @@ func (h *Host) Validate(ctx context.Context, class string, config map[string]str
 	if err != nil {
 		return sdk.ConfigInfos{}, err
 	}
-	p, err := h.launch(ctx, pi.Command, h.pluginLogs(pi.Spec.Class, "plugin", pi.Spec.Class))
+	p, done, err := h.validator(ctx, pi)
 	if err != nil {
 		return sdk.ConfigInfos{}, err
 	}
-	defer p.kill()
+	defer done()
 	resp, err := p.rpc.Validate(ctx, &pluginpb.ValidateRequest{Class: pi.Spec.Class, Config: config})
 	if err != nil {
 		return sdk.ConfigInfos{}, p.wrap(fmt.Errorf("plugins: validate %s: %w", class, plainError(err)))

@@ -60,14 +60,11 @@ func connectorName(r *http.Request) string {
 	return pathParam(r, "connector")
 }
 
-// pathParam returns a path parameter, unescaped (chi routes on the raw path
-// when the URL has escapes).
+// pathParam returns a path parameter. decodePaths has decoded the path
+// once already: decoding the parameter again would make
+// /connectors/victim%252Fx name "victim/x".
 func pathParam(r *http.Request, key string) string {
-	v := chi.URLParam(r, key)
-	if u, err := url.PathUnescape(v); err == nil {
-		return u
-	}
-	return v
+	return chi.URLParam(r, key)
 }
 
 // taskID parses the {task} path parameter like JAX-RS parses an Integer
@@ -171,6 +168,13 @@ func checkName(w http.ResponseWriter, name string, config map[string]string) boo
 	return true
 }
 
+// javaTrim trims s as Java's String.trim does: characters up to U+0020 go
+// from both ends (strings.TrimSpace would also drop U+0085 and U+00A0,
+// which Kafka Connect keeps and then refuses or accepts).
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
 // emptyName is Kafka Connect's answer to a create without a name.
 var emptyName = configErrors("Invalid value  for configuration name: String may not be empty")
 
@@ -190,7 +194,7 @@ func (a *api) createConnector(w http.ResponseWriter, r *http.Request) {
 	}
 	name := ""
 	if req.Name != nil {
-		name = strings.TrimSpace(*req.Name)
+		name = javaTrim(*req.Name)
 	}
 	if req.Config == nil {
 		badRequest(w, "Connector config is missing")

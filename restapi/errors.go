@@ -9,8 +9,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -87,10 +89,20 @@ func (a *api) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		return nil, false
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.opts.MaxBodyBytes))
+	if err == nil {
+		// Read in time (bodyDeadline): a deadline left on the connection
+		// would end the request's context while the herder works on it.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			badRequest(w, fmt.Sprintf("Request body is larger than the limit of %d bytes", mbe.Limit))
+			return nil, false
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			w.Header().Set("Connection", "close")
+			writeError(w, http.StatusRequestTimeout, fmt.Sprintf("Request body not received within %v", a.opts.BodyTimeout))
 			return nil, false
 		}
 		badRequest(w, "Cannot read request body: "+err.Error())

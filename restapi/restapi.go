@@ -23,6 +23,9 @@ const (
 	// DefaultHealthTimeout is Kafka Connect's health-check timeout
 	// (RestServer.DEFAULT_HEALTH_CHECK_TIMEOUT_MS).
 	DefaultHealthTimeout = 10 * time.Second
+	// DefaultBodyTimeout bounds the time a client may take to send a
+	// request body (1 MiB takes well under a second even on a slow link).
+	DefaultBodyTimeout = 30 * time.Second
 )
 
 // Options configures New. The zero value is usable.
@@ -39,6 +42,10 @@ type Options struct {
 	// HealthTimeout bounds GET /health's herder call (Kafka Connect: 10 s).
 	// 0 means DefaultHealthTimeout.
 	HealthTimeout time.Duration
+	// BodyTimeout bounds reading a request body, from when the handler
+	// starts reading it; a body not received in time is a 408 and the
+	// connection is closed. 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
 }
 
 func (o *Options) validate() {
@@ -53,6 +60,9 @@ func (o *Options) validate() {
 	}
 	if o.HealthTimeout <= 0 {
 		o.HealthTimeout = DefaultHealthTimeout
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
 	}
 }
 
@@ -74,6 +84,8 @@ func New(h worker.Herder, opts Options) http.Handler {
 	a := &api{h: h, opts: opts, log: opts.Logger, client: &http.Client{Timeout: opts.RequestTimeout}}
 
 	r := chi.NewRouter()
+	r.Use(a.bodyDeadline)
+	r.Use(decodePaths)             // once, before routing, as Kafka Connect's Jetty
 	r.Use(middleware.StripSlashes) // Jersey accepts /connectors/ and /connectors/a/
 	r.Use(a.recoverer)
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
@@ -134,6 +146,21 @@ func headAsGet(next http.Handler) http.Handler {
 		if r.Method == http.MethodHead {
 			r = r.WithContext(r.Context())
 			r.Method = http.MethodGet
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bodyDeadline gives a request with a body BodyTimeout to send it: a body
+// trickled in byte by byte must not hold a request and its connection for
+// ever. Handlers that read the body (readBody) answer a late one with a
+// 408; for those that do not, the deadline bounds the server's draining of
+// the body after the answer. (A ResponseWriter that cannot take deadlines,
+// as httptest's recorder, is left alone.)
+func (a *api) bodyDeadline(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(a.opts.BodyTimeout))
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -1,8 +1,10 @@
 package restapi_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -112,18 +114,116 @@ func TestErrorMapping(t *testing.T) {
 
 func TestLocationEscapesName(t *testing.T) {
 	h := restapi.New(restapitest.NewHerder(), restapi.Options{})
-	w := do(t, h, "POST", "http://example.com:8083/connectors", `{"name":"a b/c","config":{"connector.class":"FileStreamSource","topic":"t"}}`)
+	const name = "a b;c?d#é+&=@✓"
+	w := do(t, h, "POST", "http://example.com:8083/connectors", `{"name":"`+name+`","config":{"connector.class":"FileStreamSource","topic":"t"}}`)
 	if w.Code != 201 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}
-	if got, want := w.Header().Get("Location"), "http://example.com:8083/connectors/a%20b%2Fc"; got != want {
-		t.Fatalf("Location %q, want %q", got, want)
+	loc := w.Header().Get("Location")
+	if want := "http://example.com:8083/connectors/a%20b%3Bc%3Fd%23%C3%A9+&=@%E2%9C%93"; loc != want {
+		t.Fatalf("Location %q, want %q", loc, want)
 	}
-	w = do(t, h, "GET", "/connectors/a%20b%2Fc/config", "")
-	if w.Code != 200 {
-		t.Fatalf("GET escaped name: status %d: %s", w.Code, w.Body)
+	// Every endpoint reaches the connector through its own Location.
+	path := strings.TrimPrefix(loc, "http://example.com:8083")
+	for _, step := range []struct {
+		method, suffix string
+		status         int
+	}{
+		{"GET", "", 200}, {"GET", "/config", 200}, {"GET", "/status", 200}, {"PUT", "/pause", 202},
+		{"PUT", "/resume", 202}, {"GET", "/tasks", 200}, {"DELETE", "", 204}, {"GET", "", 404},
+	} {
+		if w := do(t, h, step.method, path+step.suffix, ""); w.Code != step.status {
+			t.Fatalf("%s %s: status %d, want %d: %s", step.method, path+step.suffix, w.Code, step.status, w.Body)
+		}
 	}
-	jsonEq(t, w.Body.String(), `{"connector.class":"FileStreamSource","topic":"t","name":"a b/c"}`)
+}
+
+// recordingHerder records the connector names the REST layer hands on.
+type recordingHerder struct {
+	*restapitest.Herder
+	names []string
+}
+
+func (h *recordingHerder) DeleteConnector(ctx context.Context, name string) error {
+	h.names = append(h.names, name)
+	return h.Herder.DeleteConnector(ctx, name)
+}
+
+func (h *recordingHerder) ConnectorInfo(ctx context.Context, name string) (worker.ConnectorInfo, error) {
+	h.names = append(h.names, name)
+	return h.Herder.ConnectorInfo(ctx, name)
+}
+
+// Issue 23, case 2: paths are decoded exactly once, and what Kafka
+// Connect's Jetty calls ambiguous is its 400, so that no request reaches a
+// connector other than the one its URL names (DELETE
+// /connectors/victim%252Fx used to delete "victim/x"; the Location of
+// "pct%41" answered "Connector pctA not found").
+func TestPathsDecodedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		message      string // the 400's message, or the name the herder got
+	}{
+		{"DELETE", "/connectors/victim%252Fx", 400, "Ambiguous URI path encoding"},
+		{"DELETE", "/connectors/victim%2Fx", 400, "Ambiguous URI path separator"},
+		{"DELETE", "/connectors/victim%2fx", 400, "Ambiguous URI path separator"},
+		{"GET", "/connectors/pct%2541", 400, "Ambiguous URI path encoding"},
+		{"GET", "/connectors/a%2Fb/status", 400, "Ambiguous URI path separator"},
+		{"GET", "/connectors/%2e%2e/x", 400, "Ambiguous URI path segment"},
+		{"GET", "/connectors/%2E", 400, "Ambiguous URI path segment"},
+		{"GET", "/connectors//x", 400, "Ambiguous URI empty segment"},
+		{"GET", "/connectors/a%5Cb", 400, "Suspicious Path Character"},
+		{"GET", "/connectors/a%09b", 400, "Suspicious Path Character"},
+		{"GET", "/connectors/a%7Fb", 400, "Suspicious Path Character"},
+		{"GET", "/connectors/a%00b", 400, "Bad Request"},
+		{"GET", "/admin/loggers/a%2Fb", 400, "Ambiguous URI path separator"},
+		{"PUT", "/connectors/%FF/config", 400, "Bad UTF-8 encoding"},
+		{"PUT", "/connectors/%C3%28/config", 400, "Bad UTF-8 encoding"},
+		{"DELETE", "/connectors/a%ED%A0%80", 400, "Bad UTF-8 encoding"}, // a UTF-16 surrogate
+		{"GET", "/admin/loggers/%FF", 400, "Bad UTF-8 encoding"},
+		{"GET", "/connector-plugins/%C3%28/config", 400, "Bad UTF-8 encoding"},
+		{"GET", "/connectors/pct%41", 404, "pctA"},
+		{"GET", "/connectors/a%20b", 404, "a b"},
+		{"GET", "/connectors/a%3Bb", 404, "a;b"},
+		{"GET", "/connectors/a;b", 404, "a"}, // Jetty drops path parameters
+		{"GET", "/connectors/x%3Fy", 404, "x?y"},
+		{"GET", "/connectors/%E2%9C%93/", 404, "✓"},
+	} {
+		rh := &recordingHerder{Herder: restapitest.NewHerder()}
+		req := httptest.NewRequest(tc.method, "http://h"+tc.path, nil)
+		w := httptest.NewRecorder()
+		restapi.New(rh, restapi.Options{}).ServeHTTP(w, req)
+		if w.Code != tc.status {
+			t.Errorf("%s %s: status %d, want %d: %s", tc.method, tc.path, w.Code, tc.status, w.Body)
+			continue
+		}
+		if tc.status == 400 {
+			jsonEq(t, w.Body.String(), `{"error_code":400,"message":"`+tc.message+`"}`)
+			if len(rh.names) > 0 {
+				t.Errorf("%s %s reached the herder with %q", tc.method, tc.path, rh.names)
+			}
+			continue
+		}
+		if len(rh.names) != 1 || rh.names[0] != tc.message {
+			t.Errorf("%s %s: the herder got %q, want %q", tc.method, tc.path, rh.names, tc.message)
+		}
+	}
+}
+
+// Names that no URL could address unambiguously are refused at creation.
+func TestUnaddressableNamesRefused(t *testing.T) {
+	h := restapi.New(restapitest.NewHerder(), restapi.Options{})
+	for _, name := range []string{"victim/x", "pct%41", `back\\slash`, ".", ".."} {
+		w := do(t, h, "POST", "/connectors", `{"name":"`+name+`","config":{"connector.class":"FileStreamSource","topic":"t"}}`)
+		if w.Code != 400 || !strings.Contains(w.Body.String(), "no URL could name the connector") {
+			t.Errorf("create %q: status %d: %s", name, w.Code, w.Body)
+		}
+	}
+	w := do(t, h, "PUT", "/connectors/pct%2541/config", `{"connector.class":"FileStreamSource","topic":"t"}`)
+	if w.Code != 400 {
+		t.Errorf("PUT pct%%2541: status %d: %s", w.Code, w.Body)
+	}
 }
 
 func TestBodyLimit(t *testing.T) {
@@ -241,5 +341,69 @@ func TestWrongJSONTypesNamedInJSON(t *testing.T) {
 		if w.Code != 400 || e.Message != tc.want {
 			t.Errorf("%s %s %s: %d %q, want 400 %q", tc.method, tc.path, tc.body, w.Code, e.Message, tc.want)
 		}
+	}
+}
+
+// slowHerder answers a config write after a pause, reporting whether the
+// request's context was still alive then.
+type slowHerder struct {
+	*restapitest.Herder
+	pause time.Duration
+	ctxOK chan bool
+}
+
+func (h *slowHerder) PutConnectorConfig(ctx context.Context, name string, config map[string]string, allowReplace bool, initialState string) (bool, worker.ConnectorInfo, error) {
+	time.Sleep(h.pause)
+	h.ctxOK <- ctx.Err() == nil
+	return h.Herder.PutConnectorConfig(ctx, name, config, allowReplace, initialState)
+}
+
+// Issue 23, case 9: a request body trickled in at one byte every so often
+// was held open for ever (only headers had a deadline). The body now has
+// BodyTimeout to arrive; a late one is a 408 and the connection closes. A
+// body that did arrive in time leaves no deadline behind to end the
+// request while the herder works on it.
+func TestBodyReadDeadline(t *testing.T) {
+	h := &slowHerder{Herder: restapitest.NewHerder(), pause: 600 * time.Millisecond, ctxOK: make(chan bool, 1)}
+	srv := httptest.NewServer(restapi.New(h, restapi.Options{BodyTimeout: 300 * time.Millisecond}))
+	defer srv.Close()
+
+	body := `{"connector.class":"FileStreamSource","topic":"t"}`
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "PUT /connectors/trickle/config HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+	start := time.Now()
+	go func() {
+		for i := 0; i < len(body); i++ {
+			if _, err := conn.Write([]byte{body[i]}); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a trickled body after %v: %v", time.Since(start), err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusRequestTimeout || time.Since(start) > 2*time.Second {
+		t.Fatalf("trickled body: %d after %v: %s", resp.StatusCode, time.Since(start), b)
+	}
+	jsonEq(t, string(b), `{"error_code":408,"message":"Request body not received within 300ms"}`)
+
+	// A body sent at once, then a herder slower than BodyTimeout.
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+"/connectors/fast/config", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || !<-h.ctxOK {
+		t.Fatalf("fast body, slow herder: status %d; the request's context ended early", resp.StatusCode)
 	}
 }

@@ -32,7 +32,7 @@ func NewServer(h http.Handler, logger *slog.Logger) *Server {
 	return &Server{
 		srv: &http.Server{
 			Handler:           h,
-			ReadHeaderTimeout: 10 * time.Second,
+			ReadHeaderTimeout: 10 * time.Second, // bodies: Options.BodyTimeout
 			IdleTimeout:       2 * time.Minute,
 			ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		},

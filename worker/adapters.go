@@ -2,13 +2,25 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/store"
 )
+
+// connectorProblem says why no worker can run a connector of the config
+// snapshot ("" if one can): the leader leaves such connectors out of the
+// assignment, and the herder reports them FAILED.
+func connectorProblem(name string, snap store.ConfigSnapshot) string {
+	if p := unassignableName(name); p != "" {
+		return p
+	}
+	return snap.Problems[name]
+}
 
 // statusAdapter presents store.StatusStore as the herder's statusBackend,
 // active topics (KIP-558 status-topic-* records) included.
@@ -42,8 +54,25 @@ func (a *statusAdapter) pluginVersion(name string) string {
 	return a.versions[name]
 }
 
+// maxTraceBytes bounds the trace of a status record: a status topic takes
+// records of 1 MB by default, and a status that cannot be written would
+// leave the last one (RUNNING) showing.
+const maxTraceBytes = 256 << 10
+
+// clipTrace keeps the first maxTraceBytes of a trace.
+func clipTrace(t string) string {
+	if len(t) <= maxTraceBytes {
+		return t
+	}
+	cut := maxTraceBytes
+	for cut > 0 && !utf8.RuneStart(t[cut]) {
+		cut--
+	}
+	return t[:cut] + fmt.Sprintf("\n… (%d more bytes of the trace left out)", len(t)-cut)
+}
+
 func (a *statusAdapter) PutConnector(ctx context.Context, name string, st ConnectorState, generation int32) error {
-	_, err := a.s.PutConnectorSafe(ctx, name, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation, Version: a.pluginVersion(name)})
+	_, err := a.s.PutConnectorSafe(ctx, name, store.Status{State: store.State(st.State), Trace: clipTrace(st.Trace), WorkerID: st.WorkerID, Generation: generation, Version: a.pluginVersion(name)})
 	return err
 }
 
@@ -54,7 +83,7 @@ func (a *statusAdapter) PutTask(ctx context.Context, id TaskID, st TaskState, ge
 		// shuts down) carries no version; every other one does.
 		version = a.pluginVersion(id.Connector)
 	}
-	_, err := a.s.PutTaskSafe(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}, store.Status{State: store.State(st.State), Trace: st.Trace, WorkerID: st.WorkerID, Generation: generation, Version: version})
+	_, err := a.s.PutTaskSafe(ctx, store.TaskID{Connector: id.Connector, Task: id.Task}, store.Status{State: store.State(st.State), Trace: clipTrace(st.Trace), WorkerID: st.WorkerID, Generation: generation, Version: version})
 	return err
 }
 
@@ -109,6 +138,11 @@ func (a *statusAdapter) All() map[string][]int {
 	for id := range snap.Tasks {
 		out[id.Connector] = append(out[id.Connector], id.Task)
 	}
+	for _, name := range a.s.Connectors() { // active topics too
+		if _, ok := out[name]; !ok {
+			out[name] = nil
+		}
+	}
 	return out
 }
 
@@ -125,6 +159,12 @@ func (a offsetAdapter) Offsets(ctx context.Context, connector string, partitions
 
 func (a offsetAdapter) WriteOffsets(ctx context.Context, connector string, offsets []sdk.SourceOffset) error {
 	return a.s.WriteOffsets(ctx, connector, offsets)
+}
+
+func (a offsetAdapter) Problem(connector string) string { return a.s.Problem(connector) }
+
+func (a offsetAdapter) ClearProblems(ctx context.Context, connector string) error {
+	return a.s.ClearProblems(ctx, connector)
 }
 
 func (a offsetAdapter) All(connector string) []sdk.SourceOffset {

@@ -188,6 +188,7 @@ const (
 	KindForbidden   Kind = 403
 	KindNotFound    Kind = 404
 	KindConflict    Kind = 409
+	KindTooLarge    Kind = 413 // more than an internal topic takes
 	KindInternal    Kind = 500
 	KindUnavailable Kind = 503
 )

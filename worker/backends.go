@@ -31,8 +31,8 @@ type statusBackend interface {
 	DeleteTask(ctx context.Context, id TaskID) error
 	Topics(name string) []string
 	ResetTopics(ctx context.Context, name string) error
-	// All lists the connectors with a status (their own or a task's) and
-	// the task ids with one.
+	// All lists the connectors with a status (their own, a task's or an
+	// active topic) and the task ids with one.
 	All() map[string][]int
 	// Refresh reads the status topic to its end.
 	Refresh(ctx context.Context) error
@@ -44,6 +44,11 @@ type offsetBackend interface {
 	WriteOffsets(ctx context.Context, connector string, offsets []sdk.SourceOffset) error
 	// All lists every partition of a connector with its offset.
 	All(connector string) []sdk.SourceOffset
+	// Problem says why some of a connector's offsets cannot be read (""
+	// when all can): its tasks could not know where they stand.
+	Problem(connector string) string
+	// ClearProblems tombstones the connector's records that cannot be read.
+	ClearProblems(ctx context.Context, connector string) error
 }
 
 // taskRunner is a running source or sink task (worker/task).

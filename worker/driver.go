@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -178,6 +180,10 @@ func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, work
 	return d
 }
 
+// offsetsPollInterval is how often the loop looks for offsets records that
+// cannot be read.
+const offsetsPollInterval = 2 * time.Second
+
 // run is the loop; it returns when ctx (d.ctx) ends, after every action
 // goroutine.
 func (d *driver) run(ctx context.Context) {
@@ -188,12 +194,15 @@ func (d *driver) run(ctx context.Context) {
 	d.running.Store(true)
 	defer func() {
 		d.running.Store(false)
+		wg.Wait() // the writers first: they may start background work
 		d.bg.Wait()
-		wg.Wait()
 	}()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	poll := time.NewTicker(offsetsPollInterval)
+	defer poll.Stop()
 	d.step(herder.Configs{Snapshot: d.snapshot()})
+	problems := d.offsetsProblems()
 	for {
 		if dl := d.m.NextDeadline(); !dl.IsZero() {
 			timer.Reset(max(time.Until(dl), 0))
@@ -227,6 +236,11 @@ func (d *driver) run(ctx context.Context) {
 			}
 		case <-timer.C:
 			d.step(herder.Tick{})
+		case <-poll.C:
+			if p := d.offsetsProblems(); p != problems {
+				problems = p
+				d.step(herder.Configs{Snapshot: d.snapshot()})
+			}
 		}
 	}
 }
@@ -255,7 +269,13 @@ func (d *driver) snapshot() herder.Snapshot {
 		if t == "" {
 			t = herder.Started
 		}
-		out.Connectors[name] = herder.Connector{Config: cfg, Target: t, Tasks: s.Tasks[name], Inconsistent: s.Inconsistent[name], Applied: s.Applied[name]}
+		c := herder.Connector{Config: cfg, ConfigOffset: s.ConfigOffsets[name], Target: t, Tasks: s.Tasks[name], Inconsistent: s.Inconsistent[name], Applied: s.Applied[name],
+			Problem: connectorProblem(name, s)}
+		if c.Problem == "" {
+			c.Problem = d.offsetsProblem(name, cfg)
+			c.OffsetsProblem = c.Problem != ""
+		}
+		out.Connectors[name] = c
 	}
 	if k := s.SessionKey; k != nil {
 		out.SessionKey = &herder.SessionKey{Key: k.Key, Algorithm: k.Algorithm, Created: time.UnixMilli(k.Created)}
@@ -263,8 +283,41 @@ func (d *driver) snapshot() herder.Snapshot {
 	return out
 }
 
+// offsetsProblem says why a source connector's offsets cannot all be read
+// ("" when they can): its tasks could not know where they stand.
+func (d *driver) offsetsProblem(name string, config map[string]string) string {
+	if d.offsets == nil {
+		return ""
+	}
+	p := d.offsets.Problem(name)
+	if p == "" || d.connectorType(config) != "source" {
+		return ""
+	}
+	return p
+}
+
+// offsetsProblems lists the connectors with offsets records that cannot
+// be read, and why; the loop compares it from time to time, as the
+// offsets topic sends no events.
+func (d *driver) offsetsProblems() string {
+	var b strings.Builder
+	s := d.configs.Snapshot()
+	for _, name := range slices.Sorted(maps.Keys(s.Connectors)) {
+		if p := d.offsetsProblem(name, s.Connectors[name]); p != "" {
+			b.WriteString(name + "\x00" + p + "\x00")
+		}
+	}
+	return b.String()
+}
+
 // call sends an event that carries a reply token and waits for the reply.
 func (d *driver) call(ctx context.Context, mk func(herder.Token) herder.Event) (herder.Result, error) {
+	return d.callUntil(ctx, ctx, mk)
+}
+
+// callUntil is call that, once the loop has the event, waits for its
+// answer until wait ends rather than ctx.
+func (d *driver) callUntil(ctx, wait context.Context, mk func(herder.Token) herder.Event) (herder.Result, error) {
 	tok := herder.Token(d.tokens.Add(1))
 	ch := make(chan herder.Result, 1)
 	d.wmu.Lock()
@@ -283,8 +336,8 @@ func (d *driver) call(ctx context.Context, mk func(herder.Token) herder.Event) (
 	select {
 	case r := <-ch:
 		return r, nil
-	case <-ctx.Done():
-		return herder.Result{}, ctx.Err()
+	case <-wait.Done():
+		return herder.Result{}, wait.Err()
 	}
 }
 
@@ -293,9 +346,15 @@ func (d *driver) request(ctx context.Context, op herder.Op) (herder.Result, erro
 	if !d.running.Load() {
 		return herder.Result{}, d.stillStarting()
 	}
-	r, err := d.call(ctx, func(t herder.Token) herder.Event { return herder.Request{Reply: t, Op: op} })
+	// Once the loop has the request, its answer is awaited even if ctx
+	// ends (the loop answers within the hold timeout plus a write), so
+	// that an error answer never hides a change the request made.
+	r, err := d.callUntil(ctx, d.ctx, func(t herder.Token) herder.Event { return herder.Request{Reply: t, Op: op} })
 	if err != nil {
-		return r, Errorf(KindInternal, "Request timed out. The worker is currently %s", d.stage.Load())
+		if ctx.Err() != nil && d.ctx.Err() == nil {
+			return r, Errorf(KindInternal, "Request timed out before the worker could take it; nothing was changed. The worker is currently %s", d.stage.Load())
+		}
+		return r, Errorf(KindUnavailable, "The worker is shutting down; the request may or may not have been carried out")
 	}
 	if r.Err != nil {
 		return r, &Error{Kind: Kind(r.Err.Code), Message: r.Err.Message, Forward: r.Err.Forward}

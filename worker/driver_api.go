@@ -447,7 +447,7 @@ func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
 	}
 	part, err := asInt(p["kafka_partition"])
 	if err != nil {
-		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%v'. Partition values for sink connectors need to be integers.", p["kafka_partition"])
+		return sdk.TopicPartition{}, Errorf(KindBadRequest, "Failed to parse the following Kafka partition value in the provided offsets: '%s'. Partition values for sink connectors need to be integers.", javaString(p["kafka_partition"]))
 	}
 	return sdk.TopicPartition{Topic: topic, Partition: int32(part)}, nil
 }
@@ -455,7 +455,7 @@ func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
 func sinkOffset(o map[string]any) (int64, error) {
 	off, err := asInt(o["kafka_offset"])
 	if err != nil || off < 0 {
-		return 0, Errorf(KindBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%v'. Offset values for sink connectors need to be integers.", o["kafka_offset"])
+		return 0, Errorf(KindBadRequest, "Failed to parse the following Kafka offset value in the provided offsets: '%s'. Offset values for sink connectors need to be integers.", javaString(o["kafka_offset"]))
 	}
 	return off, nil
 }

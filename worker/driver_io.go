@@ -129,17 +129,83 @@ func (d *driver) configWriter(ctx context.Context) {
 				ws = append(ws, toStoreWrite(w))
 			}
 		}
-		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := d.configs.Apply(wctx, ws)
-		cancel()
-		if err != nil {
-			d.logger.Error("writing to the config topic failed", "topic", d.cfg.ConfigTopic, "err", err)
-			err = Errorf(KindInternal, "Writing to the config topic %s failed: %v", d.cfg.ConfigTopic, err)
+		err := d.applyWrites(ctx, ws)
+		var tooBig *store.RecordTooLargeError
+		if errors.As(err, &tooBig) && len(batch) > 1 {
+			// Nothing of the batch was written: one change too large must
+			// not fail the others with it.
+			for _, a := range batch {
+				var ws []store.Write
+				for _, w := range a.Writes {
+					ws = append(ws, toStoreWrite(w))
+				}
+				err := d.writeError(d.applyWrites(ctx, ws))
+				d.generatedWriteFailed(a, err)
+				d.configQ.push(configEvent{done: &herder.Done{Op: a.Op, Err: coreErr(err)}})
+			}
+			continue
 		}
+		err = d.writeError(err)
 		for _, a := range batch {
+			d.generatedWriteFailed(a, err)
 			d.configQ.push(configEvent{done: &herder.Done{Op: a.Op, Err: coreErr(err)}})
 		}
 	}
+}
+
+// generatedWriteFailed tells the core about the task configs of a that a
+// connector generated and that could not be written: too large, the
+// connector fails (writing them again cannot succeed); otherwise it
+// generates them again a little later.
+func (d *driver) generatedWriteFailed(a herder.WriteConfigs, err error) {
+	if err == nil {
+		return
+	}
+	for _, w := range a.Writes {
+		if w.Kind != herder.WriteTasks || w.Run == 0 {
+			continue
+		}
+		if KindOf(err) == KindTooLarge {
+			d.connLogger(w.Name).Error("the connector's task configs are too large for the config topic; the connector fails", "err", err)
+			d.send(herder.ConnectorFailed{Name: w.Name, Run: w.Run, Trace: err.Error()})
+			continue
+		}
+		d.connLogger(w.Name).Warn("writing task configs failed; generating them again shortly", "err", err)
+		d.goBg(func() {
+			select {
+			case <-time.After(time.Second):
+				d.send(herder.ReconfigurationRequested{Name: w.Name, Run: w.Run})
+			case <-d.ctx.Done():
+			}
+		})
+	}
+}
+
+func (d *driver) applyWrites(ctx context.Context, ws []store.Write) error {
+	wctx, cancel := context.WithTimeout(ctx, configWriteTimeout)
+	defer cancel()
+	return d.configs.Apply(wctx, ws)
+}
+
+// configWriteTimeout bounds a batch of config writes.
+const configWriteTimeout = 30 * time.Second
+
+// writeError is the answer to a config write that failed: a record larger
+// than the config topic takes is a 413 (nothing was written); otherwise
+// the records may have been stored or not (a broker that did not answer).
+func (d *driver) writeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *store.RecordTooLargeError
+	if errors.As(err, &e) {
+		return &Error{Kind: KindTooLarge, Err: err, Message: fmt.Sprintf(
+			"The configuration is %d bytes once stored, more than the %d bytes the config topic %s takes (its max.message.bytes); nothing was written. "+
+				"Make the configuration smaller, or raise max.message.bytes of %s.", e.Bytes, e.Limit, e.Topic, e.Topic)}
+	}
+	d.logger.Error("writing to the config topic failed", "topic", d.cfg.ConfigTopic, "err", err)
+	return &Error{Kind: KindInternal, Err: err, Message: fmt.Sprintf(
+		"Writing to the config topic %s failed, and the change may or may not have been stored (GET /connectors/{name}/config shows which): %v", d.cfg.ConfigTopic, err)}
 }
 
 func toStoreWrite(w herder.Write) store.Write {
@@ -285,6 +351,15 @@ func (d *driver) modifyOffsets(a herder.ModifyOffsetsAction) (string, error) {
 	defer cancel()
 	group := "connect-" + a.Name
 	sink := d.connectorType(a.Config) == "sink"
+	if !ch.reset {
+		typ := "source"
+		if sink {
+			typ = "sink"
+		}
+		if err := CheckOffsets(typ, ch.offsets); err != nil {
+			return "", err
+		}
+	}
 	op := "altered"
 	var change sdk.OffsetChange
 	switch {
@@ -357,9 +432,18 @@ func (d *driver) modifyOffsets(a herder.ModifyOffsetsAction) (string, error) {
 				return "", err
 			}
 		}
-	} else if len(change.Source) > 0 {
-		if err := d.offsets.WriteOffsets(ctx, a.Name, change.Source); err != nil {
-			return "", err
+	} else {
+		if len(change.Source) > 0 {
+			if err := d.offsets.WriteOffsets(ctx, a.Name, change.Source); err != nil {
+				return "", err
+			}
+		}
+		if ch.reset {
+			// Records that cannot be read are tombstoned too: the
+			// connector can run again.
+			if err := d.offsets.ClearProblems(ctx, a.Name); err != nil {
+				return "", err
+			}
 		}
 	}
 	return offsetsMessage(accepted, op), nil

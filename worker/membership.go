@@ -117,6 +117,9 @@ func (d *driver) leaderAssign(ctx context.Context, g member.LeaderView) (map[str
 	}
 	work := map[string]int{}
 	for name := range snap.Connectors {
+		if p := connectorProblem(name, snap); p != "" {
+			continue // no worker can run it; the herder reports it FAILED
+		}
 		n := len(snap.Tasks[name])
 		if snap.TargetStates[name] == store.TargetStopped {
 			n = 0

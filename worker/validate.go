@@ -49,7 +49,7 @@ var nullDefault = ptr("\x00null") // a default of null, rendered as JSON null
 // commonDefs are in Kafka Connect 4.4's order: ConnectorConfig's keys,
 // then a sink's or a source's own.
 var commonDefs = []commonDef{
-	{name: "name", typ: "STRING", importance: "HIGH", doc: "Globally unique name to use for this connector.", group: "Common", order: 1, width: "MEDIUM", display: "Connector name", check: nonEmpty},
+	{name: "name", typ: "STRING", importance: "HIGH", doc: "Globally unique name to use for this connector.", group: "Common", order: 1, width: "MEDIUM", display: "Connector name", check: CheckConnectorName},
 	{name: "connector.class", typ: "STRING", importance: "HIGH", doc: "Name or alias of the class for this connector. Must be a subclass of org.apache.kafka.connect.connector.Connector. If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter", group: "Common", order: 2, width: "LONG", display: "Connector class"},
 	{name: "connector.plugin.version", typ: "STRING", def: nullDefault, importance: "MEDIUM", doc: "Version of the connector.", group: "Common", order: 3, width: "MEDIUM", display: "Connector version", kind: kindConnectorVersion},
 	{name: "tasks.max", typ: "INT", def: ptr("1"), importance: "HIGH", doc: "Maximum number of tasks to use for this connector.", group: "Common", order: 4, width: "SHORT", display: "Tasks max", check: atLeast(1), nonNull: true},
@@ -297,7 +297,7 @@ func commonConfigInfos(spec sdk.Spec, w Converters, config map[string]string) []
 			ci.Value.Value = &rendered
 			if d.check != nil {
 				if msg := d.check(v); msg != "" {
-					ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Invalid value %s for configuration %s: %s", v, d.name, msg))
+					ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Invalid value %s for configuration %s: %s", clip(v), d.name, msg))
 				}
 			}
 		case d.def == nil:

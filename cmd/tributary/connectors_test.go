@@ -208,10 +208,10 @@ func TestConnectorsLifecycle(t *testing.T) {
 	t.Parallel()
 	w := newTestWorker(t)
 	// A name that needs escaping in a path.
-	const name = "lines/a b"
-	w.ok(t, "create", "-f", writeFile(t, "c.json", `{"name": "lines/a b", "config": {"connector.class": "FileStreamSource", "topic": "t"}}`))
+	const name = "lines;a b?#"
+	w.ok(t, "create", "-f", writeFile(t, "c.json", `{"name": "lines;a b?#", "config": {"connector.class": "FileStreamSource", "topic": "t"}}`))
 
-	if out := w.ok(t, "pause", name); out != "connector \"lines/a b\": pause requested (HTTP 202)\n" {
+	if out := w.ok(t, "pause", name); out != "connector \"lines;a b?#\": pause requested (HTTP 202)\n" {
 		t.Fatalf("pause: %q", out)
 	}
 	if st := w.state(t, name); st.Connector.State != "PAUSED" {
@@ -223,7 +223,7 @@ func TestConnectorsLifecycle(t *testing.T) {
 	}
 
 	// Plain restart: 204, a confirmation line.
-	if out := w.ok(t, "restart", name); out != "connector \"lines/a b\": restart requested (HTTP 204)\n" {
+	if out := w.ok(t, "restart", name); out != "connector \"lines;a b?#\": restart requested (HTTP 204)\n" {
 		t.Fatalf("restart: %q", out)
 	}
 	// With flags after NAME: 202 with the restart plan.
@@ -253,7 +253,7 @@ func TestConnectorsLifecycle(t *testing.T) {
 		t.Fatalf("offsets: %s", out)
 	}
 
-	if out := w.ok(t, "delete", name); out != "connector \"lines/a b\": deleted (HTTP 204)\n" {
+	if out := w.ok(t, "delete", name); out != "connector \"lines;a b?#\": deleted (HTTP 204)\n" {
 		t.Fatalf("delete: %q", out)
 	}
 	var names []string

@@ -344,5 +344,5 @@ func Cases() []Case {
 			{Method: http.MethodPost, Path: "/admin/loggers", Want: Expect{Status: 405, Body: notAllowed},
 				Kafka: &Expect{Status: 405, Body: notAllowed, NoContentType: true}, Deviation: "Tributary always sends Content-Type: application/json with a body"},
 		}},
-	}, parityCases()...)
+	}, append(parityCases(), robustnessCases()...)...)
 }

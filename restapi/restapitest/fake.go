@@ -191,7 +191,7 @@ func (h *Herder) PutConnectorConfig(_ context.Context, name string, config map[s
 		// generation; new tasks come with the next rebalance.
 		info := h.info(name, old)
 		old.config, old.class, old.typ = maps.Clone(config), class, typ
-		info.Config = maps.Clone(config)
+		info.Config, info.Type = maps.Clone(config), typ
 		if old.state != worker.StateStopped {
 			old.tasks = taskCount(typ, config)
 		}
@@ -424,6 +424,9 @@ func (h *Herder) AlterOffsets(ctx context.Context, name string, offsets worker.C
 	defer h.mu.Unlock()
 	c, err := h.stopped(name)
 	if err != nil {
+		return "", err
+	}
+	if err := worker.CheckOffsets(c.typ, offsets); err != nil {
 		return "", err
 	}
 	var change sdk.OffsetChange

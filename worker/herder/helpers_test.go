@@ -143,13 +143,18 @@ type spec struct {
 	tasks  int
 	// applied is the version the tasks were committed for ("": v).
 	applied string
+	// problem and offsetsProblem: Connector.Problem and OffsetsProblem.
+	problem        string
+	offsetsProblem bool
+	// cfgOffset is Connector.ConfigOffset.
+	cfgOffset int64
 }
 
 func snapshot(offset int64, cs cfgs) Configs {
 	s := Snapshot{Offset: offset, Connectors: map[string]Connector{}}
 	for _, name := range slices.Sorted(maps.Keys(cs)) {
 		sp := cs[name]
-		c := Connector{Config: cfgOf(name, sp.v), Target: sp.target}
+		c := Connector{Config: cfgOf(name, sp.v), Target: sp.target, Problem: sp.problem, OffsetsProblem: sp.offsetsProblem, ConfigOffset: sp.cfgOffset}
 		if c.Target == "" {
 			c.Target = Started
 		}

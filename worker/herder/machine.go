@@ -73,10 +73,14 @@ type instance struct {
 
 type conn struct {
 	instance
-	gen         uint64 // the last GenerateTaskConfigs
-	generating  bool
-	genDeadline time.Time
-	regen       bool // generate again when the current call answers
+	// configOffset is the offset of the config record it started with: a
+	// new record, even of an equal config, restarts it (as in Kafka
+	// Connect) and ends a failure.
+	configOffset int64
+	gen          uint64 // the last GenerateTaskConfigs
+	generating   bool
+	genDeadline  time.Time
+	regen        bool // generate again when the current call answers
 	// A follower's task configs for the leader: pending until sent.
 	send      []map[string]string
 	sendOp    uint64
@@ -323,6 +327,9 @@ func workKey(s Snapshot) string {
 	var b strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(s.Connectors)) {
 		c := s.Connectors[name]
+		if !c.assignable() {
+			continue
+		}
 		n := len(c.Tasks)
 		if c.Target == Stopped {
 			n = 0
@@ -602,7 +609,7 @@ func (m *Machine) publish(name string, c *conn, configs []map[string]string) {
 	if m.leader && m.active() {
 		c.send = nil
 		m.log.Info("writing task configs", "connector", name, "tasks", len(configs))
-		m.emit(WriteConfigs{Writes: []Write{{Kind: WriteTasks, Name: name, Tasks: configs}}})
+		m.emit(WriteConfigs{Writes: []Write{{Kind: WriteTasks, Name: name, Tasks: configs, Run: c.run}}})
 		return
 	}
 	c.send = configs
@@ -739,14 +746,15 @@ func (m *Machine) reconcile() {
 	for _, name := range slices.Sorted(maps.Keys(m.conns)) {
 		c := m.conns[name]
 		cs, exists := m.snap.Connectors[name]
-		want := m.ownConns[name] && exists && cs.Target == Started
-		changed := exists && !maps.Equal(c.config, cs.Config)
+		want := m.ownConns[name] && exists && cs.Target == Started && cs.runnable()
+		changed := exists && (!maps.Equal(c.config, cs.Config) || c.configOffset != cs.ConfigOffset)
 		switch c.phase {
 		case starting, running:
 			if !want || changed || c.restart {
 				// Kafka Connect's onShutdown: UNASSIGNED when the work
-				// went away (deleted or revoked), not when it restarts.
-				c.unassigned = (!exists || !m.ownConns[name]) && !m.lost
+				// went away (deleted or revoked), not when it restarts
+				// (nor when it cannot run: it is FAILED then).
+				c.unassigned = (!exists || !m.ownConns[name]) && !m.lost && cs.runnable()
 				m.stopConnector(name, c)
 			}
 		case failed:
@@ -757,6 +765,16 @@ func (m *Machine) reconcile() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.snap.Connectors)) {
 		cs := m.snap.Connectors[name]
+		if !cs.runnable() {
+			// The leader reports one that is not assigned; the owner one
+			// whose offsets cannot be read.
+			if cs.OffsetsProblem && m.ownConns[name] || !cs.OffsetsProblem && m.Leader() {
+				if c := m.conns[name]; c == nil || c.phase == failed {
+					m.putConnector(name, StateFailed, cs.Problem)
+				}
+			}
+			continue
+		}
 		if !m.ownConns[name] || m.conns[name] != nil {
 			continue
 		}
@@ -779,7 +797,7 @@ func (m *Machine) reconcile() {
 		t := m.tasks[id]
 		cs, exists := m.snap.Connectors[id.Connector]
 		inConfig := exists && id.Task < len(cs.Tasks)
-		want := m.ownTasks[id] && inConfig && cs.Target != Stopped
+		want := m.ownTasks[id] && inConfig && cs.Target != Stopped && cs.runnable()
 		changed := inConfig && (!maps.Equal(t.taskConfig, cs.Tasks[id.Task]) || !maps.Equal(t.config, cs.applied()))
 		switch t.phase {
 		case starting, running:
@@ -817,7 +835,7 @@ func (m *Machine) reconcile() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(m.snap.Connectors)) {
 		cs := m.snap.Connectors[name]
-		if cs.Target == Stopped {
+		if cs.Target == Stopped || !cs.runnable() {
 			continue
 		}
 		for i, tc := range cs.Tasks {
@@ -835,7 +853,7 @@ func (m *Machine) reconcile() {
 
 func (m *Machine) startConnector(name string, cs Connector) {
 	m.runSeq++
-	m.conns[name] = &conn{instance: instance{run: m.runSeq, phase: starting, config: cs.Config}}
+	m.conns[name] = &conn{instance: instance{run: m.runSeq, phase: starting, config: cs.Config}, configOffset: cs.ConfigOffset}
 	m.emit(StartConnector{Name: name, Run: m.runSeq, Config: cs.Config})
 }
 

@@ -265,6 +265,49 @@ func TestTraceCleanAfterUnassigned(t *testing.T) {
 	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 2}, "status a-0 UNASSIGNED gen=2", "clean-statuses")
 }
 
+// Connectors the worker cannot run as the internal topics hold them (a
+// record it cannot apply) are not assigned and run nowhere; the leader
+// reports them FAILED with the reason. One whose offsets cannot be read is
+// assigned, and its worker reports it FAILED instead of starting it. A
+// problem appearing stops the work; one mended lets it run again.
+func TestTraceProblemConnectors(t *testing.T) {
+	tr := newTrace(t, Config{})
+	tr.step(snapshot(3, cfgs{"a": {v: "1", tasks: 1}, "b": {v: "1", problem: "bad record"}, "c": {v: "1", tasks: 1, problem: "bad offsets", offsetsProblem: true}}))
+	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Compatible, Leader: true, ConfigOffset: 3, Connectors: []string{"a", "c"}, Tasks: []TaskID{{"a", 0}, {"c", 0}}},
+		"start a run=1", `status b FAILED "bad record" gen=1`, `status c FAILED "bad offsets" gen=1`, "start a-0 run=2 conn=1 task=1-0", "clean-statuses", "reply 100 ok")
+	tr.step(ConnectorStarted{Name: "a", Run: 1}, "status a RUNNING gen=1", "generate a run=1 gen=1 max=3")
+	tr.step(TaskStarted{ID: TaskID{"a", 0}, Run: 2}, "status a-0 RUNNING gen=1")
+
+	// a's config record turns unreadable: its work stops, FAILED, and the
+	// leader rebalances without it.
+	tr.step(snapshot(4, cfgs{"a": {v: "1", tasks: 1, problem: "bad record"}, "b": {v: "1", problem: "bad record"}, "c": {v: "1", tasks: 1, problem: "bad offsets", offsetsProblem: true}}),
+		"rejoin", "stop a run=1", "stop a-0 run=2")
+	tr.step(ConnectorStopped{Name: "a", Run: 1}, `status a FAILED "bad record" gen=1`)
+	tr.step(TaskStopped{ID: TaskID{"a", 0}, Run: 2})
+
+	// b mended (a new config record): it is work to assign again.
+	tr.step(snapshot(5, cfgs{"a": {v: "1", tasks: 1, problem: "bad record"}, "b": {v: "2"}, "c": {v: "1", tasks: 1, problem: "bad offsets", offsetsProblem: true}}), "rejoin")
+	tr.step(Assigned{Reply: 101, Generation: 2, Protocol: Compatible, Leader: true, ConfigOffset: 5, Connectors: []string{"b", "c"}, Tasks: []TaskID{{"c", 0}}},
+		"start b run=3", "clean-statuses", "reply 101 ok")
+	tr.step(ConnectorStarted{Name: "b", Run: 3}, "status b RUNNING gen=2", "generate b run=3 gen=1 max=3")
+}
+
+// A new config record restarts a connector even when the config is equal,
+// as in Kafka Connect: a FAILED connector runs again after a PUT of the
+// same config; other records leave it FAILED.
+func TestTraceEqualConfigRestarts(t *testing.T) {
+	tr := newTrace(t, Config{})
+	tr.step(snapshot(1, cfgs{"a": {v: "1", cfgOffset: 0}}))
+	tr.step(Assigned{Reply: 100, Generation: 1, Protocol: Compatible, Leader: true, ConfigOffset: 1, Connectors: []string{"a"}},
+		"start a run=1", "clean-statuses", "reply 100 ok")
+	tr.step(ConnectorStarted{Name: "a", Run: 1, Err: "boom"}, `status a FAILED "boom" gen=1`)
+	tr.step(snapshot(2, cfgs{"a": {v: "1", cfgOffset: 0}}))
+	tr.step(snapshot(3, cfgs{"a": {v: "1", cfgOffset: 2}}), "start a run=2")
+	tr.step(ConnectorStarted{Name: "a", Run: 2}, "status a RUNNING gen=1", "generate a run=2 gen=1 max=3")
+	tr.step(snapshot(4, cfgs{"a": {v: "1", cfgOffset: 3}}), "stop a run=2")
+	tr.step(ConnectorStopped{Name: "a", Run: 2}, "start a run=3")
+}
+
 // A PATCH writes only if the connector's config is still the one it was
 // applied to: after another write (in flight, or read back) the caller is
 // told to patch the new config, so that no change is lost.

@@ -117,7 +117,8 @@ func (m *Machine) dispatch(r Request) {
 		if op.Target == Stopped && len(cs.Tasks) > 0 {
 			ws = append(ws, Write{Kind: WriteTasks, Name: op.Name})
 		}
-		if cs.Target != op.Target {
+		if cs.Target != op.Target || cs.Problem != "" && !cs.OffsetsProblem {
+			// (A new record mends one that could not be read.)
 			ws = append(ws, Write{Kind: WriteTarget, Name: op.Name, Target: op.Target})
 		}
 		if len(ws) == 0 {

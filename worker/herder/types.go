@@ -26,7 +26,10 @@ const (
 // Connector is what the config topic says about one connector.
 type Connector struct {
 	Config map[string]string
-	Target Target
+	// ConfigOffset is the config-topic offset of the connector's config
+	// record: a new record restarts the connector even if equal.
+	ConfigOffset int64
+	Target       Target
 	// Tasks are the committed task configs, by task id.
 	Tasks []map[string]string
 	// Applied is the connector config in effect when Tasks were committed
@@ -38,7 +41,22 @@ type Connector struct {
 	// Inconsistent: the last commit did not match its task records (after
 	// compaction); the connector's tasks must be generated again.
 	Inconsistent bool
+	// Problem, when set, says why the connector cannot run as the internal
+	// topics hold it (a record it cannot apply, a name the group protocol
+	// cannot carry): it is not assigned, runs nowhere, and the leader
+	// reports it FAILED with Problem as the trace, until a new record mends
+	// it or it is deleted. With OffsetsProblem (offsets it cannot read) it
+	// is assigned as usual, but its worker does not start it and reports
+	// it FAILED instead.
+	Problem        string
+	OffsetsProblem bool
 }
+
+// runnable reports whether the connector and its tasks may run.
+func (c Connector) runnable() bool { return c.Problem == "" }
+
+// assignable reports whether the leader assigns the connector.
+func (c Connector) assignable() bool { return c.Problem == "" || c.OffsetsProblem }
 
 // SessionKey is the config topic's session-key record (KIP-507).
 type SessionKey struct {
@@ -407,6 +425,11 @@ type Write struct {
 	Target Target
 	// Tasks for WriteTasks.
 	Tasks []map[string]string
+	// Run, for WriteTasks of generated task configs, is the connector
+	// instance that generated them: if the write fails, the driver reports
+	// ConnectorFailed (it can never succeed, the configs being too large)
+	// or ReconfigurationRequested (to try again) for it.
+	Run uint64
 	// IncludeTasks, OnlyFailed for WriteRestart.
 	IncludeTasks, OnlyFailed bool
 }

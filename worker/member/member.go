@@ -358,7 +358,11 @@ func (m *Member) joinAndSync(ctx context.Context) (Generation, error) {
 		}
 		jp := kmsg.NewJoinGroupRequestProtocol()
 		jp.Name = string(p)
-		jp.Metadata = EncodeMetadata(md)
+		b, err := EncodeMetadata(md)
+		if err != nil {
+			return Generation{}, fmt.Errorf("member: join group: %w", err)
+		}
+		jp.Metadata = b
 		join.Protocols = append(join.Protocols, jp)
 	}
 	var resp *kmsg.JoinGroupResponse
@@ -431,7 +435,11 @@ func (m *Member) joinAndSync(ctx context.Context) (Generation, error) {
 			if a.Leader == "" {
 				a.Leader, a.LeaderURL = memberID, m.cfg.URL
 			}
-			sa.MemberAssignment = EncodeAssignment(proto.Version(), a)
+			b, err := EncodeAssignment(proto.Version(), a)
+			if err != nil {
+				return Generation{}, fmt.Errorf("member: assignment of member %s: %w", jm.ID, err)
+			}
+			sa.MemberAssignment = b
 			sync.GroupAssignment = append(sync.GroupAssignment, sa)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -94,16 +95,31 @@ type Metadata struct {
 	Allocation *Assignment
 }
 
-type writer struct{ b []byte }
+// MaxStringBytes is the longest string the connect protocol carries (an
+// int16 length, as every Kafka protocol string).
+const MaxStringBytes = math.MaxInt16
 
-func (w *writer) i16(v int16)  { w.b = binary.BigEndian.AppendUint16(w.b, uint16(v)) }
-func (w *writer) i32(v int32)  { w.b = binary.BigEndian.AppendUint32(w.b, uint32(v)) }
-func (w *writer) i64(v int64)  { w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) }
-func (w *writer) str(s string) { w.i16(int16(len(s))); w.b = append(w.b, s...) }
+type writer struct {
+	b   []byte
+	err error
+}
+
+func (w *writer) i16(v int16) { w.b = binary.BigEndian.AppendUint16(w.b, uint16(v)) }
+func (w *writer) i32(v int32) { w.b = binary.BigEndian.AppendUint32(w.b, uint32(v)) }
+func (w *writer) i64(v int64) { w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) }
+func (w *writer) str(s string) {
+	if len(s) > MaxStringBytes && w.err == nil {
+		w.err = fmt.Errorf("member: a string of %d bytes (%.40q…) is longer than the %d bytes the connect protocol carries", len(s), s, MaxStringBytes)
+	}
+	w.i16(int16(len(s)))
+	w.b = append(w.b, s...)
+}
 
 // EncodeMetadata is ConnectProtocol.serializeMetadata (v0) or
-// IncrementalCooperativeConnectProtocol.serializeMetadata (v1/v2).
-func EncodeMetadata(m Metadata) []byte {
+// IncrementalCooperativeConnectProtocol.serializeMetadata (v1/v2). It
+// fails, instead of writing data no member can read, when a string (a URL
+// or connector name) is longer than MaxStringBytes.
+func EncodeMetadata(m Metadata) ([]byte, error) {
 	w := &writer{}
 	w.i16(m.Version)
 	w.str(m.URL)
@@ -112,18 +128,22 @@ func EncodeMetadata(m Metadata) []byte {
 		if m.Allocation == nil {
 			w.i32(-1)
 		} else {
-			a := EncodeAssignment(m.Version, *m.Allocation)
+			a, err := EncodeAssignment(m.Version, *m.Allocation)
+			if err != nil {
+				return nil, err
+			}
 			w.i32(int32(len(a)))
 			w.b = append(w.b, a...)
 		}
 	}
-	return w.b
+	return w.b, w.err
 }
 
 // EncodeAssignment serializes an assignment at a version (0, 1 or 2).
 // Connectors are sorted; each connector's entry lists the connector
-// instance (-1) first when assigned, then its tasks in order.
-func EncodeAssignment(version int16, a Assignment) []byte {
+// instance (-1) first when assigned, then its tasks in order. Like
+// EncodeMetadata it fails on a string longer than MaxStringBytes.
+func EncodeAssignment(version int16, a Assignment) ([]byte, error) {
 	w := &writer{}
 	w.i16(version)
 	w.i16(a.Error)
@@ -135,7 +155,7 @@ func EncodeAssignment(version int16, a Assignment) []byte {
 		writeConnectorAssignments(w, a.RevokedConnectors, a.RevokedTasks)
 		w.i32(a.Delay)
 	}
-	return w.b
+	return w.b, w.err
 }
 
 func writeConnectorAssignments(w *writer, conns []string, tasks []TaskID) {

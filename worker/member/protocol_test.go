@@ -41,19 +41,26 @@ func TestEncodingsMatchJava(t *testing.T) {
 		RevokedConnectors: []string{"c"}, RevokedTasks: []TaskID{{"c", 0}, {"c", 1}}, Delay: 5000}
 	a1 := Assignment{Leader: "leader-1", LeaderURL: "http://w1:8083/", ConfigOffset: 42,
 		Connectors: []string{"a"}, Tasks: []TaskID{{"a", 0}, {"b", 1}}}
+	must := func(b []byte, err error) []byte {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	cases := []struct {
 		name string
 		got  []byte
 	}{
-		{"meta0", EncodeMetadata(Metadata{Version: 0, URL: "http://w1:8083/", ConfigOffset: 42})},
-		{"meta1", EncodeMetadata(Metadata{Version: 1, URL: "http://w1:8083/", ConfigOffset: 42, Allocation: prev})},
-		{"meta2", EncodeMetadata(Metadata{Version: 2, URL: "http://w1:8083/", ConfigOffset: 42, Allocation: prev})},
-		{"meta2empty", EncodeMetadata(Metadata{Version: 2, URL: "http://w1:8083/", ConfigOffset: -1})},
-		{"assign0", EncodeAssignment(0, Assignment{Leader: "leader-1", LeaderURL: "http://w1:8083/", ConfigOffset: 42,
-			Connectors: []string{"a", "b"}, Tasks: []TaskID{{"a", 0}, {"a", 1}, {"c", 2}}})},
-		{"assign0err", EncodeAssignment(0, Assignment{Error: ConfigMismatch, Leader: "leader-1", LeaderURL: "http://w1:8083/", ConfigOffset: 42})},
-		{"assign2", EncodeAssignment(2, a2)},
-		{"assign1", EncodeAssignment(1, a1)},
+		{"meta0", must(EncodeMetadata(Metadata{Version: 0, URL: "http://w1:8083/", ConfigOffset: 42}))},
+		{"meta1", must(EncodeMetadata(Metadata{Version: 1, URL: "http://w1:8083/", ConfigOffset: 42, Allocation: prev}))},
+		{"meta2", must(EncodeMetadata(Metadata{Version: 2, URL: "http://w1:8083/", ConfigOffset: 42, Allocation: prev}))},
+		{"meta2empty", must(EncodeMetadata(Metadata{Version: 2, URL: "http://w1:8083/", ConfigOffset: -1}))},
+		{"assign0", must(EncodeAssignment(0, Assignment{Leader: "leader-1", LeaderURL: "http://w1:8083/", ConfigOffset: 42,
+			Connectors: []string{"a", "b"}, Tasks: []TaskID{{"a", 0}, {"a", 1}, {"c", 2}}}))},
+		{"assign0err", must(EncodeAssignment(0, Assignment{Error: ConfigMismatch, Leader: "leader-1", LeaderURL: "http://w1:8083/", ConfigOffset: 42}))},
+		{"assign2", must(EncodeAssignment(2, a2))},
+		{"assign1", must(EncodeAssignment(1, a1))},
 	}
 	for _, c := range cases {
 		want, ok := g[c.name]
@@ -100,5 +107,27 @@ func TestProtocolsFor(t *testing.T) {
 	}
 	if _, err := ProtocolsFor("bogus"); err == nil {
 		t.Error("bogus accepted")
+	}
+}
+
+// A connector name longer than a Kafka string can carry is an encoding
+// error, not a wrapped length that every member then fails to decode
+// ("truncated connect protocol data") in an endless rejoin loop.
+func TestEncodeRefusesOverlongStrings(t *testing.T) {
+	long := strings.Repeat("n", MaxStringBytes+1)
+	if _, err := EncodeAssignment(2, Assignment{Leader: "l", Connectors: []string{long}}); err == nil {
+		t.Error("EncodeAssignment accepted a 32,768-byte connector name")
+	}
+	if _, err := EncodeMetadata(Metadata{Version: 1, URL: "http://w/", Allocation: &Assignment{Tasks: []TaskID{{long, 0}}}}); err == nil {
+		t.Error("EncodeMetadata accepted a 32,768-byte connector name")
+	}
+	ok := strings.Repeat("n", MaxStringBytes)
+	b, err := EncodeAssignment(2, Assignment{Leader: "l", Connectors: []string{ok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := DecodeAssignment(b)
+	if err != nil || len(a.Connectors) != 1 || a.Connectors[0] != ok {
+		t.Fatalf("a 32,767-byte name did not round-trip: %v", err)
 	}
 }

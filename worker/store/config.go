@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,7 +69,11 @@ const (
 type ConfigEvent struct {
 	Kind      ConfigEventKind
 	Connector string
-	Restart   RestartRequest // RestartRequested only
+	// ProblemChanged: the record made the connector's Problem appear or
+	// go (ConfigSnapshot.Problems), which changes whether it can be
+	// assigned.
+	ProblemChanged bool
+	Restart        RestartRequest // RestartRequested only
 	// Logger and Level: LoggerLevelSet only.
 	Logger, Level string
 	Offset        int64
@@ -91,6 +97,19 @@ type ConfigSnapshot struct {
 	// task records before it (compaction can do that); the leader should
 	// regenerate their task configs.
 	Inconsistent map[string]bool
+	// ConfigOffsets is the offset of each connector's latest config record.
+	ConfigOffsets map[string]int64
+	// Problems says, per connector, why a record of it could not be applied
+	// (a config or target state that does not decode, a target state a
+	// newer version wrote): such a connector is listed (with its last good
+	// config, or none) but must not run; a later good record clears it.
+	Problems map[string]string
+	// TasksStale lists connectors whose config changed (to another
+	// config), since this store was opened, after their task configs were
+	// committed: those task configs were generated from an older config (a
+	// different class, perhaps) and must not be started; the leader
+	// regenerates and commits them (even if equal).
+	TasksStale map[string]bool
 	// Applied is, per connector, its config when its task configs were last
 	// committed (Kafka Connect's appliedConnectorConfigs).
 	Applied map[string]map[string]string
@@ -121,6 +140,7 @@ func (s ConfigSnapshot) TaskIDs(connector string) []TaskID {
 // PutRestartRequest; the store does not enforce that.
 type ConfigStore struct {
 	l        *kafkaLog
+	log      *slog.Logger // set before the first record is applied
 	listener func(ConfigEvent)
 
 	mu       sync.Mutex
@@ -134,10 +154,24 @@ type ConfigStore struct {
 	key      *SessionKey
 	deferred map[string]map[int]map[string]string
 	opened   bool // read to the end once: later logger levels apply
-	// log is set before the tailing starts (s.l is not, during the first
-	// read).
-	log *slog.Logger
+	// connOffset is the offset of each connector's latest config record;
+	// tasksFor the config its latest consistent commit was applied with.
+	connOffset map[string]int64
+	tasksFor   map[string]map[string]string
+	// cfgProblems and targetProblems: why a connector's latest config or
+	// target-state record could not be applied.
+	cfgProblems    map[string]string
+	targetProblems map[string]string
 }
+
+// ConfigTopicMaxMessageBytes is the max.message.bytes the config topic is
+// created with (unless config.storage.max.message.bytes says otherwise): a
+// connector config the REST API accepts (a body of up to 1 MiB, which
+// grows by at most 40% when stored: numbers and booleans become strings)
+// fits in one record, and so do its task configs, one a record.
+const ConfigTopicMaxMessageBytes = 2 << 20
+
+var configTopicDefaults = map[string]string{"max.message.bytes": strconv.Itoa(ConfigTopicMaxMessageBytes)}
 
 // OpenConfigStore creates or verifies the config topic (one partition,
 // compacted), reads it to the end and tails it. listener, if non-nil, is
@@ -145,12 +179,28 @@ type ConfigStore struct {
 // in topic order; it must not block for long and must not call the
 // store's write methods.
 func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent)) (*ConfigStore, error) {
-	lg := o.Logger
-	if lg == nil {
-		lg = slog.Default()
+	s := newConfigStore(storeLogger(o), listener)
+	l, err := openLog(ctx, o, logSpec{partitions: 1, exact: true, defaults: configTopicDefaults}, s.apply)
+	if err != nil {
+		return nil, err
 	}
-	s := &ConfigStore{
-		log:      lg.With("topic", o.Topic),
+	s.l = l
+	// What was committed before this worker started counts as current:
+	// only config changes seen from now on make task configs stale (an
+	// older worker, or Kafka Connect, did not commit task configs again
+	// when they came out the same).
+	s.mu.Lock()
+	maps.Copy(s.tasksFor, s.conns)
+	s.opened = true
+	s.mu.Unlock()
+	return s, nil
+}
+
+// newConfigStore is an empty store that applies records, not yet reading
+// a topic.
+func newConfigStore(log *slog.Logger, listener func(ConfigEvent)) *ConfigStore {
+	return &ConfigStore{
+		log:      log,
 		listener: listener,
 		conns:    map[string]map[string]string{},
 		tasks:    map[string][]map[string]string{},
@@ -159,16 +209,13 @@ func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent))
 		incons:   map[string]bool{},
 		applied:  map[string]map[string]string{},
 		deferred: map[string]map[int]map[string]string{},
+
+		connOffset: map[string]int64{},
+		tasksFor:   map[string]map[string]string{},
+
+		cfgProblems:    map[string]string{},
+		targetProblems: map[string]string{},
 	}
-	l, err := openLog(ctx, o, 1, true, s.apply)
-	if err != nil {
-		return nil, err
-	}
-	s.l = l
-	s.mu.Lock()
-	s.opened = true
-	s.mu.Unlock()
-	return s, nil
 }
 
 // Close stops tailing. It is idempotent.
@@ -183,13 +230,16 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := ConfigSnapshot{
-		Offset:       s.offset,
-		Connectors:   make(map[string]map[string]string, len(s.conns)),
-		Tasks:        make(map[string][]map[string]string, len(s.tasks)),
-		TaskCounts:   make(map[string]int, len(s.counts)),
-		TargetStates: make(map[string]TargetState, len(s.targets)),
-		Inconsistent: make(map[string]bool, len(s.incons)),
-		Applied:      make(map[string]map[string]string, len(s.applied)),
+		Offset:        s.offset,
+		Connectors:    make(map[string]map[string]string, len(s.conns)),
+		Tasks:         make(map[string][]map[string]string, len(s.tasks)),
+		TaskCounts:    make(map[string]int, len(s.counts)),
+		TargetStates:  make(map[string]TargetState, len(s.targets)),
+		Inconsistent:  make(map[string]bool, len(s.incons)),
+		ConfigOffsets: make(map[string]int64, len(s.conns)),
+		TasksStale:    map[string]bool{},
+		Problems:      map[string]string{},
+		Applied:       make(map[string]map[string]string, len(s.applied)),
 	}
 	if s.key != nil {
 		k := *s.key
@@ -197,6 +247,15 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 	}
 	for k, v := range s.applied {
 		snap.Applied[k] = copyMap(v)
+	}
+	for k := range s.conns {
+		if p := s.cfgProblems[k] + s.targetProblems[k]; p != "" {
+			snap.Problems[k] = p
+		}
+		snap.ConfigOffsets[k] = s.connOffset[k]
+		if s.stale(k) {
+			snap.TasksStale[k] = true
+		}
 	}
 	for k, v := range s.conns {
 		snap.Connectors[k] = copyMap(v)
@@ -337,12 +396,44 @@ func (s *ConfigStore) PutTaskConfigs(ctx context.Context, name string, configs [
 	if err := s.l.readToEnd(ctx); err != nil {
 		return err
 	}
+	return s.putTaskConfigs(ctx, name, configs)
+}
+
+func (s *ConfigStore) putTaskConfigs(ctx context.Context, name string, configs []map[string]string) error {
 	recs := make([]*kgo.Record, 0, len(configs)+1)
 	for i, c := range configs {
 		recs = append(recs, s.record(taskPrefix+name+"-"+strconv.Itoa(i), encodeProps(c)))
 	}
 	recs = append(recs, s.record(commitPrefix+name, EncodeTaskCommit(len(configs))))
 	return s.write(ctx, recs...)
+}
+
+// stale reports whether a connector's config changed after its task
+// configs were committed (or none were); s.mu is held.
+func (s *ConfigStore) stale(name string) bool {
+	at, ok := s.tasksFor[name]
+	return !ok || !maps.Equal(at, s.conns[name])
+}
+
+// ErrStaleTaskConfigs is PutTaskConfigsFor's answer when the connector's
+// config changed since the task configs were generated: nothing was
+// written; they are to be generated again from the new config.
+var ErrStaleTaskConfigs = errors.New("store: the connector's config changed since its task configs were generated")
+
+// PutTaskConfigsFor is PutTaskConfigs for task configs generated from the
+// connector config generatedFrom: if the connector's config is another one
+// by now, it writes nothing and returns ErrStaleTaskConfigs.
+func (s *ConfigStore) PutTaskConfigsFor(ctx context.Context, name string, configs []map[string]string, generatedFrom map[string]string) error {
+	if err := s.l.readToEnd(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	cur, ok := s.conns[name]
+	s.mu.Unlock()
+	if !ok || !maps.Equal(cur, generatedFrom) {
+		return ErrStaleTaskConfigs
+	}
+	return s.putTaskConfigs(ctx, name, configs)
 }
 
 // PutTargetState writes target-state-<name>.
@@ -367,10 +458,7 @@ func (s *ConfigStore) PutRestartRequest(ctx context.Context, r RestartRequest) e
 }
 
 func (s *ConfigStore) write(ctx context.Context, recs ...*kgo.Record) error {
-	if err := s.l.send(ctx, recs...); err != nil {
-		return err
-	}
-	return s.l.readToEnd(ctx)
+	return s.l.sendAndWait(ctx, recs...)
 }
 
 // apply is KafkaConfigBackingStore.ConsumeCallback.
@@ -379,11 +467,20 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	var ev *ConfigEvent
 	s.mu.Lock()
 	s.offset = r.Offset + 1
+	// Only connector and target-state records make or mend a Problem.
+	name, problemKey := "", false
 	switch {
 	case strings.HasPrefix(key, targetStatePrefix):
-		ev = s.applyTargetState(key[len(targetStatePrefix):], r.Value)
+		name, problemKey = key[len(targetStatePrefix):], true
 	case strings.HasPrefix(key, connectorPrefix):
-		ev = s.applyConnector(key[len(connectorPrefix):], r.Value)
+		name, problemKey = key[len(connectorPrefix):], true
+	}
+	hadProblem := s.cfgProblems[name]+s.targetProblems[name] != ""
+	switch {
+	case strings.HasPrefix(key, targetStatePrefix):
+		ev = s.applyTargetState(key[len(targetStatePrefix):], r)
+	case strings.HasPrefix(key, connectorPrefix):
+		ev = s.applyConnector(key[len(connectorPrefix):], r)
 	case strings.HasPrefix(key, taskPrefix):
 		s.applyTask(key[len(taskPrefix):], r.Value)
 	case strings.HasPrefix(key, commitPrefix):
@@ -397,10 +494,11 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	case strings.HasPrefix(key, fencingPrefix):
 		// Exactly-once task counts are not used yet.
 	default:
-		s.log.Warn("ignoring config record with unknown key", "key", key, "offset", r.Offset)
+		s.log.Warn("ignoring config record with unknown key (written by a newer version?)", "key", ClipKey(key), "offset", r.Offset)
 	}
 	if ev != nil {
 		ev.Offset = s.offset
+		ev.ProblemChanged = problemKey && hadProblem != (s.cfgProblems[name]+s.targetProblems[name] != "")
 	}
 	s.mu.Unlock()
 	if ev != nil && s.listener != nil {
@@ -424,8 +522,12 @@ func (s *ConfigStore) applyLoggerLevel(namespace string, value []byte) *ConfigEv
 	return &ConfigEvent{Kind: LoggerLevelSet, Logger: namespace, Level: *v.Level}
 }
 
-func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
-	if value == nil {
+func (s *ConfigStore) applyConnector(name string, r *kgo.Record) *ConfigEvent {
+	if r.Value == nil {
+		delete(s.connOffset, name)
+		delete(s.tasksFor, name)
+		delete(s.cfgProblems, name)
+		delete(s.targetProblems, name)
 		delete(s.conns, name)
 		delete(s.tasks, name)
 		delete(s.counts, name)
@@ -435,12 +537,22 @@ func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
 		delete(s.deferred, name)
 		return &ConfigEvent{Kind: ConnectorRemoved, Connector: name}
 	}
-	props, err := decodeProps(value)
+	props, err := decodeProps(r.Value)
 	if err != nil {
-		s.log.Error("ignoring malformed connector config record", "connector", name, "err", err)
-		return nil
+		// The connector is listed, FAILED with the reason and deletable;
+		// its last good config (if any) stays for GET /config.
+		s.log.Error("cannot apply a connector config record; the connector is FAILED until a new config or a delete", "key", ClipKey(string(r.Key)),
+			"offset", r.Offset, "bytes", len(r.Value), "err", err)
+		s.cfgProblems[name] = fmt.Sprintf("The connector's config record (offset %d of the config topic %s, %d bytes) cannot be read: %v. "+
+			"Put a new config (PUT /connectors/{name}/config) or delete the connector.", r.Offset, r.Topic, len(r.Value), err)
+		if _, ok := s.conns[name]; !ok {
+			s.conns[name] = map[string]string{}
+		}
+	} else {
+		delete(s.cfgProblems, name)
+		s.conns[name] = props
 	}
-	s.conns[name] = props
+	s.connOffset[name] = r.Offset
 	if _, ok := s.targets[name]; !ok {
 		s.targets[name] = TargetStarted
 	}
@@ -450,13 +562,13 @@ func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
 func (s *ConfigStore) applyTask(rest string, value []byte) {
 	i := strings.LastIndexByte(rest, '-')
 	if i <= 0 {
-		s.log.Error("ignoring task config record with malformed key", "key", taskPrefix+rest)
+		s.log.Error("ignoring task config record with malformed key", "key", ClipKey(taskPrefix+rest))
 		return
 	}
 	name := rest[:i]
 	id, err := strconv.Atoi(rest[i+1:])
 	if err != nil || id < 0 {
-		s.log.Error("ignoring task config record with malformed key", "key", taskPrefix+rest)
+		s.log.Error("ignoring task config record with malformed key", "key", ClipKey(taskPrefix+rest))
 		return
 	}
 	if value == nil {
@@ -464,7 +576,7 @@ func (s *ConfigStore) applyTask(rest string, value []byte) {
 	}
 	props, err := decodeProps(value)
 	if err != nil {
-		s.log.Error("ignoring malformed task config record", "connector", name, "task", id, "err", err)
+		s.log.Error("ignoring malformed task config record; the leader regenerates the task configs", "key", ClipKey(taskPrefix+rest), "connector", ClipKey(name), "task", id, "err", err)
 		return
 	}
 	if s.deferred[name] == nil {
@@ -481,7 +593,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		Tasks *int `json:"tasks"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil || v.Tasks == nil || *v.Tasks < 0 {
-		s.log.Error("ignoring malformed task commit record", "connector", name)
+		s.log.Error("ignoring malformed task commit record", "key", ClipKey(commitPrefix+name), "connector", ClipKey(name))
 		return nil
 	}
 	n := *v.Tasks
@@ -491,7 +603,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		_, complete = deferred[i]
 	}
 	if !complete {
-		s.log.Warn("task configs for connector are inconsistent; the leader must regenerate them", "connector", name, "tasks", n)
+		s.log.Warn("task configs for connector are inconsistent; the leader must regenerate them", "connector", ClipKey(name), "tasks", n)
 		s.incons[name] = true
 	} else {
 		ts := make([]map[string]string, n)
@@ -500,6 +612,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		}
 		s.tasks[name] = ts
 		delete(s.incons, name)
+		s.tasksFor[name] = s.conns[name]
 		if c, ok := s.conns[name]; ok {
 			s.applied[name] = copyMap(c)
 		}
@@ -509,29 +622,36 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 	return &ConfigEvent{Kind: TaskConfigsCommitted, Connector: name}
 }
 
-func (s *ConfigStore) applyTargetState(name string, value []byte) *ConfigEvent {
-	if value == nil {
+func (s *ConfigStore) applyTargetState(name string, r *kgo.Record) *ConfigEvent {
+	if r.Value == nil {
 		delete(s.targets, name)
+		delete(s.targetProblems, name)
 		return &ConfigEvent{Kind: TargetStateChanged, Connector: name}
 	}
 	var v struct {
 		State   string `json:"state"`
 		StateV2 string `json:"state.v2"`
 	}
-	if err := json.Unmarshal(value, &v); err != nil {
-		s.log.Error("ignoring malformed target state record", "connector", name, "err", err)
-		return nil
-	}
+	err := json.Unmarshal(r.Value, &v)
 	st := TargetState(v.StateV2)
 	if st == "" {
 		st = TargetState(v.State)
 	}
-	switch st {
-	case TargetStarted, TargetPaused, TargetStopped:
-	default:
-		s.log.Error("ignoring target state record with unknown state", "connector", name, "state", st)
-		return nil
+	if err == nil {
+		switch st {
+		case TargetStarted, TargetPaused, TargetStopped:
+		default:
+			err = fmt.Errorf("unknown target state %q (written by a newer version?)", st)
+		}
 	}
+	if err != nil {
+		s.log.Error("cannot apply a target state record; the connector is FAILED until a new target state or a delete", "key", ClipKey(string(r.Key)),
+			"offset", r.Offset, "err", err)
+		s.targetProblems[name] = fmt.Sprintf("The connector's target state record (offset %d of the config topic %s) cannot be read: %v. "+
+			"Pause, resume or stop the connector to write a new one, or delete it.", r.Offset, r.Topic, err)
+		return &ConfigEvent{Kind: TargetStateChanged, Connector: name}
+	}
+	delete(s.targetProblems, name)
 	s.targets[name] = st
 	return &ConfigEvent{Kind: TargetStateChanged, Connector: name}
 }
@@ -545,7 +665,7 @@ func (s *ConfigStore) applyRestart(name string, value []byte) *ConfigEvent {
 		OnlyFailed   bool `json:"only-failed"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil {
-		s.log.Error("ignoring malformed restart request record", "connector", name, "err", err)
+		s.log.Error("ignoring malformed restart request record", "key", ClipKey(restartPrefix+name), "err", err)
 		return nil
 	}
 	return &ConfigEvent{Kind: RestartRequested, Connector: name, Restart: RestartRequest{Connector: name, IncludeTasks: v.IncludeTasks, OnlyFailed: v.OnlyFailed}}

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -54,6 +57,9 @@ type kafkaLog struct {
 	adm        *kadm.Client
 	log        *slog.Logger
 	apply      func(*kgo.Record)
+	// maxRecordBytes is the topic's max.message.bytes: the largest record
+	// batch the broker takes (and the producer's batch limit).
+	maxRecordBytes int
 
 	mu       sync.Mutex
 	pos      map[int32]int64 // next offset to read, per partition
@@ -64,10 +70,29 @@ type kafkaLog struct {
 	done   chan struct{}
 }
 
+// storeLogger is a store's logger, carrying its topic. Stores apply the
+// records of their first read-to-end before openLog returns, so they log
+// through this, not through their kafkaLog.
+func storeLogger(o Options) *slog.Logger {
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
+	return lg.With("topic", o.Topic)
+}
+
+// logSpec is what a store asks of its topic.
+type logSpec struct {
+	partitions int32 // default partition count
+	exact      bool  // the topic must have exactly that many (the config topic)
+	// defaults are topic configs used when creating the topic unless the
+	// worker's settings (Options.TopicConfigs) name them.
+	defaults map[string]string
+}
+
 // openLog creates or verifies the topic, reads it to the end and starts
-// tailing. exactPartitions requires the topic to have exactly
-// defaultPartitions partitions (the config topic).
-func openLog(ctx context.Context, o Options, defaultPartitions int32, exactPartitions bool, apply func(*kgo.Record)) (*kafkaLog, error) {
+// tailing.
+func openLog(ctx context.Context, o Options, spec logSpec, apply func(*kgo.Record)) (*kafkaLog, error) {
 	if len(o.Brokers) == 0 {
 		return nil, errors.New("store: no brokers")
 	}
@@ -76,14 +101,48 @@ func openLog(ctx context.Context, o Options, defaultPartitions int32, exactParti
 	}
 	parts := o.Partitions
 	if parts == 0 {
-		parts = defaultPartitions
+		parts = spec.partitions
 	}
-	if exactPartitions && parts != defaultPartitions {
-		return nil, fmt.Errorf("store: topic %s must have exactly %d partition(s), %d configured", o.Topic, defaultPartitions, parts)
+	if spec.exact && parts != spec.partitions {
+		return nil, fmt.Errorf("store: topic %s must have exactly %d partition(s), %d configured", o.Topic, spec.partitions, parts)
 	}
 	lg := o.Logger
 	if lg == nil {
 		lg = slog.Default()
+	}
+	topicConfigs := maps.Clone(spec.defaults)
+	if topicConfigs == nil {
+		topicConfigs = map[string]string{}
+	}
+	maps.Copy(topicConfigs, o.TopicConfigs)
+	base := append([]kgo.Opt{kgo.SeedBrokers(o.Brokers...), kgo.MetadataMinAge(100 * time.Millisecond)}, o.ClientOpts...)
+
+	// The topic is created or checked first, with a client of its own: the
+	// producer's batch limit must be the topic's max.message.bytes, which
+	// is known only then.
+	acl, err := kgo.NewClient(base...)
+	if err != nil {
+		return nil, fmt.Errorf("store: client for %s: %w", o.Topic, err)
+	}
+	l := &kafkaLog{
+		topic:    o.Topic,
+		adm:      kadm.NewClient(acl),
+		log:      lg.With("topic", o.Topic),
+		apply:    apply,
+		pos:      map[int32]int64{},
+		progress: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	n, err := l.ensureTopic(ctx, parts, o.ReplicationFactor, topicConfigs)
+	if err == nil {
+		l.maxRecordBytes, err = l.describeMaxRecordBytes(ctx)
+	}
+	acl.Close()
+	if err != nil {
+		return nil, err
+	}
+	if spec.exact && n != spec.partitions {
+		return nil, fmt.Errorf("store: topic %s has %d partitions but must have exactly %d (Kafka Connect requires a single-partition config topic)", o.Topic, n, spec.partitions)
 	}
 	opts := append([]kgo.Opt{
 		kgo.SeedBrokers(o.Brokers...),
@@ -92,6 +151,7 @@ func openLog(ctx context.Context, o Options, defaultPartitions int32, exactParti
 		kgo.MaxProduceRequestsInflightPerBroker(1),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.ProducerLinger(0),
+		kgo.ProducerBatchMaxBytes(int32(l.maxRecordBytes)),
 		// Close waits for an in-flight fetch; keep it short. Tailing latency
 		// does not depend on it (the broker answers as soon as data arrives).
 		kgo.FetchMaxWait(500 * time.Millisecond),
@@ -103,25 +163,7 @@ func openLog(ctx context.Context, o Options, defaultPartitions int32, exactParti
 	if err != nil {
 		return nil, fmt.Errorf("store: client for %s: %w", o.Topic, err)
 	}
-	l := &kafkaLog{
-		topic:    o.Topic,
-		cl:       cl,
-		adm:      kadm.NewClient(cl),
-		log:      lg.With("topic", o.Topic),
-		apply:    apply,
-		pos:      map[int32]int64{},
-		progress: make(chan struct{}),
-		done:     make(chan struct{}),
-	}
-	n, err := l.ensureTopic(ctx, parts, o.ReplicationFactor, o.TopicConfigs)
-	if err != nil {
-		cl.Close()
-		return nil, err
-	}
-	if exactPartitions && n != defaultPartitions {
-		cl.Close()
-		return nil, fmt.Errorf("store: topic %s has %d partitions but must have exactly %d (Kafka Connect requires a single-partition config topic)", o.Topic, n, defaultPartitions)
-	}
+	l.cl, l.adm = cl, kadm.NewClient(cl)
 	l.partitions = n
 	offs := make(map[int32]kgo.Offset, n)
 	for p := int32(0); p < n; p++ {
@@ -136,6 +178,62 @@ func openLog(ctx context.Context, o Options, defaultPartitions int32, exactParti
 		return nil, err
 	}
 	return l, nil
+}
+
+// describeMaxRecordBytes reads the topic's max.message.bytes (the
+// broker's message.max.bytes when the topic does not set it).
+func (l *kafkaLog) describeMaxRecordBytes(ctx context.Context) (int, error) {
+	rcs, err := l.adm.DescribeTopicConfigs(ctx, l.topic)
+	if err == nil {
+		var rc kadm.ResourceConfig
+		if rc, err = rcs.On(l.topic, nil); err == nil {
+			err = rc.Err
+			for _, c := range rc.Configs {
+				if c.Key == "max.message.bytes" {
+					if n, perr := strconv.Atoi(c.MaybeValue()); perr == nil && n > 0 {
+						return n, nil
+					}
+				}
+			}
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: describe configs of %s: %w", l.topic, err)
+	}
+	return defaultMaxRecordBytes, nil
+}
+
+// defaultMaxRecordBytes is Kafka's default message.max.bytes, assumed when
+// a broker does not say.
+const defaultMaxRecordBytes = 1048588
+
+// recordBatchOverhead bounds what a record batch of one record adds to its
+// key and value: the batch header (61 bytes) and the record's own framing
+// (length, attributes, deltas, key and value lengths, header count).
+const recordBatchOverhead = 61 + 30
+
+// RecordTooLargeError is a write refused because its record is larger
+// than the topic takes (its max.message.bytes); nothing was written.
+type RecordTooLargeError struct {
+	Topic string
+	// Bytes is the record's size in a batch; Limit the topic's
+	// max.message.bytes.
+	Bytes, Limit int
+}
+
+func (e *RecordTooLargeError) Error() string {
+	return fmt.Sprintf("store: a record of %d bytes is larger than the %d bytes topic %s takes (max.message.bytes)", e.Bytes, e.Limit, e.Topic)
+}
+
+// checkSizes refuses records that the topic would refuse, before any of
+// them is sent.
+func (l *kafkaLog) checkSizes(recs []*kgo.Record) error {
+	for _, r := range recs {
+		if n := recordBatchOverhead + len(r.Key) + len(r.Value); n > l.maxRecordBytes {
+			return &RecordTooLargeError{Topic: l.topic, Bytes: n, Limit: l.maxRecordBytes}
+		}
+	}
+	return nil
 }
 
 // ensureTopic creates the topic if missing and verifies it: compact-only
@@ -300,6 +398,12 @@ func (l *kafkaLog) readToEnd(ctx context.Context) error {
 			})
 		}
 	}
+	return l.waitApplied(ctx, want)
+}
+
+// waitApplied waits until the records before want's offsets (by
+// partition) have been applied.
+func (l *kafkaLog) waitApplied(ctx context.Context, want map[int32]int64) error {
 	for {
 		l.mu.Lock()
 		behind := false
@@ -327,13 +431,42 @@ func (l *kafkaLog) readToEnd(ctx context.Context) error {
 	}
 }
 
+// sendAndWait produces the records and waits until the store has applied
+// them, and so everything acknowledged before them: a writer reads its
+// own write. It needs no round trip of its own to learn where the topic
+// ends (readToEnd asks the broker), so concurrent writers share the
+// fetches that bring their records back.
+func (l *kafkaLog) sendAndWait(ctx context.Context, recs ...*kgo.Record) error {
+	if err := l.send(ctx, recs...); err != nil {
+		return err
+	}
+	want := make(map[int32]int64, 1)
+	for _, r := range recs {
+		want[r.Partition] = max(want[r.Partition], r.Offset+1)
+	}
+	return l.waitApplied(ctx, want)
+}
+
 // send produces the records (partition already set) and waits for the
-// broker's acks.
+// broker's acks. A record larger than the topic takes is a
+// *RecordTooLargeError, and then none is sent.
 func (l *kafkaLog) send(ctx context.Context, recs ...*kgo.Record) error {
+	if err := l.checkSizes(recs); err != nil {
+		return err
+	}
 	for _, r := range recs {
 		r.Topic = l.topic
 	}
 	if err := l.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		if errors.Is(err, kerr.MessageTooLarge) || errors.Is(err, kerr.RecordListTooLarge) {
+			// The broker's limit is lower than described (a broker-wide
+			// setting changed since): nothing of the batch was written.
+			size := 0
+			for _, r := range recs {
+				size = max(size, recordBatchOverhead+len(r.Key)+len(r.Value))
+			}
+			return &RecordTooLargeError{Topic: l.topic, Bytes: size, Limit: l.maxRecordBytes}
+		}
 		return fmt.Errorf("store: write to %s: %w", l.topic, err)
 	}
 	return nil
@@ -356,6 +489,20 @@ func (l *kafkaLog) close() {
 	l.cancel()
 	<-l.done
 	l.cl.Close()
+}
+
+// ClipKey shortens a record key (or a name in one) for a log line: keys
+// of any length can be found in a topic.
+func ClipKey(k string) string {
+	const keep = 200
+	if len(k) <= keep {
+		return k
+	}
+	cut := keep
+	for cut > 0 && !utf8.RuneStart(k[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", k[:cut], len(k))
 }
 
 func sortedKeys[V any](m map[string]V) []string {

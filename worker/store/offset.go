@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/tributary-dev/tributary/plugins"
@@ -16,11 +17,14 @@ import (
 // value {offset} or null, partitioned by murmur2 of the key bytes. Methods
 // are safe for concurrent use.
 type OffsetStore struct {
-	l *kafkaLog
+	l   *kafkaLog
+	log *slog.Logger // set before the first record is applied
 
 	mu sync.Mutex
 	// by connector, then canonical partition encoding.
 	data map[string]map[string]offsetEntry
+	// bad holds, by connector and raw key, records that could not be read.
+	bad map[string]map[string]badOffset
 }
 
 type offsetEntry struct {
@@ -32,13 +36,19 @@ type offsetEntry struct {
 // OpenOffsetStore creates or verifies the offsets topic (default 25
 // partitions, compacted), reads it to the end and tails it.
 func OpenOffsetStore(ctx context.Context, o Options) (*OffsetStore, error) {
-	s := &OffsetStore{data: map[string]map[string]offsetEntry{}}
-	l, err := openLog(ctx, o, 25, false, s.apply)
+	s := newOffsetStore(storeLogger(o))
+	l, err := openLog(ctx, o, logSpec{partitions: 25}, s.apply)
 	if err != nil {
 		return nil, err
 	}
 	s.l = l
 	return s, nil
+}
+
+// newOffsetStore is an empty store that applies records, not yet reading
+// a topic.
+func newOffsetStore(log *slog.Logger) *OffsetStore {
+	return &OffsetStore{log: log, data: map[string]map[string]offsetEntry{}, bad: map[string]map[string]badOffset{}}
 }
 
 // Close stops tailing. It is idempotent.
@@ -84,8 +94,12 @@ func validateOffsetMap(what string, m map[string]any) error {
 	for k, v := range m {
 		switch v.(type) {
 		case nil, bool, string, int, int8, int16, int32, int64, uint8, uint16, uint32, uint, uint64, float32, float64:
+		case map[string]any:
+			return fmt.Errorf("store: %s field %q holds a MAP; Kafka Connect allows only primitive values", what, k)
+		case []any:
+			return fmt.Errorf("store: %s field %q holds an ARRAY; Kafka Connect allows only primitive values", what, k)
 		default:
-			return fmt.Errorf("store: %s field %q has a %T value; Kafka Connect allows only primitive values", what, k, v)
+			return fmt.Errorf("store: %s field %q holds a value of no Kafka Connect primitive type; Kafka Connect allows only primitive values", what, k)
 		}
 	}
 	return nil
@@ -159,6 +173,8 @@ func (s *OffsetStore) WriteOffsets(ctx context.Context, connector string, offset
 		s.mu.Lock()
 		if e, ok := s.data[connector][string(k)]; ok {
 			k = e.rawKey // compact against the record already there
+		} else if b, ok := s.bad[connector][string(k)]; ok {
+			k = b.rawKey // and replace one that could not be read
 		}
 		s.mu.Unlock()
 		recs = append(recs, &kgo.Record{Key: k, Value: v, Partition: KeyPartition(k, s.l.partitions)})
@@ -187,32 +203,59 @@ func (s *OffsetStore) apply(r *kgo.Record) {
 	kv, err := decodeJSON(r.Key)
 	arr, ok := kv.([]any)
 	if err != nil || !ok || len(arr) != 2 {
-		s.l.log.Warn("ignoring offsets record with malformed key", "key", string(r.Key), "partition", r.Partition, "offset", r.Offset)
+		s.log.Warn("ignoring offsets record with malformed key", "key", ClipKey(string(r.Key)), "partition", r.Partition, "offset", r.Offset)
 		return
 	}
 	connector, ok1 := arr[0].(string)
-	pm, ok2 := arr[1].(map[string]any)
-	if !ok1 || (!ok2 && arr[1] != nil) {
-		s.l.log.Warn("ignoring offsets record with malformed key", "key", string(r.Key), "partition", r.Partition, "offset", r.Offset)
+	if !ok1 {
+		s.log.Warn("ignoring offsets record with malformed key", "key", ClipKey(string(r.Key)), "partition", r.Partition, "offset", r.Offset)
 		return
 	}
+	pm, ok2 := arr[1].(map[string]any)
 	canon, err := EncodeOffsetKey(connector, sdk.Partition(pm))
+	if !ok2 && arr[1] != nil {
+		err = fmt.Errorf("the partition is not a JSON object")
+	}
 	if err != nil {
-		s.l.log.Warn("ignoring offsets record with malformed key", "key", string(r.Key), "err", err)
-		return
+		canon = nil // the partition itself cannot be read
 	}
 	var off sdk.Offset
-	if r.Value != nil {
-		v, err := decodeJSON(r.Value)
+	if err == nil && r.Value != nil {
+		v, verr := decodeJSON(r.Value)
 		m, ok := v.(map[string]any)
-		if err != nil || (!ok && v != nil) {
-			s.l.log.Warn("ignoring offsets record with malformed value", "key", string(r.Key), "partition", r.Partition, "offset", r.Offset)
-			return
+		switch {
+		case verr != nil:
+			err = fmt.Errorf("the offset is not JSON: %w", verr)
+		case !ok && v != nil:
+			err = fmt.Errorf("the offset is not a JSON object")
+		default:
+			off = m
 		}
-		off = m
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err != nil {
+		// The connector's tasks cannot know where that partition stands:
+		// the connector is FAILED (Problem) until the record is replaced.
+		s.log.Error("cannot read an offsets record; its connector is FAILED until its offsets are altered or reset", "key", ClipKey(string(r.Key)),
+			"partition", r.Partition, "offset", r.Offset, "err", err)
+		if s.bad[connector] == nil {
+			s.bad[connector] = map[string]badOffset{}
+		}
+		k := string(canon) // a partition's value that cannot be read
+		if k == "" {
+			k = string(r.Key) // a partition that cannot be read
+		}
+		s.bad[connector][k] = badOffset{rawKey: append([]byte(nil), r.Key...), partition: r.Partition, reason: fmt.Sprintf(
+			"An offsets record of this connector (offset %d of partition %d of the offsets topic %s) cannot be read: %v. "+
+				"Stop the connector and reset its offsets (DELETE /connectors/{name}/offsets) or alter that partition's, or delete the connector.",
+			r.Offset, r.Partition, r.Topic, err)}
+		return
+	}
+	delete(s.bad[connector], string(canon))
+	if len(s.bad[connector]) == 0 {
+		delete(s.bad, connector)
+	}
 	if off == nil {
 		delete(s.data[connector], string(canon))
 		if len(s.data[connector]) == 0 {
@@ -224,6 +267,45 @@ func (s *OffsetStore) apply(r *kgo.Record) {
 		s.data[connector] = map[string]offsetEntry{}
 	}
 	s.data[connector][string(canon)] = offsetEntry{rawKey: append([]byte(nil), r.Key...), partition: pm, offset: off}
+}
+
+// badOffset is an offsets record that could not be read.
+type badOffset struct {
+	rawKey    []byte
+	partition int32 // of the offsets topic, for the tombstone
+	reason    string
+}
+
+// Problem says why a connector's offsets cannot be trusted (records that
+// could not be read), or "".
+func (s *OffsetStore) Problem(connector string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	bad := s.bad[connector]
+	if len(bad) == 0 {
+		return ""
+	}
+	first := bad[sortedKeys(bad)[0]].reason
+	if len(bad) > 1 {
+		first += fmt.Sprintf(" (%d such records)", len(bad))
+	}
+	return first
+}
+
+// ClearProblems tombstones the connector's offsets records that could not
+// be read and returns once they are read back.
+func (s *OffsetStore) ClearProblems(ctx context.Context, connector string) error {
+	s.mu.Lock()
+	var recs []*kgo.Record
+	for _, k := range sortedKeys(s.bad[connector]) {
+		b := s.bad[connector][k]
+		recs = append(recs, &kgo.Record{Key: b.rawKey, Partition: b.partition})
+	}
+	s.mu.Unlock()
+	if len(recs) == 0 {
+		return nil
+	}
+	return s.l.sendAndWait(ctx, recs...)
 }
 
 func copyAny(m map[string]any) map[string]any {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,7 +71,8 @@ type StatusSnapshot struct {
 // StatusStore is the status topic (Kafka Connect's KafkaStatusBackingStore).
 // Methods are safe for concurrent use.
 type StatusStore struct {
-	l *kafkaLog
+	l   *kafkaLog
+	log *slog.Logger // set before the first record is applied
 
 	mu     sync.Mutex
 	conns  map[string]Status
@@ -81,13 +83,19 @@ type StatusStore struct {
 // OpenStatusStore creates or verifies the status topic (default 5
 // partitions, compacted), reads it to the end and tails it.
 func OpenStatusStore(ctx context.Context, o Options) (*StatusStore, error) {
-	s := &StatusStore{conns: map[string]Status{}, tasks: map[TaskID]Status{}, topics: map[string]map[string]bool{}}
-	l, err := openLog(ctx, o, 5, false, s.apply)
+	s := newStatusStore(storeLogger(o))
+	l, err := openLog(ctx, o, logSpec{partitions: 5}, s.apply)
 	if err != nil {
 		return nil, err
 	}
 	s.l = l
 	return s, nil
+}
+
+// newStatusStore is an empty store that applies records, not yet reading
+// a topic.
+func newStatusStore(log *slog.Logger) *StatusStore {
+	return &StatusStore{log: log, conns: map[string]Status{}, tasks: map[TaskID]Status{}, topics: map[string]map[string]bool{}}
 }
 
 // Close stops tailing. It is idempotent.
@@ -157,10 +165,7 @@ func (s *StatusStore) DeleteTask(ctx context.Context, id TaskID) error {
 }
 
 func (s *StatusStore) write(ctx context.Context, key string, value []byte) error {
-	if err := s.l.send(ctx, s.l.keyed(key, value)); err != nil {
-		return err
-	}
-	return s.l.readToEnd(ctx)
+	return s.l.sendAndWait(ctx, s.l.keyed(key, value))
 }
 
 // Connector returns a connector's last status.
@@ -190,6 +195,26 @@ func (s *StatusStore) Tasks(connector string) map[int]Status {
 		}
 	}
 	return out
+}
+
+// Connectors lists, sorted, every connector with a connector, task or
+// active-topic status.
+func (s *StatusStore) Connectors() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := make(map[string]bool, len(s.conns))
+	for n := range s.conns {
+		set[n] = true
+	}
+	for id := range s.tasks {
+		set[id.Connector] = true
+	}
+	for n, ts := range s.topics {
+		if len(ts) > 0 {
+			set[n] = true
+		}
+	}
+	return sortedKeys(set)
 }
 
 // Snapshot copies every status.
@@ -230,6 +255,14 @@ func decodeStatus(value []byte) (Status, error) {
 	return st, nil
 }
 
+// unreadableStatus stands for a status record that does not decode: the
+// connector or task shows FAILED with the reason until its worker writes a
+// new status (a restart does).
+func unreadableStatus(r *kgo.Record, err error) Status {
+	return Status{State: StateFailed, Trace: fmt.Sprintf("The status record (offset %d of partition %d of the status topic %s, %d bytes) cannot be read: %v. "+
+		"Restart the connector or task to write a new one.", r.Offset, r.Partition, r.Topic, len(r.Value), err)}
+}
+
 func (s *StatusStore) apply(r *kgo.Record) {
 	key := string(r.Key)
 	switch {
@@ -243,8 +276,8 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		}
 		st, err := decodeStatus(r.Value)
 		if err != nil {
-			s.l.log.Error("ignoring malformed connector status", "connector", name, "err", err)
-			return
+			s.log.Error("cannot read a connector status record; showing the connector FAILED", "key", ClipKey(key), "offset", r.Offset, "err", err)
+			st = unreadableStatus(r, err)
 		}
 		s.conns[name] = st
 	case strings.HasPrefix(key, taskStatusPrefix):
@@ -252,7 +285,7 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		i := strings.LastIndexByte(rest, '-')
 		n, err := strconv.Atoi(rest[i+1:])
 		if i <= 0 || err != nil || n < 0 {
-			s.l.log.Error("ignoring task status with malformed key", "key", key)
+			s.log.Error("ignoring task status with malformed key", "key", ClipKey(key), "offset", r.Offset)
 			return
 		}
 		id := TaskID{rest[:i], n}
@@ -264,14 +297,14 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		}
 		st, err := decodeStatus(r.Value)
 		if err != nil {
-			s.l.log.Error("ignoring malformed task status", "connector", id.Connector, "task", id.Task, "err", err)
-			return
+			s.log.Error("cannot read a task status record; showing the task FAILED", "key", ClipKey(key), "offset", r.Offset, "err", err)
+			st = unreadableStatus(r, err)
 		}
 		s.tasks[id] = st
 	case strings.HasPrefix(key, topicStatusPrefix):
 		topic, conn, ok := strings.Cut(key[len(topicStatusPrefix):], ":connector-")
 		if !ok || topic == "" || conn == "" {
-			s.l.log.Error("ignoring topic status with malformed key", "key", key)
+			s.log.Error("ignoring topic status with malformed key", "key", ClipKey(key), "offset", r.Offset)
 			return
 		}
 		s.mu.Lock()
@@ -285,7 +318,7 @@ func (s *StatusStore) apply(r *kgo.Record) {
 		}
 		s.topics[conn][topic] = true
 	default:
-		s.l.log.Warn("ignoring status record with unknown key", "key", key)
+		s.log.Warn("ignoring status record with unknown key (written by a newer version?)", "key", ClipKey(key), "offset", r.Offset)
 	}
 }
 

@@ -87,6 +87,13 @@ func TestConfigStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The writer saw "other" created without task configs (stale
+		// until committed); a store opened later takes what it finds as
+		// current.
+		if !want.TasksStale["other"] || want.TasksStale["src"] {
+			t.Fatalf("writer's stale task configs: %v", want.TasksStale)
+		}
+		want.TasksStale = map[string]bool{}
 		if got := c.Snapshot(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("reopened store:\n got %+v\nwant %+v", got, want)
 		}

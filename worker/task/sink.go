@@ -124,7 +124,7 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
 	opts := []kgo.Opt{
-		kgo.ClientID(fmt.Sprintf("connector-consumer-%s-%d", cfg.Info.Connector, cfg.Info.Task)),
+		kgo.ClientID(clientID("connector-consumer", cfg.Info.Connector, cfg.Info.Task)),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 	}
 	opts = append(opts, cfg.ClientOpts...)

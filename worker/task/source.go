@@ -124,7 +124,7 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		cfg.Logger = slog.Default()
 	}
 	opts := []kgo.Opt{
-		kgo.ClientID(fmt.Sprintf("connector-producer-%s-%d", cfg.Info.Connector, cfg.Info.Task)),
+		kgo.ClientID(clientID("connector-producer", cfg.Info.Connector, cfg.Info.Task)),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(explicitPartitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.ProducerLinger(5 * time.Millisecond),

@@ -17,6 +17,7 @@ import (
 const benchOverview = `Usage: tributary-bench broker [flags]
        tributary-bench connect [flags]
        tributary-bench cluster [flags]
+       tributary-bench rest [flags]
 
 Benchmarks, each side by side with its reference in one run:
 
@@ -29,9 +30,12 @@ Benchmarks, each side by side with its reference in one run:
   cluster   a cluster of workers beside Kafka Connect 4.4 workers: failover
             after kill -9, a joining worker, REST writes through a
             follower, throughput with 1 and 2 workers
+  rest      a burst of concurrent connector creates against one worker,
+            beside Kafka Connect 4.4: answer latency, /health, time until
+            every connector runs
 
-Run 'tributary-bench broker --help', 'tributary-bench connect --help' or
-'tributary-bench cluster --help' for what each measures and its flags.
+Run 'tributary-bench <benchmark> --help' (broker, connect, cluster, rest)
+for what each measures and its flags.
 `
 
 const benchHelp = `Usage: tributary-bench broker [flags]
@@ -158,8 +162,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if args[0] == "cluster" {
 		return runBenchCluster(ctx, args[1:], stdout, stderr)
 	}
+	if args[0] == "rest" {
+		return runBenchREST(ctx, args[1:], stdout, stderr)
+	}
 	if args[0] != "broker" {
-		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker', 'connect' and 'cluster' exist (see --help)\n", args[0])
+		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker', 'connect', 'cluster' and 'rest' exist (see --help)\n", args[0])
 		return 2
 	}
 	fs := flag.NewFlagSet("bench broker", flag.ContinueOnError)

@@ -1,12 +1,14 @@
 // Command tributary-bench measures Tributary against its references in one
 // run: the bundled broker against franz-go's kfake and Apache Kafka
-// (tributary-bench broker), and the Connect worker against Kafka Connect
-// (tributary-bench connect). It lives under integration/ because it starts
+// (tributary-bench broker), the Connect worker against Kafka Connect
+// (tributary-bench connect), and its REST API under a burst of creates
+// against Kafka Connect's (tributary-bench rest). It lives under integration/ because it starts
 // its peers with the test harness (kfake, the Apache Kafka and Kafka
 // Connect jars), which the product binary does not link:
 //
 //	go run ./integration/cmd/tributary-bench broker --help
 //	go run ./integration/cmd/tributary-bench connect --help
+//	go run ./integration/cmd/tributary-bench rest --help
 package main
 
 import (
