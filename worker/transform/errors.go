@@ -61,3 +61,11 @@ func (e *StageError) Error() string {
 }
 
 func (e *StageError) Unwrap() error { return e.Err }
+
+// ClassName is the failed transformation's class (the task runners name it
+// in logs and dead letter queue headers).
+func (e *StageError) ClassName() string { return e.Class }
+
+// ExceptionClass is the Java exception Kafka's transformation throws in
+// the same case.
+func (e *StageError) ExceptionClass() string { return ExceptionClass(e.Err) }
