@@ -613,13 +613,18 @@ func newByLogicalTableRouter(c Config) (Transformation, error) {
 }
 
 // avroName replaces the characters Avro does not allow in a full name
-// (Debezium's SchemaNameAdjuster): by _ or, with unicode, by _uXXXX.
+// (Debezium's SchemaNameAdjuster): by _ or, with unicode, by _uXXXX; a
+// first character that may only follow others gets a _ in front.
 func avroName(s string, unicode bool) string {
 	var b strings.Builder
 	for i, r := range s {
-		ok := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && (r >= '0' && r <= '9' || r == '.')
+		letter := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		later := r >= '0' && r <= '9' || r == '.'
+		if i == 0 && !letter && later {
+			b.WriteByte('_')
+		}
 		switch {
-		case ok:
+		case letter || later:
 			b.WriteRune(r)
 		case unicode:
 			fmt.Fprintf(&b, "_u%04x", r)
