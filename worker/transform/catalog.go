@@ -118,14 +118,27 @@ var catalog = func() []*plugin {
 	return ps
 }()
 
-// lookup finds a plugin of the kind by class name.
+// lookup finds a plugin of the kind by class name or alias: as in Kafka
+// Connect, a class's simple name (RegexRouter, ExtractNewRecordState),
+// except for the $Key and $Value classes, whose simple names are shared.
 func lookup(class string, kind Kind) *plugin {
+	if class == "" {
+		return nil
+	}
 	for _, p := range catalog {
-		if p.class == class && p.kind == kind {
+		if p.kind == kind && (p.class == class || alias(p.class) == class) {
 			return p
 		}
 	}
 	return nil
+}
+
+// alias is a class's simple name, "" for a nested class.
+func alias(class string) string {
+	if strings.Contains(class, "$") {
+		return ""
+	}
+	return class[strings.LastIndexByte(class, '.')+1:]
 }
 
 // DebeziumVersion is the Debezium release whose transformations this

@@ -370,19 +370,21 @@ func distinct(l []string) []string {
 	return out
 }
 
-// validate is ConfigDef.validate for one key: the parsed value (nil when
-// unset without default or unparsable) and the error messages.
-func validateKey(k *Key, raw string, set bool) (any, []string) {
+// validateKey is ConfigDef.validate for one key: the parsed value (nil
+// when unset without default or unparsable) and the error messages. name
+// is the key's name in the connector config (its prefixed name), which
+// Kafka uses in the message for a missing key.
+func validateKey(k *Key, name, raw string, set bool) (any, []string) {
 	var errs []string
 	var v any
 	switch {
 	case set:
 		var err error
-		if v, err = parseType(k.Name, raw, k.Type); err != nil {
+		if v, err = parseType(name, raw, k.Type); err != nil {
 			errs = append(errs, err.Error())
 		}
 	case k.Required():
-		errs = append(errs, fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", k.Name))
+		errs = append(errs, fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", name))
 	default:
 		v = k.Default
 	}
@@ -475,7 +477,7 @@ func nonEmptyList(name string, v any) error {
 func javaRegex(name string, v any) error {
 	s, ok := v.(string)
 	if !ok {
-		return invalid(name, v, "Invalid regex: null")
+		return invalid(name, v, `Invalid regex: Cannot invoke "String.isEmpty()" because "this.pattern" is null`)
 	}
 	if _, err := compileJava(s); err != nil {
 		return invalid(name, v, "Invalid regex: "+err.Error())

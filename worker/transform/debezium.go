@@ -34,34 +34,32 @@ const (
 	modeDeleteToTombstone    = "delete-to-tombstone"
 )
 
-var deleteModes = []string{modeDrop, modeTombstone, modeRewrite, modeRewriteWithTombstone, modeDeleteToTombstone}
-
 var extractNewRecordStateKeys = []Key{
-	{Name: "delete.tombstone.handling.mode", Type: TypeString, Default: modeTombstone, Validator: debeziumEnum(deleteModes...), Importance: "MEDIUM",
+	{Name: "delete.tombstone.handling.mode", Type: TypeString, Default: modeTombstone, Validator: debeziumEnum(modeDrop, modeTombstone, modeRewriteWithTombstone, modeRewrite, modeDeleteToTombstone), Importance: "MEDIUM",
 		Doc:   "How to handle delete records. Options are: drop - Remove the delete event and tombstone from the stream.tombstone (default) - For each delete event, leave only a tombstone in the stream.rewrite - Remove tombstone from the record, and add a `__deleted` field with the value `true`.rewrite-with-tombstone - Retain tombstone in record and add a `__deleted` field with the value `true`.delete-to-tombstone - Convert delete events to tombstone events and drop tombstone events.",
 		Order: 1, Width: "MEDIUM", Display: "Handle delete and tombstone records"},
 	{Name: "route.by.field", Type: TypeString, Default: "", Importance: "LOW",
 		Doc:   "The column which determines how the events will be routed, the value will replace the topic name.",
-		Order: 2, Width: "LONG", Display: "Route by field name"},
+		Order: 1, Width: "LONG", Display: "Route by field name"},
 	{Name: "add.fields.prefix", Type: TypeString, Default: "__", Importance: "LOW",
-		Doc: "Adds this prefix to each field listed.", Order: 3, Width: "SHORT", Display: "Field prefix to be added to each field."},
+		Doc: "Adds this prefix to each field listed.", Order: 1, Width: "SHORT", Display: "Field prefix to be added to each field."},
 	{Name: "add.fields", Type: TypeList, Default: []string{}, Importance: "LOW",
 		Doc:   "Adds each field listed, prefixed with __ (or __<struct>_ if the struct is specified). Example: 'version,connector,source.ts_ms' would add __version, __connector and __source_ts_ms fields. Optionally one can also map new field name like version:VERSION,connector:CONNECTOR,source.ts_ms:EVENT_TIMESTAMP.Please note that the new field name is case-sensitive.",
-		Order: 4, Width: "LONG", Display: "Adds the specified field(s) to the message if they exist."},
+		Order: 1, Width: "LONG", Display: "Adds the specified field(s) to the message if they exist."},
 	{Name: "add.headers.prefix", Type: TypeString, Default: "__", Importance: "LOW",
-		Doc: "Adds this prefix listed to each header.", Order: 5, Width: "SHORT", Display: "Header prefix to be added to each header."},
+		Doc: "Adds this prefix listed to each header.", Order: 1, Width: "SHORT", Display: "Header prefix to be added to each header."},
 	{Name: "add.headers", Type: TypeList, Default: []string{}, Importance: "LOW",
 		Doc:   "Adds each field listed to the header,  __ (or __<struct>_ if the struct is specified). Example: 'version,connector,source.ts_ms' would add __version, __connector and __source_ts_ms fields. Optionally one can also map new field name like version:VERSION,connector:CONNECTOR,source.ts_ms:EVENT_TIMESTAMP.Please note that the new field name is case-sensitive.",
-		Order: 6, Width: "LONG", Display: "Adds the specified fields to the header if they exist."},
+		Order: 1, Width: "LONG", Display: "Adds the specified fields to the header if they exist."},
 	{Name: "drop.fields.header.name", Type: TypeString, Default: nil, Importance: "LOW",
 		Doc:   "Specifies the name of a header that contains a list of fields to be removed from the event value.",
-		Order: 7, Width: "SHORT", Display: "Specifies a header that contains a list of field names to be removed"},
+		Order: 1, Width: "SHORT", Display: "Specifies a header that contains a list of field names to be removed"},
 	{Name: "drop.fields.from.key", Type: TypeBoolean, Default: false, Importance: "LOW",
 		Doc:   "Specifies whether to apply the drop fields behavior to the event key as well as the value. Default behavior is to only remove fields from the event value, not the key.",
-		Order: 8, Width: "SHORT", Display: "Specifies whether the fields to be dropped should also be omitted from the key"},
+		Order: 1, Width: "SHORT", Display: "Specifies whether the fields to be dropped should also be omitted from the key"},
 	{Name: "drop.fields.keep.schema.compatible", Type: TypeBoolean, Default: true, Importance: "LOW",
 		Doc:   "Controls the output event's schema compatibility when using the drop fields feature. `true`: dropped fields are removed if the schema indicates its optional leaving the schemas unchanged, `false`: dropped fields are removed from the key/value schemas, regardless of optionality.",
-		Order: 9, Width: "SHORT", Display: "Specifies if fields are dropped, will the event's schemas be compatible"},
+		Order: 1, Width: "SHORT", Display: "Specifies if fields are dropped, will the event's schemas be compatible"},
 	// Read by the transformation, not in its definition.
 	{Name: "replace.null.with.default", Type: TypeBoolean, Default: true, Hidden: true},
 	// Debezium 2's delete handling, before delete.tombstone.handling.mode.
@@ -70,7 +68,8 @@ var extractNewRecordStateKeys = []Key{
 }
 
 // debeziumEnum is the validator of Debezium's enumerated settings:
-// case-insensitive, surrounding spaces ignored.
+// case-insensitive, surrounding spaces ignored; valid in the order Debezium
+// lists them in its message.
 func debeziumEnum(valid ...string) Validator {
 	return func(name string, v any) error {
 		s, _ := v.(string)
@@ -533,39 +532,37 @@ func (t *extractNewRecordState) dropFields(r *Record) error {
 }
 
 var byLogicalTableRouterKeys = []Key{
-	{Name: "topic.regex", Type: TypeString, Default: NoDefault, Validator: debeziumRegex, Importance: "LOW",
+	{Name: "topic.regex", Type: TypeString, Default: nil, Importance: "LOW",
 		Doc:   "The regex used for extracting the name of the logical table from the original topic name.",
 		Order: 1, Width: "LONG", Display: "Topic regex"},
-	{Name: "topic.replacement", Type: TypeString, Default: NoDefault, Importance: "LOW",
+	{Name: "topic.replacement", Type: TypeString, Default: nil, Importance: "LOW",
 		Doc:   "The replacement string used in conjunction with topic.regex. This will be used to create the new topic name.",
-		Order: 2, Width: "LONG", Display: "Topic replacement"},
+		Order: 1, Width: "LONG", Display: "Topic replacement"},
 	{Name: "key.enforce.uniqueness", Type: TypeBoolean, Default: true, Importance: "LOW",
 		Doc:   "Augment each record's key with a field denoting the source topic. This field distinguishes records coming from different physical tables which may otherwise have primary/unique key conflicts. If the source tables are guaranteed to have globally unique keys then this may be set to false to disable key rewriting.",
-		Order: 3, Width: "SHORT", Display: "Add source topic name into key"},
-	{Name: "key.field.regex", Type: TypeString, Default: nil, Validator: debeziumRegex, Importance: "LOW",
+		Order: 1, Width: "SHORT", Display: "Add source topic name into key"},
+	{Name: "key.field.regex", Type: TypeString, Default: nil, Importance: "LOW",
 		Doc:   "The regex used for extracting the physical table identifier from the original topic name. Now that multiple physical tables can share a topic, the event's key may need to be augmented to include fields other than just those for the record's primary/unique key, since these are not guaranteed to be unique across tables. We need some identifier added to the key that distinguishes the different physical tables.",
-		Order: 4, Width: "LONG", Display: "Key field regex"},
+		Order: 1, Width: "LONG", Display: "Key field regex"},
 	{Name: "key.field.replacement", Type: TypeString, Default: nil, Importance: "LOW",
 		Doc:   "The replacement string used in conjunction with key.field.regex. This will be used to create the physical table identifier in the record's key.",
-		Order: 5, Width: "LONG", Display: "Key field replacement"},
+		Order: 1, Width: "LONG", Display: "Key field replacement"},
 	{Name: "logical.table.cache.size", Type: TypeInt, Default: int32(16), Importance: "LOW",
 		Doc:   "The size used for holding the max entries in LRUCache. The cache will keep the old/new schema for logical table key and value, also cache the derived key and topic regex result for improving the source record transformation.",
-		Order: 6, Width: "LONG", Display: "Logical table cache size"},
+		Order: 1, Width: "LONG", Display: "Logical table cache size"},
 	// Read by the transformation, not in its definition.
 	{Name: "key.field.name", Type: TypeString, Default: "__dbz__physicalTableIdentifier", Hidden: true},
 	{Name: "schema.name.adjustment.mode", Type: TypeString, Default: "none", Validator: debeziumEnum("none", "avro", "avro_unicode"), Hidden: true},
 }
 
-// debeziumRegex is Debezium's Field.isRegex.
-func debeziumRegex(name string, v any) error {
-	s, ok := v.(string)
-	if !ok || s == "" {
-		return nil
+// debeziumRegex is Debezium's Field.isRegex, which its configure() checks
+// (its ConfigDef does not).
+func debeziumRegex(name, v string) (*javaRegexp, error) {
+	re, err := compileJava(v)
+	if err != nil {
+		return nil, &ConfigError{fmt.Sprintf("The '%s' value is invalid: A valid regular expressions is expected, but %v", name, err)}
 	}
-	if _, err := compileJava(s); err != nil {
-		return invalid(name, v, "A valid regular expressions is expected, but "+err.Error())
-	}
-	return nil
+	return re, nil
 }
 
 // byLogicalTableRouter is io.debezium.transforms.ByLogicalTableRouter:
@@ -588,15 +585,22 @@ func newByLogicalTableRouter(c Config) (Transformation, error) {
 	t := &byLogicalTableRouter{topicReplacement: c.String("topic.replacement"), enforce: c.Bool("key.enforce.uniqueness"),
 		keyFieldName: c.String("key.field.name"), keyCache: map[*schema.Schema]*schema.Schema{},
 		envelopeCache: map[*schema.Schema]*schema.Schema{}, topics: map[string]string{}}
+	// Debezium's required settings are not required in its ConfigDef:
+	// its configure() refuses them missing.
+	for _, k := range []string{"topic.regex", "topic.replacement"} {
+		if c.IsNull(k) {
+			return nil, &ConfigError{fmt.Sprintf("The '%s' value is invalid: A value is required", k)}
+		}
+	}
 	var err error
-	if t.topicRegex, err = compileJava(c.String("topic.regex")); err != nil {
+	if t.topicRegex, err = debeziumRegex("topic.regex", c.String("topic.regex")); err != nil {
 		return nil, err
 	}
 	if kr := strings.TrimSpace(c.String("key.field.regex")); kr != "" {
 		if strings.TrimSpace(c.String("key.field.replacement")) == "" {
-			return nil, invalid("key.field.replacement", nil, "key.field.replacement must be non-empty if key.field.regex is set.")
+			return nil, &ConfigError{"The 'key.field.replacement' value is invalid: key.field.replacement must be non-empty if key.field.regex is set."}
 		}
-		if t.keyRegex, err = compileJava(c.String("key.field.regex")); err != nil {
+		if t.keyRegex, err = debeziumRegex("key.field.regex", c.String("key.field.regex")); err != nil {
 			return nil, err
 		}
 		t.keyReplacement = c.String("key.field.replacement")

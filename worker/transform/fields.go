@@ -523,17 +523,29 @@ var valueToKeyKeys = []Key{
 	{Name: "fields", Type: TypeList, Default: NoDefault, Validator: anyNonDuplicateValues(false, false), Importance: "HIGH",
 		Doc: "Field names on the record value to extract as the record key."},
 	replaceNullWithDefaultKey,
+	fieldSyntaxVersionKey,
 }
 
-// valueToKey is ValueToKey: the key becomes the listed value fields.
+// valueToKey is ValueToKey: the key becomes the listed value fields (by
+// path with field.syntax.version=V2, the key field named by the path).
 type valueToKey struct {
 	fields      []string
+	paths       []fieldPath
 	withDefault bool
 	cache       schemaCache
 }
 
 func newValueToKey(c Config) (Transformation, error) {
-	return &valueToKey{fields: c.List("fields"), withDefault: c.Bool("replace.null.with.default")}, nil
+	t := &valueToKey{fields: c.List("fields"), withDefault: c.Bool("replace.null.with.default")}
+	v2 := strings.ToUpper(c.String("field.syntax.version")) == "V2"
+	for _, f := range t.fields {
+		p, err := newFieldPath(f, v2)
+		if err != nil {
+			return nil, err
+		}
+		t.paths = append(t.paths, p)
+	}
+	return t, nil
 }
 
 const valueToKeyPurpose = "copying fields from value to key"
@@ -545,8 +557,12 @@ func (t *valueToKey) Apply(r *Record) (bool, error) {
 			return false, err
 		}
 		key := make(map[string]any, len(t.fields))
-		for _, f := range t.fields {
-			key[f] = m[f]
+		for i, f := range t.fields {
+			v, err := t.paths[i].fromMap(m)
+			if err != nil {
+				return false, err
+			}
+			key[f] = v
 		}
 		r.KeySchema, r.Key = nil, key
 		return true, nil
@@ -558,8 +574,11 @@ func (t *valueToKey) Apply(r *Record) (bool, error) {
 	ks := t.cache.get(st.Schema())
 	if ks == nil {
 		ks = &schema.Schema{Type: schema.TypeStruct}
-		for _, f := range t.fields {
-			vf := st.Schema().Field(f)
+		for i, f := range t.fields {
+			vf, err := t.paths[i].fieldFrom(st.Schema())
+			if err != nil {
+				return false, err
+			}
 			if vf == nil {
 				return false, dataErr("Field does not exist: %s", f)
 			}
@@ -570,12 +589,12 @@ func (t *valueToKey) Apply(r *Record) (bool, error) {
 		t.cache.put(st.Schema(), ks)
 	}
 	key := schema.NewStruct(ks)
-	for i, f := range t.fields {
-		j, err := fieldIndex(st, f)
+	for i := range t.fields {
+		v, err := t.paths[i].fromStruct(st, t.withDefault)
 		if err != nil {
 			return false, err
 		}
-		if err := put(key, i, get(st, j, t.withDefault)); err != nil {
+		if err := put(key, i, v); err != nil {
 			return false, err
 		}
 	}

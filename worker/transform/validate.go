@@ -84,10 +84,19 @@ func Validate(props map[string]string, kafkaVersion string) Validation {
 			case !typeSet:
 				typ.Value.Errors = append([]string{fmt.Sprintf("Missing required configuration \"%s\" which has no default value.", typeKey)}, typ.Value.Errors...)
 			case p == nil:
-				typ.Value.Value = &class
-				typ.Value.Errors = append([]string{unknownClass(typeKey, props[typeKey]).Error()}, typ.Value.Errors...)
+				msg := unknownClass(typeKey, props[typeKey]).Error()
+				other := KindPredicate
+				if kind.kind == KindPredicate {
+					other = KindTransformation
+				}
+				if lookup(class, other) != nil {
+					// A class, of the other kind.
+					typ.Value.Value = &class
+					msg = fmt.Sprintf("Class class %s does not implement the %s interface", class, kind.title)
+				}
+				typ.Value.Errors = append([]string{msg}, typ.Value.Errors...)
 			default:
-				typ.Value.Value = &class
+				typ.Value.Value = &p.class
 			}
 			version := entry(sdk.ConfigKeyInfo{Name: versionKey, Type: string(TypeString), Importance: "HIGH",
 				Documentation: fmt.Sprintf("Version of the '%s' %s.", alias, kind.noun), Group: &group, Order: 1,
@@ -107,11 +116,16 @@ func Validate(props map[string]string, kafkaVersion string) Validation {
 					g := javaTrim(given)
 					version.Value.Value = &g
 					if g != ver {
+						// Kafka Connect reports it on both keys and does
+						// not describe the plugin's own keys.
 						r := g
 						if !strings.HasPrefix(r, "[") && !strings.HasPrefix(r, "(") {
 							r = "[" + r + "," + r + "]"
 						}
-						version.Value.Errors = append(version.Value.Errors, fmt.Sprintf("Plugin %s not found that matches the version range %s, available versions: [%s]", p.class, r, ver))
+						msg := fmt.Sprintf("Plugin %s not found that matches the version range %s, available versions: [%s]", p.class, r, ver)
+						typ.Value.Errors = append(typ.Value.Errors, msg)
+						version.Value.Errors = append(version.Value.Errors, msg)
+						p = nil
 					}
 				}
 			} else if given, vset := props[versionKey]; vset {
@@ -138,7 +152,7 @@ func Validate(props map[string]string, kafkaVersion string) Validation {
 			for i := range keys {
 				k := keys[i]
 				raw, set := sub[k.Name]
-				val, errs := validateKey(&k, raw, set)
+				val, errs := validateKey(&k, prefix+k.Name, raw, set)
 				configOK = configOK && len(errs) == 0
 				info := k.Info()
 				info.Name = prefix + k.Name
