@@ -16,8 +16,9 @@ import (
 // connector using them is refused at validation, not at run time.
 type javaRegexp struct {
 	src   string
+	expr  string         // the pattern for Go
 	re    *regexp.Regexp // finds, like Matcher.find
-	whole *regexp.Regexp // matches the whole input, like Matcher.matches
+	whole *regexp.Regexp // matches the whole input, like Matcher.matches; made when first needed
 	names map[string]int
 }
 
@@ -31,8 +32,7 @@ func compileJava(pattern string) (*javaRegexp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s near %q (Tributary runs Java patterns on Go's regexp: no backreferences or lookaround)", errorCode(err), pattern)
 	}
-	whole := regexp.MustCompile(`^(?:` + expr + `)$`)
-	j := &javaRegexp{src: pattern, re: re, whole: whole, names: map[string]int{}}
+	j := &javaRegexp{src: pattern, expr: expr, re: re, names: map[string]int{}}
 	for i, n := range re.SubexpNames() {
 		if n != "" {
 			j.names[n] = i
@@ -80,7 +80,13 @@ func expandQuotes(p string) (string, error) {
 }
 
 // matches is Matcher.matches: the whole input matches.
-func (j *javaRegexp) matches(s string) bool { return j.whole.MatchString(s) }
+func (j *javaRegexp) matches(s string) bool {
+	if j.whole == nil {
+		// It compiles: the same pattern, anchored, did.
+		j.whole = regexp.MustCompile(`^(?:` + j.expr + `)$`)
+	}
+	return j.whole.MatchString(s)
+}
 
 // replaceFirst is Matcher.replaceFirst: the first match (leftmost, found as
 // Matcher.find does) replaced by the expanded replacement.
