@@ -96,12 +96,23 @@ func fieldIndex(st *schema.Struct, name string) (int, error) {
 // (ConnectSchema.validateValue).
 func put(st *schema.Struct, i int, v any) error {
 	f := &st.Schema().Fields[i]
-	if err := validateValue(f.Schema, v, `field: "`+f.Name+`"`); err != nil {
+	if err := validateValue(f.Schema, v, location{field: f.Name}); err != nil {
 		return err
 	}
 	st.SetIndex(i, v)
 	return nil
 }
+
+// location is where validateValue is, as Kafka's messages say it: a
+// field ("field: \"name\""), possibly within arrays and maps (prefix).
+// It is rendered only for an error.
+type location struct {
+	prefix, field string
+}
+
+func (l location) String() string { return l.prefix + `field: "` + l.field + `"` }
+
+func (l location) within(p string) location { return location{p + l.prefix, l.field} }
 
 // putName is Struct.put(String, Object).
 func putName(st *schema.Struct, name string, v any) error {
@@ -113,10 +124,10 @@ func putName(st *schema.Struct, name string, v any) error {
 }
 
 // validateValue is ConnectSchema.validateValue(schema, value, location).
-func validateValue(s *schema.Schema, v any, location string) error {
+func validateValue(s *schema.Schema, v any, loc location) error {
 	if v == nil {
 		if !s.Optional {
-			return dataErr("Invalid value: null used for required %s, schema type: %s", location, typeName(s.Type))
+			return dataErr("Invalid value: null used for required %s, schema type: %s", loc, typeName(s.Type))
 		}
 		return nil
 	}
@@ -126,7 +137,7 @@ func validateValue(s *schema.Schema, v any, location string) error {
 		if s.Name != "" {
 			b.WriteString(` "` + s.Name + `"`)
 		}
-		b.WriteString(" with type " + typeName(s.Type) + ": " + classOf(v) + " for " + location)
+		b.WriteString(" with type " + typeName(s.Type) + ": " + classOf(v) + " for " + loc.String())
 		return dataErr("%s", b.String())
 	}
 	switch s.Type {
@@ -137,17 +148,17 @@ func validateValue(s *schema.Schema, v any, location string) error {
 		}
 		return validateStruct(st)
 	case schema.TypeArray:
-		loc := "element of array " + location
+		eloc := loc.within("element of array ")
 		if s.ValueSchema == nil {
-			return dataErr("No schema defined for %s", loc)
+			return dataErr("No schema defined for %s", eloc)
 		}
 		for _, e := range v.([]any) {
-			if err := validateValue(s.ValueSchema, e, loc); err != nil {
+			if err := validateValue(s.ValueSchema, e, eloc); err != nil {
 				return err
 			}
 		}
 	case schema.TypeMap:
-		kloc, vloc := "key of map "+location, "value of map "+location
+		kloc, vloc := loc.within("key of map "), loc.within("value of map ")
 		if s.KeySchema == nil {
 			return dataErr("No schema defined for %s", kloc)
 		}
@@ -186,7 +197,7 @@ func validateStruct(st *schema.Struct) error {
 		if v == nil && (f.Schema.Optional || f.Schema.Default != nil) {
 			continue
 		}
-		if err := validateValue(f.Schema, v, `field: "`+f.Name+`"`); err != nil {
+		if err := validateValue(f.Schema, v, location{field: f.Name}); err != nil {
 			return err
 		}
 	}
