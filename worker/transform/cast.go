@@ -120,15 +120,15 @@ func (t *cast) Apply(r *Record) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		out := cloneMap(m, len(t.casts))
+		out := t.side.writable(r, m, len(t.casts))
 		for f, typ := range t.casts {
-			cv, err := castValue(nil, m[f], typ)
+			cv, err := castValue(nil, out[f], typ)
 			if err != nil {
 				return false, err
 			}
 			out[f] = cv
 		}
-		t.side.set(r, nil, out)
+		t.side.setOwned(r, out)
 		return true, nil
 	}
 	ns := t.cache.get(s)

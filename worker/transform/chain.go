@@ -48,6 +48,7 @@ func (c *Chain) Len() int {
 // Apply runs r through the chain: false when a transformation dropped it.
 // An error is a *StageError naming the transformation that failed.
 func (c *Chain) Apply(r *Record) (bool, error) {
+	r.ownKey, r.ownValue = false, false
 	for i := range c.stages {
 		s := &c.stages[i]
 		if s.pred != nil && s.pred.Test(r) == s.negate {

@@ -98,7 +98,7 @@ func (t *insertField) Apply(r *Record) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		out := cloneMap(m, 5)
+		out := t.side.writable(r, m, 5)
 		if t.topic.set {
 			out[t.topic.name] = r.Topic
 		}
@@ -118,7 +118,7 @@ func (t *insertField) Apply(r *Record) (bool, error) {
 		if t.staticFld.set {
 			out[t.staticFld.name] = t.staticValue
 		}
-		t.side.set(r, nil, out)
+		t.side.setOwned(r, out)
 		return true, nil
 	}
 	st, err := requireStruct(v, insertPurpose)
@@ -297,13 +297,31 @@ func (t *replaceField) Apply(r *Record) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		if t.side.owned(r) {
+			// A map of this pass: change it in place. (Where a renamed
+			// field takes the name of one kept as is, the renamed one
+			// wins; Kafka's outcome depends on its HashMap's order.)
+			var moved []any
+			for k, e := range m {
+				if !t.keep(k) {
+					delete(m, k)
+				} else if n, ok := t.renames[k]; ok && n != k {
+					moved = append(moved, n, e)
+					delete(m, k)
+				}
+			}
+			for i := 0; i < len(moved); i += 2 {
+				m[moved[i].(string)] = moved[i+1]
+			}
+			return true, nil
+		}
 		out := make(map[string]any, len(m))
 		for k, e := range m {
 			if t.keep(k) {
 				out[t.renamed(k)] = e
 			}
 		}
-		t.side.set(r, nil, out)
+		t.side.setOwned(r, out)
 		return true, nil
 	}
 	st, err := requireStruct(v, replacePurpose)
@@ -383,15 +401,15 @@ func (t *maskField) Apply(r *Record) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		out := cloneMap(m, len(t.fields))
+		out := t.side.writable(r, m, len(t.fields))
 		for _, f := range t.fields {
-			mv, err := t.mask(nil, m[f])
+			mv, err := t.mask(nil, out[f])
 			if err != nil {
 				return false, err
 			}
 			out[f] = mv
 		}
-		t.side.set(r, nil, out)
+		t.side.setOwned(r, out)
 		return true, nil
 	}
 	st, err := requireStruct(v, maskPurpose)
@@ -622,7 +640,7 @@ func newHoistField(c Config, s side) (Transformation, error) {
 func (t *hoistField) Apply(r *Record) (bool, error) {
 	s, v := t.side.schema(r), t.side.value(r)
 	if s == nil {
-		t.side.set(r, nil, map[string]any{t.field: v})
+		t.side.setOwned(r, map[string]any{t.field: v})
 		return true, nil
 	}
 	ns := t.cache.get(s)

@@ -44,7 +44,7 @@ func (t *flatten) Apply(r *Record) (bool, error) {
 		if err := t.flattenMap(m, "", out); err != nil {
 			return false, err
 		}
-		t.side.set(r, nil, out)
+		t.side.setOwned(r, out)
 		return true, nil
 	}
 	st, err := requireStructOrNull(v, flattenPurpose)

@@ -119,19 +119,19 @@ func (t *headerFrom) Apply(r *Record) (bool, error) {
 		}
 		updated := m
 		if t.move {
-			updated = cloneMap(m, 0)
+			updated = t.side.writable(r, m, 0)
 		}
 		added := make([]sdk.Header, 0, len(t.fields))
 		for i, f := range t.fields {
-			if t.move {
-				delete(updated, f)
-			}
 			added = append(added, sdk.Header{Key: t.headers[i], Value: m[f]})
 		}
-		r.Headers = r.withHeader(added...)
 		if t.move {
-			t.side.set(r, nil, updated)
+			for _, f := range t.fields {
+				delete(updated, f)
+			}
+			t.side.setOwned(r, updated)
 		}
+		r.Headers = r.withHeader(added...)
 		return true, nil
 	}
 	st, err := requireStruct(v, t.purpose())

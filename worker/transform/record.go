@@ -30,6 +30,10 @@ type Record struct {
 	// (InsertField's offset.field needs one).
 	Sink   bool
 	Offset int64
+	// ownKey and ownValue are set while the key's or value's map was made
+	// by a transformation of the chain's current pass: the next ones may
+	// change it in place instead of copying it.
+	ownKey, ownValue bool
 }
 
 // withHeader returns r's headers with h appended, in a new slice.

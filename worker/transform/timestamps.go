@@ -187,13 +187,13 @@ func (t *timestampConverter) Apply(r *Record) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		out := cloneMap(m, 1)
 		cv, err := t.convert(m[t.field], "")
 		if err != nil {
 			return false, err
 		}
+		out := t.side.writable(r, m, 1)
 		out[t.field] = cv
-		t.side.set(r, nil, out)
+		t.side.setOwned(r, out)
 		return true, nil
 	}
 	if t.field == "" {

@@ -413,8 +413,35 @@ func (s side) value(r *Record) any {
 
 func (s side) set(r *Record, sch *schema.Schema, v any) {
 	if s == keySide {
-		r.KeySchema, r.Key = sch, v
+		r.KeySchema, r.Key, r.ownKey = sch, v, false
 	} else {
-		r.ValueSchema, r.Value = sch, v
+		r.ValueSchema, r.Value, r.ownValue = sch, v, false
 	}
+}
+
+// setOwned is set for a map made by the transformation: later ones of the
+// pass may change it in place.
+func (s side) setOwned(r *Record, m map[string]any) {
+	s.set(r, nil, m)
+	if s == keySide {
+		r.ownKey = true
+	} else {
+		r.ownValue = true
+	}
+}
+
+func (s side) owned(r *Record) bool {
+	if s == keySide {
+		return r.ownKey
+	}
+	return r.ownValue
+}
+
+// writable returns m to change: m itself when the chain's pass made it,
+// else a copy (Kafka's new HashMap<>(m)) with room for extra entries.
+func (s side) writable(r *Record, m map[string]any, extra int) map[string]any {
+	if s.owned(r) {
+		return m
+	}
+	return cloneMap(m, extra)
 }
