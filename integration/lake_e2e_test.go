@@ -57,7 +57,19 @@ func TestLakeREADMEShowsTheTestedFiles(t *testing.T) {
 			t.Errorf("README.md does not show docs/lake/%s as it is", f)
 		}
 	}
+	if !strings.Contains(string(readme), lakeLatestQuery) {
+		t.Errorf("README.md does not show the latest-row query as TestPostgresToS3Lake runs it:\n%s", lakeLatestQuery)
+	}
 }
+
+// lakeLatestQuery is the README's DuckDB query of the table's current
+// state, over the lake at lakeREADMEPath.
+const (
+	lakeREADMEPath  = "/tmp/lake/topics/shop.public.orders"
+	lakeLatestQuery = `select id, customer, amount, placed, qty
+  from read_parquet('/tmp/lake/topics/shop.public.orders/**/*.parquet')
+  qualify row_number() over (partition by id order by __source_ts_ms desc) = 1 and __deleted = 'false'`
+)
 
 // lakeRow is a row of the test's orders table at a version: every column
 // is a function of the id and the version (qty), so that a row read back
@@ -182,21 +194,33 @@ func TestPostgresToS3Lake(t *testing.T) {
 		next := int64(101)
 		for tx := range txs {
 			var b pgx.Batch
+			// No row changes twice in one transaction: its changes would
+			// share __source_ts_ms, which the README's latest-row query
+			// orders by.
+			touched := map[int64]bool{}
 			for k := range 3 {
-				ids := slices.Sorted(maps.Keys(live))
+				var ids []int64
+				for _, id := range slices.Sorted(maps.Keys(live)) {
+					if !touched[id] {
+						ids = append(ids, id)
+					}
+				}
 				switch op := (tx*3 + k) % 5; {
 				case op < 2 || len(ids) == 0:
 					lakeRowAt(next, 1).insert(&b)
 					live[next] = 1
+					touched[next] = true
 					want[lakeEvent{next, 1, "c"}] = true
 					next++
 				case op < 4:
 					id := ids[rng.IntN(len(ids))]
+					touched[id] = true
 					live[id]++
 					lakeRowAt(id, live[id]).update(&b)
 					want[lakeEvent{id, live[id], "u"}] = true
 				default:
 					id := ids[rng.IntN(len(ids))]
+					touched[id] = true
 					b.Queue(`DELETE FROM orders WHERE id = $1`, id)
 					want[lakeEvent{id, live[id], "d"}] = true
 					delete(live, id)
@@ -352,10 +376,23 @@ func TestPostgresToS3Lake(t *testing.T) {
 		t.Errorf("latest rows in the lake (%d ids) differ from the table (%d ids, model %d)", len(lake), len(table), len(live))
 	}
 
-	// DuckDB reads the lake as one table, as the README's query does.
+	// DuckDB reads the lake as one table; the README's latest-row query
+	// gives the table.
 	dir := downloadLake(t, s, prefix)
+	res := runS3Read(t, "duckdb", dir, strings.ReplaceAll(lakeLatestQuery, lakeREADMEPath, "$PATH")+" order by id")
+	var state []string
+	for _, row := range res["rows"].([]any) {
+		state = append(state, fmt.Sprint(row.([]any)[0], "/", row.([]any)[4]))
+	}
+	var tableState []string
+	for _, id := range slices.Sorted(maps.Keys(table)) {
+		tableState = append(tableState, fmt.Sprint(id, "/", table[id]))
+	}
+	if !slices.Equal(state, tableState) {
+		t.Errorf("the README's latest-row query gives %d rows (id/qty) %v\nwant the table's %d: %v", len(state), state, len(tableState), tableState)
+	}
 	q := `select count(*), count(distinct id), sum(case when __deleted = 'true' then 1 else 0 end) from read_parquet('$PATH/**/*.parquet')`
-	res := runS3Read(t, "duckdb", dir, q)
+	res = runS3Read(t, "duckdb", dir, q)
 	total := 0
 	deletes := 0
 	for e, n := range got {
