@@ -2,7 +2,11 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +18,7 @@ import (
 	"github.com/tributary-dev/tributary/integration/harness"
 	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/worker/convert"
+	"github.com/tributary-dev/tributary/worker/transform"
 )
 
 // consumeTopic reads n records of topic from its start.
@@ -206,4 +211,111 @@ func TestTransformsSinkThroughWorker(t *testing.T) {
 	// The tombstone was dropped (rewrite mode), and its offset committed
 	// with the rest.
 	waitCommitted(t, bootstrap, "connect-rows", topic, 5, 30*time.Second)
+}
+
+// Through a real worker's REST API, transformations and predicates are
+// plugins as in Kafka Connect 4.4: listed with connectorsOnly=false with
+// the type Kafka Connect gives them, their definitions served as Kafka
+// Connect serves them (the recording in worker/transform/testdata), and a
+// connector config with bad transforms or predicates answered with Kafka
+// Connect's errors on validate and refused on create.
+func TestTransformsThroughREST(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: builds and starts a Tributary worker")
+	}
+	b, err := os.ReadFile(filepath.Join("..", "worker", "transform", "testdata", "kafkaconnect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec recordedPlugins
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	bin := harness.BuildTributary(t)
+	bootstrap := harness.TributaryBroker(t).Bootstrap()
+	w := harness.StartWorkerProcess(t, bin, filepath.Join(t.TempDir(), "worker"), harness.WorkerProps(t, bootstrap, "smt-rest", nil))
+	r := rest{t, w.URL()}
+
+	var listed []map[string]string
+	if err := json.Unmarshal(r.must("GET", "/connector-plugins?connectorsOnly=false", nil, 200), &listed); err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{}
+	for _, p := range listed {
+		types[p["class"]] = p["type"]
+	}
+	compared := 0
+	for _, p := range rec.Plugins {
+		want, ok := rec.Configs[p["class"]]
+		if !ok {
+			continue // a Debezium transformation Tributary does not have
+		}
+		if types[p["class"]] != p["type"] {
+			t.Errorf("%s: listed as %q, Kafka Connect lists %q", p["class"], types[p["class"]], p["type"])
+		}
+		got := r.must("GET", "/connector-plugins/"+url.PathEscape(p["class"])+"/config", nil, 200)
+		if g, w := string(compactJSON(t, got)), string(compactJSON(t, want)); g != w {
+			t.Errorf("%s definition:\n got %s\nwant %s", p["class"], g, w)
+		}
+		compared++
+	}
+	if compared != len(transform.Plugins("")) {
+		t.Errorf("%d definitions compared, Tributary has %d transformations and predicates", compared, len(transform.Plugins("")))
+	}
+
+	// Validation: the recorded answer's errors, key for key.
+	v := rec.Validations["missing and unknown types"]
+	cfg := map[string]string{"connector.class": "FileStreamSource", "name": "bad", "topic": "t"}
+	maps.Copy(cfg, v.Config)
+	var ans struct {
+		ErrorCount int `json:"error_count"`
+		Configs    []struct {
+			Value struct {
+				Name   string   `json:"name"`
+				Errors []string `json:"errors"`
+			} `json:"value"`
+		} `json:"configs"`
+	}
+	if err := json.Unmarshal(r.must("PUT", "/connector-plugins/FileStreamSource/config/validate", cfg, 200), &ans); err != nil {
+		t.Fatal(err)
+	}
+	gotErrs := map[string][]string{}
+	for _, c := range ans.Configs {
+		if len(c.Value.Errors) > 0 {
+			gotErrs[c.Value.Name] = c.Value.Errors
+		}
+	}
+	wantErrs := map[string][]string{}
+	for _, raw := range v.Configs {
+		var e struct {
+			Value struct {
+				Name   string   `json:"name"`
+				Errors []string `json:"errors"`
+			} `json:"value"`
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Value.Errors) > 0 {
+			wantErrs[e.Value.Name] = e.Value.Errors
+		}
+	}
+	if fmt.Sprint(gotErrs) != fmt.Sprint(wantErrs) || ans.ErrorCount != 3 {
+		t.Errorf("validate: %d errors %v\nKafka Connect's: %v", ans.ErrorCount, gotErrs, wantErrs)
+	}
+
+	// Create refuses what validate reports, and nothing is created.
+	code, body := r.do("POST", "/connectors", map[string]any{"name": "bad", "config": cfg})
+	if code != 400 || !strings.Contains(string(body), "contains the following 3 error(s)") ||
+		!strings.Contains(string(body), "Class com.example.NoSuchTransform could not be found.") {
+		t.Errorf("create: %d %s", code, body)
+	}
+	if code, _ := r.do("GET", "/connectors/bad", nil); code != 404 {
+		t.Errorf("GET /connectors/bad after a refused create: %d", code)
+	}
+	code, body = r.do("PUT", "/connectors/bad2/config", map[string]string{"connector.class": "FileStreamSource", "topic": "t",
+		"transforms": "route", "transforms.route.type": "RegexRouter", "transforms.route.regex": "(.*"})
+	if code != 400 || !strings.Contains(string(body), "transforms.route.replacement") || !strings.Contains(string(body), "Invalid regex") {
+		t.Errorf("create with a bad regex and no replacement: %d %s", code, body)
+	}
 }

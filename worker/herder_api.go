@@ -10,6 +10,7 @@ import (
 
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/worker/transform"
 )
 
 // The Herder methods the REST API calls.
@@ -658,6 +659,9 @@ func (h *herder) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
 		out = append(out, PluginInfo{Class: s.Class, Type: string(s.Type), Version: s.Version})
 	}
 	if all {
+		for _, p := range transform.Plugins(transformsVersion) {
+			out = append(out, PluginInfo{Class: p.Class, Type: string(p.Kind), Version: p.Version})
+		}
 		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter} {
 			out = append(out, PluginInfo{Class: c, Type: "converter", Version: Version})
 		}
@@ -677,6 +681,9 @@ func (h *herder) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigK
 	spec, err := l.Spec(plugin)
 	if err != nil {
 		if defs, ok := ConverterConfig(plugin); ok {
+			return defs, nil
+		}
+		if defs, _, ok := transform.Definition(plugin); ok {
 			return defs, nil
 		}
 		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,5 +96,55 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 		if out.ErrorCount != 1 || len(errs[tc.key]) != 1 || errs[tc.key][0] != tc.want {
 			t.Errorf("%v: errors %v, want %s: %s", tc.config, errs, tc.key, tc.want)
 		}
+	}
+}
+
+// TestValidateTransforms: the transforms and predicates settings are
+// validated with the common keys, each alias in a group of its own, with
+// Kafka Connect's messages, and a duplicate alias is an error of the list
+// itself; a create with any of them is refused.
+func TestValidateTransforms(t *testing.T) {
+	config := map[string]string{"connector.class": "X", "name": "s", "topic": "t",
+		"transforms": "route,bad,route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+		"transforms.route.regex": "(.*)", "transforms.bad.type": "com.example.NoSuchTransform",
+		"predicates": "p", "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "t.*"}
+	out := mergeValidation(sdk.Source, "X", config, sdk.ConfigInfos{})
+	want := map[string][]string{
+		"transforms":                   {"Invalid value [route, bad, route] for configuration transforms: Duplicate alias provided."},
+		"transforms.route.replacement": {`Missing required configuration "transforms.route.replacement" which has no default value.`},
+		"transforms.bad.type":          {"Invalid value com.example.NoSuchTransform for configuration transforms.bad.type: Class com.example.NoSuchTransform could not be found."},
+	}
+	errs := out.Errors()
+	for k, msgs := range want {
+		if !slices.Equal(errs[k], msgs) {
+			t.Errorf("%s: errors %q, want %q", k, errs[k], msgs)
+		}
+	}
+	if out.ErrorCount != 3 {
+		t.Errorf("error_count %d, want 3: %v", out.ErrorCount, errs)
+	}
+	g := strings.Join(out.Groups, ",")
+	if !strings.HasSuffix(g, "Transforms: route,Transforms: bad,Predicates: p") {
+		t.Errorf("groups %s", g)
+	}
+	var keys []string
+	for _, c := range out.Configs {
+		if strings.HasPrefix(c.Definition.Name, "predicates.p.") {
+			keys = append(keys, c.Definition.Name)
+		}
+	}
+	if strings.Join(keys, ",") != "predicates.p.type,predicates.p.plugin.version,predicates.p.pattern" {
+		t.Errorf("predicate keys %v", keys)
+	}
+	if err := validationError(out); err == nil || !strings.Contains(err.Error(), "contains the following 3 error(s)") {
+		t.Errorf("create: %v", err)
+	}
+
+	// A valid chain adds no error.
+	delete(config, "transforms.bad.type")
+	config["transforms"] = "route"
+	config["transforms.route.replacement"] = "x-$1"
+	if out := mergeValidation(sdk.Source, "X", config, sdk.ConfigInfos{}); out.ErrorCount != 0 {
+		t.Errorf("valid chain: %v", out.Errors())
 	}
 }
