@@ -20,7 +20,7 @@ func TestMergeValidationKeepsPluginErrors(t *testing.T) {
 		{Definition: sdk.ConfigKeyInfo{Name: "topics"}, Value: sdk.ConfigValueInfo{Name: "topics", Errors: []string{"only one topic"}}},
 		{Definition: sdk.ConfigKeyInfo{Name: "path"}, Value: sdk.ConfigValueInfo{Name: "path"}},
 	}}
-	out := mergeValidation(sdk.Sink, "X", config, plugin)
+	out := Validation(testSpec(sdk.Sink), testConverters, config, plugin)
 	if out.ErrorCount != 1 {
 		t.Fatalf("error_count %d, want 1: %+v", out.ErrorCount, out.Errors())
 	}
@@ -33,7 +33,7 @@ func TestMergeValidationKeepsPluginErrors(t *testing.T) {
 	if n != 1 || !strings.Contains(strings.Join(out.Errors()["topics"], ";"), "only one topic") {
 		t.Fatalf("topics listed %d times, errors %v", n, out.Errors()["topics"])
 	}
-	if err := validationError(out); err == nil || !strings.Contains(err.Error(), "only one topic") {
+	if err := ValidationError(out); err == nil || !strings.Contains(err.Error(), "only one topic") {
 		t.Fatalf("validationError = %v", err)
 	}
 }
@@ -64,7 +64,8 @@ func TestPluginCallsWhileStarting(t *testing.T) {
 	}
 }
 
-// A sink's dead letter queue may not be a topic it reads, and a client
+// A sink's dead letter queue may not be a topic it reads (the error is on
+// topics or topics.regex, as Kafka Connect 4.4 lists it), and a client
 // override the client refuses is an error on its key (Kafka Connect's
 // messages).
 func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
@@ -73,10 +74,10 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 		key    string
 		want   string
 	}{
-		{map[string]string{"topics": "a, dlq", "errors.deadletterqueue.topic.name": "dlq"}, "errors.deadletterqueue.topic.name",
+		{map[string]string{"topics": "a, dlq", "errors.deadletterqueue.topic.name": "dlq"}, "topics",
 			"The DLQ topic 'dlq' may not be included in the list of topics ('topics=[a, dlq]') consumed by the connector"},
-		{map[string]string{"topics.regex": "d.*", "errors.deadletterqueue.topic.name": "dlq"}, "errors.deadletterqueue.topic.name",
-			"The DLQ topic 'dlq' may not be included in the regex matching the topics ('topics.regex=d.*') consumed by the connector"},
+		{map[string]string{"topics.regex": "d.*", "errors.deadletterqueue.topic.name": "dlq"}, "topics.regex",
+			"The DLQ topic 'dlq' may not be matched by the regex for the topics ('topics.regex=d.*') consumed by the connector"},
 		{map[string]string{"topics.regex": "d", "errors.deadletterqueue.topic.name": "dlq"}, "", ""}, // whole names only
 		{map[string]string{"topics": "a", "consumer.override.auto.offset.reset": "bogus"}, "consumer.override.auto.offset.reset",
 			"Invalid value bogus for configuration consumer.override.auto.offset.reset: must be earliest, latest or none"},
@@ -85,7 +86,7 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 		for k, v := range tc.config {
 			config[k] = v
 		}
-		out := mergeValidation(sdk.Sink, "X", config, sdk.ConfigInfos{Name: "X"})
+		out := Validation(testSpec(sdk.Sink), testConverters, config, sdk.ConfigInfos{Name: "X"})
 		errs := out.Errors()
 		if tc.key == "" {
 			if out.ErrorCount != 0 {
@@ -108,7 +109,7 @@ func TestValidateTransforms(t *testing.T) {
 		"transforms": "route,bad,route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
 		"transforms.route.regex": "(.*)", "transforms.bad.type": "com.example.NoSuchTransform",
 		"predicates": "p", "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "t.*"}
-	out := mergeValidation(sdk.Source, "X", config, sdk.ConfigInfos{})
+	out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{})
 	want := map[string][]string{
 		"transforms":                   {"Invalid value [route, bad, route] for configuration transforms: Duplicate alias provided."},
 		"transforms.route.replacement": {`Missing required configuration "transforms.route.replacement" which has no default value.`},
@@ -136,7 +137,7 @@ func TestValidateTransforms(t *testing.T) {
 	if strings.Join(keys, ",") != "predicates.p.type,predicates.p.plugin.version,predicates.p.pattern" {
 		t.Errorf("predicate keys %v", keys)
 	}
-	if err := validationError(out); err == nil || !strings.Contains(err.Error(), "contains the following 3 error(s)") {
+	if err := ValidationError(out); err == nil || !strings.Contains(err.Error(), "contains the following 3 error(s)") {
 		t.Errorf("create: %v", err)
 	}
 
@@ -144,7 +145,11 @@ func TestValidateTransforms(t *testing.T) {
 	delete(config, "transforms.bad.type")
 	config["transforms"] = "route"
 	config["transforms.route.replacement"] = "x-$1"
-	if out := mergeValidation(sdk.Source, "X", config, sdk.ConfigInfos{}); out.ErrorCount != 0 {
+	if out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{}); out.ErrorCount != 0 {
 		t.Errorf("valid chain: %v", out.Errors())
 	}
 }
+
+func testSpec(t sdk.ConnectorType) sdk.Spec { return sdk.Spec{Class: "X", Type: t, Version: "1.0"} }
+
+var testConverters = Converters{Key: StringConverter, Value: JSONConverter}
