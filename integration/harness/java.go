@@ -35,7 +35,8 @@ const noFetchEnv = "TRIBUTARY_NO_FETCH"
 
 // requiredJars returns globs that must all match in a usable jars directory.
 func requiredJars() []string {
-	return []string{"kafka_2.13-*.jar", "kafka-tools-*.jar", "connect-runtime-*.jar", "connect-file-*.jar", "connect-json-*.jar"}
+	return []string{"kafka_2.13-*.jar", "kafka-tools-*.jar", "connect-runtime-*.jar", "connect-file-*.jar", "connect-json-*.jar",
+		"connect-transforms-*.jar", "debezium-connect-plugins-*.jar"}
 }
 
 // JarsDir returns the directory holding the Apache Kafka / Kafka Connect
@@ -264,6 +265,35 @@ func runTool(ctx context.Context, java, jars string, stdin io.Reader, class stri
 		return stdout.Bytes(), fmt.Errorf("harness: %s %s: %w\n%s", class, strings.Join(args, " "), err, tailLines(stderr.Bytes(), 30))
 	}
 	return stdout.Bytes(), nil
+}
+
+// RunJavaProgram compiles a small Java program (one source file, such as
+// the golden file generators under testdata/gen) against the jars and runs
+// its main class (the file's name) with args, in the UTC time zone and the
+// en_US locale, returning its standard output. It skips t when no JDK
+// (javac beside java) or jars can be had.
+func RunJavaProgram(t testing.TB, source string, args ...string) []byte {
+	t.Helper()
+	jars := requireJars(t)
+	java := requireJava(t)
+	javac := filepath.Join(filepath.Dir(java), "javac")
+	if _, err := os.Stat(javac); err != nil {
+		t.Skipf("skipping: no javac beside %s (install a JDK %d+)", java, MinJavaVersion)
+	}
+	classes := t.TempDir()
+	if out, err := exec.Command(javac, "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", classpath(jars), source).CombinedOutput(); err != nil {
+		t.Fatalf("harness: javac %s: %v\n%s", source, err, out)
+	}
+	class := strings.TrimSuffix(filepath.Base(source), ".java")
+	argv := append(defaultJVMArgs(), "-Duser.timezone=UTC", "-Duser.language=en", "-Duser.country=US",
+		"-cp", classes+string(os.PathListSeparator)+classpath(jars), class)
+	cmd := exec.Command(java, append(argv, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("harness: java %s: %v\n%s", class, err, tailLines(stderr.Bytes(), 30))
+	}
+	return stdout.Bytes()
 }
 
 // classpath returns the java class path for every jar in dir.
