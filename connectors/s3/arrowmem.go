@@ -40,10 +40,9 @@ func (p *bufPool) Allocate(size int) []byte {
 		p.free[c] = l[:len(l)-1]
 		p.kept -= cap(b)
 		p.mu.Unlock()
-		// All of it: Arrow's buffers grow within their capacity without
-		// asking, and count on finding zeros there as in a new allocation.
-		clear(b[:cap(b)])
-		return b[:size]
+		b = b[:size] // the rest is cleared if Reallocate hands it out
+		clear(b)
+		return b
 	}
 	p.mu.Unlock()
 	return make([]byte, size, 1<<c)
