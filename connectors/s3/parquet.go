@@ -65,11 +65,6 @@ const parquetPageSize = 64 << 10
 // group writer.
 const parquetBatch = 4096
 
-// sizeProbe is the row of a file's first batch at which its variable-width
-// columns reserve their room for the rest of the batch, from the bytes per
-// row seen so far.
-const sizeProbe = 64
-
 type parquetWriter struct {
 	s      *schema.Schema
 	fw     *pqarrow.FileWriter
@@ -78,10 +73,13 @@ type parquetWriter struct {
 	rows   int
 	approx int // bytes appended to the builder since the last batch
 	// perRow is the data bytes per row of each top-level binary or string
-	// column in the last batch (-1 for other columns), to reserve a batch's
-	// room at once instead of growing it by copies; measured once known.
+	// column in the last batch (-1 for other columns). After a full batch
+	// the next one reserves its room at once instead of growing by copies
+	// (a file with few records, or one the memory bound flushed, grows as
+	// it goes: reserved room is memory); reserved is that room in bytes.
 	perRow   []int
-	measured bool
+	full     bool
+	reserved int
 }
 
 // dataBuilder is a string or binary builder.
@@ -218,7 +216,7 @@ func (w *parquetWriter) write(v any) error {
 	if !ok {
 		return fmt.Errorf("s3: ParquetFormat needs struct values, got %T", v)
 	}
-	if w.rows == 0 {
+	if w.rows == 0 && w.full {
 		w.reserve()
 	}
 	for i, add := range w.cols {
@@ -229,12 +227,11 @@ func (w *parquetWriter) write(v any) error {
 		w.approx += n
 	}
 	w.rows++
-	if w.rows == sizeProbe && !w.measured {
-		w.measure()
-		w.reserve()
-	}
 	if w.rows >= parquetBatch {
-		return w.writeBatch()
+		w.measure()
+		err := w.writeBatch()
+		w.full = true
+		return err
 	}
 	return nil
 }
@@ -242,26 +239,24 @@ func (w *parquetWriter) write(v any) error {
 // measure records the data bytes per row of the variable-width columns
 // built so far.
 func (w *parquetWriter) measure() {
-	if w.rows == 0 {
-		return
-	}
 	for i := range w.perRow {
 		w.perRow[i] = -1
 		if b, ok := w.rb.Field(i).(dataBuilder); ok {
 			w.perRow[i] = max(1, b.DataLen()/w.rows)
 		}
 	}
-	w.measured = true
 }
 
-// reserve makes room for the rest of the batch in every top-level column
-// (nested ones grow as they go).
+// reserve makes room for a batch in every top-level column (nested ones
+// grow as they go).
 func (w *parquetWriter) reserve() {
-	left := parquetBatch - w.rows
-	w.rb.Reserve(left)
+	w.rb.Reserve(parquetBatch)
+	w.reserved = parquetBatch * 8 * len(w.perRow) // at most, for fixed widths and offsets
 	for i, per := range w.perRow {
 		if per > 0 {
-			w.rb.Field(i).(dataBuilder).ReserveData(left * per * 9 / 8)
+			n := parquetBatch * per * 9 / 8
+			w.rb.Field(i).(dataBuilder).ReserveData(n)
+			w.reserved += n
 		}
 	}
 }
@@ -271,10 +266,9 @@ func (w *parquetWriter) writeBatch() error {
 	if w.rows == 0 {
 		return nil
 	}
-	w.measure()
 	rec := w.rb.NewRecordBatch()
 	defer rec.Release()
-	w.rows, w.approx = 0, 0
+	w.rows, w.approx, w.reserved, w.full = 0, 0, 0, false
 	if err := w.fw.WriteBuffered(rec); err != nil {
 		return fmt.Errorf("s3: parquet write: %w", err)
 	}
@@ -282,7 +276,7 @@ func (w *parquetWriter) writeBatch() error {
 }
 
 func (w *parquetWriter) buffered() int {
-	return w.approx + int(w.fw.RowGroupTotalBytesWritten())
+	return max(w.approx, w.reserved) + int(w.fw.RowGroupTotalBytesWritten())
 }
 
 // flushBuffered closes the row group so that its pages go to the spool.
