@@ -138,3 +138,36 @@ func TestParquetRefusesWrongTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestParquetReservationCounted checks that the room a file reserves for
+// its next batch counts as buffered memory (what memory.buffer.max.bytes
+// bounds), and that a file the bound flushed early reserves nothing.
+func TestParquetReservationCounted(t *testing.T) {
+	f, _ := newParquetFormat("snappy")
+	var buf bytes.Buffer
+	w, err := f.newWriter(&buf, BenchSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw := w.(*parquetWriter)
+	for i := range parquetBatch + 1 {
+		if err := w.write(BenchValue(int64(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := w.buffered(), parquetBatch*900; got < want {
+		t.Fatalf("after a full batch and one row: %d bytes buffered, want at least %d (a batch of ~1 KiB rows reserved)", got, want)
+	}
+	if err := w.flushBuffered(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.write(BenchValue(1)); err != nil {
+		t.Fatal(err)
+	}
+	if pw.reserved != 0 || w.buffered() > 4096 {
+		t.Fatalf("after an early flush: %d bytes reserved, %d buffered; want none reserved", pw.reserved, w.buffered())
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+}
