@@ -218,7 +218,11 @@ func (s *streamer) flush(ctx context.Context, out chan<- []sdk.SourceRecord) err
 	for {
 		select {
 		case out <- s.batch:
-			s.batch = make([]sdk.SourceRecord, 0, streamBatch)
+			// The next batch is sized like this one: while catching up
+			// at a few thousand events per flush delay, a full-size
+			// batch (hundreds of KiB, zeroed) per flush would cost more
+			// than the events in it.
+			s.batch = make([]sdk.SourceRecord, 0, min(streamBatch, max(64, len(s.batch)+len(s.batch)/4)))
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -280,7 +284,7 @@ func (s *streamer) add(r sdk.SourceRecord) {
 	if len(s.batch) == 0 {
 		s.batchStart = time.Now()
 		if s.batch == nil {
-			s.batch = make([]sdk.SourceRecord, 0, streamBatch)
+			s.batch = make([]sdk.SourceRecord, 0, 64)
 		}
 	}
 	s.batch = append(s.batch, r)
