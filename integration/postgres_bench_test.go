@@ -29,19 +29,27 @@ import (
 //	flock /work/heavy.lock go test -run '^$' -bench BenchmarkPostgresCDC -benchtime 1x -timeout 60m ./integration/
 //
 // With the connectors stopped, 500k rows of 10 columns (about 200 bytes)
-// are inserted and then updated: 1M changes wait in three slots. Then, on
+// are inserted and then updated: 1M changes wait in the slots. Then, on
 // the same broker (Tributary's, in the test process), it measures
 //   - catch-up: Tributary's source and Debezium 3.6.1 on Kafka Connect 4.4
 //     each read the 1M changes from their slot into a topic (JsonConverter);
 //   - snapshot: each reads the 500-k-row table into a topic;
 //   - the server's own limits: pg_recvlogical with test_decoding on a third
-//     slot (the same changes, to /dev/null), and COPY (SELECT ...) TO STDOUT
+//     slot of its own (the same changes, to /dev/null), and COPY (SELECT ...) TO STDOUT
 //     of the table;
 //
 // and reports events/s and rows/s, CPU-seconds per million events of the
 // connector's processes (Tributary: worker and plugin; Debezium: the Kafka
 // Connect JVM; the broker is shared and not counted), the plugin's peak RSS,
-// and the ratios. TRIBUTARY_PG_BENCH_ROWS changes the row count.
+// and the ratios. Environment:
+//   - TRIBUTARY_PG_BENCH_ROWS: the row count (500000);
+//   - TRIBUTARY_PG_BENCH_RUNS: runs of our jobs and of the server's limits
+//     (1), each on its own slot over the same changes; medians reported;
+//   - TRIBUTARY_PG_BENCH_BINARIES: label=path,... builds of cmd/tributary
+//     to compare, alternated run by run (default: this tree's build);
+//   - TRIBUTARY_PG_BENCH_NO_DEBEZIUM: leave Debezium out (it runs once);
+//   - TRIBUTARY_PG_BENCH_PERF: a directory for `perf record -g` profiles
+//     of the worker and plugin processes of each of our jobs.
 func BenchmarkPostgresCDC(b *testing.B) {
 	rows := 500000
 	if v, err := strconv.Atoi(os.Getenv("TRIBUTARY_PG_BENCH_ROWS")); err == nil && v > 0 {
