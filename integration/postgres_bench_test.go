@@ -75,7 +75,8 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	if len(builds) == 0 {
 		builds = []build{{"Tributary", harness.BuildTributary(b)}}
 	}
-	pg := harness.StartPostgresT(b, harness.WithPostgresSetting("shared_buffers", "512MB"), harness.WithPostgresSetting("max_wal_size", "8GB"))
+	pg := harness.StartPostgresT(b, harness.WithPostgresSetting("shared_buffers", "512MB"), harness.WithPostgresSetting("max_wal_size", "8GB"),
+		harness.WithPostgresSetting("max_replication_slots", "64"))
 	ctx := context.Background()
 	conn, err := pg.Connect(ctx)
 	if err != nil {
@@ -180,6 +181,7 @@ func BenchmarkPostgresCDC(b *testing.B) {
 			snapCfg := base("tsnap"+name, slot("tsnap", bi, r))
 			snapCfg["snapshot.mode"] = "initial"
 			snapCfg["snapshot.max.threads"] = "1"
+			snapCfg["slot.drop.on.stop"] = "true" // one slot per run
 			snapRes := runOurs(workers[bi], "snap-"+name, snapCfg, int64(rows))
 			ourSnap[bi] = append(ourSnap[bi], snapRes)
 			b.Logf("run %d, %s: catch-up %.0f events/s (%.1f CPU-s/M), snapshot %.0f rows/s (%.1f CPU-s/M)", r+1, bd.label,
