@@ -230,10 +230,10 @@ func (s *streamer) flush(ctx context.Context, out chan<- []sdk.SourceRecord) err
 	for {
 		select {
 		case out <- s.batch:
-			// The next batch is sized like this one: while catching up
-			// at a few thousand events per flush delay, a full-size
-			// batch (hundreds of KiB, zeroed) per flush would cost more
-			// than the events in it.
+			// The next batch is sized like this one: while catching up,
+			// a flush every streamFlushDelay carries a few dozen events,
+			// and a full-size batch (about 300 KiB, zeroed) per flush
+			// cost more than the events in it.
 			s.batch = make([]sdk.SourceRecord, 0, min(streamBatch, max(64, len(s.batch)+len(s.batch)/4)))
 			return nil
 		case <-ctx.Done():
