@@ -132,7 +132,7 @@ func parseChangeEvent(doc bson.Raw) (changeEvent, error) {
 	if ev.token == nil {
 		return ev, fmt.Errorf("change event without a resume token (_id)")
 	}
-	if ev.op == "" {
+	if ev.op == "" && ev.fragment == 0 {
 		return ev, fmt.Errorf("change event without an operationType")
 	}
 	return ev, nil

@@ -19,11 +19,13 @@ import (
 // query ($gt) only sees its own bracket, so a resumed collection is read
 // in two queries: the rest of the _id's bracket, then the brackets after it.
 
-// idBrackets are MongoDB's comparison order of BSON types, as $type aliases
-// (arrays cannot be _id values).
+// idBrackets are MongoDB's comparison order of the BSON types an _id can
+// have, as $type aliases (arrays and regular expressions cannot be _id
+// values; MinKey, MaxKey and the deprecated symbol are left out, as
+// FerretDB does not know their aliases).
 var idBrackets = [][]string{
-	{"minKey"}, {"null"}, {"double", "int", "long", "decimal"}, {"string", "symbol"}, {"object"},
-	{"binData"}, {"objectId"}, {"bool"}, {"date"}, {"timestamp"}, {"regex"}, {"maxKey"},
+	{}, {"null"}, {"double", "int", "long", "decimal"}, {"string"}, {"object"},
+	{"binData"}, {"objectId"}, {"bool"}, {"date"}, {"timestamp"}, {}, {},
 }
 
 func bracketOf(t bsoncore.Type) int {
