@@ -2,11 +2,11 @@ package integration
 
 import (
 	"context"
-	"os"
-	"strings"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
