@@ -253,9 +253,11 @@ func (p *poller) poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) 
 	return recs, nil
 }
 
-func (p *poller) snapshotting() bool {
-	for _, pc := range p.colls {
-		if pc.snap != nil {
+// snapshottingBesides reports whether a collection other than pc is still
+// to be snapshotted.
+func (p *poller) snapshottingBesides(pc *pollColl) bool {
+	for _, o := range p.colls {
+		if o != pc && o.snap != nil {
 			return true
 		}
 	}
@@ -265,7 +267,7 @@ func (p *poller) snapshotting() bool {
 func (p *poller) pollSnapshot(ctx context.Context, pc *pollColl, max int) ([]sdk.SourceRecord, error) {
 	c := p.t.env.collection(pc.ns.db, pc.ns.coll)
 	var recs []sdk.SourceRecord
-	for len(recs) < max {
+	for len(recs) < max && !pc.snap.done() {
 		doc, _, err := pc.snap.next(ctx)
 		if err != nil {
 			if len(recs) > 0 {
@@ -294,21 +296,21 @@ func (p *poller) pollSnapshot(ctx context.Context, pc *pollColl, max int) ([]sdk
 		p.addOID(pc, off)
 		r.Partition, r.Offset = pc.part, off
 		recs = append(recs, r)
-		if len(recs) == max && !pc.snap.buffered() {
-			break
-		}
 	}
 	if !pc.snap.done() {
 		return recs, nil
+	}
+	if n := len(recs); n > 0 && !p.snapshottingBesides(pc) {
+		setSnapshotLast(&recs[n-1])
+	}
+	if len(recs) >= max {
+		return recs, nil // the end of the snapshot goes with the next poll
 	}
 	// The collection is copied: scans go on from the highest value the
 	// snapshot began with.
 	pc.snap.close(ctx)
 	pc.snap = nil
 	pc.last, pc.high = pc.high, nil
-	if n := len(recs); n > 0 && !p.snapshotting() {
-		setSnapshotLast(&recs[n-1])
-	}
 	recs = append(recs, sdk.SourceRecord{Partition: pc.part, Offset: p.offset(pc)}) // offset only
 	p.t.log.Info("poll mode: snapshot of collection complete", "collection", pc.ns.String())
 	if p.t.cfg.SnapshotMode == SnapshotInitialOnly {

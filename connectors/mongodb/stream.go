@@ -256,14 +256,19 @@ func (s *streamer) poll(ctx context.Context, max int) ([]sdk.SourceRecord, error
 
 // pollSnapshot returns the next read events. The last event of the
 // snapshot has source.snapshot "last"; to know which it is, the last event
-// of a batch is held back until the next document is known.
+// of a batch is held back until the next document is known. The record
+// that ends the snapshot (an offset without an event) goes out once there
+// is room for it.
 func (s *streamer) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
-	recs := s.peek
+	recs := append(make([]sdk.SourceRecord, 0, max), s.peek...)
 	s.peek = nil
-	for len(recs) <= max && !s.snap.done() {
+	for len(recs) < max && !s.snap.done() {
 		doc, ns, err := s.snap.next(ctx)
 		if err != nil {
-			s.peek = recs
+			if len(recs) > 0 {
+				s.peek = recs[len(recs)-1:]
+				return recs[:len(recs)-1], nil // the error comes again
+			}
 			return nil, transient(ctx, err)
 		}
 		if doc == nil {
@@ -274,26 +279,25 @@ func (s *streamer) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecor
 			return nil, err
 		}
 		recs = append(recs, r)
-		if len(recs) > max || (len(recs) == max && !s.snap.buffered()) {
-			break
-		}
 	}
 	if !s.snap.done() {
 		if len(recs) > 0 {
-			s.peek = recs[len(recs)-1:]
+			s.peek = []sdk.SourceRecord{recs[len(recs)-1]}
 			recs = recs[:len(recs)-1]
 		}
 		return recs, nil
 	}
-	// The snapshot is complete: the last event says so, and its offset
-	// leaves the snapshot (the stream resumes from the start position).
-	s.snap.close(ctx)
-	s.snap = nil
 	if n := len(recs); n > 0 {
 		setSnapshotLast(&recs[n-1])
 	}
-	done := s.start.offset()
-	recs = append(recs, sdk.SourceRecord{Partition: s.part, Offset: done}) // offset only
+	if len(recs) >= max {
+		return recs, nil // the end of the snapshot goes with the next poll
+	}
+	// The snapshot is complete: its last record's offset leaves the
+	// snapshot (the stream resumes from the start position).
+	s.snap.close(ctx)
+	s.snap = nil
+	recs = append(recs, sdk.SourceRecord{Partition: s.part, Offset: s.start.offset()}) // offset only
 	s.t.log.Info("snapshot complete; streaming changes from its start position", "resume_token", tokenDisplay(s.start.token))
 	if s.t.cfg.SnapshotMode == SnapshotInitialOnly {
 		s.snapshotDone = true
