@@ -84,8 +84,7 @@ func TestMongoPollKill9(t *testing.T) {
 	}
 	t.Logf("kill -9 of the worker after %d of %d snapshot events", events, initial)
 	w.Kill()
-	w = restart()
-	r = rest{t, w.URL()}
+	w = restart() // same properties, same REST address
 
 	// Kill 2: while documents stream in.
 	done := make(chan struct{})
@@ -105,8 +104,7 @@ func TestMongoPollKill9(t *testing.T) {
 	}))
 	t.Logf("kill -9 of the worker with %d events seen, %d documents", events, len(seen))
 	w.Kill()
-	w = restart()
-	r = rest{t, w.URL()}
+	w = restart() // same properties, same REST address
 	r.waitState("mg", "RUNNING", 1)
 
 	// Kill 3: the plugin process; the task fails, a REST restart resumes it.

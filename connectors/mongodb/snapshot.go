@@ -108,9 +108,6 @@ func newSnapshotReader(client *mongo.Client, fetchSize int32, nss []namespace, i
 // done reports whether every collection was read.
 func (r *snapshotReader) done() bool { return r.i >= len(r.nss) }
 
-// current is the collection being read.
-func (r *snapshotReader) current() namespace { return r.nss[r.i] }
-
 // next returns the next document (valid until the following call) and its
 // collection, or nil at the end of the snapshot.
 func (r *snapshotReader) next(ctx context.Context) (bson.Raw, namespace, error) {
@@ -145,10 +142,6 @@ func (r *snapshotReader) next(ctx context.Context) (bson.Raw, namespace, error) 
 	}
 	return nil, namespace{}, nil
 }
-
-// buffered reports whether the next document is already in memory (so
-// that next returns without a round trip).
-func (r *snapshotReader) buffered() bool { return r.cur != nil && r.cur.RemainingBatchLength() > 0 }
 
 func (r *snapshotReader) close(ctx context.Context) {
 	if r.cur != nil {
