@@ -44,13 +44,12 @@ type streamer struct {
 	peek  []sdk.SourceRecord // read events held back to learn which is last
 	last  position           // position of the last record handed out
 
-	cs            *mongo.ChangeStream
-	joiner        splitJoiner
-	idleOffsetAt  time.Time
-	heartbeatAt   time.Time
-	idleToken     bson.Raw
-	snapshotDone  bool // initial_only: nothing to stream
-	historyLosses int
+	cs           *mongo.ChangeStream
+	joiner       splitJoiner
+	idleOffsetAt time.Time
+	heartbeatAt  time.Time
+	idleToken    bson.Raw
+	snapshotDone bool // initial_only: nothing to stream
 }
 
 func newStreamer(ctx context.Context, t *task) (*streamer, error) {
@@ -476,7 +475,6 @@ func (s *streamer) streamError(ctx context.Context, err error) error {
 		return transient(ctx, err)
 	}
 	if s.t.cfg.SnapshotMode == SnapshotWhenNeeded {
-		s.historyLosses++
 		s.t.log.Warn("the stored resume token is no longer in the oplog; snapshot.mode=when_needed: taking a new snapshot", "resume_token", tokenDisplay(s.last.token), "error", err)
 		s.last = position{}
 		if serr := s.beginSnapshot(ctx); serr != nil {
