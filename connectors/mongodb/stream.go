@@ -49,7 +49,8 @@ type streamer struct {
 	idleOffsetAt time.Time
 	heartbeatAt  time.Time
 	idleToken    bson.Raw
-	snapshotDone bool // initial_only: nothing to stream
+	snapshotDone bool               // initial_only: nothing to stream
+	pending      []sdk.SourceRecord // records for the next poll
 }
 
 func newStreamer(ctx context.Context, t *task) (*streamer, error) {
@@ -62,6 +63,14 @@ func newStreamer(ctx context.Context, t *task) (*streamer, error) {
 	switch {
 	case off == nil && (mode == SnapshotNoData || mode == SnapshotNever):
 		t.log.Info("no stored offset and snapshot.mode=" + mode + ": streaming changes from now on, without a snapshot")
+		if t.cfg.StartOpTime < 0 {
+			// Store the position at once, so that a restart before the
+			// first change resumes from here, not from a later "now".
+			if s.last, err = s.takePosition(ctx); err != nil {
+				return nil, err
+			}
+			s.pending = []sdk.SourceRecord{{Partition: s.part, Offset: s.last.offset()}}
+		}
 	case off == nil:
 		return s, s.beginSnapshot(ctx)
 	default:
@@ -173,29 +182,38 @@ func (s *streamer) watch(ctx context.Context, from position) (*mongo.ChangeStrea
 	return s.t.client.Watch(ctx, pipeline, opts)
 }
 
+// takePosition reads the change stream's current position.
+func (s *streamer) takePosition(ctx context.Context) (position, error) {
+	var pos position
+	cs, err := s.watch(ctx, position{})
+	if err != nil {
+		return pos, s.streamError(ctx, fmt.Errorf("mongodb: open a change stream to take its position: %w", err))
+	}
+	defer cs.Close(context.WithoutCancel(ctx))
+	if cs.TryNext(ctx) {
+		// A change arrived already: the position is after it (a snapshot
+		// taken next sees its effect).
+		ev, err := parseChangeEvent(cs.Current)
+		if err != nil {
+			return pos, err
+		}
+		pos = position{t: ev.clusterT, i: ev.clusterI, hasTime: ev.hasTime, token: slices.Clone(ev.token)}
+	} else if err := cs.Err(); err != nil {
+		return pos, s.streamError(ctx, fmt.Errorf("mongodb: read the change stream's position: %w", err))
+	} else if tok := cs.ResumeToken(); tok != nil {
+		pos.token = slices.Clone(tok)
+		pos.t, pos.i, pos.hasTime = tokenTime(pos.token)
+	}
+	return pos, nil
+}
+
 // beginSnapshot takes the stream position first (so that the stream
 // resumes from before the snapshot: no change is missed), then starts
 // copying the collections.
 func (s *streamer) beginSnapshot(ctx context.Context) error {
-	cs, err := s.watch(ctx, position{})
+	pos, err := s.takePosition(ctx)
 	if err != nil {
-		return s.streamError(ctx, fmt.Errorf("mongodb: open a change stream to take the snapshot's start position: %w", err))
-	}
-	defer cs.Close(context.WithoutCancel(ctx))
-	var pos position
-	if cs.TryNext(ctx) {
-		// A change arrived already: the snapshot starts after it, and
-		// sees its effect.
-		ev, err := parseChangeEvent(cs.Current)
-		if err != nil {
-			return err
-		}
-		pos = position{t: ev.clusterT, i: ev.clusterI, hasTime: ev.hasTime, token: slices.Clone(ev.token)}
-	} else if err := cs.Err(); err != nil {
-		return s.streamError(ctx, fmt.Errorf("mongodb: read the change stream's start position: %w", err))
-	} else if tok := cs.ResumeToken(); tok != nil {
-		pos.token = slices.Clone(tok)
-		pos.t, pos.i, pos.hasTime = tokenTime(pos.token)
+		return err
 	}
 	s.start, s.last = pos, pos
 	nss, err := s.t.collections(ctx)
@@ -243,6 +261,11 @@ func tokenDisplay(tok bson.Raw) string {
 }
 
 func (s *streamer) poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
+	if len(s.pending) > 0 {
+		recs := s.pending
+		s.pending = nil
+		return recs, nil
+	}
 	if s.snap != nil {
 		return s.pollSnapshot(ctx, max)
 	}
