@@ -5,10 +5,12 @@ import (
 	"github.com/tributary-dev/tributary/connectors/discard"
 	"github.com/tributary-dev/tributary/connectors/file"
 	"github.com/tributary-dev/tributary/connectors/mongodb"
+	"github.com/tributary-dev/tributary/connectors/postgres"
+	s3sink "github.com/tributary-dev/tributary/connectors/s3"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
 // All returns every first-party connector.
 func All() []sdk.Connector {
-	return []sdk.Connector{file.Source(), file.Sink(), datagen.Connector(), discard.Connector(), mongodb.Connector()}
+	return []sdk.Connector{file.Source(), file.Sink(), datagen.Connector(), discard.Connector(), postgres.Connector(), mongodb.Connector(), s3sink.Connector()}
 }

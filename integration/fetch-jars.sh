@@ -18,7 +18,8 @@
 # org.apache.kafka.common.utils.internals in 4.4. This script recompiles the
 # 4.3.1 sources against the 4.4.0 jars with that one import rewritten and
 # replaces the jar with connect-file-4.3.1-rebuilt-4.4.0.jar. Needs a JDK
-# (javac, jar) for that step.
+# (javac, jar) for that step. Debezium's PostgreSQL connector (3.6.1) needs
+# one class Kafka 4.4 moved; see the shim below.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -66,6 +67,27 @@ cp -r "$build/src/META-INF" "$build/classes/"
 rm -f "$build/classes/META-INF/MANIFEST.MF"
 jar cf "$tmp/connect-file-$cf_version-rebuilt-4.4.0.jar" -C "$build/classes" .
 rm -rf "$build"
+
+# Debezium 3.6.1 calls org.apache.kafka.common.utils.Sanitizer, which Kafka
+# 4.4 moved to ...utils.internals (the only class Debezium references that
+# 4.4 lacks). A three-method class under the old name that delegates to the
+# new one lets Debezium run on Kafka Connect 4.4.
+shim="$tmp/.sanitizer-shim"
+mkdir -p "$shim/src/org/apache/kafka/common/utils" "$shim/classes"
+cat >"$shim/src/org/apache/kafka/common/utils/Sanitizer.java" <<'JAVA'
+package org.apache.kafka.common.utils;
+
+/** Kafka 4.3's Sanitizer, delegating to its Kafka 4.4 home (test harness only). */
+public final class Sanitizer {
+    private Sanitizer() {}
+    public static String sanitize(String name) { return org.apache.kafka.common.utils.internals.Sanitizer.sanitize(name); }
+    public static String desanitize(String name) { return org.apache.kafka.common.utils.internals.Sanitizer.desanitize(name); }
+    public static String jmxSanitize(String name) { return org.apache.kafka.common.utils.internals.Sanitizer.jmxSanitize(name); }
+}
+JAVA
+javac -nowarn --release 17 -cp "$tmp/*" -d "$shim/classes" "$shim/src/org/apache/kafka/common/utils/Sanitizer.java"
+jar cf "$tmp/kafka-4.4-sanitizer-shim-for-debezium.jar" -C "$shim/classes" .
+rm -rf "$shim"
 
 echo "$sum" >"$tmp/.complete"
 

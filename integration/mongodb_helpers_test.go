@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,15 +127,6 @@ func dumpOnFailure(t *testing.T, r rest, logPath func() string, names ...string)
 			_, out := r.do("GET", "/connectors/"+n+"/status", nil)
 			t.Logf("status of %s: %s", n, out)
 		}
-		t.Logf("worker log:\n%s", harnessTail(logPath(), 60))
+		t.Logf("worker log:\n%s", harnessTail(logPath()))
 	})
-}
-
-func harnessTail(path string, n int) string {
-	b, _ := os.ReadFile(path)
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tributary-dev/tributary/broker"
@@ -29,7 +30,7 @@ const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's, on 127.0.0.1) in one process, with the built-in connectors
-(FileStreamSource/FileStreamSink, datagen) available. State lives in the data
+(FileStreamSource/FileStreamSink, datagen, the S3 sink) available. State lives in the data
 directory, so a second start resumes where the first stopped.
 
 Flags:
@@ -39,7 +40,10 @@ Flags:
   --plugin-path DIRS  comma-separated directories (or executables) of
                       third-party connector plugins, as the worker's plugin.path
   --demo              also create a demo pipeline: datagen -> topic "demo" ->
-                      FileStreamSink writing DIR/demo-output.txt, and show progress
+                      FileStreamSink writing DIR/demo-output.txt, and the S3
+                      sink writing Parquet files to the local lake DIR/lake
+                      (query it: duckdb -c "select * from 'DIR/lake/**/*.parquet'"),
+                      and show progress
   --config FILE       a worker properties file (connect-distributed.properties
                       keys) whose settings replace dev's defaults below
   --override k=v      set one worker setting (repeatable; applied last)
@@ -209,17 +213,33 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 	if err != nil {
 		return err
 	}
+	lake, err := filepath.Abs(filepath.Join(dataDir, "lake"))
+	if err != nil {
+		return err
+	}
+	// The demo records keep their schema in the topic (JsonConverter with
+	// schemas.enable=true) so that the lake gets typed Parquet columns.
+	withSchemas := func(m map[string]string) map[string]string {
+		m["value.converter"] = worker.JSONConverter
+		m["value.converter.schemas.enable"] = "true"
+		return m
+	}
 	pipeline := []struct {
 		name   string
 		config map[string]string
 	}{
-		{"demo-datagen", map[string]string{
+		{"demo-datagen", withSchemas(map[string]string{
 			"connector.class": "dev.tributary.connect.datagen.DatagenConnector",
 			"kafka.topic":     "demo", "records.per.sec": "200", "payload.bytes": "32", "key.cardinality": "100",
-		}},
-		{"demo-file-sink", map[string]string{
+		})},
+		{"demo-file-sink", withSchemas(map[string]string{
 			"connector.class": "FileStreamSink", "topics": "demo", "file": out,
-		}},
+		})},
+		{"demo-lake", withSchemas(map[string]string{
+			"connector.class": "io.confluent.connect.s3.S3SinkConnector", "topics": "demo",
+			"store.url": "file://" + lake, "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
+			"flush.size": "1000", "rotate.schedule.interval.ms": "10000", "timezone": "UTC",
+		})},
 	}
 	h := rw.w.Herder()
 	for _, c := range pipeline {
@@ -227,7 +247,7 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 			return fmt.Errorf("create connector %s: %w", c.name, err)
 		}
 	}
-	fmt.Fprintf(stdout, "Demo pipeline: datagen -> topic demo -> %s\n  curl -s %s/connectors?expand=status\n", out, rw.url)
+	fmt.Fprintf(stdout, "Demo pipeline: datagen -> topic demo -> %s\n  and -> Parquet files under %s (duckdb -c \"select count(*) from '%s/**/*.parquet'\")\n  curl -s %s/connectors?expand=status\n", out, lake, lake, rw.url)
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	last := -1
@@ -243,7 +263,7 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 				state = st.Connector.State
 			}
 			if n != last {
-				fmt.Fprintf(stdout, "  %d records in %s (sink %s)\n", n, filepath.Base(out), state)
+				fmt.Fprintf(stdout, "  %d records in %s (sink %s), %d Parquet files in the lake\n", n, filepath.Base(out), state, countParquet(lake))
 				last = n
 			}
 		}
@@ -262,5 +282,17 @@ func countLines(path string) int {
 	for sc.Scan() {
 		n++
 	}
+	return n
+}
+
+// countParquet counts the Parquet files under dir.
+func countParquet(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+			n++
+		}
+		return nil
+	})
 	return n
 }

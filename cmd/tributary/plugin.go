@@ -22,7 +22,7 @@ func pluginCommand() command {
 				fmt.Fprint(stdout, `Usage: tributary plugin
 
 Serves the built-in connectors (FileStreamSource, FileStreamSink, Datagen,
-DiscardSink)
+DiscardSink, PostgresConnector)
 over the Tributary plugin protocol. Workers start this command themselves;
 it refuses to run without the handshake environment a worker provides.
 `)

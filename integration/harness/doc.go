@@ -19,6 +19,14 @@
 // skip too. The non-testing entry points return an error wrapping
 // ErrUnavailable instead.
 //
+// PostgreSQL 15 (StartPostgresT, StartPostgres) runs from
+// /usr/lib/postgresql/15/bin (or $TRIBUTARY_PG_BIN): a fresh cluster in a
+// temporary directory with wal_level=logical and password authentication,
+// on a free 127.0.0.1 port, as the postgres user when the tests run as root;
+// tests skip when the binaries are missing (apt-get install postgresql-15).
+// RequireDebezium makes sure Debezium's PostgreSQL connector is among the
+// jars, so that KafkaConnect offers it.
+//
 // Every process writes its log to a file in its directory; start-up errors
 // carry the tail of that log, and the testing entry points print it when the
 // test fails.

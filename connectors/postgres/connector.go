@@ -1,0 +1,72 @@
+package postgres
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// Class is the connector class: Debezium's, so that a Debezium
+// configuration works unchanged.
+const Class = "io.debezium.connector.postgresql.PostgresConnector"
+
+// Version is the connector's version.
+const Version = "0.1.0"
+
+// Connector returns the PostgreSQL change-data-capture source.
+func Connector() sdk.Connector {
+	return connector{sdk.SourceConnector[Config]{
+		Class:   Class,
+		Aliases: []string{"postgres-cdc"},
+		Version: Version,
+		Doc:     "Streams the changes of PostgreSQL tables (logical replication, pgoutput) as Debezium change events, after a consistent snapshot.",
+		NewTask: func(c Config) sdk.SourceTask { return newTask(c) },
+		TaskConfigs: func(_ context.Context, c Config, _ int) ([]Config, error) {
+			return []Config{c}, nil // one slot, one task
+		},
+		Check: check,
+	}}
+}
+
+// connector adds the warning about unknown keys to the SDK's connector.
+type connector struct {
+	sdk.SourceConnector[Config]
+}
+
+// Start implements sdk.Connector: it logs the keys the connector does not
+// know (other Debezium settings are accepted and ignored).
+func (c connector) Start(ctx context.Context, config map[string]string, cc sdk.ConnectorContext) (sdk.RunningConnector, error) {
+	if cc != nil {
+		warnUnknown(cc.Logger(), config, c.Spec())
+	}
+	return c.SourceConnector.Start(ctx, config, cc)
+}
+
+// unknownKeys returns the keys of config neither the connector nor the
+// worker reads, sorted.
+func unknownKeys(config map[string]string, spec sdk.Spec) []string {
+	known := map[string]bool{}
+	for _, k := range spec.Config {
+		known[k.Name] = true
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(config)) {
+		if !known[k] && !knownKey(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func warnUnknown(logger *slog.Logger, config map[string]string, spec sdk.Spec) {
+	if logger == nil {
+		return
+	}
+	if un := unknownKeys(config, spec); len(un) > 0 {
+		logger.Warn("settings accepted but not supported, ignored: "+strings.Join(un, ", "), "keys", un)
+	}
+}

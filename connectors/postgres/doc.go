@@ -1,0 +1,27 @@
+// Package postgres is Tributary's PostgreSQL change-data-capture source,
+// compatible with Debezium's PostgreSQL connector: it accepts a Debezium
+// configuration (class io.debezium.connector.postgresql.PostgresConnector)
+// and produces the same change events, keys, topics and offsets.
+//
+// How it works:
+//
+//   - Open connects, creates the publication if asked
+//     (publication.autocreate.mode), reads the stored offset and the slot,
+//     and decides with snapshot.mode whether to take a snapshot.
+//   - A snapshot creates the slot exporting a snapshot; snapshot.max.threads
+//     connections import it (SET TRANSACTION SNAPSHOT) and read the tables
+//     with COPY in chunks of snapshot.fetch.size rows (by primary key, or by
+//     ctid range without one), so memory stays bounded. Streaming then
+//     starts at the slot's consistent point: no gap, no overlap.
+//   - Streaming reads the slot with pgoutput (text values, decoded by the
+//     same functions as the snapshot's COPY rows).
+//   - Offsets are Debezium's (lsn, lsn_proc, lsn_commit, txId, ts_usec,
+//     messageType, lsn_events_processed) under partition {"server":
+//     topic.prefix). The slot's confirmed flush LSN is advanced only in
+//     OffsetsCommitted, to the commit LSN of the latest committed offset:
+//     a restarted task asks the slot for what follows it and skips what it
+//     had delivered.
+//   - Heartbeats (heartbeat.interval.ms) write a logical decoding message
+//     (or run heartbeat.action.query) and emit a record carrying the latest
+//     position, so an idle or filtered database still moves the slot.
+package postgres

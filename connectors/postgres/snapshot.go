@@ -1,0 +1,401 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+// snapshotter reads the captured tables inside the slot's exported
+// snapshot, in parallel over cfg.SnapshotThreads connections, each table in
+// chunks of cfg.SnapshotFetchSize rows, and sends the read events in
+// batches on out. Memory stays bounded: a worker holds one chunk's row at a
+// time plus the batches in flight on bounded channels.
+type snapshotter struct {
+	cfg    *Config
+	cat    *catalog
+	logger *slog.Logger
+	part   sdk.Partition
+	name   string // exported snapshot
+	lsn    uint64 // the slot's consistent point
+	tables []*table
+
+	rows     atomic.Int64
+	doneTabs atomic.Int64
+}
+
+// batch sizes of the snapshot pipeline.
+const snapshotBatch = 1024
+
+// run reads every table and sends the events on out, the last one marked
+// as the snapshot's last. It returns once everything is sent.
+func (s *snapshotter) run(ctx context.Context, out chan<- []sdk.SourceRecord) error {
+	start := time.Now()
+	s.logger.Info("snapshot started", "tables", len(s.tables), "threads", s.cfg.SnapshotThreads,
+		"chunk_rows", s.cfg.SnapshotFetchSize, "snapshot", s.name, "lsn", formatLSN(s.lsn))
+	g, gctx := errgroup.WithContext(ctx)
+	queue := make(chan *table, len(s.tables))
+	for _, t := range s.tables {
+		queue <- t
+	}
+	close(queue)
+	// Workers send batches to the merger, which marks the first and last
+	// events of the whole snapshot and forwards the batches.
+	merged := make(chan []sdk.SourceRecord, int(s.cfg.SnapshotThreads)+1)
+	var wg sync.WaitGroup
+	for range min(int(s.cfg.SnapshotThreads), max(1, len(s.tables))) {
+		wg.Add(1)
+		g.Go(func() error {
+			defer wg.Done()
+			return s.worker(gctx, queue, merged)
+		})
+	}
+	go func() { wg.Wait(); close(merged) }()
+	g.Go(func() error { return s.merge(gctx, merged, out) })
+	progress := time.NewTicker(10 * time.Second)
+	defer progress.Stop()
+	done := make(chan error, 1)
+	go func() { done <- g.Wait() }()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return err
+			}
+			d := time.Since(start)
+			s.logger.Info("snapshot completed", "tables", len(s.tables), "rows", s.rows.Load(),
+				"duration", d.Round(time.Millisecond), "rows_per_s", int64(float64(s.rows.Load())/max(d.Seconds(), 1e-3)))
+			return nil
+		case <-progress.C:
+			d := time.Since(start)
+			s.logger.Info("snapshot in progress", "tables_done", s.doneTabs.Load(), "tables", len(s.tables),
+				"rows", s.rows.Load(), "rows_per_s", int64(float64(s.rows.Load())/d.Seconds()))
+		}
+	}
+}
+
+// merge forwards batches, holding the latest event back so that the very
+// last one can be marked; the very first is marked too.
+func (s *snapshotter) merge(ctx context.Context, in <-chan []sdk.SourceRecord, out chan<- []sdk.SourceRecord) error {
+	var held *sdk.SourceRecord
+	first := true
+	send := func(b []sdk.SourceRecord) error {
+		select {
+		case out <- b:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for b := range in {
+		if len(b) == 0 {
+			continue
+		}
+		if first {
+			setSnapshotMarker(&b[0], snapFirst)
+			first = false
+		}
+		fwd := make([]sdk.SourceRecord, 0, len(b)+1)
+		if held != nil {
+			fwd = append(fwd, *held)
+		}
+		fwd = append(fwd, b[:len(b)-1]...)
+		last := b[len(b)-1]
+		held = &last
+		if len(fwd) > 0 {
+			if err := send(fwd); err != nil {
+				return err
+			}
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if held == nil {
+		return nil
+	}
+	setSnapshotMarker(held, snapLast)
+	held.Offset[offLastSnapshot] = true
+	return send([]sdk.SourceRecord{*held})
+}
+
+func setSnapshotMarker(r *sdk.SourceRecord, marker string) {
+	r.Value.(*schema.Struct).GetIndex(envSource).(*schema.Struct).SetIndex(srcSnapshot, marker)
+}
+
+// worker reads tables from queue until it is empty.
+func (s *snapshotter) worker(ctx context.Context, queue <-chan *table, out chan<- []sdk.SourceRecord) error {
+	conn, err := pgx.Connect(ctx, s.cfg.connString(false))
+	if err != nil {
+		return fmt.Errorf("postgres: snapshot connection: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"); err != nil {
+		return fmt.Errorf("postgres: snapshot transaction: %w", err)
+	}
+	if _, err := conn.Exec(ctx, "SET TRANSACTION SNAPSHOT '"+s.name+"'"); err != nil {
+		return fmt.Errorf("postgres: import snapshot %s: %w", s.name, err)
+	}
+	// Chunks are read in key order with a LIMIT: without statistics (a
+	// table loaded just before) the planner may sort the whole table for
+	// each chunk instead of walking the primary key's index.
+	if _, err := conn.Exec(ctx, "SET LOCAL enable_sort = off"); err != nil {
+		return fmt.Errorf("postgres: snapshot settings: %w", err)
+	}
+	var xmin int64
+	if err := conn.QueryRow(ctx, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint").Scan(&xmin); err != nil {
+		return fmt.Errorf("postgres: snapshot xmin: %w", err)
+	}
+	for t := range queue {
+		if err := s.readTable(ctx, conn, t, xmin, out); err != nil {
+			return err
+		}
+		s.doneTabs.Add(1)
+	}
+	_, _ = conn.Exec(ctx, "COMMIT")
+	return nil
+}
+
+// readTable reads one table in chunks.
+func (s *snapshotter) readTable(ctx context.Context, conn *pgx.Conn, t *table, txID int64, out chan<- []sdk.SourceRecord) error {
+	start := time.Now()
+	var cols []int
+	var names []string
+	for i, c := range t.columns {
+		if c.conv != nil {
+			cols = append(cols, i)
+			names = append(names, pgx.Identifier{c.name}.Sanitize())
+		}
+	}
+	selectList := strings.Join(names, ", ")
+	if selectList == "" {
+		selectList = "NULL"
+	}
+	r := &rowReader{s: s, t: t, cols: cols, txID: txID, out: out, ctx: ctx, vals: make([]any, len(t.columns))}
+	var n int64
+	var err error
+	if len(t.pk) > 0 {
+		n, err = s.readByKey(ctx, conn, t, selectList, r)
+	} else {
+		n, err = s.readByCtid(ctx, conn, t, selectList, r)
+	}
+	if err != nil {
+		return err
+	}
+	if err := r.finish(); err != nil {
+		return err
+	}
+	s.logger.Info("snapshot of table done", "table", t.id.String(), "rows", n, "duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// readByKey reads the table in primary-key order, chunk after chunk, each
+// chunk starting after the last key of the one before.
+func (s *snapshotter) readByKey(ctx context.Context, conn *pgx.Conn, t *table, selectList string, r *rowReader) (int64, error) {
+	var keyCols, keyTypes []string
+	for _, i := range t.pk {
+		keyCols = append(keyCols, pgx.Identifier{t.columns[i].name}.Sanitize())
+		keyTypes = append(keyTypes, t.columns[i].typeName)
+	}
+	order := strings.Join(keyCols, ", ")
+	var total int64
+	var after []string // text of the last key read
+	for {
+		where := ""
+		if after != nil {
+			lits := make([]string, len(after))
+			for i, a := range after {
+				lits[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'::" + keyTypes[i]
+			}
+			where = " WHERE (" + order + ") > (" + strings.Join(lits, ", ") + ")"
+		}
+		sql := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s LIMIT %d) TO STDOUT", selectList, t.id.quoted(), where, order, s.cfg.SnapshotFetchSize)
+		r.rows = 0
+		if _, err := conn.PgConn().CopyTo(ctx, r, sql); err != nil {
+			return total, fmt.Errorf("postgres: snapshot of %s: %w", t.id, err)
+		}
+		if r.err != nil {
+			return total, r.err
+		}
+		total += r.rows
+		if r.rows < int64(s.cfg.SnapshotFetchSize) {
+			return total, nil
+		}
+		after = r.lastKey
+	}
+}
+
+// readByCtid reads a table without a primary key in ranges of pages.
+func (s *snapshotter) readByCtid(ctx context.Context, conn *pgx.Conn, t *table, selectList string, r *rowReader) (int64, error) {
+	var pages, relpages int64
+	var reltuples float64
+	err := conn.QueryRow(ctx, `SELECT pg_relation_size(c.oid) / current_setting('block_size')::int, c.relpages, c.reltuples
+		FROM pg_class c WHERE c.oid = $1`, t.oid).Scan(&pages, &relpages, &reltuples)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: snapshot of %s: size: %w", t.id, err)
+	}
+	step := int64(100)
+	if relpages > 0 && reltuples > 0 {
+		step = max(1, int64(float64(s.cfg.SnapshotFetchSize)/(reltuples/float64(relpages))))
+	}
+	var total int64
+	for from := int64(0); ; from += step {
+		cond := fmt.Sprintf("ctid >= '(%d,0)'::tid AND ctid < '(%d,0)'::tid", from, from+step)
+		if from+step >= pages { // the last range is open: pages added meanwhile hold no rows of the snapshot, but reading them is cheap
+			cond = fmt.Sprintf("ctid >= '(%d,0)'::tid", from)
+		}
+		sql := fmt.Sprintf("COPY (SELECT %s FROM %s WHERE %s) TO STDOUT", selectList, t.id.quoted(), cond)
+		r.rows = 0
+		if _, err := conn.PgConn().CopyTo(ctx, r, sql); err != nil {
+			return total, fmt.Errorf("postgres: snapshot of %s: %w", t.id, err)
+		}
+		if r.err != nil {
+			return total, r.err
+		}
+		total += r.rows
+		if from+step >= pages {
+			return total, nil
+		}
+	}
+}
+
+// rowReader receives COPY rows (one per Write) and turns them into read
+// events.
+type rowReader struct {
+	ctx    context.Context
+	s      *snapshotter
+	t      *table
+	cols   []int
+	txID   int64
+	out    chan<- []sdk.SourceRecord
+	vals   []any
+	fields [][]byte
+	buf    []byte
+
+	pos     position // boxed source values, shared by the rows read in the same millisecond
+	lsnBox  any
+	batch   []sdk.SourceRecord
+	held    *sdk.SourceRecord // the table's latest event, to mark the last
+	count   int64             // events of this table so far
+	rows    int64             // rows of the current chunk
+	lastKey []string
+	err     error
+}
+
+func (r *rowReader) Write(p []byte) (int, error) {
+	var err error
+	r.fields, r.buf, err = splitCopyRow(p, r.fields, r.buf)
+	if err == nil && len(r.fields) != len(r.cols) && len(r.cols) > 0 {
+		err = fmt.Errorf("postgres: snapshot of %s: row has %d fields, want %d", r.t.id, len(r.fields), len(r.cols))
+	}
+	if err != nil {
+		r.err = err
+		return 0, err
+	}
+	clear(r.vals)
+	for i, c := range r.cols {
+		f := r.fields[i]
+		if f == nil {
+			continue
+		}
+		conv := r.t.columns[c].conv
+		dec := conv.decode
+		if conv.snapshot != nil {
+			dec = conv.snapshot
+		}
+		v, err := dec(f)
+		if err != nil {
+			r.err = fmt.Errorf("postgres: snapshot of %s: column %s: %w", r.t.id, r.t.columns[c].name, err)
+			return 0, r.err
+		}
+		r.vals[c] = v
+	}
+	if len(r.t.pk) > 0 {
+		r.lastKey = r.lastKey[:0]
+		for _, k := range r.t.pk {
+			for i, c := range r.cols {
+				if c == k {
+					r.lastKey = append(r.lastKey, string(r.fields[i]))
+				}
+			}
+		}
+	}
+	r.rows++
+	r.s.rows.Add(1)
+	if err := r.emit(); err != nil {
+		r.err = err
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (r *rowReader) emit() error {
+	s, t := r.s, r.t
+	marker := snapTrue
+	if r.count == 0 {
+		marker = snapFirstTable
+	}
+	r.count++
+	now := time.Now()
+	if r.pos.boxed == nil || now.Sub(r.pos.commitTs) > time.Millisecond {
+		// The source's time is the read's, to the millisecond: the
+		// position is boxed again at most once a millisecond.
+		r.pos = position{lsn: s.lsn, txID: r.txID, commitTs: now}
+		r.pos.box()
+		r.lsnBox = int64(s.lsn)
+	}
+	src := s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, marker)
+	after := valueStruct(t, r.vals)
+	rec := sdk.SourceRecord{
+		Partition: s.part, Offset: snapshotOffset(s.lsn, r.txID, now, false), Topic: t.topic,
+		ValueSchema: t.envelopeSchema, Value: s.cat.src.event(t, opRead, nil, after, src, now),
+	}
+	if t.keySchema != nil {
+		rec.KeySchema, rec.Key = t.keySchema, keyStruct(t, r.vals)
+	}
+	if r.held != nil {
+		r.batch = append(r.batch, *r.held)
+		if len(r.batch) >= snapshotBatch {
+			if err := r.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	r.held = &rec
+	return nil
+}
+
+func (r *rowReader) flush() error {
+	if len(r.batch) == 0 {
+		return nil
+	}
+	select {
+	case r.out <- r.batch:
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	}
+	r.batch = make([]sdk.SourceRecord, 0, snapshotBatch)
+	return nil
+}
+
+// finish marks the table's last event and sends what is left.
+func (r *rowReader) finish() error {
+	if r.held != nil {
+		if r.count > 1 {
+			setSnapshotMarker(r.held, snapLastTable)
+		}
+		r.batch = append(r.batch, *r.held)
+		r.held = nil
+	}
+	return r.flush()
+}

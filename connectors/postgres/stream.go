@@ -1,0 +1,715 @@
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/tributary-dev/tributary/sdk"
+	"github.com/tributary-dev/tributary/sdk/schema"
+)
+
+// heartbeatMessagePrefix is the prefix of the logical decoding messages the
+// connector writes to move its slot on an idle server.
+const heartbeatMessagePrefix = "tributary-heartbeat"
+
+// Batching of streamed events.
+const (
+	streamBatch      = 2048
+	streamFlushDelay = 5 * time.Millisecond
+)
+
+// resumePoint is where streaming resumes: events at or before it were
+// delivered before (the slot may send them again).
+type resumePoint struct {
+	active bool
+	commit uint64 // transactions committing before this LSN are skipped
+	// inTx: the point is inside the transaction committing at commit,
+	// after its event (lsn, n-1).
+	inTx bool
+	lsn  uint64
+	n    int64
+}
+
+// relState is a relation the stream announced.
+type relState struct {
+	rel *relationInfo
+	t   *table // nil when the table is not captured
+}
+
+// streamer reads the slot and turns its changes into events.
+type streamer struct {
+	cfg    *Config
+	cat    *catalog
+	logger *slog.Logger
+	part   sdk.Partition
+	db     *pgx.Conn      // catalog look-ups and heartbeats, owned by run
+	repl   *pgconn.PgConn // the replication connection
+	start  uint64
+	resume resumePoint
+	pg14   bool // the server has logical decoding messages in pgoutput
+
+	// flushed is the LSN the worker committed offsets up to
+	// (OffsetsCommitted); the stream confirms it to the server.
+	flushed *atomic.Uint64
+	started *atomic.Bool // set once START_REPLICATION succeeded
+
+	rels       map[uint32]*relState
+	inTx       bool
+	skipTx     bool
+	pos        position
+	lastCommit uint64
+	curLSN     uint64
+	nAtLSN     int64
+	walEnd     uint64 // latest position with nothing undelivered before it, outside transactions
+	hbPos      uint64 // position of the last heartbeat sent
+	batch      []sdk.SourceRecord
+	batchStart time.Time
+	sentFlush  uint64
+	tuple      []tupleColumn
+	oldTuple   []tupleColumn
+}
+
+// run streams until ctx ends or an error occurs, sending batches on out.
+func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error {
+	args := []string{"proto_version '1'", "publication_names '" + s.cfg.PublicationName + "'"}
+	if s.pg14 {
+		args = append(args, "messages 'true'")
+	}
+	if err := pglogrepl.StartReplication(ctx, s.repl, s.cfg.SlotName, pglogrepl.LSN(s.start),
+		pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
+		return fmt.Errorf("postgres: start replication from slot %s at %s: %w", s.cfg.SlotName, formatLSN(s.start), err)
+	}
+	if s.started != nil {
+		s.started.Store(true)
+	}
+	s.logger.Info("streaming changes", "slot", s.cfg.SlotName, "from", formatLSN(s.start), "publication", s.cfg.PublicationName)
+	s.rels = map[uint32]*relState{}
+	s.sentFlush = s.flushed.Load()
+	now := time.Now()
+	nextStatus := now.Add(s.cfg.StatusInterval)
+	var nextHeartbeat time.Time
+	if s.cfg.HeartbeatInterval > 0 {
+		nextHeartbeat = now.Add(s.cfg.HeartbeatInterval)
+	}
+	nextWALCheck := now.Add(10 * time.Second)
+	var rc recvContext
+	defer rc.stop()
+	for {
+		// The receive deadline: the next timer, sooner while a batch
+		// waits. The context is reused until it expires.
+		want := nextStatus
+		if !nextHeartbeat.IsZero() && nextHeartbeat.Before(want) {
+			want = nextHeartbeat
+		}
+		if nextWALCheck.Before(want) {
+			want = nextWALCheck
+		}
+		if len(s.batch) > 0 && s.batchStart.Add(streamFlushDelay).Before(want) {
+			want = s.batchStart.Add(streamFlushDelay)
+		}
+		if s.flushed.Load() != s.sentFlush {
+			if d := time.Now().Add(100 * time.Millisecond); d.Before(want) {
+				want = d
+			}
+		}
+		msg, err := s.repl.ReceiveMessage(rc.get(ctx, want))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if !pgconn.Timeout(err) && !errors.Is(err, context.DeadlineExceeded) {
+				return fmt.Errorf("postgres: replication stream: %w", err)
+			}
+		} else {
+			switch m := msg.(type) {
+			case *pgproto3.CopyData:
+				if err := s.copyData(ctx, m.Data); err != nil {
+					return err
+				}
+			case *pgproto3.ErrorResponse:
+				return fmt.Errorf("postgres: replication stream: %w", pgconn.ErrorResponseToPgError(m))
+			}
+		}
+		now := time.Now()
+		if len(s.batch) >= streamBatch || len(s.batch) > 0 && !now.Before(s.batchStart.Add(streamFlushDelay)) {
+			if err := s.flush(ctx, out); err != nil {
+				return err
+			}
+		}
+		if !nextHeartbeat.IsZero() && !now.Before(nextHeartbeat) {
+			nextHeartbeat = now.Add(s.cfg.HeartbeatInterval)
+			if err := s.heartbeat(ctx); err != nil {
+				return err
+			}
+		}
+		if !now.Before(nextWALCheck) {
+			nextWALCheck = now.Add(time.Minute)
+			s.checkRetainedWAL(ctx)
+		}
+		if f := s.flushed.Load(); f != s.sentFlush || !now.Before(nextStatus) {
+			if err := s.sendStatus(ctx, false); err != nil {
+				return err
+			}
+			nextStatus = now.Add(s.cfg.StatusInterval)
+		}
+	}
+}
+
+// recvContext is the context of receives: one per deadline, reused until
+// it expires or a sooner deadline is wanted (a context per message would
+// cost more than decoding it).
+type recvContext struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	deadline time.Time
+}
+
+func (r *recvContext) get(parent context.Context, want time.Time) context.Context {
+	if r.ctx == nil || want.Before(r.deadline) || r.ctx.Err() != nil {
+		r.stop()
+		r.ctx, r.cancel = context.WithDeadline(parent, want)
+		r.deadline = want
+	}
+	return r.ctx
+}
+
+func (r *recvContext) stop() {
+	if r.cancel != nil {
+		r.cancel()
+	}
+}
+
+// sendStatus confirms the committed position to the server.
+func (s *streamer) sendStatus(ctx context.Context, reply bool) error {
+	f := s.flushed.Load()
+	if f == 0 {
+		f = s.start
+	}
+	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.repl, pglogrepl.StandbyStatusUpdate{
+		WALWritePosition: pglogrepl.LSN(f), WALFlushPosition: pglogrepl.LSN(f), WALApplyPosition: pglogrepl.LSN(f),
+		ReplyRequested: reply,
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: send status to the server: %w", err)
+	}
+	s.sentFlush = s.flushed.Load()
+	return nil
+}
+
+// flush sends the batch on out. While out is full, it keeps the server
+// informed so that the walsender does not time out.
+func (s *streamer) flush(ctx context.Context, out chan<- []sdk.SourceRecord) error {
+	if len(s.batch) == 0 {
+		return nil
+	}
+	t := time.NewTicker(s.cfg.StatusInterval)
+	defer t.Stop()
+	for {
+		select {
+		case out <- s.batch:
+			s.batch = make([]sdk.SourceRecord, 0, streamBatch)
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+			if err := s.sendStatus(ctx, false); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// heartbeat makes the server write WAL (the action query, or a logical
+// decoding message) and emits a heartbeat record at the latest position
+// with nothing undelivered before it.
+func (s *streamer) heartbeat(ctx context.Context) error {
+	switch {
+	case s.cfg.HeartbeatQuery != "":
+		if _, err := s.db.Exec(ctx, s.cfg.HeartbeatQuery); err != nil {
+			s.logger.Warn("heartbeat.action.query failed", "error", err)
+		}
+	case s.pg14:
+		if _, err := s.db.Exec(ctx, "SELECT pg_logical_emit_message(false, '"+heartbeatMessagePrefix+"', '')"); err != nil {
+			s.logger.Warn("heartbeat message failed", "error", err)
+		}
+	default:
+		// Ask the server for its position.
+		if err := s.sendStatus(ctx, true); err != nil {
+			return err
+		}
+	}
+	s.emitHeartbeat()
+	return nil
+}
+
+// emitHeartbeat adds a heartbeat record carrying walEnd, unless a heartbeat
+// already carried it.
+func (s *streamer) emitHeartbeat() {
+	if s.cfg.HeartbeatInterval <= 0 || s.inTx || s.walEnd <= s.hbPos {
+		return
+	}
+	s.hbPos = s.walEnd
+	now := time.Now()
+	key := schema.NewStruct(s.cat.src.heartbeatKey)
+	key.SetIndex(0, s.cfg.TopicPrefix)
+	val := schema.NewStruct(s.cat.src.heartbeatValue)
+	val.SetIndex(0, now.UnixMilli())
+	s.add(sdk.SourceRecord{
+		Partition: s.part,
+		Offset: sdk.Offset{offLSN: int64(s.walEnd), offLSNProc: int64(s.walEnd), offLSNCommit: int64(s.walEnd),
+			offTxID: s.pos.txID, offTsUsec: now.UnixMicro()},
+		Topic:     s.cfg.HeartbeatPrefix + "." + s.cfg.TopicPrefix,
+		KeySchema: s.cat.src.heartbeatKey, Key: key,
+		ValueSchema: s.cat.src.heartbeatValue, Value: val,
+		Timestamp: now,
+	})
+}
+
+func (s *streamer) add(r sdk.SourceRecord) {
+	if len(s.batch) == 0 {
+		s.batchStart = time.Now()
+		if s.batch == nil {
+			s.batch = make([]sdk.SourceRecord, 0, streamBatch)
+		}
+	}
+	s.batch = append(s.batch, r)
+}
+
+// checkRetainedWAL warns when the slot holds more WAL than configured.
+func (s *streamer) checkRetainedWAL(ctx context.Context) {
+	if s.cfg.WALWarnBytes <= 0 {
+		return
+	}
+	var retained int64
+	err := s.db.QueryRow(ctx, `SELECT coalesce(pg_current_wal_lsn() - restart_lsn, 0)::bigint FROM pg_replication_slots WHERE slot_name = $1`,
+		s.cfg.SlotName).Scan(&retained)
+	if err != nil {
+		s.logger.Warn("could not read the WAL the slot retains", "slot", s.cfg.SlotName, "error", err)
+		return
+	}
+	if retained > s.cfg.WALWarnBytes {
+		s.logger.Warn("the replication slot retains much WAL: the server keeps it until the connector confirms its position (is the task running, and are its offsets committed?)",
+			"slot", s.cfg.SlotName, "retained_bytes", retained, "retained", formatBytes(retained), "threshold_bytes", s.cfg.WALWarnBytes)
+	}
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// copyData handles one message of the replication stream.
+func (s *streamer) copyData(ctx context.Context, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	switch data[0] {
+	case pglogrepl.PrimaryKeepaliveMessageByteID:
+		k, err := pglogrepl.ParsePrimaryKeepaliveMessage(data[1:])
+		if err != nil {
+			return fmt.Errorf("postgres: keepalive: %w", err)
+		}
+		if !s.inTx && uint64(k.ServerWALEnd) > s.walEnd {
+			s.walEnd = uint64(k.ServerWALEnd)
+		}
+		if k.ReplyRequested {
+			return s.sendStatus(ctx, false)
+		}
+	case pglogrepl.XLogDataByteID:
+		if len(data) < 25 {
+			return fmt.Errorf("postgres: XLogData of %d bytes", len(data))
+		}
+		walStart := binary.BigEndian.Uint64(data[1:])
+		return s.message(ctx, walStart, data[25:])
+	}
+	return nil
+}
+
+// pgEpoch is PostgreSQL's epoch, 2000-01-01, in Unix microseconds.
+const pgEpoch = 946_684_800_000_000
+
+func pgTime(us int64) time.Time { return time.UnixMicro(us + pgEpoch).UTC() }
+
+// message handles one pgoutput message.
+func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
+	if len(msg) == 0 {
+		return nil
+	}
+	r := &msgReader{b: msg[1:]}
+	switch msg[0] {
+	case 'B':
+		final := r.u64()
+		ts := int64(r.u64())
+		xid := r.u32()
+		s.inTx = true
+		s.pos = position{commit: final, lastCommit: s.lastCommit, txID: int64(xid), commitTs: pgTime(ts)}
+		s.pos.box()
+		s.skipTx = false
+		if s.resume.active {
+			switch {
+			case final < s.resume.commit:
+				s.skipTx = true
+			case final > s.resume.commit || !s.resume.inTx:
+				s.resume.active = false
+			}
+		}
+		return r.err
+	case 'C':
+		r.u8()
+		commit := r.u64()
+		end := r.u64()
+		if r.err != nil {
+			return r.err
+		}
+		s.inTx = false
+		s.lastCommit = end // Debezium's "last commit LSN" in source.sequence is the commit's end
+		if end > s.walEnd {
+			s.walEnd = end
+		}
+		if s.resume.active && commit >= s.resume.commit {
+			s.resume.active = false
+		}
+		return nil
+	case 'R':
+		rel, err := parseRelation(msg[1:])
+		if err != nil {
+			return err
+		}
+		return s.relation(ctx, rel)
+	case 'I', 'U', 'D':
+		if s.skipTx {
+			return nil
+		}
+		return s.change(msg[0], lsn, r)
+	case 'T':
+		if s.skipTx || s.cfg.skipped(opTruncate) {
+			return nil
+		}
+		return s.truncate(lsn, r)
+	case 'M':
+		flags := r.u8()
+		mlsn := r.u64()
+		prefix := r.str()
+		if r.err != nil {
+			return r.err
+		}
+		if flags&1 == 0 && prefix == heartbeatMessagePrefix && !s.inTx {
+			if mlsn > s.walEnd {
+				s.walEnd = mlsn
+			}
+			s.emitHeartbeat()
+		}
+	}
+	return nil
+}
+
+// relation records a relation's definition and rebuilds its table's
+// schemas when it changed (ALTER TABLE).
+func (s *streamer) relation(ctx context.Context, rel *relationInfo) error {
+	if old := s.rels[rel.id]; old != nil && old.rel.equal(rel) {
+		return nil
+	}
+	st := &relState{rel: rel}
+	s.rels[rel.id] = st
+	if !s.cat.filters.table(rel.table.schema, rel.table.name) {
+		return nil
+	}
+	t, err := s.cat.describe(ctx, s.db, rel.table, rel)
+	if err != nil {
+		if errors.Is(err, errUnknownType) {
+			// A new type (an enum created since the start): reload.
+			if lerr := s.cat.loadTypes(ctx, s.db); lerr != nil {
+				return lerr
+			}
+			t, err = s.cat.describe(ctx, s.db, rel.table, rel)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	t.identity = rel.identity
+	st.t = t
+	s.logger.Info("table schema read", "table", t.id.String(), "columns", len(t.columns))
+	return nil
+}
+
+// decodeTuple turns a tuple into column values; toasted values become
+// the placeholder.
+func (s *streamer) decodeTuple(t *table, cols []tupleColumn, vals []any) error {
+	if len(cols) != len(t.columns) {
+		return fmt.Errorf("postgres: %s: tuple of %d columns for %d", t.id, len(cols), len(t.columns))
+	}
+	for i, c := range cols {
+		col := t.columns[i]
+		if col.conv == nil {
+			continue
+		}
+		switch c.kind {
+		case tupleText:
+			v, err := col.conv.decode(c.data)
+			if err != nil {
+				return fmt.Errorf("postgres: %s.%s: %w", t.id, col.name, err)
+			}
+			vals[i] = v
+		case tupleToast:
+			vals[i] = col.conv.toast
+		case tupleNull:
+			vals[i] = nil
+		default:
+			return fmt.Errorf("postgres: %s.%s: column kind %q in a text-mode stream", t.id, col.name, c.kind)
+		}
+	}
+	return nil
+}
+
+// fillRequired puts the schema default, or the type's zero value, in the
+// required columns a key-only old tuple leaves empty (as Debezium does).
+func fillRequired(t *table, vals []any) {
+	for i, col := range t.columns {
+		if vals[i] != nil || col.conv == nil || col.schema.Optional {
+			continue
+		}
+		if col.schema.Default != nil {
+			vals[i] = col.schema.Default
+			continue
+		}
+		vals[i] = zeroValue(col.schema)
+	}
+}
+
+func zeroValue(s *schema.Schema) any {
+	switch s.Name {
+	case schema.DecimalName:
+		return new(big.Int)
+	case schema.DateName, schema.TimeName, schema.TimestampName:
+		return time.UnixMilli(0).UTC()
+	case nameVarDecimal:
+		v := schema.NewStruct(varDecimalSchema)
+		v.SetIndex(0, int32(0))
+		v.SetIndex(1, []byte{0})
+		return v
+	}
+	switch s.Type {
+	case schema.TypeInt8:
+		return int8(0)
+	case schema.TypeInt16:
+		return int16(0)
+	case schema.TypeInt32:
+		return int32(0)
+	case schema.TypeInt64:
+		return int64(0)
+	case schema.TypeFloat32:
+		return float32(0)
+	case schema.TypeFloat64:
+		return float64(0)
+	case schema.TypeBoolean:
+		return false
+	case schema.TypeString:
+		return ""
+	case schema.TypeBytes:
+		return []byte{}
+	case schema.TypeArray:
+		return []any{}
+	}
+	return nil
+}
+
+// change handles an insert, update or delete.
+func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
+	relID := r.u32()
+	st := s.rels[relID]
+	if st == nil {
+		return fmt.Errorf("postgres: change of relation %d before its relation message", relID)
+	}
+	t := st.t
+	var oldKind byte
+	s.oldTuple = s.oldTuple[:0]
+	switch kind {
+	case 'I':
+		if r.u8() != 'N' {
+			return fmt.Errorf("postgres: insert without a new tuple")
+		}
+		s.tuple = r.tuple(s.tuple)
+	case 'U':
+		k := r.u8()
+		if k == 'K' || k == 'O' {
+			oldKind = k
+			s.oldTuple = r.tuple(s.oldTuple)
+			k = r.u8()
+		}
+		if k != 'N' {
+			return fmt.Errorf("postgres: update without a new tuple")
+		}
+		s.tuple = r.tuple(s.tuple)
+	case 'D':
+		oldKind = r.u8()
+		if oldKind != 'K' && oldKind != 'O' {
+			return fmt.Errorf("postgres: delete without an old tuple (kind %q)", oldKind)
+		}
+		s.oldTuple = r.tuple(s.oldTuple)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if t == nil {
+		return nil
+	}
+	if lsn != s.curLSN {
+		s.curLSN, s.nAtLSN = lsn, 0
+	}
+	var before, after []any
+	if oldKind != 0 {
+		before = make([]any, len(t.columns))
+		if err := s.decodeTuple(t, s.oldTuple, before); err != nil {
+			return err
+		}
+		fillRequired(t, before)
+	}
+	if kind != 'D' {
+		after = make([]any, len(t.columns))
+		if err := s.decodeTuple(t, s.tuple, after); err != nil {
+			return err
+		}
+	}
+	for _, i := range t.pk {
+		if after != nil && after[i] == nil || before != nil && before[i] == nil && oldKind == 'K' {
+			return fmt.Errorf("postgres: %s: primary-key column %s is null in a change", t.id, t.columns[i].name)
+		}
+	}
+	now := time.Now()
+	switch kind {
+	case 'I':
+		if !s.cfg.skipped(opCreate) {
+			s.emit(t, lsn, opCreate, nil, after, keyStruct(t, after), now, "INSERT", nil)
+		}
+	case 'U':
+		if s.cfg.skipped(opUpdate) {
+			return nil
+		}
+		newKey := keyStruct(t, after)
+		if oldKind != 0 && t.keySchema != nil {
+			oldKey := keyStruct(t, before)
+			if !schema.ValueEqual(oldKey, newKey) {
+				// A primary-key change: delete, tombstone, create.
+				s.emit(t, lsn, opDelete, before, nil, oldKey, now, "UPDATE",
+					[]sdk.Header{{Key: "__debezium.newkey", Schema: t.keySchema, Value: newKey}})
+				if s.cfg.TombstonesOnDelete {
+					s.emitTombstone(t, lsn, oldKey, "UPDATE")
+				}
+				s.emit(t, lsn, opCreate, nil, after, newKey, now, "UPDATE",
+					[]sdk.Header{{Key: "__debezium.oldkey", Schema: t.keySchema, Value: oldKey}})
+				return nil
+			}
+		}
+		s.emit(t, lsn, opUpdate, before, after, newKey, now, "UPDATE", nil)
+	case 'D':
+		if s.cfg.skipped(opDelete) {
+			return nil
+		}
+		key := keyStruct(t, before)
+		s.emit(t, lsn, opDelete, before, nil, key, now, "DELETE", nil)
+		if s.cfg.TombstonesOnDelete {
+			s.emitTombstone(t, lsn, key, "DELETE") // a keyless table's too, as Debezium
+		}
+	}
+	return nil
+}
+
+// next returns the position of the next event at lsn, and whether it was
+// delivered before the resume point (and is skipped).
+func (s *streamer) next(lsn uint64) (position, bool) {
+	pos := s.pos
+	pos.lsn = lsn
+	pos.n = s.nAtLSN
+	s.nAtLSN++
+	if s.resume.active && s.resume.inTx && pos.commit == s.resume.commit {
+		if lsn < s.resume.lsn || lsn == s.resume.lsn && pos.n < s.resume.n {
+			return pos, true
+		}
+	}
+	return pos, false
+}
+
+func (s *streamer) emit(t *table, lsn uint64, op string, before, after []any, key *schema.Struct, now time.Time, msgType string, headers []sdk.Header) {
+	pos, skip := s.next(lsn)
+	if skip {
+		return
+	}
+	var b, a *schema.Struct
+	if before != nil {
+		b = valueStruct(t, before)
+	}
+	if after != nil {
+		a = valueStruct(t, after)
+	}
+	var lsnBox any = int64(pos.lsn)
+	src := s.cat.src.sourceStruct(s.cfg, t, &pos, lsnBox, snapFalse)
+	rec := sdk.SourceRecord{
+		Partition: s.part, Offset: streamOffset(&pos, lsnBox, msgType), Topic: t.topic,
+		ValueSchema: t.envelopeSchema, Value: s.cat.src.event(t, op, b, a, src, now),
+		Headers: headers,
+	}
+	if key != nil {
+		rec.KeySchema, rec.Key = t.keySchema, key
+	}
+	s.add(rec)
+}
+
+func (s *streamer) emitTombstone(t *table, lsn uint64, key *schema.Struct, msgType string) {
+	pos, skip := s.next(lsn)
+	if skip {
+		return
+	}
+	rec := sdk.SourceRecord{Partition: s.part, Offset: streamOffset(&pos, int64(pos.lsn), msgType), Topic: t.topic}
+	if key != nil {
+		rec.KeySchema, rec.Key = t.keySchema, key
+	}
+	s.add(rec)
+}
+
+// truncate emits a truncate event per captured table.
+func (s *streamer) truncate(lsn uint64, r *msgReader) error {
+	n := int(r.u32())
+	r.u8() // options
+	if n > len(r.b)/4 {
+		return fmt.Errorf("postgres: truncate message of %d relations in %d bytes", n, len(r.b))
+	}
+	ids := make([]uint32, 0, n)
+	for range n {
+		ids = append(ids, r.u32())
+	}
+	if r.err != nil {
+		return r.err
+	}
+	if lsn != s.curLSN {
+		s.curLSN, s.nAtLSN = lsn, 0
+	}
+	now := time.Now()
+	for _, id := range ids {
+		st := s.rels[id]
+		if st == nil || st.t == nil {
+			continue
+		}
+		s.emit(st.t, lsn, opTruncate, nil, nil, nil, now, "TRUNCATE", nil)
+	}
+	return nil
+}
+
+// formatLSN renders an LSN as PostgreSQL does ("16/B374D848").
+func formatLSN(lsn uint64) string { return pglogrepl.LSN(lsn).String() }

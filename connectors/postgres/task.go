@@ -1,0 +1,561 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/tributary-dev/tributary/sdk"
+)
+
+// task is the connector's only task: it owns the slot.
+type task struct {
+	cfg     Config
+	logger  *slog.Logger
+	part    sdk.Partition
+	filters *filters
+	cat     *catalog
+	db      *pgx.Conn
+	repl    *pgconn.PgConn
+
+	out     chan []sdk.SourceRecord
+	pending []sdk.SourceRecord
+	cancel  context.CancelFunc
+	done    chan struct{}
+	mu      sync.Mutex
+	err     error
+	flushed atomic.Uint64
+
+	pg14      bool
+	streaming atomic.Bool // the stream (not the snapshot) is running
+	pctx      context.Context
+	// lastPolled is the offset of the last record Poll handed out: a
+	// stream restarted after a lost connection resumes after it.
+	lastPolled sdk.Offset
+	restarts   int
+}
+
+// maxStreamRestarts bounds the reconnections after the replication
+// connection is lost; the count starts again once records flow.
+const maxStreamRestarts = 10
+
+func newTask(c Config) *task {
+	return &task{cfg: c, part: sdk.Partition{"server": c.TopicPrefix}}
+}
+
+// offsetState is what the stored offset says.
+type offsetState int
+
+const (
+	offsetNone offsetState = iota
+	offsetSnapshotIncomplete
+	offsetStreaming
+)
+
+// readOffset interprets the stored offset.
+func readOffset(o sdk.Offset) (offsetState, resumePoint, error) {
+	if o == nil {
+		return offsetNone, resumePoint{}, nil
+	}
+	lsn, ok := o.Int64(offLSN)
+	if !ok {
+		return 0, resumePoint{}, fmt.Errorf("postgres: stored offset %v has no integer %s", o, offLSN)
+	}
+	if inSnapshot(o) {
+		last, _ := o[offLastSnapshot].(bool)
+		done, _ := o[offSnapshotDone].(bool)
+		if !last && !done {
+			return offsetSnapshotIncomplete, resumePoint{}, nil
+		}
+		return offsetStreaming, resumePoint{active: true, commit: uint64(lsn)}, nil
+	}
+	commit, hasCommit := o.Int64(offLSNCommit)
+	if _, change := o.String(offMessageType); change && hasCommit {
+		n, ok := o.Int64(offEventsAtLSN)
+		if !ok {
+			n = 1
+		}
+		return offsetStreaming, resumePoint{active: true, commit: uint64(commit), inTx: true, lsn: uint64(lsn), n: n}, nil
+	}
+	if hasCommit {
+		lsn = commit
+	}
+	return offsetStreaming, resumePoint{active: true, commit: uint64(lsn)}, nil
+}
+
+// inSnapshot reports whether o is a snapshot record's offset: Debezium
+// writes "snapshot" as true (older releases) or as the kind of snapshot
+// ("INITIAL").
+func inSnapshot(o sdk.Offset) bool {
+	switch v := o[offSnapshot].(type) {
+	case bool:
+		return v
+	case string:
+		return v != "" && v != "false"
+	}
+	return false
+}
+
+// flushLSN is the LSN the slot may confirm once offset o is committed.
+func flushLSN(o sdk.Offset) (uint64, bool) {
+	if inSnapshot(o) {
+		return 0, false
+	}
+	if c, ok := o.Int64(offLSNCommit); ok {
+		return uint64(c), true
+	}
+	if l, ok := o.Int64(offLSN); ok {
+		return uint64(l), true
+	}
+	return 0, false
+}
+
+// slotInfo describes an existing replication slot.
+type slotInfo struct {
+	exists   bool
+	plugin   string
+	database string
+	active   bool
+	flushed  uint64
+}
+
+func readSlot(ctx context.Context, db *pgx.Conn, name string) (slotInfo, error) {
+	var s slotInfo
+	var plugin, database *string
+	var flushed *string
+	err := db.QueryRow(ctx, `SELECT plugin, database, active, confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1`, name).
+		Scan(&plugin, &database, &s.active, &flushed)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("postgres: read slot %s: %w", name, err)
+	}
+	s.exists = true
+	if plugin != nil {
+		s.plugin = *plugin
+	}
+	if database != nil {
+		s.database = *database
+	}
+	if flushed != nil {
+		l, err := pglogrepl.ParseLSN(*flushed)
+		if err == nil {
+			s.flushed = uint64(l)
+		}
+	}
+	return s, nil
+}
+
+func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
+	t.logger = tc.Logger()
+	if t.logger == nil {
+		t.logger = slog.Default()
+	}
+	f, err := newFilters(&t.cfg)
+	if err != nil {
+		return err
+	}
+	t.filters = f
+	t.cat = newCatalog(&t.cfg, f, t.logger)
+	if t.db, err = pgx.Connect(ctx, t.cfg.connString(false)); err != nil {
+		return fmt.Errorf("postgres: connect to %s:%d/%s: %w", t.cfg.Hostname, t.cfg.Port, t.cfg.DBName, err)
+	}
+	var version int
+	var walLevel string
+	if err := t.db.QueryRow(ctx, "SELECT current_setting('server_version_num')::int, current_setting('wal_level')").Scan(&version, &walLevel); err != nil {
+		return fmt.Errorf("postgres: read server settings: %w", err)
+	}
+	if walLevel != "logical" {
+		return fmt.Errorf("postgres: the server's wal_level is %s; change data capture needs wal_level=logical (ALTER SYSTEM SET wal_level = logical, then restart the server)", walLevel)
+	}
+	if err := t.cat.loadTypes(ctx, t.db); err != nil {
+		return err
+	}
+	if err := t.ensurePublication(ctx); err != nil {
+		return err
+	}
+	off, err := tc.Offset(ctx, t.part)
+	if err != nil {
+		return fmt.Errorf("postgres: read stored offset: %w", err)
+	}
+	state, resume, err := readOffset(off)
+	if err != nil {
+		return err
+	}
+	slot, err := readSlot(ctx, t.db, t.cfg.SlotName)
+	if err != nil {
+		return err
+	}
+	if slot.exists && slot.plugin != "pgoutput" {
+		return fmt.Errorf("postgres: replication slot %s exists with plugin %s; use another slot.name, or drop it (SELECT pg_drop_replication_slot('%s'))", t.cfg.SlotName, slot.plugin, t.cfg.SlotName)
+	}
+	if slot.exists && slot.database != t.cfg.DBName {
+		return fmt.Errorf("postgres: replication slot %s belongs to database %s, not %s; use another slot.name", t.cfg.SlotName, slot.database, t.cfg.DBName)
+	}
+
+	mode := t.cfg.snapshotMode()
+	snapshot, stream := false, true
+	switch state {
+	case offsetNone:
+		snapshot = mode != "no_data"
+	case offsetSnapshotIncomplete:
+		snapshot = mode != "no_data"
+		if snapshot {
+			t.logger.Info("the last snapshot did not complete: it starts again", "snapshot.mode", t.cfg.SnapshotMode)
+		}
+	case offsetStreaming:
+		switch mode {
+		case "always":
+			snapshot = true
+		case "initial_only":
+			stream = false
+		case "when_needed":
+			if !slot.exists || slot.flushed > resume.commit {
+				t.logger.Warn("the slot no longer holds the changes after the stored offset: taking a new snapshot",
+					"slot", t.cfg.SlotName, "slot_exists", slot.exists, "offset_lsn", formatLSN(resume.commit))
+				snapshot = true
+			}
+		default:
+			if !slot.exists {
+				return fmt.Errorf("postgres: replication slot %s is gone: the changes since the stored offset (LSN %s) cannot be read any more; "+
+					"to take a new snapshot set snapshot.mode=when_needed (or delete the connector's offsets)", t.cfg.SlotName, formatLSN(resume.commit))
+			}
+			if slot.flushed > resume.commit && resume.commit != 0 {
+				t.logger.Warn("the slot's confirmed position is past the stored offset: changes in between are not read again",
+					"slot", t.cfg.SlotName, "slot_lsn", formatLSN(slot.flushed), "offset_lsn", formatLSN(resume.commit))
+			}
+		}
+	}
+	if mode == "initial_only" && !snapshot {
+		stream = false
+	}
+	if mode == "initial_only" && snapshot {
+		stream = false
+	}
+
+	t.out = make(chan []sdk.SourceRecord, 4)
+	t.done = make(chan struct{})
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	t.cancel, t.pctx = cancel, pctx
+	if !snapshot && !stream {
+		t.logger.Info("snapshot.mode=initial_only and the snapshot is complete: nothing to do")
+		close(t.out)
+		close(t.done)
+		return nil
+	}
+	if t.repl, err = pgconn.Connect(ctx, t.cfg.connString(true)); err != nil {
+		return fmt.Errorf("postgres: replication connection: %w", err)
+	}
+	pg14 := version >= 140000
+	t.pg14 = pg14
+	if snapshot {
+		if slot.exists {
+			if slot.active {
+				return fmt.Errorf("postgres: replication slot %s is in use by another connection", t.cfg.SlotName)
+			}
+			t.logger.Info("dropping the replication slot to take a consistent snapshot from a new one", "slot", t.cfg.SlotName)
+			if _, err := t.db.Exec(ctx, "SELECT pg_drop_replication_slot($1)", t.cfg.SlotName); err != nil {
+				return fmt.Errorf("postgres: drop slot %s: %w", t.cfg.SlotName, err)
+			}
+		}
+		res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication, Temporary: !stream})
+		if err != nil {
+			return fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.SlotName, err)
+		}
+		cp, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+		if err != nil {
+			return fmt.Errorf("postgres: slot consistent point %q: %w", res.ConsistentPoint, err)
+		}
+		t.logger.Info("replication slot created", "slot", t.cfg.SlotName, "consistent_point", res.ConsistentPoint, "snapshot", res.SnapshotName)
+		ids, err := t.tables(ctx)
+		if err != nil {
+			return err
+		}
+		var tables []*table
+		for _, id := range ids {
+			tb, err := t.cat.describe(ctx, t.db, id, nil)
+			if errors.Is(err, errNoTable) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			tables = append(tables, tb)
+		}
+		snap := &snapshotter{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, name: res.SnapshotName, lsn: uint64(cp), tables: tables}
+		strm := t.newStreamer(uint64(cp), resumePoint{}, pg14)
+		t.startProduce(pctx, func(ctx context.Context, out chan<- []sdk.SourceRecord) error {
+			if err := snap.run(ctx, out); err != nil {
+				return err
+			}
+			if snap.rows.Load() == 0 {
+				// Record that the snapshot is complete.
+				now := time.Now()
+				select {
+				case out <- []sdk.SourceRecord{{Partition: t.part, Offset: sdk.Offset{offLSN: int64(cp), offLSNProc: int64(cp), offTsUsec: now.UnixMicro()}}}:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			if !stream {
+				t.logger.Info("snapshot.mode=initial_only: the snapshot is complete, no changes are streamed")
+				return nil
+			}
+			return strm.run(ctx, out)
+		})
+		return nil
+	}
+	start := uint64(0)
+	if !slot.exists {
+		res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "NOEXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
+		if err != nil {
+			return fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.SlotName, err)
+		}
+		t.logger.Info("replication slot created", "slot", t.cfg.SlotName, "consistent_point", res.ConsistentPoint)
+	} else if state == offsetStreaming && resume.commit > slot.flushed {
+		start = resume.commit // skips what the server knows to precede the offset
+	}
+	strm := t.newStreamer(start, resume, pg14)
+	t.startProduce(pctx, strm.run)
+	return nil
+}
+
+func (t *task) newStreamer(start uint64, resume resumePoint, pg14 bool) *streamer {
+	s := &streamer{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, db: t.db, repl: t.repl,
+		start: start, resume: resume, pg14: pg14, flushed: &t.flushed, started: &t.streaming}
+	s.walEnd = start
+	s.hbPos = start
+	return s
+}
+
+// startProduce runs produce in a goroutine with the current channels.
+func (t *task) startProduce(ctx context.Context, fn func(context.Context, chan<- []sdk.SourceRecord) error) {
+	out, done := t.out, t.done
+	go t.produceOn(ctx, out, done, fn)
+}
+
+// produceOn runs fn (the snapshot and stream), which sends on out, and
+// records how it ended; out and then done are closed at the end.
+func (t *task) produceOn(ctx context.Context, out chan []sdk.SourceRecord, done chan struct{}, fn func(context.Context, chan<- []sdk.SourceRecord) error) {
+	defer close(done)
+	defer close(out)
+	if err := fn(ctx, out); err != nil && ctx.Err() == nil {
+		t.mu.Lock()
+		t.err = err
+		t.mu.Unlock()
+	}
+}
+
+// tables returns the tables to snapshot.
+func (t *task) tables(ctx context.Context) ([]tableID, error) {
+	ids, err := t.cat.publishedTables(ctx, t.db)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(ids, func(a, b tableID) int {
+		return cmp.Compare(t.filters.rank(a.schema, a.name), t.filters.rank(b.schema, b.name))
+	})
+	return ids, nil
+}
+
+// ensurePublication creates or updates the publication as
+// publication.autocreate.mode says.
+func (t *task) ensurePublication(ctx context.Context) error {
+	var exists bool
+	if err := t.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication WHERE pubname = $1)", t.cfg.PublicationName).Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: read publication %s: %w", t.cfg.PublicationName, err)
+	}
+	name := pgx.Identifier{t.cfg.PublicationName}.Sanitize()
+	switch t.cfg.PublicationAutocreate {
+	case "disabled":
+		if !exists {
+			return fmt.Errorf("postgres: publication %s does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION %s FOR TABLE ...)", t.cfg.PublicationName, name)
+		}
+	case "all_tables":
+		if !exists {
+			t.logger.Info("creating publication for all tables", "publication", t.cfg.PublicationName)
+			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES"); err != nil {
+				return fmt.Errorf("postgres: create publication %s: %w", t.cfg.PublicationName, err)
+			}
+		}
+	case "no_tables":
+		if !exists {
+			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name); err != nil {
+				return fmt.Errorf("postgres: create publication %s: %w", t.cfg.PublicationName, err)
+			}
+		}
+	case "filtered":
+		ids, err := t.cat.filteredTables(ctx, t.db)
+		if err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return fmt.Errorf("postgres: no table matches the filters, so publication %s would be empty", t.cfg.PublicationName)
+		}
+		list := make([]string, len(ids))
+		for i, id := range ids {
+			list[i] = id.quoted()
+		}
+		verb := "CREATE PUBLICATION " + name + " FOR TABLE "
+		if exists {
+			verb = "ALTER PUBLICATION " + name + " SET TABLE "
+		}
+		if _, err := t.db.Exec(ctx, verb+strings.Join(list, ", ")); err != nil {
+			return fmt.Errorf("postgres: publication %s for the filtered tables: %w", t.cfg.PublicationName, err)
+		}
+	}
+	return nil
+}
+
+func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
+	if len(t.pending) == 0 {
+		select {
+		case b, ok := <-t.out:
+			if !ok {
+				t.mu.Lock()
+				err := t.err
+				t.mu.Unlock()
+				if err != nil && t.streaming.Load() && t.restarts < maxStreamRestarts && ctx.Err() == nil {
+					// A lost connection (a server restart, a terminated
+					// walsender): reconnect and resume after the last
+					// record handed out.
+					t.restarts++
+					t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", t.restarts)
+					if rerr := t.restartStream(ctx); rerr != nil {
+						return nil, sdk.Retriable(fmt.Errorf("postgres: reconnect after %w: %w", err, rerr))
+					}
+					return nil, nil
+				}
+				if err != nil {
+					return nil, err
+				}
+				<-ctx.Done() // initial_only: done
+				return nil, nil
+			}
+			t.pending = b
+		case <-ctx.Done():
+			return nil, nil
+		}
+	}
+	n := min(max, len(t.pending))
+	recs := t.pending[:n:n]
+	t.pending = t.pending[n:]
+	if n > 0 {
+		t.lastPolled = recs[n-1].Offset
+		t.restarts = 0
+	}
+	return recs, nil
+}
+
+// restartStream reconnects and starts a new stream that resumes after the
+// last record Poll handed out (what was read beyond it is read again).
+func (t *task) restartStream(ctx context.Context) error {
+	backoff := time.Duration(t.restarts) * 500 * time.Millisecond
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(backoff):
+	}
+	<-t.done // the old stream has ended
+	t.pending = nil
+	t.mu.Lock()
+	t.err = nil
+	t.mu.Unlock()
+	if t.repl != nil {
+		t.repl.Close(ctx)
+	}
+	if t.db != nil {
+		t.db.Close(ctx)
+	}
+	var err error
+	if t.db, err = pgx.Connect(ctx, t.cfg.connString(false)); err != nil {
+		return err
+	}
+	if t.repl, err = pgconn.Connect(ctx, t.cfg.connString(true)); err != nil {
+		return err
+	}
+	_, resume, err := readOffset(t.lastPolled)
+	if err != nil {
+		return err
+	}
+	t.streaming.Store(false)
+	t.out = make(chan []sdk.SourceRecord, 4)
+	t.done = make(chan struct{})
+	strm := t.newStreamer(0, resume, t.pg14)
+	t.startProduce(t.pctx, strm.run)
+	return nil
+}
+
+// OffsetsCommitted implements sdk.OffsetsCommitter: the slot may confirm
+// the position of the latest committed offset.
+func (t *task) OffsetsCommitted(_ context.Context, offsets []sdk.SourceOffset) error {
+	for _, so := range offsets {
+		if so.Partition["server"] != t.cfg.TopicPrefix {
+			continue
+		}
+		if l, ok := flushLSN(so.Offset); ok {
+			for {
+				cur := t.flushed.Load()
+				if l <= cur || t.flushed.CompareAndSwap(cur, l) {
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (t *task) Close(ctx context.Context) error {
+	if t.cancel != nil {
+		t.cancel()
+		select {
+		case <-t.done:
+		case <-ctx.Done():
+		}
+	}
+	var errs []error
+	if t.repl != nil {
+		t.repl.Close(ctx)
+	}
+	if t.db != nil {
+		if t.cfg.SlotDropOnStop {
+			errs = append(errs, t.dropSlot(ctx))
+		}
+		t.db.Close(ctx)
+	}
+	return errors.Join(errs...)
+}
+
+// dropSlot drops the slot once the walsender has let it go.
+func (t *task) dropSlot(ctx context.Context) error {
+	for i := 0; ; i++ {
+		_, err := t.db.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1", t.cfg.SlotName)
+		if err == nil {
+			t.logger.Info("replication slot dropped (slot.drop.on.stop)", "slot", t.cfg.SlotName)
+			return nil
+		}
+		var pgErr *pgconn.PgError
+		if i >= 50 || !errors.As(err, &pgErr) || pgErr.Code != "55006" { // object_in_use
+			return fmt.Errorf("postgres: drop slot %s: %w", t.cfg.SlotName, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("postgres: drop slot %s: %w", t.cfg.SlotName, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
