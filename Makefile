@@ -10,10 +10,10 @@ FUZZTIME ?= 50000x
 # The Go modules of the repository: the product, the SDK connector authors
 # import (its own module, required by the product through a replace), and
 # the examples built against the SDK as a third party would, and
-# integration/ferretdb, the FerretDB server the integration tests run
-# (FerretDB stays out of the product's go.mod; first, so that its test fills
-# the build cache for the harness's cached FerretDB build).
-MODULES := integration/ferretdb . sdk examples
+# integration/ferretdb, the FerretDB server the MongoDB tests run (its own
+# module so that FerretDB stays out of the product's go.mod; the harness
+# builds it once and caches the binary).
+MODULES := . sdk examples integration/ferretdb
 
 .PHONY: build test check unit fuzz clean
 

@@ -2,10 +2,7 @@ module github.com/tributary-dev/tributary/integration/ferretdb
 
 go 1.26.0
 
-require (
-	github.com/FerretDB/FerretDB v1.24.2
-	go.mongodb.org/mongo-driver/v2 v2.10.0
-)
+require github.com/FerretDB/FerretDB v1.24.2
 
 require (
 	filippo.io/edwards25519 v1.1.0 // indirect
