@@ -57,6 +57,66 @@ func driverScan(b *testing.B, c *mongo.Collection, filter bson.D, sort bson.D) (
 	return n, time.Since(start)
 }
 
+// driverPages reads the documents with an _id above after as the poll
+// mode does: finds sorted by _id, limit documents each, each starting
+// after the last _id of the previous one. It returns the count and the
+// time taken.
+func driverPages(b *testing.B, c *mongo.Collection, after any, limit int64) (int, time.Duration) {
+	start := time.Now()
+	n := 0
+	for {
+		opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}).SetLimit(limit)
+		cur, err := c.Find(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$gt", Value: after}}}}, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		page := 0
+		for cur.Next(context.Background()) {
+			after = cur.Current.Lookup("_id")
+			page++
+		}
+		if err := cur.Err(); err != nil {
+			b.Fatal(err)
+		}
+		cur.Close(context.Background())
+		n += page
+		if int64(page) < limit {
+			return n, time.Since(start)
+		}
+	}
+}
+
+// waitStopped waits until the connector reports STOPPED with no task
+// and its plugin process has exited.
+func waitStopped(b *testing.B, base, name string) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, out := restDo(base, "GET", "/connectors/"+name+"/status", nil)
+		var st struct {
+			Connector struct{ State string }
+			Tasks     []struct{ State string }
+		}
+		if json.Unmarshal(out, &st) == nil && st.Connector.State == "STOPPED" && len(st.Tasks) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("connector %s not stopped after 2 minutes: %s", name, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// topicCount returns the number of records in topic.
+func topicCount(b *testing.B, adm *kadm.Client, topic string) int64 {
+	ends, err := adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total int64
+	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
+	return total
+}
+
 // waitTopicEnd waits until topic holds n records.
 func waitTopicEnd(b *testing.B, adm *kadm.Client, topic string, n int64) {
 	deadline := time.Now().Add(10 * time.Minute)
@@ -81,7 +141,8 @@ func waitTopicEnd(b *testing.B, adm *kadm.Client, topic string, n int64) {
 // the bundled broker, through a worker process and the connector's plugin
 // process), each side by side with a plain driver find over the same
 // documents (the read limit: the snapshot reads in _id order, so the
-// sorted find is its like; the poll reads new documents by _id). It
+// sorted find is its like; the poll reads new documents by _id, in pages
+// of max.batch.size, so a paged find is its like). It
 // reports the ratios, the CPU seconds per document of the worker and
 // plugin processes, and the plugin's peak RSS.
 //
@@ -162,11 +223,15 @@ func BenchmarkMongoSource(b *testing.B) {
 	workerCPU0 := procCPU(w.Pid())
 
 	// Poll-mode changes: documents inserted while the connector is
-	// paused, read when it resumes.
-	if code, out := restDo(w.URL(), "PUT", "/connectors/mb/pause", nil); code != 202 {
-		b.Fatalf("pause: %d %s", code, out)
+	// stopped, read when it resumes (the time includes the task's start).
+	// Not paused: a paused task's plugin keeps polling ahead (the SDK
+	// streams batches to the worker), so at resume the records would
+	// already have been read.
+	rssSnap := procHWM(plugin)
+	if code, out := restDo(w.URL(), "PUT", "/connectors/mb/stop", nil); code != 202 && code != 204 {
+		b.Fatalf("stop: %d %s", code, out)
 	}
-	time.Sleep(2 * time.Second)
+	waitStopped(b, w.URL(), "mb")
 	var lastID bson.Raw
 	opts := options.FindOne().SetSort(bson.D{{Key: "_id", Value: -1}})
 	if err := coll.FindOne(context.Background(), bson.D{}, opts).Decode(&lastID); err != nil {
@@ -178,26 +243,41 @@ func BenchmarkMongoSource(b *testing.B) {
 	if got != m {
 		b.Fatalf("find of the new documents read %d of %d", got, m)
 	}
+	got, pagedRef := driverPages(b, coll, lastID.Lookup("_id"), 2048)
+	if got != m {
+		b.Fatalf("paged find of the new documents read %d of %d", got, m)
+	}
+	if k := topicCount(b, adm, "mb.bench.docs"); k != int64(n) {
+		b.Fatalf("the paused connector wrote: %d records in the topic before resume, want %d", k, n)
+	}
 	start = time.Now()
 	if code, out := restDo(w.URL(), "PUT", "/connectors/mb/resume", nil); code != 202 {
 		b.Fatalf("resume: %d %s", code, out)
 	}
 	waitTopicEnd(b, adm, "mb.bench.docs", int64(n+m))
 	change := time.Since(start)
-	cpuChange := procCPU(w.Pid()) - workerCPU0 + procCPU(plugin) - pluginCPU0
-	rss := procHWM(plugin)
+	cpuChange := procCPU(w.Pid()) - workerCPU0
+	rss := rssSnap
+	if p2 := mgPluginChild(w.Pid()); p2 == plugin {
+		cpuChange += procCPU(plugin) - pluginCPU0
+		rss = procHWM(plugin)
+	} else if p2 != 0 { // the task runs in a new plugin process
+		cpuChange += procCPU(p2)
+		rss = max(rss, procHWM(p2))
+	}
 
 	rate := func(k int, d time.Duration) float64 { return float64(k) / d.Seconds() }
 	b.Logf("snapshot of %d documents: driver find %.0f docs/s (sorted by _id %.0f docs/s), connector %.0f docs/s into the broker = %.0f%% of the sorted find, %.0f%% of the unsorted; %.2f µs CPU per document (worker + plugin)",
 		n, rate(n, plain), rate(n, sorted), rate(n, snap), 100*sorted.Seconds()/snap.Seconds(), 100*plain.Seconds()/snap.Seconds(), cpuSnap/float64(n)*1e6)
-	b.Logf("poll-mode changes, %d new documents: driver find by _id %.0f docs/s, connector %.0f docs/s into the broker = %.0f%%; %.2f µs CPU per document",
-		m, rate(m, changeRef), rate(m, change), 100*changeRef.Seconds()/change.Seconds(), cpuChange/float64(m)*1e6)
+	b.Logf("poll-mode changes, %d new documents: driver find by _id %.0f docs/s, in pages of 2048 as the poll reads (max.batch.size) %.0f docs/s; connector %.0f docs/s into the broker = %.0f%% of the find, %.0f%% of the paged find; %.2f µs CPU per document",
+		m, rate(m, changeRef), rate(m, pagedRef), rate(m, change), 100*changeRef.Seconds()/change.Seconds(), 100*pagedRef.Seconds()/change.Seconds(), cpuChange/float64(m)*1e6)
 	b.Logf("plugin process peak RSS %.1f MiB", rss)
 	b.ReportMetric(rate(n, snap), "snapshot-docs/s")
 	b.ReportMetric(rate(n, sorted), "find-sorted-docs/s")
 	b.ReportMetric(rate(n, plain), "find-docs/s")
 	b.ReportMetric(rate(m, change), "change-docs/s")
 	b.ReportMetric(rate(m, changeRef), "find-new-docs/s")
+	b.ReportMetric(rate(m, pagedRef), "paged-find-new-docs/s")
 	b.ReportMetric(rss, "plugin-MiB")
 	b.ReportMetric(0, "ns/op")
 }
