@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/broker/log"
+	"github.com/tributary-dev/tributary/internal/dirlock"
 )
 
 // Broker is a running single-node broker.
@@ -26,6 +27,7 @@ type Broker struct {
 	cfg    Config
 	logger *slog.Logger
 	ln     net.Listener
+	lock   *dirlock.Lock // LogDir/.lock, held until Close
 
 	clusterID string
 	advHost   string
@@ -97,45 +99,52 @@ type topicMeta struct {
 	Configs    map[string]string `json:"configs,omitempty"`
 }
 
-// Open loads the broker's state from cfg.LogDir (recovering every partition
-// log) and binds the listener. Call Serve to accept connections.
+// Open locks cfg.LogDir (LogDir/.lock, as Kafka), loads the broker's state
+// from it (recovering every partition log) and binds the listener. Call
+// Serve to accept connections. A log directory another process holds is an
+// error matching dirlock.ErrLocked, and nothing in it is touched.
 func Open(cfg Config) (*Broker, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.LogDir, 0o755); err != nil {
-		return nil, fmt.Errorf("broker: create log dir: %w", err)
+	// The lock comes before anything reads or repairs the directory: two
+	// brokers on one directory truncate each other's acknowledged data.
+	lock, err := dirlock.Acquire(cfg.LogDir)
+	if err != nil {
+		return nil, fmt.Errorf("broker: log.dirs: %w", err)
 	}
 	b := &Broker{
 		cfg:      cfg,
 		logger:   cfg.Logger,
+		lock:     lock,
 		topics:   map[string]*topic{},
 		topicIDs: map[[16]byte]*topic{},
 		syncer:   newSyncer(),
 		conns:    map[net.Conn]struct{}{},
 	}
+	fail := func(err error) (*Broker, error) {
+		b.closeLogs()
+		b.lock.Release()
+		return nil, err
+	}
 	b.pids.path = filepath.Join(cfg.LogDir, "producer-id-block")
 	start := time.Now()
 	if err := b.loadMeta(); err != nil {
-		b.closeLogs()
-		return nil, err
+		return fail(err)
 	}
 	gs, err := b.openGroups()
 	if err != nil {
-		b.closeLogs()
-		return nil, err
+		return fail(err)
 	}
 	b.groups = gs
 	ts, recovered, err := b.openTxns()
 	if err != nil {
-		b.closeLogs()
-		return nil, err
+		return fail(err)
 	}
 	b.txns = ts
 	ln, err := net.Listen("tcp", cfg.Listener)
 	if err != nil {
-		b.closeLogs()
-		return nil, fmt.Errorf("broker: listen on %s: %w (is another broker running? change listeners)", cfg.Listener, err)
+		return fail(fmt.Errorf("broker: listen on %s: %w", cfg.Listener, err))
 	}
 	b.ln = ln
 	b.advHost, b.advPort = cfg.advertisedHostPort(ln.Addr())
@@ -212,7 +221,7 @@ func (b *Broker) Close() error {
 		}
 		b.connMu.Unlock()
 		b.wg.Wait()
-		b.closeErr = b.closeLogs()
+		b.closeErr = errors.Join(b.closeLogs(), b.lock.Release())
 		b.logger.Info("broker stopped")
 	})
 	return b.closeErr

@@ -3,6 +3,7 @@ package plugins
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -53,6 +54,19 @@ func TestExampleLoadedFromPluginPath(t *testing.T) {
 	}
 	if errs := infos.Errors(); len(errs["topic"]) != 1 || len(errs["interval.ms"]) != 1 {
 		t.Fatalf("validation errors %v", errs)
+	}
+	// Offsets set through the REST API are the connector's to judge (its
+	// AlterOffsets hook).
+	part := sdk.Partition{"ticker": "main"}
+	cfg := map[string]string{"topic": "ticks"}
+	_, err = h.AlterOffsets(ctx, "Ticker", "ticks", cfg, sdk.OffsetChange{Source: []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"seq": 1.5}}}})
+	var refused *OffsetsRefusedError
+	if !errors.As(err, &refused) || !strings.Contains(refused.Message, "a ticker offset is") {
+		t.Fatalf("AlterOffsets of a fractional seq: %v; want the connector's refusal", err)
+	}
+	accepted, err := h.AlterOffsets(ctx, "Ticker", "ticks", cfg, sdk.OffsetChange{Source: []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"seq": int64(7)}}}})
+	if err != nil || !accepted {
+		t.Fatalf("AlterOffsets of seq 7: %v, %v; want accepted", accepted, err)
 	}
 	offsets := OffsetReaderFunc(func(context.Context, []sdk.Partition) ([]sdk.Offset, error) {
 		return []sdk.Offset{{"seq": int64(41)}}, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +28,7 @@ import (
 // cookie in its environment) and as a host process for the orphan test.
 func TestMain(m *testing.M) {
 	if os.Getenv(pluginpb.MagicCookieKey) != "" {
-		sdk.Serve(append(connectors.All(), crashyConnector())...)
+		sdk.Serve(append(connectors.All(), crashyConnector(), offsetsSinkConnector())...)
 	}
 	if os.Getenv("TRIBUTARY_TEST_HOST") == "1" {
 		os.Exit(runTestHost())
@@ -100,6 +101,47 @@ func (t *crashyTask) OffsetsCommitted(context.Context, []sdk.SourceOffset) error
 		select {}
 	}
 	return nil
+}
+
+// offsetsSinkConfig drives offsetsSinkConnector's AlterOffsets hook.
+type offsetsSinkConfig struct {
+	// Mode: check (refuse offsets above 100, saying what it got),
+	// unsupported, or panic.
+	Mode string `key:"mode" default:"check" validate:"enum=check|unsupported|panic" doc:"what AlterOffsets does"`
+}
+
+const offsetsSinkClass = "test.OffsetsSinkConnector"
+
+// offsetsSinkConnector is a sink whose AlterOffsets hook answers per its
+// mode.
+func offsetsSinkConnector() sdk.Connector {
+	return sdk.SinkConnector[offsetsSinkConfig]{
+		Class: offsetsSinkClass, Version: "1",
+		NewTask: func(offsetsSinkConfig) sdk.SinkTask { return nil },
+		AlterOffsets: func(_ context.Context, c offsetsSinkConfig, offs map[sdk.TopicPartition]*int64) error {
+			switch c.Mode {
+			case "unsupported":
+				return sdk.ErrOffsetsUnsupported
+			case "panic":
+				panic("boom in AlterOffsets")
+			}
+			var got []string
+			for tp, o := range offs {
+				if o == nil {
+					got = append(got, tp.String()+"=reset")
+				} else {
+					got = append(got, tp.String()+"="+strconv.FormatInt(*o, 10))
+				}
+			}
+			sort.Strings(got)
+			for _, o := range offs {
+				if o != nil && *o > 100 {
+					return fmt.Errorf("offsets above 100 are refused; got %s", strings.Join(got, ","))
+				}
+			}
+			return nil
+		},
+	}
 }
 
 // runTestHost is the host process of TestNoOrphanAfterHostSIGKILL: it starts

@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 )
@@ -85,6 +86,7 @@ func (c *Config) validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	c.Logger = loglevel.Named(c.Logger, "dev.tributary.plugins")
 	if c.StartTimeout <= 0 {
 		c.StartTimeout = time.Minute
 	}
@@ -163,8 +165,8 @@ type procRef struct {
 // acquire returns a hold on the running process of connector for argv,
 // launching it if there is none or it exited. Every successful acquire
 // must be paired with one release.
-func (h *Host) acquire(ctx context.Context, connector string, argv []string) (*procRef, error) {
-	key := connector + "\x00" + strings.Join(argv, "\x00")
+func (h *Host) acquire(ctx context.Context, class, connector string, argv []string) (*procRef, error) {
+	key := connector + "\x00" + class + "\x00" + strings.Join(argv, "\x00")
 	h.procsMu.Lock()
 	e := h.procs[key]
 	if e == nil {
@@ -185,7 +187,7 @@ func (h *Host) acquire(ctx context.Context, connector string, argv []string) (*p
 		e.p.kill() // releases the dead process's client
 		e.p = nil
 	}
-	p, err := h.launch(ctx, argv, h.cfg.Logger.With("connector", connector))
+	p, err := h.launch(ctx, argv, h.pluginLogs(class, "connector", connector))
 	if err == nil {
 		e.p, ref.p = p, p
 	}
@@ -237,6 +239,12 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 	h := &Host{cfg: cfg, cache: map[string][]sdk.Spec{}, procs: map[string]*sharedProc{}}
 	if err := h.Discover(ctx); err != nil {
 		return nil, err
+	}
+	// Name the loggers of every connector found, so that they are listed
+	// (and can be set) before a connector runs, as a Java connector's are
+	// once its classes are loaded.
+	for _, s := range h.Specs() {
+		h.pluginLogs(s.Class)
 	}
 	return h, nil
 }
@@ -470,7 +478,7 @@ func (h *Host) specsFor(ctx context.Context, cmd []string, hash string) ([]sdk.S
 	// costs discovery this long, not the start timeout of tasks.
 	ctx, cancel := context.WithTimeout(ctx, min(h.cfg.StartTimeout, specifyTimeout))
 	defer cancel()
-	p, err := h.launch(ctx, cmd, h.cfg.Logger.With("plugin", filepath.Base(cmd[0])))
+	p, err := h.launch(ctx, cmd, h.pluginLogs("", "plugin", filepath.Base(cmd[0])))
 	if err != nil {
 		return nil, err
 	}
@@ -540,7 +548,7 @@ func (h *Host) Validate(ctx context.Context, class string, config map[string]str
 	if err != nil {
 		return sdk.ConfigInfos{}, err
 	}
-	p, err := h.launch(ctx, pi.Command, h.cfg.Logger.With("plugin", pi.Spec.Class))
+	p, err := h.launch(ctx, pi.Command, h.pluginLogs(pi.Spec.Class, "plugin", pi.Spec.Class))
 	if err != nil {
 		return sdk.ConfigInfos{}, err
 	}
@@ -583,7 +591,33 @@ func (grpcClientPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *g
 }
 
 // launch starts a plugin process and completes the handshake.
-func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (*proc, error) {
+// procLogs are the loggers a plugin process's output goes to: lines of a
+// task (those with a task attribute) to task, the others to conn.
+type procLogs struct{ conn, task *slog.Logger }
+
+// TaskClass is the name of the task class of a connector class, as Kafka
+// Connect tools see it in task configs (task.class) and as the logger of
+// the connector's tasks is named: the class without its "Connector"
+// suffix, and "Task".
+func TaskClass(connectorClass string) string {
+	return strings.TrimSuffix(connectorClass, "Connector") + "Task"
+}
+
+// pluginLogs returns the loggers of a plugin process serving class (""
+// when not known yet), with attrs: loggers named after the connector
+// class and its task class, as a Java connector's classes name theirs.
+func (h *Host) pluginLogs(class string, attrs ...any) procLogs {
+	if class == "" {
+		l := h.cfg.Logger.With(attrs...)
+		return procLogs{l, l}
+	}
+	return procLogs{
+		conn: loglevel.Named(h.cfg.Logger, class).With(attrs...),
+		task: loglevel.Named(h.cfg.Logger, TaskClass(class)).With(attrs...),
+	}
+}
+
+func (h *Host) launch(ctx context.Context, argv []string, logs procLogs) (*proc, error) {
 	// The plugin creates its socket in a directory of its own, which kill
 	// removes: go-plugin would leave it in $TMPDIR when the plugin crashes
 	// or is killed (it removes a directory of its own only with a
@@ -602,7 +636,7 @@ func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (
 		versioned[v] = plugin.PluginSet{pluginpb.PluginName: grpcClientPlugin{}}
 	}
 	tail := &logTail{}
-	p := &proc{cmd: cmd, stderr: newLogWriter(logger, "stderr", tail), events: &hclogSink{}, sockDir: sockDir}
+	p := &proc{cmd: cmd, stderr: newLogWriter(logs, "stderr", tail), events: &hclogSink{}, sockDir: sockDir}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig: plugin.HandshakeConfig{
 			ProtocolVersion:  uint(h.cfg.ProtocolVersions[0]),
@@ -619,8 +653,8 @@ func (h *Host) launch(ctx context.Context, argv []string, logger *slog.Logger) (
 		},
 		Logger:       hclog.New(&hclog.LoggerOptions{Output: p.events, JSONFormat: true, Level: hclog.Info}),
 		Stderr:       p.stderr,
-		SyncStdout:   newLogWriter(logger, "stdout", tail),
-		SyncStderr:   newLogWriter(logger, "stderr", tail),
+		SyncStdout:   newLogWriter(logs, "stdout", tail),
+		SyncStderr:   newLogWriter(logs, "stderr", tail),
 		SkipHostEnv:  true,
 		StartTimeout: h.cfg.StartTimeout,
 	})
@@ -720,7 +754,7 @@ func (p *proc) kill() {
 	if pid > 0 {
 		_ = p.cmd.Process.Kill()
 	}
-	p.stderr.logger.Error("plugin killed, but its output is held open by a process outside its process group: not waiting for it (a process the plugin started left its group; it keeps running)",
+	p.stderr.logs.conn.Error("plugin killed, but its output is held open by a process outside its process group: not waiting for it (a process the plugin started left its group; it keeps running)",
 		"path", p.cmd.Path, "pid", pid)
 }
 

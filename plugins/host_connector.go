@@ -30,7 +30,7 @@ func (h *Host) StartConnector(ctx context.Context, class, name string, config ma
 		return nil, err
 	}
 	c := &hostConnector{configs: make(chan *pluginpb.TaskConfigs, 1), events: make(chan ConnectorEvent, 16)}
-	sctx, err := c.open(ctx, h, name, pi.Command, h.cfg.Logger.With("connector", name), "connector "+name)
+	sctx, err := c.open(ctx, h, pi.Spec.Class, name, pi.Command, h.cfg.Logger.With("connector", name), "connector "+name)
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 		return nil, err
 	}
 	t := &hostSinkTask{acks: make(chan *pluginpb.Ack, putWindow+1), codec: pluginpb.NewCodec(), rewound: make(chan struct{}, 1)}
-	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
+	sctx, err := t.open(ctx, h, pi.Spec.Class, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
 		fmt.Sprintf("sink task %s-%d", info.Connector, info.Task))
 	if err != nil {
 		return nil, err

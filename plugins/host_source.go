@@ -47,8 +47,8 @@ type taskProc struct {
 
 // open acquires connector's plugin process for the handle (what names it
 // in errors) and returns the context of the handle's stream.
-func (t *taskProc) open(ctx context.Context, h *Host, connector string, cmd []string, logger *slog.Logger, what string) (context.Context, error) {
-	ref, err := h.acquire(ctx, connector, cmd)
+func (t *taskProc) open(ctx context.Context, h *Host, class, connector string, cmd []string, logger *slog.Logger, what string) (context.Context, error) {
+	ref, err := h.acquire(ctx, class, connector, cmd)
 	if err != nil {
 		return nil, err
 	}
@@ -335,7 +335,7 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 	}
 	t := &hostSourceTask{offsets: offsets, batches: make(chan sourceBatch, 1), spare: make(chan sourceBatch, 2),
 		dec: wire.Decoder{AliasInput: true, RawOffsets: true}}
-	sctx, err := t.open(ctx, h, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
+	sctx, err := t.open(ctx, h, pi.Spec.Class, info.Connector, pi.Command, h.cfg.Logger.With("connector", info.Connector, "task", info.Task),
 		fmt.Sprintf("source task %s-%d", info.Connector, info.Task))
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/protocol/pluginpb"
 	"github.com/tributary-dev/tributary/sdk/protocol/shm"
@@ -436,7 +441,7 @@ func TestIncompatibleProtocolVersionsRefuse(t *testing.T) {
 	}
 	// A direct start reports the same.
 	exe, _ := os.Executable()
-	_, err := h.launch(context.Background(), []string{exe}, logger)
+	_, err := h.launch(context.Background(), []string{exe}, procLogs{logger, logger})
 	if err == nil || !strings.Contains(err.Error(), "incompatible plugin protocol") {
 		t.Fatalf("launch: %v", err)
 	}
@@ -549,7 +554,7 @@ func TestAcquireAfterFailedLaunch(t *testing.T) {
 	done := make(chan error, 2)
 	go func() {
 		for range 2 {
-			_, err := h.acquire(context.Background(), "broken", []string{"/bin/false"})
+			_, err := h.acquire(context.Background(), "x.Broken", "broken", []string{"/bin/false"})
 			done <- err
 		}
 	}()
@@ -1057,4 +1062,114 @@ func TestNoSocketFilesLeft(t *testing.T) {
 		_ = task.Stop(ctx)
 	}
 	left("after a crash")
+}
+
+// TestAlterOffsetsThroughPlugin: the host asks a plugin's connector about
+// an offsets change (Kafka Connect's alterOffsets) and reports its answer:
+// accepted by a hook, refused with the connector's message, unsupported,
+// or asked of a connector without a hook. Source offsets keep their number
+// types across the process boundary (an int64 stays exact, 5.0 a float).
+func TestAlterOffsetsThroughPlugin(t *testing.T) {
+	h := newTestHost(t, nil)
+	ctx := context.Background()
+	fileCfg := map[string]string{"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic": "t"}
+	part := sdk.Partition{"filename": "/tmp/in.txt"}
+	ask := func(class string, cfg map[string]string, ch sdk.OffsetChange) (bool, error) {
+		t.Helper()
+		return h.AlterOffsets(ctx, class, "c", cfg, ch)
+	}
+	accepted, err := ask(file.SourceClass, fileCfg, sdk.OffsetChange{Source: []sdk.SourceOffset{
+		{Partition: part, Offset: sdk.Offset{"position": int64(math.MaxInt64)}},
+		{Partition: sdk.Partition{"filename": "/old"}}, // a reset
+	}})
+	if err != nil || !accepted {
+		t.Fatalf("valid file offsets: %v, %v; want accepted", accepted, err)
+	}
+	_, err = ask(file.SourceClass, fileCfg, sdk.OffsetChange{Source: []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"position": 5.0}}}})
+	var refused *OffsetsRefusedError
+	if !errors.As(err, &refused) || refused.Message != "The value for the 'position' key in the offset is expected to be a Long value" {
+		t.Fatalf("float position: %v; want the connector's refusal", err)
+	}
+	// Datagen has no hook: Kafka Connect's default alterOffsets.
+	accepted, err = ask("Datagen", map[string]string{"kafka.topic": "t"}, sdk.OffsetChange{Source: []sdk.SourceOffset{{Partition: sdk.Partition{"p": "x"}, Offset: sdk.Offset{"n": int64(1)}}}})
+	if err != nil || accepted {
+		t.Fatalf("no hook: %v, %v; want not accepted, no error", accepted, err)
+	}
+	five, big := int64(5), int64(101)
+	accepted, err = ask(offsetsSinkClass, nil, sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{{Topic: "a"}: &five, {Topic: "a", Partition: 1}: nil}})
+	if err != nil || !accepted {
+		t.Fatalf("sink offsets: %v, %v", accepted, err)
+	}
+	_, err = ask(offsetsSinkClass, nil, sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{{Topic: "a"}: &big, {Topic: "b", Partition: 2}: nil}})
+	if !errors.As(err, &refused) || refused.Message != "offsets above 100 are refused; got a-0=101,b-2=reset" {
+		t.Fatalf("sink refusal: %v", err)
+	}
+	_, err = ask(offsetsSinkClass, map[string]string{"mode": "unsupported"}, sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{}})
+	if !errors.Is(err, sdk.ErrOffsetsUnsupported) {
+		t.Fatalf("unsupported: %v", err)
+	}
+	_, err = ask(offsetsSinkClass, map[string]string{"mode": "panic"}, sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{}})
+	if err == nil || errors.As(err, &refused) || !strings.Contains(err.Error(), "boom in AlterOffsets") {
+		t.Fatalf("panic: %v; want a failure naming the panic, not a refusal", err)
+	}
+}
+
+// TestOffsetsAnswerFromOlderPlugin: a plugin built before the AlterOffsets
+// RPC answers Unimplemented, which is a connector without the hook.
+func TestOffsetsAnswerFromOlderPlugin(t *testing.T) {
+	accepted, err := offsetsAnswer(nil, status.Error(codes.Unimplemented, "method AlterOffsets not implemented"))
+	if err != nil || accepted {
+		t.Fatalf("Unimplemented: %v, %v", accepted, err)
+	}
+	if _, err := offsetsAnswer(nil, status.Error(codes.Unavailable, "gone")); err == nil {
+		t.Fatal("a failed call is no answer")
+	}
+}
+
+// TestPluginLogsUnderClassLoggers: a plugin's lines reach loggers named
+// after its classes, as a Java connector's do (its task's lines under the
+// task class), so that /admin/loggers levels apply to them.
+func TestPluginLogsUnderClassLoggers(t *testing.T) {
+	capture, logs := newCapture()
+	reg := loglevel.New(capture.Handler(), slog.LevelInfo)
+	h := newTestHost(t, func(c *Config) { c.Logger = reg.Logger("dev.tributary") })
+	if _, ok := reg.Level("test.CrashySourceTask"); !ok {
+		t.Fatalf("the task class logger is not listed after discovery: %v", reg.Levels())
+	}
+	ctx := context.Background()
+	seen := func(conn string) (capturedRecord, bool) {
+		for _, r := range logs() {
+			if r.Msg == "hello from plugin" && r.Attrs["connector"] == conn {
+				return r, true
+			}
+		}
+		return capturedRecord{}, false
+	}
+	task := startCrashy(t, h, sdk.TaskInfo{Connector: "loud", Task: 1}, map[string]string{"mode": "ok"})
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if r, ok := seen("loud"); ok {
+			if r.Attrs["logger"] != "test.CrashySourceTask" || r.Attrs["task"] != "1" {
+				t.Fatalf("re-emitted record %+v", r)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task's line never arrived: %+v", logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	task.Stop(ctx)
+	if _, err := reg.SetLevel("test", "WARN"); err != nil {
+		t.Fatal(err)
+	}
+	task = startCrashy(t, h, sdk.TaskInfo{Connector: "quiet", Task: 1}, map[string]string{"mode": "ok"})
+	defer task.Stop(ctx)
+	if _, err := task.Poll(ctx); err != nil { // the task opened: its line was written
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if r, ok := seen("quiet"); ok {
+		t.Fatalf("an INFO line passed a WARN logger: %+v", r)
+	}
 }

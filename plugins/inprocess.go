@@ -73,6 +73,27 @@ func (l *InProcess) Validate(ctx context.Context, class string, config map[strin
 	return infos, err
 }
 
+// AlterOffsets implements Loader.
+func (l *InProcess) AlterOffsets(ctx context.Context, class, name string, config map[string]string, change sdk.OffsetChange) (bool, error) {
+	c, err := l.find(class)
+	if err != nil {
+		return false, err
+	}
+	oa, ok := c.(sdk.OffsetApprover)
+	if !ok {
+		return false, nil
+	}
+	accepted, err := oa.ApproveOffsets(ctx, config, change)
+	var pe *sdk.PanicError
+	switch {
+	case err == nil:
+		return accepted, nil
+	case errors.As(err, &pe), errors.Is(err, sdk.ErrOffsetsUnsupported):
+		return false, err
+	}
+	return false, &OffsetsRefusedError{Message: err.Error()}
+}
+
 func asTaskError(err error) error {
 	if err == nil {
 		return nil

@@ -17,6 +17,14 @@ type Loader interface {
 	Spec(class string) (sdk.Spec, error)
 	// Validate validates a connector configuration (the connector's keys).
 	Validate(ctx context.Context, class string, config map[string]string) (sdk.ConfigInfos, error)
+	// AlterOffsets asks the connector class about change, a change to the
+	// offsets of its stopped instance name configured with config, before
+	// the caller writes it (Kafka Connect's alterOffsets). accepted is true
+	// when the connector's hook accepted it; false with a nil error when the
+	// connector has no hook (or its plugin predates the question). A
+	// refusal is a *OffsetsRefusedError, or sdk.ErrOffsetsUnsupported; any
+	// other error is a failure to ask.
+	AlterOffsets(ctx context.Context, class, name string, config map[string]string, change sdk.OffsetChange) (accepted bool, err error)
 	StartConnector(ctx context.Context, class, name string, config map[string]string) (Connector, error)
 	StartSourceTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string, offsets OffsetReader) (SourceTask, error)
 	StartSinkTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string) (SinkTask, error)
@@ -173,6 +181,14 @@ type EndingSink interface {
 	// the tail of the plugin's stderr when it wrote any), or ErrStopped.
 	Err() error
 }
+
+// OffsetsRefusedError is a connector's refusal of a change to its offsets;
+// Message is the connector's reason, worded for the user.
+type OffsetsRefusedError struct {
+	Message string
+}
+
+func (e *OffsetsRefusedError) Error() string { return e.Message }
 
 // ErrStopped is returned by a task's methods after Stop.
 var ErrStopped = errors.New("plugins: task stopped")

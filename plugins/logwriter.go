@@ -17,7 +17,7 @@ import (
 // message and attributes) and keeps it in the tail it shares with the
 // process's other streams, for failure traces.
 type logWriter struct {
-	logger *slog.Logger
+	logs   procLogs
 	stream string
 	tail   *logTail
 
@@ -39,11 +39,11 @@ const (
 
 // newLogWriter returns a writer for one stream of a plugin; its lines go to
 // tail, or to a tail of its own if tail is nil.
-func newLogWriter(logger *slog.Logger, stream string, tail *logTail) *logWriter {
+func newLogWriter(logs procLogs, stream string, tail *logTail) *logWriter {
 	if tail == nil {
 		tail = &logTail{}
 	}
-	return &logWriter{logger: logger, stream: stream, tail: tail}
+	return &logWriter{logs: logs, stream: stream, tail: tail}
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
@@ -102,12 +102,16 @@ func (w *logWriter) emit(line string) {
 					}
 					attrs = append(attrs, slog.Any(k, v))
 				}
-				w.logger.LogAttrs(context.Background(), level, msg, attrs...)
+				logger := w.logs.conn
+				if _, ok := m["task"]; ok {
+					logger = w.logs.task
+				}
+				logger.LogAttrs(context.Background(), level, msg, attrs...)
 				return
 			}
 		}
 	}
-	w.logger.LogAttrs(context.Background(), slog.LevelInfo, line, slog.String("plugin_stream", w.stream))
+	w.logs.conn.LogAttrs(context.Background(), slog.LevelInfo, line, slog.String("plugin_stream", w.stream))
 }
 
 // Tail returns the end of the plugin's output, oldest line first.

@@ -11,7 +11,7 @@ import (
 // per line re-emitted in the log; no long line's buffer stays behind.
 func TestLogTailBounded(t *testing.T) {
 	logger, logs := newCapture()
-	w := newLogWriter(logger, "stderr", nil)
+	w := newLogWriter(procLogs{logger, logger}, "stderr", nil)
 	line := strings.Repeat("L", 128<<10)
 	for i := range 200 {
 		b := []byte(line + "\n")
@@ -50,8 +50,8 @@ func TestLogTailBounded(t *testing.T) {
 // line, and its lines are logged with its stream.
 func TestLogTailSharedByStreams(t *testing.T) {
 	logger, logs := newCapture()
-	stderr := newLogWriter(logger, "stderr", nil)
-	stdout := newLogWriter(logger, "stdout", stderr.tail)
+	stderr := newLogWriter(procLogs{logger, logger}, "stderr", nil)
+	stdout := newLogWriter(procLogs{logger, logger}, "stdout", stderr.tail)
 	_, _ = stderr.Write([]byte("from fd 2, "))
 	_, _ = stdout.Write([]byte("from os.Stdout\n"))
 	_, _ = stderr.Write([]byte("continued\n"))
@@ -69,7 +69,7 @@ func TestLogTailSharedByStreams(t *testing.T) {
 
 // Many short lines: the newlines count too.
 func TestLogTailBoundedWithShortLines(t *testing.T) {
-	w := newLogWriter(slog.New(slog.DiscardHandler), "stderr", nil)
+	w := newLogWriter(procLogs{slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler)}, "stderr", nil)
 	for range 100 << 10 {
 		_, _ = w.Write([]byte("x\n"))
 	}

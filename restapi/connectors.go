@@ -444,7 +444,7 @@ func (a *api) alterOffsets(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req worker.ConnectorOffsets
-	if err := decodeStrict(body, &req); err != nil {
+	if err := decodeStrictNumbers(body, &req); err != nil {
 		badRequest(w, err.Error())
 		return
 	}

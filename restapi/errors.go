@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/tributary-dev/tributary/worker"
@@ -102,12 +103,22 @@ func isJSON(ct string) bool {
 
 // decodeStrict parses body into v, rejecting unknown fields, trailing data
 // and an empty body with a message for a 400.
-func decodeStrict(body []byte, v any) error {
+func decodeStrict(body []byte, v any) error { return decodeBody(body, v, false) }
+
+// decodeStrictNumbers is decodeStrict keeping numbers as json.Number, for
+// bodies whose numbers must stay as written (offsets: an int64 stays exact,
+// 5.0 stays a float).
+func decodeStrictNumbers(body []byte, v any) error { return decodeBody(body, v, true) }
+
+func decodeBody(body []byte, v any, numbers bool) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return reqErr("Request body is empty")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
+	if numbers {
+		dec.UseNumber()
+	}
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
@@ -126,14 +137,35 @@ func jsonError(err error) error {
 		return reqErr("Malformed JSON at offset %d: %v", se.Offset, se)
 	case errors.As(err, &te):
 		if te.Field != "" {
-			return reqErr("Cannot deserialize field %q: JSON %s is not a %s", te.Field, te.Value, te.Type)
+			return reqErr("Cannot deserialize field %q: JSON %s is not %s", te.Field, te.Value, jsonKind(te.Type))
 		}
-		return reqErr("Cannot deserialize JSON %s as %s", te.Value, te.Type)
+		return reqErr("Cannot deserialize JSON %s: the body must be %s", te.Value, jsonKind(te.Type))
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return reqErr("Malformed JSON: unexpected end of input")
 	default:
 		return err // our own messages (configMap), already user-facing
 	}
+}
+
+// jsonKind names the JSON a Go type is decoded from ("an object", "a
+// string", …), for messages: the user sent JSON, not Go.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "of this type"
 }
 
 // requestError is a user-facing message for a 400, worded like Kafka

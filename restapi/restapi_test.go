@@ -218,3 +218,27 @@ func FuzzRequestBodies(f *testing.F) {
 		}
 	})
 }
+
+// TestWrongJSONTypesNamedInJSON: a body of the wrong JSON shape is a 400
+// that says what JSON was expected, never a Go type name.
+func TestWrongJSONTypesNamedInJSON(t *testing.T) {
+	h := restapi.New(restapitest.NewHerder(), restapi.Options{})
+	for _, tc := range []struct{ method, path, body, want string }{
+		{"POST", "/connectors", `[]`, "Cannot deserialize JSON array: the body must be an object"},
+		{"POST", "/connectors", `"x"`, "Cannot deserialize JSON string: the body must be an object"},
+		{"POST", "/connectors", `{"name":"x","config":[]}`, `Cannot deserialize field "config": JSON array is not an object`},
+		{"POST", "/connectors", `{"name":1}`, `Cannot deserialize field "name": JSON number is not a string`},
+		{"PUT", "/connectors/x/config", `[1]`, "Cannot deserialize JSON array: the body must be an object"},
+		{"PATCH", "/connectors/x/offsets", `{"offsets":{}}`, `Cannot deserialize field "offsets": JSON object is not an array`},
+		{"PATCH", "/connectors/x/offsets", `{"offsets":[{"partition":[1]}]}`, `Cannot deserialize field "offsets.partition": JSON array is not an object`},
+		{"PUT", "/admin/loggers/x", `[1]`, "Cannot deserialize JSON array: the body must be an object"},
+		{"PUT", "/connector-plugins/FileStreamSource/config/validate", `[1]`, "Cannot deserialize JSON array: the body must be an object"},
+	} {
+		w := do(t, h, tc.method, tc.path, tc.body)
+		var e struct{ Message string }
+		json.Unmarshal(w.Body.Bytes(), &e)
+		if w.Code != 400 || e.Message != tc.want {
+			t.Errorf("%s %s %s: %d %q, want 400 %q", tc.method, tc.path, tc.body, w.Code, e.Message, tc.want)
+		}
+	}
+}

@@ -492,7 +492,8 @@ func (d *configDef) parseInto(dst reflect.Value, raw map[string]string) []Config
 				s = *f.info.DefaultValue
 			}
 			v, err := f.parse(s)
-			if err == nil {
+			parsed := err == nil
+			if parsed {
 				if msg := f.validate(v); msg != "" {
 					err = fmt.Errorf("%s", msg)
 				}
@@ -508,7 +509,11 @@ func (d *configDef) parseInto(dst reflect.Value, raw map[string]string) []Config
 				f.set(dst.Elem(), v)
 				shown = f.format(v)
 			}
-			ci.Value.Value = &shown
+			// As Kafka's ConfigDef: a value that is not of the key's type
+			// is null in the result; one its validator refuses is shown.
+			if parsed {
+				ci.Value.Value = &shown
+			}
 		}
 		infos[i] = ci
 	}

@@ -80,6 +80,9 @@ type connectorFuncs[C any] struct {
 	taskConfigs         func(ctx context.Context, cfg C, maxTasks int) ([]C, error)
 	check               func(ctx context.Context, cfg C) error
 	run                 func(ctx context.Context, cfg C, cc ConnectorContext) error
+	// alter asks the connector's AlterOffsets hook about change; nil when
+	// the connector has none.
+	alter func(ctx context.Context, cfg C, change OffsetChange) error
 }
 
 // SourceConnector defines a source connector whose configuration is the
@@ -107,6 +110,19 @@ type SourceConnector[C any] struct {
 	// cc.RequestTaskReconfiguration. A non-nil error other than ctx's
 	// fails the connector.
 	Run func(ctx context.Context, cfg C, cc ConnectorContext) error
+	// AlterOffsets, if set, decides on changes to the offsets of a stopped
+	// instance made through the REST API (PATCH and DELETE
+	// /connectors/{name}/offsets) before anything is written: Kafka
+	// Connect's SourceConnector.alterOffsets. cfg is the instance's stored
+	// configuration; offsets holds the new offset of each partition, a nil
+	// Offset for a partition being reset (a DELETE resets them all). Integral
+	// numbers arrive as int64, others as float64, as Kafka Connect's
+	// JsonConverter reads them. Return nil to accept the change, an error to
+	// refuse it (its message is the API's answer, nothing is written), or
+	// ErrOffsetsUnsupported if no change may ever be made. Without the hook
+	// every change is written, and the answer warns that offsets the
+	// connector keeps outside Kafka are not changed.
+	AlterOffsets func(ctx context.Context, cfg C, offsets []SourceOffset) error
 }
 
 // SinkConnector defines a sink connector; see SourceConnector.
@@ -119,14 +135,27 @@ type SinkConnector[C any] struct {
 	TaskConfigs func(ctx context.Context, cfg C, maxTasks int) ([]C, error)
 	Check       func(ctx context.Context, cfg C) error
 	Run         func(ctx context.Context, cfg C, cc ConnectorContext) error
+	// AlterOffsets is SourceConnector.AlterOffsets for a sink (Kafka
+	// Connect's SinkConnector.alterOffsets): offsets maps each partition to
+	// its new committed offset (the next to consume), nil for a partition
+	// being reset.
+	AlterOffsets func(ctx context.Context, cfg C, offsets map[TopicPartition]*int64) error
 }
 
 func (c SourceConnector[C]) funcs() connectorFuncs[C] {
-	return connectorFuncs[C]{c.Class, c.Version, c.Doc, c.Aliases, Source, c.TaskConfigs, c.Check, c.Run}
+	f := connectorFuncs[C]{c.Class, c.Version, c.Doc, c.Aliases, Source, c.TaskConfigs, c.Check, c.Run, nil}
+	if hook := c.AlterOffsets; hook != nil {
+		f.alter = func(ctx context.Context, cfg C, ch OffsetChange) error { return hook(ctx, cfg, ch.Source) }
+	}
+	return f
 }
 
 func (c SinkConnector[C]) funcs() connectorFuncs[C] {
-	return connectorFuncs[C]{c.Class, c.Version, c.Doc, c.Aliases, Sink, c.TaskConfigs, c.Check, c.Run}
+	f := connectorFuncs[C]{c.Class, c.Version, c.Doc, c.Aliases, Sink, c.TaskConfigs, c.Check, c.Run, nil}
+	if hook := c.AlterOffsets; hook != nil {
+		f.alter = func(ctx context.Context, cfg C, ch OffsetChange) error { return hook(ctx, cfg, ch.Sink) }
+	}
+	return f
 }
 
 // Spec implements Connector. It panics if C is not a valid config struct,
@@ -141,6 +170,11 @@ func (c SourceConnector[C]) Validate(ctx context.Context, config map[string]stri
 // Start implements Connector.
 func (c SourceConnector[C]) Start(ctx context.Context, config map[string]string, cc ConnectorContext) (RunningConnector, error) {
 	return c.funcs().start(ctx, config, cc)
+}
+
+// ApproveOffsets implements OffsetApprover.
+func (c SourceConnector[C]) ApproveOffsets(ctx context.Context, config map[string]string, change OffsetChange) (bool, error) {
+	return c.funcs().approveOffsets(ctx, config, change)
 }
 
 // NewSourceTask implements SourcePlugin.
@@ -166,6 +200,11 @@ func (c SinkConnector[C]) Validate(ctx context.Context, config map[string]string
 // Start implements Connector.
 func (c SinkConnector[C]) Start(ctx context.Context, config map[string]string, cc ConnectorContext) (RunningConnector, error) {
 	return c.funcs().start(ctx, config, cc)
+}
+
+// ApproveOffsets implements OffsetApprover.
+func (c SinkConnector[C]) ApproveOffsets(ctx context.Context, config map[string]string, change OffsetChange) (bool, error) {
+	return c.funcs().approveOffsets(ctx, config, change)
 }
 
 // NewSinkTask implements SinkPlugin.

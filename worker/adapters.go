@@ -53,6 +53,10 @@ func (a *configAdapter) PutTaskConfigs(ctx context.Context, name string, tasks [
 	return a.s.PutTaskConfigs(ctx, name, tasks)
 }
 
+func (a *configAdapter) PutLoggerLevel(ctx context.Context, namespace, level string) error {
+	return a.s.PutLoggerLevel(ctx, namespace, level)
+}
+
 func (a *configAdapter) PutTargetState(ctx context.Context, name, state string) error {
 	return a.s.PutTargetState(ctx, name, store.TargetState(state))
 }

@@ -49,7 +49,12 @@ type Herder interface {
 	ResetConnectorTopics(ctx context.Context, name string) error
 
 	// Offsets, AlterOffsets and ResetOffsets are the /offsets endpoints;
-	// the last two need a STOPPED connector and return the message to show.
+	// the last two need a STOPPED connector, ask the connector before they
+	// write anything (Kafka Connect's alterOffsets: a refusal is a
+	// KindBadRequest error with the connector's message) and return the
+	// message to show. Numbers in AlterOffsets' maps may be json.Number
+	// (the REST layer keeps them as written, so that an integer stays exact
+	// and 5.0 stays a float).
 	Offsets(ctx context.Context, name string) (ConnectorOffsets, error)
 	AlterOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (string, error)
 	ResetOffsets(ctx context.Context, name string) (string, error)

@@ -28,6 +28,8 @@ type configBackend interface {
 	DeleteConnector(ctx context.Context, name string) error
 	PutTaskConfigs(ctx context.Context, name string, tasks []map[string]string) error
 	PutTargetState(ctx context.Context, name, state string) error
+	// PutLoggerLevel writes a cluster-wide log level (logger-cluster-<ns>).
+	PutLoggerLevel(ctx context.Context, namespace, level string) error
 	// Updates is signalled after records written by anyone were applied.
 	Updates() <-chan struct{}
 }

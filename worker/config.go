@@ -101,6 +101,12 @@ const (
 	StringConverter       = "org.apache.kafka.connect.storage.StringConverter"
 	ByteArrayConverter    = "org.apache.kafka.connect.converters.ByteArrayConverter"
 	SimpleHeaderConverter = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+	BooleanConverter      = "org.apache.kafka.connect.converters.BooleanConverter"
+	DoubleConverter       = "org.apache.kafka.connect.converters.DoubleConverter"
+	FloatConverter        = "org.apache.kafka.connect.converters.FloatConverter"
+	IntegerConverter      = "org.apache.kafka.connect.converters.IntegerConverter"
+	LongConverter         = "org.apache.kafka.connect.converters.LongConverter"
+	ShortConverter        = "org.apache.kafka.connect.converters.ShortConverter"
 )
 
 // DefaultConfig returns Kafka Connect's defaults for the optional settings.

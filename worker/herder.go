@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 )
@@ -57,8 +58,8 @@ type herder struct {
 	// apiReady is set once configs, statuses, offsets and groups are (the
 	// REST API reads them from its own goroutines; backendsReady).
 	apiReady atomic.Bool
-	stage    atomic.Value // string: what the herder is doing, for /health
-	levels   *logLevels
+	stage    atomic.Value       // string: what the herder is doing, for /health
+	loggers  *loglevel.Registry // /admin/loggers
 
 	// Owned by the run goroutine.
 	assign     assignment
@@ -125,7 +126,7 @@ func newHerder(cfg Config, logger *slog.Logger, workerID string) *herder {
 		running:     map[string]*runningConnector{},
 		tasks:       map[TaskID]*runningTask{},
 		taskCounts:  map[string]int{},
-		levels:      newLogLevels(),
+		loggers:     loglevel.New(logger.Handler(), slog.LevelInfo),
 
 		failedConnectors: map[string]map[string]string{},
 		failedTasks:      map[TaskID]bool{},
@@ -377,7 +378,7 @@ func (h *herder) generateTasks(ctx context.Context, name string) {
 		h.stopConnector(ctx, name)
 		return
 	}
-	taskClass := strings.TrimSuffix(rc.spec.Class, "Connector") + "Task"
+	taskClass := plugins.TaskClass(rc.spec.Class)
 	for _, tc := range tcs {
 		tc["task.class"] = taskClass
 	}

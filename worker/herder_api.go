@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -145,7 +147,12 @@ func (h *herder) validate(ctx context.Context, config map[string]string) (sdk.Co
 		// Kafka Connect answers 500 with the connector's message.
 		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %v", class, err)
 	}
-	return mergeValidation(spec.Type, spec.Class, config, pluginInfos), spec, nil
+	return Validation(spec, h.converters(), config, pluginInfos), spec, nil
+}
+
+// converters are the worker's converters, every connector's defaults.
+func (h *herder) converters() Converters {
+	return Converters{Key: h.cfg.KeyConverter, Value: h.cfg.ValueConverter, Header: h.cfg.HeaderConverter}
 }
 
 func (h *herder) available(l plugins.Loader) string {
@@ -172,7 +179,7 @@ func (h *herder) PutConnectorConfig(ctx context.Context, name string, config map
 	if err != nil {
 		return false, ConnectorInfo{}, err
 	}
-	if err := validationError(infos); err != nil {
+	if err := ValidationError(infos); err != nil {
 		return false, ConnectorInfo{}, err
 	}
 	target := ""
@@ -514,35 +521,63 @@ func (h *herder) mustBeStopped(name string) (ConnectorSnapshot, error) {
 }
 
 func (h *herder) AlterOffsets(ctx context.Context, name string, offsets ConnectorOffsets) (string, error) {
-	var msg string
-	err := h.do(ctx, func(ctx context.Context) error {
-		cs, err := h.mustBeStopped(name)
-		if err != nil {
+	cs, err := h.mustBeStopped(name)
+	if err != nil {
+		return "", err
+	}
+	if len(offsets.Offsets) == 0 {
+		return "", Errorf(KindBadRequest, "The offsets to be altered may not be null or empty")
+	}
+	sink := h.connectorType(cs.Config) == "sink"
+	var change sdk.OffsetChange
+	if sink {
+		change.Sink = map[sdk.TopicPartition]*int64{}
+		for _, po := range offsets.Offsets {
+			tp, err := sinkPartition(po.Partition)
+			if err != nil {
+				return "", err
+			}
+			if po.Offset == nil {
+				change.Sink[tp] = nil
+				continue
+			}
+			off, err := sinkOffset(po.Offset)
+			if err != nil {
+				return "", err
+			}
+			change.Sink[tp] = &off
+		}
+	} else {
+		for _, po := range offsets.Offsets {
+			so := sdk.SourceOffset{Partition: sdk.Partition(ConnectNumbers(po.Partition))}
+			if po.Offset != nil {
+				so.Offset = sdk.Offset(ConnectNumbers(po.Offset))
+			}
+			change.Source = append(change.Source, so)
+		}
+	}
+	// The connector decides first (Kafka Connect's alterOffsets); nothing
+	// is written unless it agrees.
+	accepted, err := h.approveOffsets(ctx, name, cs.Config, sink, change)
+	if err != nil {
+		return "", err
+	}
+	err = h.do(ctx, func(ctx context.Context) error {
+		if _, err := h.mustBeStopped(name); err != nil {
 			return err
 		}
 		if err := h.mustLead(); err != nil {
 			return err
 		}
-		if len(offsets.Offsets) == 0 {
-			return Errorf(KindBadRequest, "The offsets to be altered may not be null or empty")
-		}
-		if h.connectorType(cs.Config) == "sink" {
+		if sink {
 			commit := map[sdk.TopicPartition]int64{}
 			var del []sdk.TopicPartition
-			for _, po := range offsets.Offsets {
-				tp, err := sinkPartition(po.Partition)
-				if err != nil {
-					return err
-				}
-				if po.Offset == nil {
+			for tp, off := range change.Sink {
+				if off == nil {
 					del = append(del, tp)
-					continue
+				} else {
+					commit[tp] = *off
 				}
-				off, err := sinkOffset(po.Offset)
-				if err != nil {
-					return err
-				}
-				commit[tp] = off
 			}
 			if len(commit) > 0 {
 				if err := h.groups.Commit(ctx, "connect-"+name, commit); err != nil {
@@ -554,22 +589,95 @@ func (h *herder) AlterOffsets(ctx context.Context, name string, offsets Connecto
 					return err
 				}
 			}
-		} else {
-			var so []sdk.SourceOffset
-			for _, po := range offsets.Offsets {
-				if po.Partition == nil {
-					return Errorf(KindBadRequest, "The partition for a source connector offset cannot be null or missing")
-				}
-				so = append(so, sdk.SourceOffset{Partition: po.Partition, Offset: po.Offset})
-			}
-			if err := h.offsets.WriteOffsets(ctx, name, so); err != nil {
-				return err
+			return nil
+		}
+		return h.offsets.WriteOffsets(ctx, name, change.Source)
+	})
+	if err != nil {
+		return "", err
+	}
+	return offsetsMessage(accepted, "altered"), nil
+}
+
+// approveOffsets asks the connector of name (a sink or a source) about a
+// change to its offsets, and turns a refusal into the REST answer: the
+// connector's message (a 400, where Kafka Connect answers 500 with it), or
+// Kafka Connect's message for a connector that does not support the change.
+func (h *herder) approveOffsets(ctx context.Context, name string, config map[string]string, sink bool, change sdk.OffsetChange) (bool, error) {
+	l, err := h.loader()
+	if err != nil {
+		return false, err
+	}
+	class := config["connector.class"]
+	if spec, err := l.Spec(class); err == nil {
+		class = spec.Class
+	}
+	accepted, err := l.AlterOffsets(ctx, class, name, maps.Clone(config), change)
+	var refused *plugins.OffsetsRefusedError
+	kind := "source"
+	if sink {
+		kind = "sink"
+	}
+	switch {
+	case err == nil:
+		return accepted, nil
+	case errors.As(err, &refused):
+		return false, &Error{Kind: KindBadRequest, Message: refused.Message, Err: err}
+	case errors.Is(err, sdk.ErrOffsetsUnsupported):
+		return false, &Error{Kind: KindBadRequest, Err: err, Message: fmt.Sprintf(
+			"Failed to modify offsets for connector %s because it doesn't support external modification of offsets", name)}
+	}
+	return false, &Error{Kind: KindInternal, Err: err, Message: fmt.Sprintf("Failed to modify offsets for %s connector %s: %v", kind, name, err)}
+}
+
+// offsetsMessage is Kafka Connect's answer to an offsets change (op is
+// "altered" or "reset"), depending on whether the connector's hook
+// accepted it or the connector has none.
+func offsetsMessage(accepted bool, op string) string {
+	if accepted {
+		return "The offsets for this connector have been " + op + " successfully"
+	}
+	return "The Connect framework-managed offsets for this connector have been " + op +
+		" successfully. However, if this connector manages offsets externally, they will need to be manually " +
+		op + " in the system that the connector uses."
+}
+
+// ConnectNumbers returns m with the json.Numbers of a REST body (decoded
+// with UseNumber) made int64 (integers written without a fraction or
+// exponent, that fit) or float64: the Long and Double that Kafka Connect's
+// JsonConverter gives a connector's alterOffsets.
+func ConnectNumbers(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = jsonNumber(v)
+	}
+	return out
+}
+
+func jsonNumber(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if !strings.ContainsAny(s, ".eE") {
+			if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return n
 			}
 		}
-		msg = "The offsets for this connector have been altered successfully"
-		return nil
-	})
-	return msg, err
+		f, _ := strconv.ParseFloat(s, 64)
+		return f
+	case map[string]any:
+		return ConnectNumbers(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonNumber(e)
+		}
+		return out
+	}
+	return v
 }
 
 func sinkPartition(p map[string]any) (sdk.TopicPartition, error) {
@@ -605,6 +713,8 @@ func asInt(v any) (int64, error) {
 		return int64(x), nil
 	case int32:
 		return int64(x), nil
+	case json.Number:
+		return strconv.ParseInt(string(x), 10, 64)
 	case string:
 		return strconv.ParseInt(x, 10, 64)
 	}
@@ -612,40 +722,60 @@ func asInt(v any) (int64, error) {
 }
 
 func (h *herder) ResetOffsets(ctx context.Context, name string) (string, error) {
-	var msg string
-	err := h.do(ctx, func(ctx context.Context) error {
-		cs, err := h.mustBeStopped(name)
+	cs, err := h.mustBeStopped(name)
+	if err != nil {
+		return "", err
+	}
+	// Kafka Connect asks the connector about a reset too: every partition
+	// with a stored offset, each to null.
+	sink := h.connectorType(cs.Config) == "sink"
+	var change sdk.OffsetChange
+	if sink {
+		offs, err := h.groups.Fetch(ctx, "connect-"+name)
 		if err != nil {
+			return "", err
+		}
+		change.Sink = map[sdk.TopicPartition]*int64{}
+		for tp := range offs {
+			change.Sink[tp] = nil
+		}
+	} else {
+		change.Source = []sdk.SourceOffset{}
+		for _, o := range h.offsets.All(name) {
+			change.Source = append(change.Source, sdk.SourceOffset{Partition: o.Partition})
+		}
+	}
+	accepted, err := h.approveOffsets(ctx, name, cs.Config, sink, change)
+	if err != nil {
+		return "", err
+	}
+	err = h.do(ctx, func(ctx context.Context) error {
+		if _, err := h.mustBeStopped(name); err != nil {
 			return err
 		}
 		if err := h.mustLead(); err != nil {
 			return err
 		}
-		if h.connectorType(cs.Config) == "sink" {
+		if sink {
 			offs, err := h.groups.Fetch(ctx, "connect-"+name)
-			if err != nil {
+			if err != nil || len(offs) == 0 {
 				return err
 			}
-			if len(offs) > 0 {
-				if err := h.groups.Delete(ctx, "connect-"+name, slices.Collect(maps.Keys(offs))); err != nil {
-					return err
-				}
-			}
-		} else {
-			var so []sdk.SourceOffset
-			for _, o := range h.offsets.All(name) {
-				so = append(so, sdk.SourceOffset{Partition: o.Partition})
-			}
-			if len(so) > 0 {
-				if err := h.offsets.WriteOffsets(ctx, name, so); err != nil {
-					return err
-				}
-			}
+			return h.groups.Delete(ctx, "connect-"+name, slices.Collect(maps.Keys(offs)))
 		}
-		msg = "The offsets for this connector have been reset successfully"
-		return nil
+		var so []sdk.SourceOffset
+		for _, o := range h.offsets.All(name) {
+			so = append(so, sdk.SourceOffset{Partition: o.Partition})
+		}
+		if len(so) == 0 {
+			return nil
+		}
+		return h.offsets.WriteOffsets(ctx, name, so)
 	})
-	return msg, err
+	if err != nil {
+		return "", err
+	}
+	return offsetsMessage(accepted, "reset"), nil
 }
 
 func (h *herder) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
@@ -653,19 +783,22 @@ func (h *herder) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Kafka Connect 4.4's order: connectors by class, then (all) the
+	// transformations, predicates, converters and header converters, each
+	// by class.
 	var out []PluginInfo
 	for _, s := range l.Specs() {
 		out = append(out, PluginInfo{Class: s.Class, Type: string(s.Type), Version: s.Version})
 	}
+	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
 	if all {
-		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter} {
+		for _, c := range converterClasses(false) {
 			out = append(out, PluginInfo{Class: c, Type: "converter", Version: Version})
 		}
-		for _, c := range []string{JSONConverter, StringConverter, ByteArrayConverter, SimpleHeaderConverter} {
+		for _, c := range converterClasses(true) {
 			out = append(out, PluginInfo{Class: c, Type: "header_converter", Version: Version})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
 	return out, nil
 }
 
@@ -681,7 +814,7 @@ func (h *herder) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigK
 		}
 		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)
 	}
-	return spec.Config, nil
+	return ConnectorConfigDefs(spec), nil
 }
 
 func (h *herder) ValidateConfig(ctx context.Context, plugin string, config map[string]string) (sdk.ConfigInfos, error) {

@@ -2,85 +2,52 @@ package worker
 
 import (
 	"context"
-	"log/slog"
-	"sort"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/tributary-dev/tributary/internal/loglevel"
 )
 
-// logLevels backs /admin/loggers. Tributary logs through one slog handler
-// whose level is Root; named loggers are remembered so that GET lists what
-// was set, as Kafka Connect's Log4j-backed endpoint does.
-type logLevels struct {
-	Root *slog.LevelVar
-
-	mu     sync.Mutex
-	levels map[string]LoggerLevel
-}
-
-func newLogLevels() *logLevels {
-	l := &logLevels{Root: new(slog.LevelVar), levels: map[string]LoggerLevel{}}
-	l.levels["root"] = LoggerLevel{Level: "INFO"}
-	return l
-}
-
-// Kafka (Log4j) level names and their slog equivalents.
-var log4jLevels = map[string]slog.Level{
-	"TRACE": slog.LevelDebug - 4, "DEBUG": slog.LevelDebug, "INFO": slog.LevelInfo,
-	"WARN": slog.LevelWarn, "ERROR": slog.LevelError, "FATAL": slog.LevelError + 4, "OFF": slog.LevelError + 8, "ALL": slog.LevelDebug - 8,
-}
+// The /admin/loggers endpoints. Loggers are named as in Kafka Connect:
+// Tributary's by Go package (dev.tributary.worker, dev.tributary.worker.task,
+// dev.tributary.plugins, …), a connector's by its class and its tasks' by
+// their task class (org.apache.kafka.connect.file.FileStreamSourceTask);
+// a level set on a name applies to every logger whose name starts with it.
 
 func (h *herder) Loggers(ctx context.Context) (map[string]LoggerLevel, error) {
-	h.levels.mu.Lock()
-	defer h.levels.mu.Unlock()
-	out := make(map[string]LoggerLevel, len(h.levels.levels))
-	for k, v := range h.levels.levels {
-		out[k] = v
+	all := h.loggers.Levels()
+	out := make(map[string]LoggerLevel, len(all))
+	for n, l := range all {
+		out[n] = LoggerLevel{Level: l.Level, LastModified: l.LastModified}
 	}
 	return out, nil
 }
 
 func (h *herder) Logger(ctx context.Context, name string) (LoggerLevel, error) {
-	h.levels.mu.Lock()
-	defer h.levels.mu.Unlock()
-	if l, ok := h.levels.levels[name]; ok {
-		return l, nil
+	l, ok := h.loggers.Level(name)
+	if !ok {
+		// Kafka Connect answers 404 for a logger that does not exist yet
+		// (Log4j makes loggers on first use, as here).
+		return LoggerLevel{}, Errorf(KindNotFound, "Logger %s not found.", name)
 	}
-	// Kafka Connect answers 404 for a logger that does not exist yet (Log4j
-	// creates loggers on first use; here they exist once a level is set).
-	return LoggerLevel{}, Errorf(KindNotFound, "Logger %s not found.", name)
+	return LoggerLevel{Level: l.Level, LastModified: l.LastModified}, nil
 }
 
+// SetLogLevel sets the level of name and of every logger under it: on this
+// worker (scope worker), returning the loggers it changed; or, scope
+// cluster, on every worker of the group through the config topic, as Kafka
+// Connect does (the answer has no list then).
 func (h *herder) SetLogLevel(ctx context.Context, name, level, scope string) ([]string, error) {
-	lvl := strings.ToUpper(strings.TrimSpace(level))
-	sl, ok := log4jLevels[lvl]
-	if !ok {
+	if _, ok := loglevel.ParseLevel(level); !ok {
 		return nil, Errorf(KindNotFound, "invalid log level '%s'.", level)
 	}
-	now := time.Now().UnixMilli()
-	h.levels.mu.Lock()
-	defer h.levels.mu.Unlock()
-	var affected []string
-	for n := range h.levels.levels {
-		if n == name || strings.HasPrefix(n, name+".") || name == "root" {
-			affected = append(affected, n)
-		}
+	lvl := strings.ToUpper(strings.TrimSpace(level))
+	if scope == "cluster" {
+		return nil, h.do(ctx, func(ctx context.Context) error { return h.configs.PutLoggerLevel(ctx, name, lvl) })
 	}
-	if _, ok := h.levels.levels[name]; !ok {
-		affected = append(affected, name)
+	changed, err := h.loggers.SetLevel(name, lvl)
+	if err != nil {
+		return nil, Errorf(KindNotFound, "invalid log level '%s'.", level)
 	}
-	for _, n := range affected {
-		h.levels.levels[n] = LoggerLevel{Level: lvl, LastModified: &now}
-	}
-	// Tributary's own logs follow the most verbose level set anywhere.
-	minLvl := sl
-	for _, l := range h.levels.levels {
-		if v, ok := log4jLevels[l.Level]; ok && v < minLvl {
-			minLvl = v
-		}
-	}
-	h.levels.Root.Set(minLvl)
-	sort.Strings(affected)
-	return affected, nil
+	h.logger.Info("log level set", "namespace", name, "level", lvl, "loggers", changed)
+	return changed, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/worker/assign"
 	"github.com/tributary-dev/tributary/worker/member"
 	"github.com/tributary-dev/tributary/worker/store"
@@ -73,7 +74,7 @@ func (w *Worker) joinGroup(ctx context.Context, cfgStore *store.ConfigStore, rej
 			}
 			w.h.setAssignment(a)
 		},
-		Logger: w.logger,
+		Logger: loglevel.Named(w.logger, "dev.tributary.worker.member"),
 	})
 	if err != nil {
 		cl.Close()

@@ -19,7 +19,7 @@ func TestMergeValidationKeepsPluginErrors(t *testing.T) {
 		{Definition: sdk.ConfigKeyInfo{Name: "topics"}, Value: sdk.ConfigValueInfo{Name: "topics", Errors: []string{"only one topic"}}},
 		{Definition: sdk.ConfigKeyInfo{Name: "path"}, Value: sdk.ConfigValueInfo{Name: "path"}},
 	}}
-	out := mergeValidation(sdk.Sink, "X", config, plugin)
+	out := Validation(testSpec(sdk.Sink), testConverters, config, plugin)
 	if out.ErrorCount != 1 {
 		t.Fatalf("error_count %d, want 1: %+v", out.ErrorCount, out.Errors())
 	}
@@ -32,7 +32,7 @@ func TestMergeValidationKeepsPluginErrors(t *testing.T) {
 	if n != 1 || !strings.Contains(strings.Join(out.Errors()["topics"], ";"), "only one topic") {
 		t.Fatalf("topics listed %d times, errors %v", n, out.Errors()["topics"])
 	}
-	if err := validationError(out); err == nil || !strings.Contains(err.Error(), "only one topic") {
+	if err := ValidationError(out); err == nil || !strings.Contains(err.Error(), "only one topic") {
 		t.Fatalf("validationError = %v", err)
 	}
 }
@@ -63,7 +63,8 @@ func TestPluginCallsWhileStarting(t *testing.T) {
 	}
 }
 
-// A sink's dead letter queue may not be a topic it reads, and a client
+// A sink's dead letter queue may not be a topic it reads (the error is on
+// topics or topics.regex, as Kafka Connect 4.4 lists it), and a client
 // override the client refuses is an error on its key (Kafka Connect's
 // messages).
 func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
@@ -72,10 +73,10 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 		key    string
 		want   string
 	}{
-		{map[string]string{"topics": "a, dlq", "errors.deadletterqueue.topic.name": "dlq"}, "errors.deadletterqueue.topic.name",
+		{map[string]string{"topics": "a, dlq", "errors.deadletterqueue.topic.name": "dlq"}, "topics",
 			"The DLQ topic 'dlq' may not be included in the list of topics ('topics=[a, dlq]') consumed by the connector"},
-		{map[string]string{"topics.regex": "d.*", "errors.deadletterqueue.topic.name": "dlq"}, "errors.deadletterqueue.topic.name",
-			"The DLQ topic 'dlq' may not be included in the regex matching the topics ('topics.regex=d.*') consumed by the connector"},
+		{map[string]string{"topics.regex": "d.*", "errors.deadletterqueue.topic.name": "dlq"}, "topics.regex",
+			"The DLQ topic 'dlq' may not be matched by the regex for the topics ('topics.regex=d.*') consumed by the connector"},
 		{map[string]string{"topics.regex": "d", "errors.deadletterqueue.topic.name": "dlq"}, "", ""}, // whole names only
 		{map[string]string{"topics": "a", "consumer.override.auto.offset.reset": "bogus"}, "consumer.override.auto.offset.reset",
 			"Invalid value bogus for configuration consumer.override.auto.offset.reset: must be earliest, latest or none"},
@@ -84,7 +85,7 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 		for k, v := range tc.config {
 			config[k] = v
 		}
-		out := mergeValidation(sdk.Sink, "X", config, sdk.ConfigInfos{Name: "X"})
+		out := Validation(testSpec(sdk.Sink), testConverters, config, sdk.ConfigInfos{Name: "X"})
 		errs := out.Errors()
 		if tc.key == "" {
 			if out.ErrorCount != 0 {
@@ -97,3 +98,55 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 		}
 	}
 }
+
+// TestTransformsRefused: until the worker has transforms, every transform
+// or predicate alias is listed as Kafka Connect 4.4 lists it and refused
+// with its message for a class it cannot find (issue 21), so a create
+// fails instead of running with the transforms ignored.
+func TestTransformsRefused(t *testing.T) {
+	config := map[string]string{"connector.class": "X", "name": "s", "topic": "t",
+		"transforms": "route, b", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+		"predicates": "p", "predicates.p.type": "com.example.NoSuchPredicate"}
+	out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{})
+	want := map[string]string{
+		"transforms.route.type": "Invalid value org.apache.kafka.connect.transforms.RegexRouter for configuration transforms.route.type: Class org.apache.kafka.connect.transforms.RegexRouter could not be found.",
+		"transforms.b.type":     `Missing required configuration "transforms.b.type" which has no default value.`,
+		"predicates.p.type":     "Invalid value com.example.NoSuchPredicate for configuration predicates.p.type: Class com.example.NoSuchPredicate could not be found.",
+	}
+	errs := out.Errors()
+	for k, msg := range want {
+		if len(errs[k]) != 1 || errs[k][0] != msg {
+			t.Errorf("%s: errors %q, want %q", k, errs[k], msg)
+		}
+	}
+	if out.ErrorCount != len(want) {
+		t.Errorf("error_count %d, want %d", out.ErrorCount, len(want))
+	}
+	var names []string
+	for _, c := range out.Configs {
+		if strings.Contains(c.Definition.Name, ".plugin.version") && strings.HasPrefix(c.Definition.Name, "transforms.") {
+			names = append(names, c.Definition.Name)
+		}
+	}
+	if strings.Join(names, ",") != "transforms.route.plugin.version,transforms.b.plugin.version" {
+		t.Errorf("plugin.version keys %v", names)
+	}
+	g := strings.Join(out.Groups, ",")
+	if !strings.HasSuffix(g, "Transforms: route,Transforms: b,Predicates: p") {
+		t.Errorf("groups %s", g)
+	}
+	err := ValidationError(out)
+	if err == nil || KindOf(err) != KindBadRequest || !strings.Contains(err.Error(), "Class org.apache.kafka.connect.transforms.RegexRouter could not be found.") {
+		t.Fatalf("validationError = %v", err)
+	}
+	// No transforms: nothing added.
+	delete(config, "transforms")
+	delete(config, "predicates")
+	if out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{}); out.ErrorCount != 0 {
+		t.Fatalf("without transforms: %v", out.Errors())
+	}
+}
+
+func testSpec(t sdk.ConnectorType) sdk.Spec { return sdk.Spec{Class: "X", Type: t, Version: "1.0"} }
+
+var testConverters = Converters{Key: StringConverter, Value: JSONConverter}

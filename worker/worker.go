@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
@@ -25,8 +26,11 @@ import (
 type Options struct {
 	// Logger receives the worker's logs; default slog.Default().
 	Logger *slog.Logger
-	// LogLevel, if set, is changed by the /admin/loggers endpoint.
-	LogLevel *slog.LevelVar
+	// Loggers holds the loggers' levels, which the /admin/loggers endpoints
+	// show and change; Logger should be one of its loggers. Default: a
+	// registry over Logger's handler, whose own level then bounds what
+	// a level set through the endpoints can show.
+	Loggers *loglevel.Registry
 	// RESTAddr is the address the REST listener is bound to; it names the
 	// worker (worker_id) unless rest.advertised.* say otherwise.
 	RESTAddr net.Addr
@@ -59,8 +63,13 @@ func New(cfg Config, opts Options) (*Worker, error) {
 	if _, err := convert.New(cfg.ValueConverter, false, cfg.ValueConverterConfig); err != nil {
 		return nil, fmt.Errorf("worker: value.converter: %w", err)
 	}
+	if opts.Loggers == nil {
+		opts.Loggers = loglevel.New(opts.Logger.Handler(), slog.LevelInfo)
+		opts.Logger = opts.Loggers.Logger("dev.tributary")
+	}
 	w := &Worker{cfg: cfg, opts: opts, id: cfg.WorkerID(opts.RESTAddr)}
-	w.logger = opts.Logger.With("worker", w.id)
+	w.logger = loglevel.Named(opts.Logger, "dev.tributary.worker").With("worker", w.id)
+	loglevel.Named(w.logger, "dev.tributary.worker.task") // listed before a task runs
 	for prefix, props := range map[string]map[string]string{"": cfg.ClientConfig, "producer.": cfg.ProducerConfig, "consumer.": cfg.ConsumerConfig, "admin.": cfg.AdminConfig} {
 		_, ignored, err := kafkaClientOpts(props)
 		if err != nil {
@@ -71,9 +80,7 @@ func New(cfg Config, opts Options) (*Worker, error) {
 		}
 	}
 	w.h = newHerder(cfg, w.logger, w.id)
-	if opts.LogLevel != nil {
-		w.h.levels.Root = opts.LogLevel
-	}
+	w.h.loggers = opts.Loggers
 	return w, nil
 }
 
@@ -138,7 +145,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.h.stage.Store("reading the internal topics")
 	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string) store.Options {
 		return store.Options{Brokers: w.cfg.BootstrapServers, Topic: topic, Partitions: parts, ReplicationFactor: rf,
-			TopicConfigs: settings, ClientOpts: w.clientOpts(nil)[1:], Logger: log}
+			TopicConfigs: settings, ClientOpts: w.clientOpts(nil)[1:], Logger: loglevel.Named(log, "dev.tributary.worker.store")}
 	}
 	updates := newConfigUpdates()
 	rejoin := make(chan struct{}, 1)
@@ -159,6 +166,14 @@ func (w *Worker) Run(ctx context.Context) error {
 				notify(rejoin)
 			case store.TaskConfigsCommitted:
 				notify(rejoin)
+			case store.LoggerLevelSet:
+				// A cluster-scope PUT /admin/loggers, by any worker.
+				changed, err := w.h.loggers.SetLevel(ev.Logger, ev.Level)
+				if err != nil {
+					log.Warn("ignoring a cluster log level", "namespace", ev.Logger, "err", err)
+				} else {
+					log.Info("cluster log level set", "namespace", ev.Logger, "level", ev.Level, "loggers", changed)
+				}
 			}
 		})
 	if err != nil {
@@ -309,7 +324,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
 				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn),
-				FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
+				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task")})
 			if err != nil {
 				st.Stop(ctx)
 				return nil, err
@@ -336,7 +351,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 				// it subscribes to (allow.auto.create.topics=true), and so
 				// does this one.
 				ClientOpts:     append(clientOpts, kgo.AllowAutoTopicCreation()),
-				MaxPollRecords: maxPoll, FlushInterval: w.cfg.OffsetFlushInterval, Logger: w.logger})
+				MaxPollRecords: maxPoll, FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task")})
 			if err != nil {
 				st.Stop(ctx)
 				return nil, err

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"syscall"
 
 	"github.com/tributary-dev/tributary/broker"
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
 )
 
@@ -76,7 +79,7 @@ Flags:
 Main settings (defaults in brackets):
   listeners                        PLAINTEXT://host:port to bind [PLAINTEXT://127.0.0.1:9092]
   advertised.listeners             address clients are told to dial [listeners]
-  log.dirs                         data directory [./data/broker]
+  log.dirs                         data directory, locked while the broker runs [./data/broker]
   num.partitions                   partitions of auto-created topics [1]
   auto.create.topics.enable        create unknown topics on metadata requests [true]
   delete.topic.enable              allow deleting topics [true]
@@ -137,10 +140,10 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	cfg.Logger = logger
+	cfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	b, err := broker.Open(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "tributary broker: %v\n", err)
+		fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change listeners"))
 		return 1
 	}
 	if err := b.Serve(ctx); err != nil {
@@ -155,19 +158,28 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return 0
 }
 
+// portHint returns what to do about a port already in use, said as fix;
+// "" for any other error.
+func portHint(err error, fix string) string {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return " (another process uses the port: stop it, or " + fix + ")"
+	}
+	return ""
+}
+
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 	l, _, err := newLevelLogger(w, level)
 	return l, err
 }
 
-// newLevelLogger returns a text logger on w whose level can be changed at
-// run time (the worker's /admin/loggers endpoint does).
-func newLevelLogger(w io.Writer, level string) (*slog.Logger, *slog.LevelVar, error) {
+// newLevelLogger returns a text logger on w, named dev.tributary, whose
+// level and whose named children's levels can be changed at run time (the
+// worker's /admin/loggers endpoints do); level is the root logger's.
+func newLevelLogger(w io.Writer, level string) (*slog.Logger, *loglevel.Registry, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	v := new(slog.LevelVar)
-	v.Set(l)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: v})), v, nil
+	reg := loglevel.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: loglevel.All}), l)
+	return reg.Logger("dev.tributary"), reg, nil
 }

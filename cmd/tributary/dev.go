@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/broker"
+	"github.com/tributary-dev/tributary/internal/dirlock"
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -30,8 +32,10 @@ const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's, on 127.0.0.1) in one process, with the built-in connectors
-(FileStreamSource/FileStreamSink, datagen, the S3 sink) available. State lives in the data
-directory, so a second start resumes where the first stopped.
+(FileStreamSource/FileStreamSink, datagen, the S3 sink) available. State lives
+in the data directory, so a second start resumes where the first stopped. The
+data directory belongs to one process at a time (DIR/.lock): a second dev on
+it exits at once, naming the process that holds it.
 
 Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
@@ -47,8 +51,9 @@ Flags:
   --config FILE       a worker properties file (connect-distributed.properties
                       keys) whose settings replace dev's defaults below
   --override k=v      set one worker setting (repeatable; applied last)
-  --log-level LEVEL   debug, info, warn or error (default warn; info also logs
-                      each plugin loaded from --plugin-path)
+  --log-level LEVEL   the root logger's level: debug, info, warn or error (default
+                      warn; info also logs each plugin loaded from --plugin-path);
+                      PUT /admin/loggers/{name} changes any logger's at run time
   -h, --help          show this help
 
 Converters: dev's worker writes keys with StringConverter and values with
@@ -103,20 +108,29 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	logger, levelVar, err := newLevelLogger(stderr, *level)
+	logger, loggers, err := newLevelLogger(stderr, *level)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 2
 	}
 	start := time.Now()
+	// The data directory is this process's alone, before anything in it is
+	// read: a second dev on it would run the same connectors twice and
+	// repair the running broker's logs under its feet.
+	lock, err := dirlock.Acquire(*dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
+		return 1
+	}
+	defer lock.Release()
 	bcfg := broker.DefaultConfig()
 	bcfg.Listener = net.JoinHostPort("127.0.0.1", strconv.Itoa(*brokerPort))
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
-	bcfg.Logger = logger
+	bcfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	bcfg.GroupInitialRebalanceDelay = 0
 	b, err := broker.Open(bcfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
+		fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --broker-port"))
 		return 1
 	}
 	bctx, stopBroker := context.WithCancel(context.Background())
@@ -160,7 +174,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, wcfg, logger, levelVar)
+	rw, err := startWorker(ctx, wcfg, logger, loggers, "pass another --rest-port")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1

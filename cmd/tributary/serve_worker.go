@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/restapi"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -20,17 +21,19 @@ type runningWorker struct {
 
 // startWorker binds the REST listener, starts the worker and serves its REST
 // API. The worker stops when ctx is cancelled; done then yields Run's error.
-func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, level *slog.LevelVar) (*runningWorker, error) {
+// portFix says how the user picks another REST port.
+func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, loggers *loglevel.Registry, portFix string) (*runningWorker, error) {
 	ln, err := net.Listen("tcp", cfg.Listener)
 	if err != nil {
-		return nil, fmt.Errorf("REST listener %s: %w (change listeners, or stop what uses the port)", cfg.Listener, err)
+		return nil, fmt.Errorf("REST listener %s: %w%s", cfg.Listener, err, portHint(err, portFix))
 	}
-	w, err := worker.New(cfg, worker.Options{Logger: logger, LogLevel: level, RESTAddr: ln.Addr()})
+	w, err := worker.New(cfg, worker.Options{Logger: logger, Loggers: loggers, RESTAddr: ln.Addr()})
 	if err != nil {
 		ln.Close()
 		return nil, err
 	}
-	srv := restapi.NewServer(restapi.New(w.Herder(), restapi.Options{Logger: logger}), logger)
+	restLog := loglevel.Named(logger, "dev.tributary.restapi")
+	srv := restapi.NewServer(restapi.New(w.Herder(), restapi.Options{Logger: restLog}), restLog)
 	srv.Start(ln)
 	rw := &runningWorker{w: w, url: "http://" + ln.Addr().String(), done: make(chan error, 1)}
 	logger.Info("REST API listening", "url", rw.url, "worker", w.ID())

@@ -27,7 +27,9 @@ bootstrap.servers; _ is a dot, __ a dash, ___ an underscore), then --override.
 Flags:
   --config FILE           the worker properties file (or give it as the argument)
   --override key=value    set one setting (repeatable)
-  --log-level LEVEL       debug, info, warn or error (default info)
+  --log-level LEVEL       the root logger's level: debug, info, warn or error
+                          (default info); PUT /admin/loggers/{name} changes
+                          any logger's at run time
   -h, --help              show this help
 
 Required settings: group.id, config.storage.topic, offset.storage.topic,
@@ -63,7 +65,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tributary worker: unexpected argument %q (see --help)\n", rest[len(rest)-1])
 		return 2
 	}
-	logger, levelVar, err := newLevelLogger(stderr, f.level)
+	logger, loggers, err := newLevelLogger(stderr, f.level)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 2
@@ -76,7 +78,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, cfg, logger, levelVar)
+	rw, err := startWorker(ctx, cfg, logger, loggers, "change listeners")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 1

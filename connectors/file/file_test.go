@@ -169,3 +169,58 @@ type loggerCtx struct{ sdk.SourceTaskContext }
 
 func (loggerCtx) Offset(context.Context, sdk.Partition) (sdk.Offset, error) { return nil, nil }
 func (loggerCtx) Logger() *slog.Logger                                      { return slog.New(slog.DiscardHandler) }
+
+// TestSourceAlterOffsets: the file source checks offsets set through the
+// REST API as Kafka's FileStreamSourceConnector.alterOffsets does, with its
+// messages word for word.
+func TestSourceAlterOffsets(t *testing.T) {
+	ctx := context.Background()
+	approver := Source().(sdk.OffsetApprover)
+	withFile := map[string]string{"file": "/tmp/in.txt", "topic": "t"}
+	part := sdk.Partition{"filename": "/tmp/in.txt"}
+	for _, tc := range []struct {
+		name   string
+		config map[string]string
+		offs   []sdk.SourceOffset
+		want   string // "" accepted
+	}{
+		{"valid", withFile, []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"position": int64(5)}}}, ""},
+		{"extra keys", withFile, []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"position": int64(0), "x": "y"}}}, ""},
+		{"reset anything", withFile, []sdk.SourceOffset{{Partition: sdk.Partition{"garbage": true}}}, ""},
+		{"no position", withFile, []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"wrong": int64(1)}}},
+			"Offset objects should either be null or contain the key 'position'"},
+		{"string position", withFile, []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"position": "5"}}},
+			"The value for the 'position' key in the offset is expected to be a Long value"},
+		{"float position", withFile, []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"position": 5.0}}},
+			"The value for the 'position' key in the offset is expected to be a Long value"},
+		{"negative position", withFile, []sdk.SourceOffset{{Partition: part, Offset: sdk.Offset{"position": int64(-1)}}},
+			"The value for the 'position' key in the offset should be a non-negative value"},
+		{"null partition", withFile, []sdk.SourceOffset{{Offset: sdk.Offset{"position": int64(1)}}},
+			"Partition objects cannot be null"},
+		{"no filename", withFile, []sdk.SourceOffset{{Partition: sdk.Partition{"file": "x"}, Offset: sdk.Offset{"position": int64(1)}}},
+			"Partition objects should contain the key 'filename'"},
+		{"stdin", map[string]string{"topic": "t"}, nil,
+			"Offsets cannot be modified if the 'file' configuration is unspecified. This is because stdin is used for input and offsets are not tracked."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			accepted, err := approver.ApproveOffsets(ctx, tc.config, sdk.OffsetChange{Source: tc.offs})
+			switch {
+			case tc.want == "" && (err != nil || !accepted):
+				t.Fatalf("ApproveOffsets = %v, %v; want accepted", accepted, err)
+			case tc.want != "" && (err == nil || err.Error() != tc.want || accepted):
+				t.Fatalf("ApproveOffsets = %v, %v; want the refusal %q", accepted, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSinkAlterOffsets: like Kafka's FileStreamSinkConnector, the file sink
+// accepts any change (its answer is "altered successfully").
+func TestSinkAlterOffsets(t *testing.T) {
+	off := int64(3)
+	accepted, err := Sink().(sdk.OffsetApprover).ApproveOffsets(context.Background(), map[string]string{"topics": "a"},
+		sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{{Topic: "a"}: &off, {Topic: "a", Partition: 1}: nil}})
+	if err != nil || !accepted {
+		t.Fatalf("ApproveOffsets = %v, %v", accepted, err)
+	}
+}

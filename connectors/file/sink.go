@@ -34,6 +34,9 @@ func Sink() sdk.Connector {
 			}
 			return out, nil
 		},
+		// As Kafka's: any committed offset is fine, the sink keeps none
+		// of its own.
+		AlterOffsets: func(context.Context, SinkConfig, map[sdk.TopicPartition]*int64) error { return nil },
 	}
 }
 

@@ -19,25 +19,69 @@ import (
 const (
 	SourceClass = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 	SinkClass   = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-	version     = "4.0.0-tributary"
+	// version is Tributary's (worker.Version, what GET / reports); a test of
+	// cmd/tributary keeps the two equal.
+	version = "4.4.0-tributary"
 )
 
 // SourceConfig is FileStreamSourceConnector's configuration.
 type SourceConfig struct {
 	File      string `key:"file" optional:"" importance:"high" doc:"Source filename. If not specified, the standard input will be used"`
 	Topic     string `key:"topic" importance:"high" validate:"nonempty" doc:"The topic to publish data to"`
-	BatchSize int32  `key:"batch.size" default:"2000" validate:"min=1" doc:"The maximum number of records the source task can read from the file each time it is polled"`
+	BatchSize int32  `key:"batch.size" default:"2000" doc:"The maximum number of records the source task can read from the file each time it is polled"`
 }
 
 // Source returns the FileStreamSource connector.
 func Source() sdk.Connector {
 	return sdk.SourceConnector[SourceConfig]{
-		Class:   SourceClass,
-		Version: version,
-		Doc:     "Reads lines from a file and produces each as a record.",
-		NewTask: func(c SourceConfig) sdk.SourceTask { return &sourceTask{cfg: c} },
+		Class:        SourceClass,
+		Version:      version,
+		Doc:          "Reads lines from a file and produces each as a record.",
+		NewTask:      func(c SourceConfig) sdk.SourceTask { return &sourceTask{cfg: c} },
+		AlterOffsets: alterSourceOffsets,
 	}
 }
+
+// alterSourceOffsets makes Kafka's FileStreamSourceConnector checks, with
+// its messages, on offsets set through the REST API: a reset (a null
+// offset) is always allowed, so that stray partitions can be cleaned up;
+// an offset must be a non-negative integer position in a partition naming
+// a file. Whether the position fits the file is the task's business when
+// it starts.
+func alterSourceOffsets(_ context.Context, cfg SourceConfig, offsets []sdk.SourceOffset) error {
+	if cfg.File == "" {
+		return offsetRefusal("Offsets cannot be modified if the 'file' configuration is unspecified. This is because stdin is used for input and offsets are not tracked.")
+	}
+	for _, o := range offsets {
+		if o.Offset == nil {
+			continue
+		}
+		pos, ok := o.Offset["position"]
+		if !ok {
+			return offsetRefusal("Offset objects should either be null or contain the key 'position'")
+		}
+		n, ok := pos.(int64)
+		if !ok {
+			return offsetRefusal("The value for the 'position' key in the offset is expected to be a Long value")
+		}
+		if n < 0 {
+			return offsetRefusal("The value for the 'position' key in the offset should be a non-negative value")
+		}
+		if o.Partition == nil {
+			return offsetRefusal("Partition objects cannot be null")
+		}
+		if _, ok := o.Partition["filename"]; !ok {
+			return offsetRefusal("Partition objects should contain the key 'filename'")
+		}
+	}
+	return nil
+}
+
+// offsetRefusal is a refusal of an offsets change, worded for the REST
+// API's user as Kafka's connector words it.
+type offsetRefusal string
+
+func (r offsetRefusal) Error() string { return string(r) }
 
 // idleWait is how long Poll waits for new data before returning nothing.
 const idleWait = 100 * time.Millisecond
@@ -108,7 +152,12 @@ func (t *sourceTask) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, err
 		wait(ctx, time.Second)
 		return nil, err
 	}
+	// Like Kafka's task, which returns a batch once it holds batch.size
+	// records, so that 0 or less means one record at a time.
 	limit := min(max, int(t.cfg.BatchSize))
+	if limit < 1 {
+		limit = 1
+	}
 	var recs []sdk.SourceRecord
 	for len(recs) < limit {
 		chunk, err := t.r.ReadSlice('\n')

@@ -14,8 +14,9 @@ import (
 // configuration works unchanged.
 const Class = "io.debezium.connector.postgresql.PostgresConnector"
 
-// Version is the connector's version.
-const Version = "0.1.0"
+// Version is the connector's version: Tributary's (worker.Version), as every
+// first-party connector reports it; cmd/tributary's tests check they agree.
+const Version = "4.4.0-tributary"
 
 // Connector returns the PostgreSQL change-data-capture source.
 func Connector() sdk.Connector {

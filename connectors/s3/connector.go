@@ -8,7 +8,9 @@ import (
 	"github.com/tributary-dev/tributary/sdk"
 )
 
-const version = "0.1.0"
+// version is Tributary's (worker.Version), as every first-party connector
+// reports it; cmd/tributary's tests check they agree.
+const version = "4.4.0-tributary"
 
 // Connector returns the S3 sink connector.
 func Connector() sdk.Connector { return connector{base()} }

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/tributary-dev/tributary/sdk"
@@ -53,10 +54,25 @@ func (t *task) Poll(ctx context.Context, _ int) ([]sdk.SourceRecord, error) {
 
 func (t *task) Close(context.Context) error { return nil }
 
-func main() {
-	sdk.Serve(sdk.SourceConnector[Config]{
-		Class:   "com.example.TickerConnector",
-		Version: "0.1.0",
-		NewTask: func(c Config) sdk.SourceTask { return &task{cfg: c} },
-	})
+// alterOffsets has the connector decide on offsets set through the REST
+// API (PATCH /connectors/{name}/offsets): a reset is always fine, a new
+// offset must be a sequence number.
+func alterOffsets(_ context.Context, _ Config, offsets []sdk.SourceOffset) error {
+	for _, o := range offsets {
+		if seq, ok := o.Offset["seq"].(int64); o.Offset != nil && (!ok || seq < 0) {
+			return errors.New("a ticker offset is {\"seq\": n} with n a whole number >= 0")
+		}
+	}
+	return nil
 }
+
+func connector() sdk.Connector {
+	return sdk.SourceConnector[Config]{
+		Class:        "com.example.TickerConnector",
+		Version:      "0.1.0",
+		NewTask:      func(c Config) sdk.SourceTask { return &task{cfg: c} },
+		AlterOffsets: alterOffsets,
+	}
+}
+
+func main() { sdk.Serve(connector()) }

@@ -3,14 +3,8 @@ package main
 import (
 	"testing"
 
-	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/sdktest"
 )
-
-func connector() sdk.Connector {
-	return sdk.SourceConnector[Config]{Class: "com.example.TickerConnector", Version: "0.1.0",
-		NewTask: func(c Config) sdk.SourceTask { return &task{cfg: c} }}
-}
 
 func TestAcceptance(t *testing.T) {
 	sdktest.RunSource(t, sdktest.SourceDriver{

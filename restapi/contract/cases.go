@@ -96,7 +96,7 @@ func steps(groups ...[]Step) []Step {
 
 // Cases returns the contract table.
 func Cases() []Case {
-	return []Case{
+	return append([]Case{
 		{"root", []Step{
 			get("/", 200, `{"version":"{{string}}","commit":"{{string}}","kafka_cluster_id":"{{string}}"}`),
 		}},
@@ -344,5 +344,5 @@ func Cases() []Case {
 			{Method: http.MethodPost, Path: "/admin/loggers", Want: Expect{Status: 405, Body: notAllowed},
 				Kafka: &Expect{Status: 405, Body: notAllowed, NoContentType: true}, Deviation: "Tributary always sends Content-Type: application/json with a body"},
 		}},
-	}
+	}, parityCases()...)
 }

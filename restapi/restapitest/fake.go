@@ -8,16 +8,15 @@ package restapitest
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
-	"time"
 
+	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -28,9 +27,11 @@ const (
 	FileSinkClass   = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 	fileSourceTask  = "org.apache.kafka.connect.file.FileStreamSourceTask"
 	fileSinkTask    = "org.apache.kafka.connect.file.FileStreamSinkTask"
-	version         = "0.0.0-fake"
 	workerID        = "127.0.0.1:8083"
 )
+
+// version is the fake's, and its plugins': a worker's.
+var version = worker.Version
 
 // Herder is an in-memory worker.Herder. The zero value is not usable; call
 // NewHerder.
@@ -39,8 +40,7 @@ type Herder struct {
 	health     error
 	connectors map[string]*connector
 	order      []string
-	loggers    map[string]worker.LoggerLevel
-	now        func() time.Time
+	loggers    *loglevel.Registry
 }
 
 type connector struct {
@@ -58,13 +58,18 @@ var _ worker.Herder = (*Herder)(nil)
 func NewHerder() *Herder {
 	return &Herder{
 		connectors: map[string]*connector{},
-		loggers: map[string]worker.LoggerLevel{
-			"root":                     {Level: "INFO"},
-			"org.apache.kafka":         {Level: "INFO"},
-			"org.apache.kafka.connect": {Level: "INFO"},
-		},
-		now: time.Now,
+		loggers:    newLoggers(),
 	}
+}
+
+// newLoggers are the fake worker's loggers: Kafka's and the FileStream
+// connectors' classes, as a Kafka Connect worker lists them.
+func newLoggers() *loglevel.Registry {
+	r := loglevel.New(slog.DiscardHandler, slog.LevelInfo)
+	for _, n := range []string{"org.apache.kafka", FileSourceClass, fileSourceTask, FileSinkClass, fileSinkTask} {
+		r.Logger(n)
+	}
+	return r
 }
 
 // SetHealth makes Health return err (nil: healthy).
@@ -131,53 +136,30 @@ func (h *Herder) ConnectorConfig(_ context.Context, name string) (map[string]str
 	return maps.Clone(c.config), nil
 }
 
-// resolveClass maps a connector.class (FQCN or alias) to the plugin.
-func resolveClass(class string) (fqcn, typ string, ok bool) {
-	for _, p := range []struct{ fqcn, typ string }{{FileSourceClass, "source"}, {FileSinkClass, "sink"}} {
-		simple := p.fqcn[strings.LastIndexByte(p.fqcn, '.')+1:]
-		if class == p.fqcn || class == simple || class == strings.TrimSuffix(simple, "Connector") {
-			return p.fqcn, p.typ, true
-		}
-	}
-	return "", "", false
-}
-
-// validate checks config like the FileStream connectors and the common
-// connector config; it returns the connector's class and type.
+// validate checks config as a worker does, with the FileStream
+// connectors' own validation; it returns the connector's class and type.
 func validate(config map[string]string) (class, typ string, err error) {
 	cc, ok := config["connector.class"]
 	if !ok {
 		return "", "", worker.Errorf(worker.KindBadRequest, "Connector config contains no connector type")
 	}
-	class, typ, ok = resolveClass(cc)
+	spec, ok := fileSpec(cc)
 	if !ok {
 		return "", "", worker.Errorf(worker.KindBadRequest,
 			"Failed to find any class that implements Connector and which name matches %s, available connectors are: %s, %s", cc, FileSinkClass, FileSourceClass)
 	}
-	var errs []string
-	if v, ok := config["tasks.max"]; ok {
-		if n, perr := strconv.ParseInt(v, 10, 32); perr != nil {
-			errs = append(errs, fmt.Sprintf("Invalid value %s for configuration tasks.max: Not a number of type INT", v))
-		} else if n < 1 {
-			errs = append(errs, fmt.Sprintf("Invalid value %d for configuration tasks.max: Value must be at least 1", n))
-		}
+	conn := file.Sink()
+	if spec.Type == sdk.Source {
+		conn = file.Source()
 	}
-	switch typ {
-	case "source":
-		if _, ok := config["topic"]; !ok {
-			errs = append(errs, `Missing required configuration "topic" which has no default value.`)
-		}
-	case "sink":
-		if config["topics"] == "" && config["topics.regex"] == "" {
-			errs = append(errs, `Must configure one of topics or topics.regex`)
-		}
+	own, err := conn.Validate(context.Background(), config)
+	if err != nil {
+		return "", "", err
 	}
-	if len(errs) > 0 {
-		return "", "", worker.Errorf(worker.KindBadRequest,
-			"Connector configuration is invalid and contains the following %d error(s):\n%s\nYou can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`",
-			len(errs), strings.Join(errs, "\n"))
+	if err := worker.ValidationError(worker.Validation(spec, fakeConverters, config, own)); err != nil {
+		return "", "", err
 	}
-	return class, typ, nil
+	return spec.Class, string(spec.Type), nil
 }
 
 // taskCount is how many tasks the FileStream connectors make.
@@ -434,12 +416,27 @@ func (h *Herder) stopped(name string) (*connector, error) {
 	return c, nil
 }
 
-// AlterOffsets implements worker.Herder.
-func (h *Herder) AlterOffsets(_ context.Context, name string, offsets worker.ConnectorOffsets) (string, error) {
+// AlterOffsets implements worker.Herder. Like a worker, it asks the
+// connector (the FileStream connectors' own alterOffsets checks) before it
+// changes anything.
+func (h *Herder) AlterOffsets(ctx context.Context, name string, offsets worker.ConnectorOffsets) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, err := h.stopped(name)
 	if err != nil {
+		return "", err
+	}
+	var change sdk.OffsetChange
+	if c.typ == "source" {
+		for _, po := range offsets.Offsets {
+			so := sdk.SourceOffset{Partition: worker.ConnectNumbers(po.Partition)}
+			if po.Offset != nil {
+				so.Offset = worker.ConnectNumbers(po.Offset)
+			}
+			change.Source = append(change.Source, so)
+		}
+	}
+	if err := approve(ctx, c, change); err != nil {
 		return "", err
 	}
 	for _, po := range offsets.Offsets {
@@ -457,12 +454,32 @@ func (h *Herder) AlterOffsets(_ context.Context, name string, offsets worker.Con
 	return "The offsets for this connector have been altered successfully", nil
 }
 
+// approve asks the connector's alterOffsets (the FileStream connectors')
+// about change; a refusal is a 400 with its message.
+func approve(ctx context.Context, c *connector, change sdk.OffsetChange) error {
+	conn := file.Sink()
+	if c.typ == "source" {
+		conn = file.Source()
+	}
+	if _, err := conn.(sdk.OffsetApprover).ApproveOffsets(ctx, c.config, change); err != nil {
+		return worker.Errorf(worker.KindBadRequest, "%s", err.Error())
+	}
+	return nil
+}
+
 // ResetOffsets implements worker.Herder.
-func (h *Herder) ResetOffsets(_ context.Context, name string) (string, error) {
+func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c, err := h.stopped(name)
 	if err != nil {
+		return "", err
+	}
+	change := sdk.OffsetChange{Source: []sdk.SourceOffset{}}
+	for _, o := range c.offsets {
+		change.Source = append(change.Source, sdk.SourceOffset{Partition: o.Partition})
+	}
+	if err := approve(ctx, c, change); err != nil {
 		return "", err
 	}
 	c.offsets = nil
@@ -479,114 +496,88 @@ func (h *Herder) Plugins(_ context.Context, all bool) ([]worker.PluginInfo, erro
 		out = append(out,
 			worker.PluginInfo{Class: "org.apache.kafka.connect.transforms.InsertField$Value", Type: "transformation", Version: version},
 			worker.PluginInfo{Class: "org.apache.kafka.connect.transforms.predicates.TopicNameMatches", Type: "predicate", Version: version},
-			worker.PluginInfo{Class: "org.apache.kafka.connect.json.JsonConverter", Type: "converter", Version: version},
 		)
+		for _, c := range []string{worker.BooleanConverter, worker.ByteArrayConverter, worker.DoubleConverter, worker.FloatConverter,
+			worker.IntegerConverter, worker.LongConverter, worker.ShortConverter, worker.JSONConverter, worker.StringConverter} {
+			out = append(out, worker.PluginInfo{Class: c, Type: "converter", Version: version})
+		}
 	}
 	return out, nil
 }
 
-func str(s string) *string { return &s }
+// fileSpec is the spec of a FileStream connector by class or alias.
+func fileSpec(class string) (sdk.Spec, bool) {
+	for _, c := range []sdk.Connector{file.Source(), file.Sink()} {
+		if spec := c.Spec(); spec.Matches(class) {
+			spec.Version = version
+			return spec, true
+		}
+	}
+	return sdk.Spec{}, false
+}
 
-// PluginConfig implements worker.Herder.
+// PluginConfig implements worker.Herder: the FileStream connectors' keys
+// and the worker's, as a worker answers.
 func (h *Herder) PluginConfig(_ context.Context, plugin string) ([]sdk.ConfigKeyInfo, error) {
-	_, typ, ok := resolveClass(plugin)
+	spec, ok := fileSpec(plugin)
 	if !ok {
 		if defs, ok := worker.ConverterConfig(plugin); ok {
 			return defs, nil
 		}
 		return nil, worker.Errorf(worker.KindNotFound, "Unknown plugin %s.", plugin)
 	}
-	key := func(name, typ string, required bool, def *string, imp, doc string) sdk.ConfigKeyInfo {
-		return sdk.ConfigKeyInfo{Name: name, Type: typ, Required: required, DefaultValue: def, Importance: imp,
-			Documentation: doc, Order: -1, Width: "NONE", DisplayName: name, Dependents: []string{}}
-	}
-	if typ == "source" {
-		return []sdk.ConfigKeyInfo{
-			key("file", "STRING", false, nil, "HIGH", "Source filename. If not specified, the standard input will be used"),
-			key("topic", "STRING", true, nil, "HIGH", "The topic to publish data to"),
-			key("batch.size", "INT", false, str("2000"), "LOW", "The maximum number of records the source task can read from the file each time it is polled"),
-		}, nil
-	}
-	return []sdk.ConfigKeyInfo{
-		key("file", "STRING", false, nil, "HIGH", "Destination filename. If not specified, the standard output will be used"),
-	}, nil
+	return worker.ConnectorConfigDefs(spec), nil
 }
 
-// ValidateConfig implements worker.Herder.
-func (h *Herder) ValidateConfig(_ context.Context, plugin string, config map[string]string) (sdk.ConfigInfos, error) {
-	class, typ, ok := resolveClass(config["connector.class"])
+// fakeConverters are the fake worker's converters.
+var fakeConverters = worker.Converters{Key: worker.JSONConverter, Value: worker.JSONConverter}
+
+// ValidateConfig implements worker.Herder, as a worker does, with the real
+// FileStream connectors' validation of their keys.
+func (h *Herder) ValidateConfig(ctx context.Context, plugin string, config map[string]string) (sdk.ConfigInfos, error) {
+	spec, ok := fileSpec(config["connector.class"])
 	if !ok {
 		return sdk.ConfigInfos{}, worker.Errorf(worker.KindBadRequest,
 			"Failed to find any class that implements Connector and which name matches %s", config["connector.class"])
 	}
-	_ = class
-	res := sdk.ConfigInfos{Name: plugin, Groups: []string{"Common"}}
-	add := func(name string, required bool, group *string, order int) {
-		ci := sdk.ConfigInfo{
-			Definition: sdk.ConfigKeyInfo{Name: name, Type: "STRING", Required: required, Importance: "HIGH",
-				Group: group, Order: order, Width: "NONE", DisplayName: name, Dependents: []string{}},
-			Value: sdk.ConfigValueInfo{Name: name, RecommendedValues: []string{}, Errors: []string{}, Visible: true},
-		}
-		if v, ok := config[name]; ok {
-			ci.Value.Value = str(v)
-		} else if required {
-			ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Missing required configuration %q which has no default value.", name))
-			res.ErrorCount++
-		}
-		res.Configs = append(res.Configs, ci)
+	conn := file.Sink()
+	if spec.Type == sdk.Source {
+		conn = file.Source()
 	}
-	add("name", true, str("Common"), 1)
-	add("connector.class", true, str("Common"), 2)
-	if typ == "source" {
-		add("topic", true, nil, -1)
-	} else {
-		add("topics", false, nil, -1)
+	own, err := conn.Validate(ctx, config)
+	if err != nil {
+		return sdk.ConfigInfos{}, err
 	}
-	add("file", false, nil, -1)
-	return res, nil
+	return worker.Validation(spec, fakeConverters, config, own), nil
 }
 
 // Loggers implements worker.Herder.
 func (h *Herder) Loggers(context.Context) (map[string]worker.LoggerLevel, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return maps.Clone(h.loggers), nil
+	out := map[string]worker.LoggerLevel{}
+	for n, l := range h.loggers.Levels() {
+		out[n] = worker.LoggerLevel{Level: l.Level, LastModified: l.LastModified}
+	}
+	return out, nil
 }
 
 // Logger implements worker.Herder.
 func (h *Herder) Logger(_ context.Context, name string) (worker.LoggerLevel, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	l, ok := h.loggers[name]
+	l, ok := h.loggers.Level(name)
 	if !ok {
 		return worker.LoggerLevel{}, worker.Errorf(worker.KindNotFound, "Logger %s not found.", name)
 	}
-	return l, nil
+	return worker.LoggerLevel{Level: l.Level, LastModified: l.LastModified}, nil
 }
 
-// SetLogLevel implements worker.Herder: name and every known logger under
-// it get level.
+// SetLogLevel implements worker.Herder as a worker does: name and every
+// logger under it get level (on this one fake worker for either scope).
 func (h *Herder) SetLogLevel(_ context.Context, name, level, scope string) ([]string, error) {
-	lv := strings.ToUpper(level)
-	switch lv {
-	case "OFF", "FATAL", "ERROR", "WARN", "INFO", "DEBUG", "TRACE", "ALL":
-	default:
+	changed, err := h.loggers.SetLevel(name, level)
+	if err != nil {
 		return nil, worker.Errorf(worker.KindNotFound, "invalid log level '%s'.", level)
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	ms := h.now().UnixMilli()
-	h.loggers[name] = worker.LoggerLevel{Level: lv, LastModified: &ms}
-	var out []string
-	for n := range h.loggers {
-		if n == name || strings.HasPrefix(n, name+".") {
-			h.loggers[n] = worker.LoggerLevel{Level: lv, LastModified: &ms}
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
 	if scope == "cluster" {
 		return nil, nil
 	}
-	return out, nil
+	return changed, nil
 }

@@ -64,7 +64,17 @@ var registry = map[string]factory{
 	StringClass:       func(bool, map[string]string) (any, error) { return StringConverter{}, nil },
 	ByteArrayClass:    func(bool, map[string]string) (any, error) { return ByteArrayConverter{}, nil },
 	SimpleHeaderClass: func(bool, map[string]string) (any, error) { return SimpleHeaderConverter{}, nil },
+	BooleanClass:      func(bool, map[string]string) (any, error) { return BooleanConverter{}, nil },
+	DoubleClass:       func(bool, map[string]string) (any, error) { return DoubleConverter, nil },
+	FloatClass:        func(bool, map[string]string) (any, error) { return FloatConverter, nil },
+	IntegerClass:      func(bool, map[string]string) (any, error) { return IntegerConverter, nil },
+	LongClass:         func(bool, map[string]string) (any, error) { return LongConverter, nil },
+	ShortClass:        func(bool, map[string]string) (any, error) { return ShortConverter, nil },
 }
+
+// Canonical returns the class name of a converter class name or alias
+// (see canonical); false if no converter has it.
+func Canonical(class string) (string, bool) { return canonical(class) }
 
 // canonical resolves a class name or alias (the simple class name, or the
 // simple name without its "Converter" suffix, as Kafka's plugin aliases).

@@ -10,6 +10,10 @@
 //	org.apache.kafka.connect.storage.StringConverter     (StringConverter, String)
 //	org.apache.kafka.connect.converters.ByteArrayConverter (ByteArrayConverter, ByteArray)
 //	org.apache.kafka.connect.storage.SimpleHeaderConverter (SimpleHeaderConverter, SimpleHeader)
+//	org.apache.kafka.connect.converters.BooleanConverter, DoubleConverter,
+//	FloatConverter, IntegerConverter, LongConverter, ShortConverter (and
+//	their aliases): Kafka's primitive converters, the big-endian bytes of
+//	Kafka's serializers
 //
 // JsonConverter writes the schemas.enable envelope byte for byte as Kafka's
 // (Jackson's compact output, Kafka's schema field order), including the

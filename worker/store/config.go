@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,10 @@ const (
 	TargetStateChanged
 	// RestartRequested: restart-connector-<name> written.
 	RestartRequested
+	// LoggerLevelSet: logger-cluster-<namespace> written (a cluster-wide
+	// log level, KIP-976) after the store was opened; Logger and Level
+	// say what. Levels written before are history, as in Kafka Connect.
+	LoggerLevelSet
 )
 
 // ConfigEvent tells the herder what a config-topic record changed; it then
@@ -60,7 +65,9 @@ type ConfigEvent struct {
 	Kind      ConfigEventKind
 	Connector string
 	Restart   RestartRequest // RestartRequested only
-	Offset    int64
+	// Logger and Level: LoggerLevelSet only.
+	Logger, Level string
+	Offset        int64
 }
 
 // ConfigSnapshot is a consistent copy of the config topic's state (Kafka
@@ -108,6 +115,10 @@ type ConfigStore struct {
 	targets  map[string]TargetState
 	incons   map[string]bool
 	deferred map[string]map[int]map[string]string
+	opened   bool // read to the end once: later logger levels apply
+	// log is set before the tailing starts (s.l is not, during the first
+	// read).
+	log *slog.Logger
 }
 
 // OpenConfigStore creates or verifies the config topic (one partition,
@@ -116,7 +127,12 @@ type ConfigStore struct {
 // in topic order; it must not block for long and must not call the
 // store's write methods.
 func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent)) (*ConfigStore, error) {
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.Default()
+	}
 	s := &ConfigStore{
+		log:      lg.With("topic", o.Topic),
 		listener: listener,
 		conns:    map[string]map[string]string{},
 		tasks:    map[string][]map[string]string{},
@@ -130,6 +146,9 @@ func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent))
 		return nil, err
 	}
 	s.l = l
+	s.mu.Lock()
+	s.opened = true
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -223,6 +242,11 @@ func EncodeRestartRequest(r RestartRequest) []byte {
 	return []byte(`{"include-tasks":` + strconv.FormatBool(r.IncludeTasks) + `,"only-failed":` + strconv.FormatBool(r.OnlyFailed) + `}`)
 }
 
+// EncodeLoggerLevel is the value of logger-cluster-<namespace>.
+func EncodeLoggerLevel(level string) []byte {
+	return append(jackson.AppendString([]byte(`{"level":`), level), '}')
+}
+
 // Key prefixes of the config topic.
 const (
 	connectorPrefix   = "connector-"
@@ -282,6 +306,12 @@ func (s *ConfigStore) PutTargetState(ctx context.Context, name string, t TargetS
 	return s.write(ctx, s.record(targetStatePrefix+name, EncodeTargetState(t)))
 }
 
+// PutLoggerLevel writes logger-cluster-<namespace>: every worker of the
+// group sets the level when it reads the record (KIP-976).
+func (s *ConfigStore) PutLoggerLevel(ctx context.Context, namespace, level string) error {
+	return s.write(ctx, s.record(loggerLevelPrefix+namespace, EncodeLoggerLevel(level)))
+}
+
 // PutRestartRequest writes restart-connector-<name>.
 func (s *ConfigStore) PutRestartRequest(ctx context.Context, r RestartRequest) error {
 	return s.write(ctx, s.record(restartPrefix+r.Connector, EncodeRestartRequest(r)))
@@ -311,11 +341,12 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 		ev = s.applyCommit(key[len(commitPrefix):], r.Value)
 	case strings.HasPrefix(key, restartPrefix):
 		ev = s.applyRestart(key[len(restartPrefix):], r.Value)
-	case strings.HasPrefix(key, fencingPrefix), key == sessionKeyKey, strings.HasPrefix(key, loggerLevelPrefix):
-		// Exactly-once task counts, session keys and cluster log levels are
-		// not used yet.
+	case strings.HasPrefix(key, loggerLevelPrefix):
+		ev = s.applyLoggerLevel(key[len(loggerLevelPrefix):], r.Value)
+	case strings.HasPrefix(key, fencingPrefix), key == sessionKeyKey:
+		// Exactly-once task counts and session keys are not used yet.
 	default:
-		s.l.log.Warn("ignoring config record with unknown key", "key", key, "offset", r.Offset)
+		s.log.Warn("ignoring config record with unknown key", "key", key, "offset", r.Offset)
 	}
 	if ev != nil {
 		ev.Offset = s.offset
@@ -324,6 +355,22 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	if ev != nil && s.listener != nil {
 		s.listener(*ev)
 	}
+}
+
+// applyLoggerLevel reads logger-cluster-<namespace> = {"level": "..."};
+// only one written after the store opened is an event.
+func (s *ConfigStore) applyLoggerLevel(namespace string, value []byte) *ConfigEvent {
+	var v struct {
+		Level *string `json:"level"`
+	}
+	if err := json.Unmarshal(value, &v); err != nil || v.Level == nil {
+		s.log.Warn("ignoring a cluster log level that is not {\"level\": \"...\"}", "namespace", namespace, "value", string(value))
+		return nil
+	}
+	if !s.opened {
+		return nil
+	}
+	return &ConfigEvent{Kind: LoggerLevelSet, Logger: namespace, Level: *v.Level}
 }
 
 func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
@@ -338,7 +385,7 @@ func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
 	}
 	props, err := decodeProps(value)
 	if err != nil {
-		s.l.log.Error("ignoring malformed connector config record", "connector", name, "err", err)
+		s.log.Error("ignoring malformed connector config record", "connector", name, "err", err)
 		return nil
 	}
 	s.conns[name] = props
@@ -351,13 +398,13 @@ func (s *ConfigStore) applyConnector(name string, value []byte) *ConfigEvent {
 func (s *ConfigStore) applyTask(rest string, value []byte) {
 	i := strings.LastIndexByte(rest, '-')
 	if i <= 0 {
-		s.l.log.Error("ignoring task config record with malformed key", "key", taskPrefix+rest)
+		s.log.Error("ignoring task config record with malformed key", "key", taskPrefix+rest)
 		return
 	}
 	name := rest[:i]
 	id, err := strconv.Atoi(rest[i+1:])
 	if err != nil || id < 0 {
-		s.l.log.Error("ignoring task config record with malformed key", "key", taskPrefix+rest)
+		s.log.Error("ignoring task config record with malformed key", "key", taskPrefix+rest)
 		return
 	}
 	if value == nil {
@@ -365,7 +412,7 @@ func (s *ConfigStore) applyTask(rest string, value []byte) {
 	}
 	props, err := decodeProps(value)
 	if err != nil {
-		s.l.log.Error("ignoring malformed task config record", "connector", name, "task", id, "err", err)
+		s.log.Error("ignoring malformed task config record", "connector", name, "task", id, "err", err)
 		return
 	}
 	if s.deferred[name] == nil {
@@ -382,7 +429,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		Tasks *int `json:"tasks"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil || v.Tasks == nil || *v.Tasks < 0 {
-		s.l.log.Error("ignoring malformed task commit record", "connector", name)
+		s.log.Error("ignoring malformed task commit record", "connector", name)
 		return nil
 	}
 	n := *v.Tasks
@@ -392,7 +439,7 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 		_, complete = deferred[i]
 	}
 	if !complete {
-		s.l.log.Warn("task configs for connector are inconsistent; the leader must regenerate them", "connector", name, "tasks", n)
+		s.log.Warn("task configs for connector are inconsistent; the leader must regenerate them", "connector", name, "tasks", n)
 		s.incons[name] = true
 	} else {
 		ts := make([]map[string]string, n)
@@ -417,7 +464,7 @@ func (s *ConfigStore) applyTargetState(name string, value []byte) *ConfigEvent {
 		StateV2 string `json:"state.v2"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil {
-		s.l.log.Error("ignoring malformed target state record", "connector", name, "err", err)
+		s.log.Error("ignoring malformed target state record", "connector", name, "err", err)
 		return nil
 	}
 	st := TargetState(v.StateV2)
@@ -427,7 +474,7 @@ func (s *ConfigStore) applyTargetState(name string, value []byte) *ConfigEvent {
 	switch st {
 	case TargetStarted, TargetPaused, TargetStopped:
 	default:
-		s.l.log.Error("ignoring target state record with unknown state", "connector", name, "state", st)
+		s.log.Error("ignoring target state record with unknown state", "connector", name, "state", st)
 		return nil
 	}
 	s.targets[name] = st
@@ -443,7 +490,7 @@ func (s *ConfigStore) applyRestart(name string, value []byte) *ConfigEvent {
 		OnlyFailed   bool `json:"only-failed"`
 	}
 	if err := json.Unmarshal(value, &v); err != nil {
-		s.l.log.Error("ignoring malformed restart request record", "connector", name, "err", err)
+		s.log.Error("ignoring malformed restart request record", "connector", name, "err", err)
 		return nil
 	}
 	return &ConfigEvent{Kind: RestartRequested, Connector: name, Restart: RestartRequest{Connector: name, IncludeTasks: v.IncludeTasks, OnlyFailed: v.OnlyFailed}}

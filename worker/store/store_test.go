@@ -503,3 +503,49 @@ func TestStatusStoreTopics(t *testing.T) {
 		}
 	})
 }
+
+// TestConfigStoreLoggerLevels: a cluster log level is Kafka Connect's
+// logger-cluster-<namespace> record (KIP-976); a store that is open when it
+// is written reports it, a malformed one is ignored, and a store opened
+// later does not replay old levels (as Kafka Connect's workers do not).
+func TestConfigStoreLoggerLevels(t *testing.T) {
+	forEachBroker(t, func(t *testing.T, brokers []string) {
+		ctx := testCtx(t)
+		var mu sync.Mutex
+		var events []ConfigEvent
+		listen := func(ev ConfigEvent) {
+			mu.Lock()
+			events = append(events, ev)
+			mu.Unlock()
+		}
+		a, err := OpenConfigStore(ctx, opts(brokers, "cfg"), listen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close()
+		must(t, a.write(ctx, a.record("logger-cluster-bad", []byte(`{"lvl":"DEBUG"}`))))
+		must(t, a.PutLoggerLevel(ctx, "org.apache.kafka.connect.file", "DEBUG"))
+		mu.Lock()
+		got := append([]ConfigEvent(nil), events...)
+		mu.Unlock()
+		if len(got) != 1 || got[0].Kind != LoggerLevelSet || got[0].Logger != "org.apache.kafka.connect.file" || got[0].Level != "DEBUG" {
+			t.Fatalf("events %+v, want one LoggerLevelSet of org.apache.kafka.connect.file to DEBUG", got)
+		}
+		if recs := readAll(t, brokers, "cfg", 2); !reflect.DeepEqual(recs, []string{
+			`logger-cluster-bad={"lvl":"DEBUG"}`,
+			`logger-cluster-org.apache.kafka.connect.file={"level":"DEBUG"}`,
+		}) {
+			t.Fatalf("records %q", recs)
+		}
+
+		var late []ConfigEvent
+		b, err := OpenConfigStore(ctx, opts(brokers, "cfg"), func(ev ConfigEvent) { late = append(late, ev) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if len(late) != 0 {
+			t.Fatalf("a store opened later replayed %+v", late)
+		}
+	})
+}

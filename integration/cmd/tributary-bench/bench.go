@@ -14,8 +14,23 @@ import (
 	"github.com/tributary-dev/tributary/integration/bench"
 )
 
+const benchOverview = `Usage: tributary-bench broker [flags]
+       tributary-bench connect [flags]
+
+Benchmarks, each side by side with its reference in one run:
+
+  broker    the bundled broker against franz-go's kfake and Apache Kafka 4.4:
+            produce and consume throughput, transactions, consumer groups,
+            rebalances
+  connect   the Connect worker end to end (datagen -> discard), and the
+            FileStream connectors against Kafka Connect 4.4: records/s,
+            start-up time, memory
+
+Run 'tributary-bench broker --help' or 'tributary-bench connect --help' for
+what each measures and its flags.
+`
+
 const benchHelp = `Usage: tributary-bench broker [flags]
-       tributary-bench connect [flags]   (see 'tributary-bench connect --help')
 
 Runs the same franz-go producer and consumer, in one run and all on
 127.0.0.1, against each target in turn:
@@ -127,7 +142,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return bench.RunMemberChild(ctx, stdout, stderr)
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, benchHelp)
+		fmt.Fprint(stdout, benchOverview)
 		if len(args) == 0 {
 			return 2
 		}

@@ -13,7 +13,9 @@
 //
 // Later additions within version 2, which either side may lack (an unknown
 // field or message is ignored): Ack.error (a sink task's Flush error, and a
-// Put given up while stopping) and SinkHostMessage.stopping.
+// Put given up while stopping), SinkHostMessage.stopping, and the
+// AlterOffsets RPC, which a plugin built before it answers with gRPC's
+// Unimplemented: the host takes that as a connector without the hook.
 //
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
@@ -2327,6 +2329,167 @@ func (*SinkPluginMessage_Failure) isSinkPluginMessage_Msg() {}
 
 func (*SinkPluginMessage_Stopped) isSinkPluginMessage_Msg() {}
 
+type AlterOffsetsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Class string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	// The connector instance's name, for the plugin's logs.
+	Connector string `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
+	// The instance's stored configuration.
+	Config map[string]string `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Source connectors: the new offsets, a JSON array of
+	// {"partition": {...}, "offset": {...}} where a null offset resets the
+	// partition. Integral numbers are written without a fraction or an
+	// exponent (the plugin reads them as 64-bit integers, as Kafka Connect's
+	// JsonConverter does), other numbers with one.
+	SourceOffsetsJson []byte `protobuf:"bytes,4,opt,name=source_offsets_json,json=sourceOffsetsJson,proto3" json:"source_offsets_json,omitempty"`
+	// Sink connectors: the new offsets (the next offset to consume) ...
+	SinkOffsets []*TopicPartition `protobuf:"bytes,5,rep,name=sink_offsets,json=sinkOffsets,proto3" json:"sink_offsets,omitempty"`
+	// ... and the partitions whose committed offsets are reset.
+	SinkResets    []*TopicPartition `protobuf:"bytes,6,rep,name=sink_resets,json=sinkResets,proto3" json:"sink_resets,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlterOffsetsRequest) Reset() {
+	*x = AlterOffsetsRequest{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlterOffsetsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlterOffsetsRequest) ProtoMessage() {}
+
+func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlterOffsetsRequest.ProtoReflect.Descriptor instead.
+func (*AlterOffsetsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *AlterOffsetsRequest) GetClass() string {
+	if x != nil {
+		return x.Class
+	}
+	return ""
+}
+
+func (x *AlterOffsetsRequest) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *AlterOffsetsRequest) GetConfig() map[string]string {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *AlterOffsetsRequest) GetSourceOffsetsJson() []byte {
+	if x != nil {
+		return x.SourceOffsetsJson
+	}
+	return nil
+}
+
+func (x *AlterOffsetsRequest) GetSinkOffsets() []*TopicPartition {
+	if x != nil {
+		return x.SinkOffsets
+	}
+	return nil
+}
+
+func (x *AlterOffsetsRequest) GetSinkResets() []*TopicPartition {
+	if x != nil {
+		return x.SinkResets
+	}
+	return nil
+}
+
+// AlterOffsetsResponse is the connector's answer. With no field set the
+// connector has no hook (Kafka Connect's default alterOffsets, which
+// returns false): the host writes the offsets and says that offsets the
+// connector keeps outside Kafka are unchanged.
+type AlterOffsetsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The connector's hook accepted the change (alterOffsets returned true).
+	Accepted bool `protobuf:"varint,1,opt,name=accepted,proto3" json:"accepted,omitempty"`
+	// The hook refused the change; message is the connector's reason.
+	Refused *Failure `protobuf:"bytes,2,opt,name=refused,proto3" json:"refused,omitempty"`
+	// The connector does not let its offsets be changed from outside
+	// (alterOffsets threw UnsupportedOperationException).
+	Unsupported   bool `protobuf:"varint,3,opt,name=unsupported,proto3" json:"unsupported,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AlterOffsetsResponse) Reset() {
+	*x = AlterOffsetsResponse{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AlterOffsetsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AlterOffsetsResponse) ProtoMessage() {}
+
+func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AlterOffsetsResponse.ProtoReflect.Descriptor instead.
+func (*AlterOffsetsResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *AlterOffsetsResponse) GetAccepted() bool {
+	if x != nil {
+		return x.Accepted
+	}
+	return false
+}
+
+func (x *AlterOffsetsResponse) GetRefused() *Failure {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
+func (x *AlterOffsetsResponse) GetUnsupported() bool {
+	if x != nil {
+		return x.Unsupported
+	}
+	return false
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2480,13 +2643,29 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06rewind\x18\x03 \x01(\v2\x1f.tributary.plugin.v1.PartitionsH\x00R\x06rewind\x128\n" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
 	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astoppedB\x05\n" +
-	"\x03msg2\xeb\x03\n" +
+	"\x03msg\"\x90\x03\n" +
+	"\x13AlterOffsetsRequest\x12\x14\n" +
+	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
+	"\tconnector\x18\x02 \x01(\tR\tconnector\x12L\n" +
+	"\x06config\x18\x03 \x03(\v24.tributary.plugin.v1.AlterOffsetsRequest.ConfigEntryR\x06config\x12.\n" +
+	"\x13source_offsets_json\x18\x04 \x01(\fR\x11sourceOffsetsJson\x12F\n" +
+	"\fsink_offsets\x18\x05 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\vsinkOffsets\x12D\n" +
+	"\vsink_resets\x18\x06 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\n" +
+	"sinkResets\x1a9\n" +
+	"\vConfigEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8c\x01\n" +
+	"\x14AlterOffsetsResponse\x12\x1a\n" +
+	"\baccepted\x18\x01 \x01(\bR\baccepted\x126\n" +
+	"\arefused\x18\x02 \x01(\v2\x1c.tributary.plugin.v1.FailureR\arefused\x12 \n" +
+	"\vunsupported\x18\x03 \x01(\bR\vunsupported2\xd0\x04\n" +
 	"\x06Plugin\x12T\n" +
 	"\aSpecify\x12#.tributary.plugin.v1.SpecifyRequest\x1a$.tributary.plugin.v1.SpecifyResponse\x12W\n" +
 	"\bValidate\x12$.tributary.plugin.v1.ValidateRequest\x1a%.tributary.plugin.v1.ValidateResponse\x12j\n" +
 	"\fRunConnector\x12).tributary.plugin.v1.ConnectorHostMessage\x1a+.tributary.plugin.v1.ConnectorPluginMessage(\x010\x01\x12e\n" +
 	"\rRunSourceTask\x12&.tributary.plugin.v1.SourceHostMessage\x1a(.tributary.plugin.v1.SourcePluginMessage(\x010\x01\x12_\n" +
-	"\vRunSinkTask\x12$.tributary.plugin.v1.SinkHostMessage\x1a&.tributary.plugin.v1.SinkPluginMessage(\x010\x01B:Z8github.com/tributary-dev/tributary/sdk/protocol/pluginpbb\x06proto3"
+	"\vRunSinkTask\x12$.tributary.plugin.v1.SinkHostMessage\x1a&.tributary.plugin.v1.SinkPluginMessage(\x010\x01\x12c\n" +
+	"\fAlterOffsets\x12(.tributary.plugin.v1.AlterOffsetsRequest\x1a).tributary.plugin.v1.AlterOffsetsResponseB:Z8github.com/tributary-dev/tributary/sdk/protocol/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2500,7 +2679,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_plugin_proto_goTypes = []any{
 	(*SpecifyRequest)(nil),         // 0: tributary.plugin.v1.SpecifyRequest
 	(*SpecifyResponse)(nil),        // 1: tributary.plugin.v1.SpecifyResponse
@@ -2536,19 +2715,22 @@ var file_plugin_proto_goTypes = []any{
 	(*SinkHostMessage)(nil),        // 31: tributary.plugin.v1.SinkHostMessage
 	(*Ack)(nil),                    // 32: tributary.plugin.v1.Ack
 	(*SinkPluginMessage)(nil),      // 33: tributary.plugin.v1.SinkPluginMessage
-	nil,                            // 34: tributary.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                            // 35: tributary.plugin.v1.ConnectorStart.ConfigEntry
-	nil,                            // 36: tributary.plugin.v1.TaskConfig.ValuesEntry
-	nil,                            // 37: tributary.plugin.v1.TaskStart.ConfigEntry
+	(*AlterOffsetsRequest)(nil),    // 34: tributary.plugin.v1.AlterOffsetsRequest
+	(*AlterOffsetsResponse)(nil),   // 35: tributary.plugin.v1.AlterOffsetsResponse
+	nil,                            // 36: tributary.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                            // 37: tributary.plugin.v1.ConnectorStart.ConfigEntry
+	nil,                            // 38: tributary.plugin.v1.TaskConfig.ValuesEntry
+	nil,                            // 39: tributary.plugin.v1.TaskStart.ConfigEntry
+	nil,                            // 40: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	34, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
+	36, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
 	4,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
 	9,  // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
 	10, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
 	5,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	35, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
-	36, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
+	37, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
+	38, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
 	11, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
 	4,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
 	6,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
@@ -2556,7 +2738,7 @@ var file_plugin_proto_depIdxs = []int32{
 	13, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
 	4,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
 	7,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	37, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
+	39, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
 	15, // 15: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
 	17, // 16: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
 	16, // 17: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
@@ -2587,21 +2769,27 @@ var file_plugin_proto_depIdxs = []int32{
 	27, // 42: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
 	4,  // 43: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
 	7,  // 44: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	0,  // 45: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
-	2,  // 46: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
-	8,  // 47: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
-	24, // 48: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
-	31, // 49: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
-	1,  // 50: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
-	3,  // 51: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
-	14, // 52: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
-	25, // 53: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
-	33, // 54: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
-	50, // [50:55] is the sub-list for method output_type
-	45, // [45:50] is the sub-list for method input_type
-	45, // [45:45] is the sub-list for extension type_name
-	45, // [45:45] is the sub-list for extension extendee
-	0,  // [0:45] is the sub-list for field type_name
+	40, // 45: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	26, // 46: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
+	26, // 47: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
+	4,  // 48: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
+	0,  // 49: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
+	2,  // 50: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
+	8,  // 51: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
+	24, // 52: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
+	31, // 53: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
+	34, // 54: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
+	1,  // 55: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
+	3,  // 56: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
+	14, // 57: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
+	25, // 58: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
+	33, // 59: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
+	35, // 60: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
+	55, // [55:61] is the sub-list for method output_type
+	49, // [49:55] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2658,7 +2846,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   38,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

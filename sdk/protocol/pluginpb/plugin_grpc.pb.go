@@ -13,7 +13,9 @@
 //
 // Later additions within version 2, which either side may lack (an unknown
 // field or message is ignored): Ack.error (a sink task's Flush error, and a
-// Put given up while stopping) and SinkHostMessage.stopping.
+// Put given up while stopping), SinkHostMessage.stopping, and the
+// AlterOffsets RPC, which a plugin built before it answers with gRPC's
+// Unimplemented: the host takes that as a connector without the hook.
 //
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
@@ -44,6 +46,7 @@ const (
 	Plugin_RunConnector_FullMethodName  = "/tributary.plugin.v1.Plugin/RunConnector"
 	Plugin_RunSourceTask_FullMethodName = "/tributary.plugin.v1.Plugin/RunSourceTask"
 	Plugin_RunSinkTask_FullMethodName   = "/tributary.plugin.v1.Plugin/RunSinkTask"
+	Plugin_AlterOffsets_FullMethodName  = "/tributary.plugin.v1.Plugin/AlterOffsets"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -61,6 +64,11 @@ type PluginClient interface {
 	RunSourceTask(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SourceHostMessage, SourcePluginMessage], error)
 	// RunSinkTask runs one sink task; batches flow host -> plugin.
 	RunSinkTask(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SinkHostMessage, SinkPluginMessage], error)
+	// AlterOffsets asks a connector about a change to the offsets of one of
+	// its (stopped) instances before the host writes it: Kafka Connect's
+	// SourceConnector.alterOffsets and SinkConnector.alterOffsets, called for
+	// PATCH and DELETE /connectors/{name}/offsets.
+	AlterOffsets(ctx context.Context, in *AlterOffsetsRequest, opts ...grpc.CallOption) (*AlterOffsetsResponse, error)
 }
 
 type pluginClient struct {
@@ -130,6 +138,16 @@ func (c *pluginClient) RunSinkTask(ctx context.Context, opts ...grpc.CallOption)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_RunSinkTaskClient = grpc.BidiStreamingClient[SinkHostMessage, SinkPluginMessage]
 
+func (c *pluginClient) AlterOffsets(ctx context.Context, in *AlterOffsetsRequest, opts ...grpc.CallOption) (*AlterOffsetsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AlterOffsetsResponse)
+	err := c.cc.Invoke(ctx, Plugin_AlterOffsets_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -145,6 +163,11 @@ type PluginServer interface {
 	RunSourceTask(grpc.BidiStreamingServer[SourceHostMessage, SourcePluginMessage]) error
 	// RunSinkTask runs one sink task; batches flow host -> plugin.
 	RunSinkTask(grpc.BidiStreamingServer[SinkHostMessage, SinkPluginMessage]) error
+	// AlterOffsets asks a connector about a change to the offsets of one of
+	// its (stopped) instances before the host writes it: Kafka Connect's
+	// SourceConnector.alterOffsets and SinkConnector.alterOffsets, called for
+	// PATCH and DELETE /connectors/{name}/offsets.
+	AlterOffsets(context.Context, *AlterOffsetsRequest) (*AlterOffsetsResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -169,6 +192,9 @@ func (UnimplementedPluginServer) RunSourceTask(grpc.BidiStreamingServer[SourceHo
 }
 func (UnimplementedPluginServer) RunSinkTask(grpc.BidiStreamingServer[SinkHostMessage, SinkPluginMessage]) error {
 	return status.Error(codes.Unimplemented, "method RunSinkTask not implemented")
+}
+func (UnimplementedPluginServer) AlterOffsets(context.Context, *AlterOffsetsRequest) (*AlterOffsetsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AlterOffsets not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -248,6 +274,24 @@ func _Plugin_RunSinkTask_Handler(srv interface{}, stream grpc.ServerStream) erro
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_RunSinkTaskServer = grpc.BidiStreamingServer[SinkHostMessage, SinkPluginMessage]
 
+func _Plugin_AlterOffsets_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AlterOffsetsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).AlterOffsets(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_AlterOffsets_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).AlterOffsets(ctx, req.(*AlterOffsetsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -262,6 +306,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Validate",
 			Handler:    _Plugin_Validate_Handler,
+		},
+		{
+			MethodName: "AlterOffsets",
+			Handler:    _Plugin_AlterOffsets_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
