@@ -9,8 +9,11 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 50000x
 # The Go modules of the repository: the product, the SDK connector authors
 # import (its own module, required by the product through a replace), and
-# the examples built against the SDK as a third party would.
-MODULES := . sdk examples
+# the examples built against the SDK as a third party would, and
+# integration/ferretdb, the FerretDB server the MongoDB tests run (its own
+# module so that FerretDB stays out of the product's go.mod; the harness
+# builds it once and caches the binary).
+MODULES := . sdk examples integration/ferretdb
 
 .PHONY: build test check unit fuzz clean
 

@@ -27,6 +27,14 @@
 // RequireDebezium makes sure Debezium's PostgreSQL connector is among the
 // jars, so that KafkaConnect offers it.
 //
+// FerretDB v1.24.2 (StartFerretDBT, StartFerretDB), a MongoDB wire-protocol
+// server on SQLite without change streams, is the MongoDB source's test
+// server. It is built from integration/ferretdb, a Go module of its own that
+// keeps FerretDB out of the product's go.mod, once per change of that
+// module's sources (FerretDBBinary; about a minute with an empty Go build
+// cache), cached under ${TRIBUTARY_CACHE:-$HOME/.cache/tributary}/ferretdb,
+// and started as a process on a free 127.0.0.1 port.
+//
 // Every process writes its log to a file in its directory; start-up errors
 // carry the tail of that log, and the testing entry points print it when the
 // test fails.
