@@ -18,8 +18,9 @@ import (
 // to (and to MongoDbConnector, MongoDb and MongoDB).
 const Class = "io.debezium.connector.mongodb.MongoDbConnector"
 
-// version is the connector's version.
-const version = "3.6.1-tributary"
+// version is the connector's version: the worker's, as for every
+// first-party connector (cmd/tributary's TestFirstPartyVersionsMatchWorker).
+const version = "4.4.0-tributary"
 
 // Connector returns the MongoDB source connector.
 func Connector() sdk.Connector {
