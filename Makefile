@@ -29,10 +29,20 @@ check:
 		(cd $$m && $(GO) vet ./... && $(STATICCHECK) ./...); \
 	done
 
+# Integration tests mostly wait on sockets and child processes (brokers,
+# JVMs, PostgreSQL, plugins), so they run side by side (t.Parallel) up to
+# this many at a time; unit tests with t.Parallel share the limit.
+PARALLEL ?= 4
+# `go test -json` logs of the last run, one per module, for scripts/slowest.
+TESTLOGS ?= $(CURDIR)/.testlogs
+
 unit:
-	@set -e; for m in $(MODULES); do \
-		(cd $$m && $(GO) test -count=1 -timeout 30m ./...); \
-	done
+	@mkdir -p $(TESTLOGS); rm -f $(TESTLOGS)/*.json; status=0; \
+	for m in $(MODULES); do \
+		log=$(TESTLOGS)/$$( [ $$m = . ] && echo root || echo $$m ).json; \
+		(cd $$m && GO=$(GO) $(CURDIR)/scripts/gotest $$log -count=1 -timeout 30m -parallel $(PARALLEL) ./...) || status=1; \
+	done; \
+	echo; ./scripts/slowest -n 15 $(TESTLOGS)/*.json; exit $$status
 
 fuzz:
 	./scripts/fuzz $(FUZZTIME)
