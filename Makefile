@@ -25,8 +25,9 @@ check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@set -e; for m in $(MODULES); do \
-		echo "vet + staticcheck: $$m"; \
+		begin=$$(date +%s); \
 		(cd $$m && $(GO) vet ./... && $(STATICCHECK) ./...); \
+		echo "vet + staticcheck: $$m: $$(( $$(date +%s) - begin )) s"; \
 	done
 
 # Integration tests mostly wait on sockets and child processes (brokers,
@@ -37,11 +38,12 @@ PARALLEL ?= 4
 TESTLOGS ?= $(CURDIR)/.testlogs
 
 unit:
-	@mkdir -p $(TESTLOGS); rm -f $(TESTLOGS)/*.json; status=0; \
+	@mkdir -p $(TESTLOGS); rm -f $(TESTLOGS)/*.json; status=0; begin=$$(date +%s); \
 	for m in $(MODULES); do \
 		log=$(TESTLOGS)/$$( [ $$m = . ] && echo root || echo $$m ).json; \
 		(cd $$m && GO=$(GO) $(CURDIR)/scripts/gotest $$log -count=1 -timeout 30m -parallel $(PARALLEL) ./...) || status=1; \
 	done; \
+	echo "unit (all modules): $$(( $$(date +%s) - begin )) s"; \
 	echo; ./scripts/slowest -n 15 $(TESTLOGS)/*.json; exit $$status
 
 fuzz:
