@@ -3,10 +3,13 @@
 
 GO ?= go
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
-# Each fuzz target runs this many inputs (a count, not a duration: a
-# duration can end while a slow input runs, which go test reports as a
-# spurious "context deadline exceeded" failure).
-FUZZTIME ?= 50000x
+# Each fuzz target runs this many new inputs, after replaying the corpus it
+# built up in earlier runs (Go keeps it in the build cache), so coverage
+# grows from run to run. A count, not a duration: a duration can end while a
+# slow input runs, which go test reports as a spurious "context deadline
+# exceeded" failure. 10000 inputs take 2-10 s per target here; for a long
+# session run e.g. `make fuzz FUZZTIME=2000000x`.
+FUZZTIME ?= 10000x
 # The Go modules of the repository: the product, the SDK connector authors
 # import (its own module, required by the product through a replace), and
 # the examples built against the SDK as a third party would.
