@@ -230,6 +230,7 @@ func TestWorkerFileToFile(t *testing.T) {
 	bin := harness.BuildTributary(t)
 	for name, start := range brokerTargets(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each broker target has its own broker, worker and files
 			bootstrap := start(t)
 			dir := t.TempDir()
 			w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), harness.WorkerProps(t, bootstrap, "e2e", nil))
