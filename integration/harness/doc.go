@@ -35,6 +35,15 @@
 // cache), cached under ${TRIBUTARY_CACHE:-$HOME/.cache/tributary}/ferretdb,
 // and started as a process on a free 127.0.0.1 port.
 //
+// The end-to-end tests run in parallel (t.Parallel, `make test` allows 4 at
+// a time), so everything the harness starts is private to the test that
+// asked for it (free ports, t.TempDir, its own processes), and what is
+// shared is shared safely: BuildTributary builds the binary once per test
+// process; the JVMs of tests start with only the C1 compiler and from
+// class-data sharing archives cached in ~/.cache/tributary/cds (written by
+// the first run on a machine, which stops its JVMs gently for that);
+// benchmarks keep the full JIT.
+//
 // Every process writes its log to a file in its directory; start-up errors
 // carry the tail of that log, and the testing entry points print it when the
 // test fails.

@@ -1,12 +1,15 @@
 package harness
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -14,18 +17,64 @@ import (
 	"time"
 )
 
-// BuildTributary builds the tributary binary (cmd/tributary of the module the
-// test runs in) into a temp dir of t and returns its path. Build it once per
-// test and share it between the processes the test starts.
+// BuildTributary returns the path of the tributary binary (cmd/tributary of
+// the module the harness belongs to), built at most once per test process
+// and shared by every test of the package, so that a package run links the
+// 90 MB binary once instead of once per test. The binary lives under the
+// user's cache directory (tributary/testbin/<hash of the module path>):
+// `go build -o` leaves an up-to-date binary alone, so a later run of
+// unchanged sources does not link it again either. A file lock serialises
+// builds of the same module by concurrent test processes (go test runs
+// packages side by side). Tests must treat the binary as read-only.
 func BuildTributary(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "tributary")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/tributary-dev/tributary/cmd/tributary")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("harness: go build cmd/tributary: %v\n%s", err, out)
+	tributaryBin.once.Do(func() { tributaryBin.path, tributaryBin.err = buildTributary() })
+	if tributaryBin.err != nil {
+		t.Fatalf("harness: %v", tributaryBin.err)
 	}
-	return bin
+	return tributaryBin.path
+}
+
+// tributaryBin is the binary BuildTributary built for this test process.
+var tributaryBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildTributary builds cmd/tributary into its cache directory under a
+// file lock and returns its path.
+func buildTributary() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the harness source to find the module")
+	}
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // <module>/integration/harness/this.go
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(cache, "tributary", "testbin", hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	unlock, err := lockFile(filepath.Join(dir, "lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	bin := filepath.Join(dir, "tributary")
+	begin := time.Now()
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/tributary")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build cmd/tributary in %s: %w\n%s", root, err, out)
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		fmt.Fprintf(os.Stderr, "harness: built %s in %v\n", bin, d.Round(time.Millisecond))
+	}
+	return bin, nil
 }
 
 // BrokerProcess is Tributary's broker running as a child process
