@@ -44,6 +44,7 @@ func lakeConnector(t *testing.T, file string) (string, map[string]string) {
 // an S3 data lake" section shows docs/lake's connector files verbatim, so
 // what TestPostgresToS3Lake runs is what a reader copies.
 func TestLakeREADMEShowsTheTestedFiles(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +127,7 @@ type lakeEvent struct {
 // one is not), the latest row of each id is the table's, and DuckDB reads
 // the lake as one table.
 func TestPostgresToS3Lake(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: starts PostgreSQL, versitygw and a worker, and kills the worker")
 	}

@@ -17,6 +17,7 @@ import (
 // records, resumption from committed offsets (in the snapshot and after
 // it) and a prompt stop.
 func TestMongoAcceptance(t *testing.T) {
+	t.Parallel()
 	fdb := harness.StartFerretDBT(t)
 	mc := mongoClient(t, fdb.URI)
 	sdktest.RunSource(t, sdktest.SourceDriver{

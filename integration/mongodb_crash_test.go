@@ -37,6 +37,7 @@ func mgPluginChild(workerPid int) int {
 // offsets, and in the end every document has its event (some twice, none
 // missing).
 func TestMongoPollKill9(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/task"); err != nil {
 		t.Skip("needs Linux /proc to find the plugin process")
 	}

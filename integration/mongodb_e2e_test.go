@@ -26,6 +26,7 @@ import (
 // document arrives with the key and the after string Debezium would write;
 // excluded fields are left out.
 func TestMongoPollSnapshotThenChanges(t *testing.T) {
+	t.Parallel()
 	fdb := harness.StartFerretDBT(t)
 	mc := mongoClient(t, fdb.URI)
 	ctx := context.Background()
@@ -165,6 +166,7 @@ func TestMongoPollSnapshotThenChanges(t *testing.T) {
 // TestMongoValidation: configurations the connector refuses before it
 // starts, each with the error on its key and a message that says what to do.
 func TestMongoValidation(t *testing.T) {
+	t.Parallel()
 	fdb := harness.StartFerretDBT(t)
 	host := strings.TrimSuffix(strings.TrimPrefix(fdb.URI, "mongodb://"), "/")
 	for _, tc := range []struct {

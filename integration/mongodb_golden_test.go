@@ -19,6 +19,7 @@ import (
 // are what Debezium writes (but for the envelope's ts_ms, Debezium's
 // clock).
 func TestMongoGoldenEventsUpToDate(t *testing.T) {
+	t.Parallel()
 	if _, err := harness.FindJava(); err != nil {
 		t.Skipf("skipping: %v (install a JDK 17+)", err)
 	}

@@ -134,6 +134,7 @@ func liveConfig(uri, prefix, db string) map[string]string {
 // delete, and a resume from committed offsets that continues right after
 // them.
 func TestMongoLiveSnapshotThenStream(t *testing.T) {
+	t.Parallel()
 	uri := liveMongoURI(t)
 	mc := mongoClient(t, uri)
 	db := mgID("live")
@@ -192,6 +193,7 @@ func TestMongoLiveSnapshotThenStream(t *testing.T) {
 // position older than the oplog fails the task saying what to do, or, with
 // snapshot.mode=when_needed, takes a new snapshot.
 func TestMongoLiveHeartbeatAndHistoryLost(t *testing.T) {
+	t.Parallel()
 	uri := liveMongoURI(t)
 	mc := mongoClient(t, uri)
 	db := mgID("livehb")
@@ -258,6 +260,7 @@ func TestMongoLiveHeartbeatAndHistoryLost(t *testing.T) {
 // a collection with pre- and post-images enabled (MongoDB 6.0+), updates
 // and deletes carry before.
 func TestMongoLivePreImages(t *testing.T) {
+	t.Parallel()
 	uri := liveMongoURI(t)
 	mc := mongoClient(t, uri)
 	db := mgID("livepre")

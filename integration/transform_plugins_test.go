@@ -112,6 +112,7 @@ type recordedValidation struct {
 // it writes it); worker/transform's tests compare Tributary's answers with
 // it.
 func TestTransformPluginAnswers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: starts Kafka Connect")
 	}

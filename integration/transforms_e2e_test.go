@@ -46,6 +46,7 @@ func consumeTopic(t *testing.T, bootstrap, topic string, n int, within time.Dura
 // Connect runs it: RegexRouter applies to the records its predicate
 // matches (TopicNameMatches), InsertHeader to the others (negate).
 func TestTransformsSourceThroughWorker(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and starts a Tributary worker")
 	}
@@ -130,6 +131,7 @@ func debeziumUsers() (key, row, envelope *schema.Schema) {
 // unwrapped into rows by ExtractNewRecordState (deletes rewritten with
 // __deleted, op and the source time added), then shaped by ReplaceField.
 func TestTransformsSinkThroughWorker(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and starts a Tributary worker")
 	}
@@ -220,6 +222,7 @@ func TestTransformsSinkThroughWorker(t *testing.T) {
 // connector config with bad transforms or predicates answered with Kafka
 // Connect's errors on validate and refused on create.
 func TestTransformsThroughREST(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and starts a Tributary worker")
 	}
