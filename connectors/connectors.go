@@ -4,6 +4,7 @@ import (
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/discard"
 	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/connectors/mongodb"
 	"github.com/tributary-dev/tributary/connectors/postgres"
 	s3sink "github.com/tributary-dev/tributary/connectors/s3"
 	"github.com/tributary-dev/tributary/sdk"
@@ -11,5 +12,5 @@ import (
 
 // All returns every first-party connector.
 func All() []sdk.Connector {
-	return []sdk.Connector{file.Source(), file.Sink(), datagen.Connector(), discard.Connector(), postgres.Connector(), s3sink.Connector()}
+	return []sdk.Connector{file.Source(), file.Sink(), datagen.Connector(), discard.Connector(), postgres.Connector(), mongodb.Connector(), s3sink.Connector()}
 }

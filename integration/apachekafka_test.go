@@ -25,6 +25,7 @@ import (
 // with Kafka's own Java console producer and consumer, crossing the two
 // clients in both directions.
 func TestApacheKafkaRoundTrip(t *testing.T) {
+	t.Parallel()
 	k := harness.ApacheKafka(t, harness.WithServerProperty("log.flush.interval.messages", "1"))
 	t.Logf("Apache Kafka start-up: %v", k.StartupTime().Round(time.Millisecond))
 
@@ -108,6 +109,7 @@ func TestApacheKafkaRoundTrip(t *testing.T) {
 // TestApacheKafkaConnect starts a Kafka Connect 4.4 distributed worker
 // against the reference Apache Kafka broker and checks its REST API.
 func TestApacheKafkaConnect(t *testing.T) {
+	t.Parallel()
 	k := harness.ApacheKafka(t)
 	t.Logf("Apache Kafka start-up: %v", k.StartupTime().Round(time.Millisecond))
 	c := harness.KafkaConnect(t, k.Bootstrap())

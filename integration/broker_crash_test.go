@@ -29,6 +29,9 @@ func crashClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(addr),
 		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }),
+		// Find a restarted broker again at once (the default waits 5s
+		// between metadata requests, most of a kill cycle).
+		kgo.MetadataMinAge(100 * time.Millisecond),
 	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -98,6 +101,7 @@ func countRecords(m map[int32][]*kgo.Record) map[int32]int {
 // it on the same data and port, then checks that every acknowledged record
 // is there exactly once, at its acknowledged offset, with no offset gaps.
 func TestBrokerCrashRecovery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test runs ~40s")
 	}
@@ -263,6 +267,7 @@ func TestBrokerCrashRecovery(t *testing.T) {
 // middle of its last batch while the broker is down: the broker restarts,
 // serves the valid prefix and accepts new writes at the right offset.
 func TestBrokerTornSegmentRecovery(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	port := harness.FreePort(t)

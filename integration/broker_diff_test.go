@@ -132,6 +132,7 @@ func rawBatch(ts int64, values ...string) []byte {
 // TestBrokerDiff runs the same scenarios against Apache Kafka 4.4 and
 // Tributary's broker and compares the results and error codes.
 func TestBrokerDiff(t *testing.T) {
+	t.Parallel()
 	targets := diffTargets(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

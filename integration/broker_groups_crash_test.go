@@ -18,6 +18,7 @@ import (
 // in flight, restarts it on the same data and checks that every acknowledged
 // commit is there and that the group consumer resumes where it committed.
 func TestGroupOffsetsSurviveKill9(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	dir := filepath.Join(t.TempDir(), "data")
 	port := harness.FreePort(t)

@@ -30,6 +30,7 @@ func requireJavaTools(t *testing.T) {
 // ConsoleProducer → franz-go, franz-go → ConsoleConsumer, and
 // ProducerPerformance.
 func TestBrokerJavaClients(t *testing.T) {
+	t.Parallel()
 	requireJavaTools(t)
 	b := harness.TributaryBroker(t)
 	bs := b.Bootstrap()

@@ -44,6 +44,7 @@ func requireKcat(t *testing.T) {
 // produce without and with each compression, consume from the beginning and
 // from an offset, keys preserved. librdkafka consumes with read_committed.
 func TestBrokerKcat(t *testing.T) {
+	t.Parallel()
 	requireKcat(t)
 	b := harness.TributaryBroker(t)
 	bs := b.Bootstrap()

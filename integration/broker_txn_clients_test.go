@@ -46,6 +46,7 @@ func pythonWithConfluentKafka(t *testing.T) string {
 // only the committed records, read_uncommitted sees all; kcat (the
 // distribution's librdkafka, read_committed by default) agrees.
 func TestBrokerTxnLibrdkafka(t *testing.T) {
+	t.Parallel()
 	py := pythonWithConfluentKafka(t)
 	b := harness.TributaryBroker(t)
 	bs := b.Bootstrap()
@@ -109,6 +110,7 @@ func TestBrokerTxnLibrdkafka(t *testing.T) {
 // with the Java console consumer (read_committed) and franz-go that the
 // output holds every input record exactly once.
 func TestBrokerTxnJavaClients(t *testing.T) {
+	t.Parallel()
 	requireJavaTools(t)
 	b := harness.TributaryBroker(t)
 	bs := b.Bootstrap()

@@ -35,6 +35,7 @@ const (
 // at all, and the last stable offset reaches the high watermark (every
 // transaction open at a kill is completed or aborted).
 func TestBrokerTxnCrashRecovery(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash test runs ~1 min")
 	}

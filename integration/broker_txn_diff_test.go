@@ -55,6 +55,7 @@ func failFastTargets(t *testing.T) []diffTarget {
 // against Apache Kafka 4.4 and Tributary's broker and compares error codes,
 // last stable offsets, aborted transaction lists and visible records.
 func TestBrokerTxnDiff(t *testing.T) {
+	t.Parallel()
 	targets := failFastTargets(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -25,6 +25,7 @@ import (
 // later (rebalances abort transactions midway), and a read_committed
 // consumer then finds every input record in the output exactly once.
 func TestBrokerTxnETL(t *testing.T) {
+	t.Parallel()
 	b := harness.TributaryBroker(t)
 	bs := b.Bootstrap()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -149,6 +150,7 @@ func TestBrokerTxnETL(t *testing.T) {
 // transaction is aborted); a transaction left open past its timeout is
 // aborted by the broker and its producer fenced.
 func TestBrokerTxnIsolationFencingTimeout(t *testing.T) {
+	t.Parallel()
 	b := harness.TributaryBroker(t, func(c *broker.Config) { c.TransactionAbortInterval = 200 * time.Millisecond })
 	bs := b.Bootstrap()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

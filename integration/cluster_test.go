@@ -28,6 +28,7 @@ func datagen(r rest, n, tasks int) {
 // gets its share, and only the tasks moved to it restart (counted from
 // the status topic: a RUNNING status is written when a task starts).
 func TestClusterBalanceAndJoin(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
 	c := newWorkerCluster(t, bin, bootstrap, "balance", 3, nil)
@@ -82,6 +83,7 @@ type failoverTarget struct {
 // cluster (internal topics with replication factor 3) a broker is killed
 // as well.
 func TestClusterFailover(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	targets := map[string]func(t *testing.T) failoverTarget{
 		"broker=tributary": func(t *testing.T) failoverTarget {
@@ -154,6 +156,7 @@ func TestClusterFailover(t *testing.T) {
 // its lease ran out) nor overwrite the newer statuses, and the cluster
 // converges with it back in.
 func TestClusterZombie(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
 	c := newWorkerCluster(t, bin, bootstrap, "zombie", 3, nil)
@@ -219,6 +222,7 @@ func TestClusterZombie(t *testing.T) {
 // and returns its answer. During rebalances (a worker joins, the leader is
 // killed) clients get the held answer or a 409, never a 500.
 func TestClusterRESTThroughFollowers(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
 	c := newWorkerCluster(t, bin, bootstrap, "rest", 3, nil)
@@ -339,6 +343,7 @@ func TestClusterRESTThroughFollowers(t *testing.T) {
 // Restart every worker in turn (SIGTERM, start again) while files stream:
 // nothing is lost.
 func TestClusterRollingRestart(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
 	c := newWorkerCluster(t, bin, bootstrap, "rolling", 3, nil)
@@ -363,6 +368,7 @@ func TestClusterRollingRestart(t *testing.T) {
 // leader wrote (Kafka Connect's format and HMAC checked both ways). Both
 // sides need the connector's plugin: FileStream connectors here.
 func TestClusterMixedWithKafkaConnect(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
 	c := newWorkerCluster(t, bin, bootstrap, "mixed", 1, nil) // Tributary leads

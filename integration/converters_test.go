@@ -16,6 +16,7 @@ import (
 // connector's value.converter (issue 21): 4-byte big-endian integers in a
 // topic reach a FileStreamSink as their decimal text.
 func TestPrimitiveConvertersEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and runs a worker")
 	}

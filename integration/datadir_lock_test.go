@@ -152,6 +152,7 @@ func healthy(t *testing.T, url string) {
 }
 
 func TestDevDataDirLock(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and runs tributary dev processes")
 	}
@@ -195,6 +196,7 @@ func TestDevDataDirLock(t *testing.T) {
 }
 
 func TestBrokerLogDirLock(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and runs tributary broker processes")
 	}

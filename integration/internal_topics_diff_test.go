@@ -38,6 +38,7 @@ import (
 // before Tributary starts) and each waits for every state change, so the
 // order of records is deterministic.
 func TestInternalTopicsDiff(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: starts Kafka Connect and a Tributary worker")
 	}

@@ -13,6 +13,7 @@ import (
 // sets the level on every worker of the group (KIP-976, through the config
 // topic), while scope worker stays on the worker asked.
 func TestClusterLogLevel(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and runs two workers")
 	}

@@ -21,6 +21,7 @@ import (
 // it. A plugin without the hook (datagen) is answered as Kafka Connect
 // answers for a connector that keeps the default alterOffsets.
 func TestOffsetsAskTheConnector(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and runs a worker and a plugin")
 	}

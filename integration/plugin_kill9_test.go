@@ -58,6 +58,7 @@ func (r rest) waitTaskFailed(name string) string {
 // other connector carry on, a REST restart brings the task back in a new
 // process, and no input line is missing from the output.
 func TestPluginKill9(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/task"); err != nil {
 		t.Skip("needs Linux /proc to find the plugin processes")
 	}

@@ -14,6 +14,7 @@ import (
 // before the rows are inserted, snapshot.mode=no_data) so the records are
 // streamed changes whose offsets the kit's resume check can follow.
 func TestPostgresAcceptance(t *testing.T) {
+	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	sdktest.RunSource(t, sdktest.SourceDriver{
 		Connector: postgres.Connector(),

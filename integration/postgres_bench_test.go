@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,26 +29,54 @@ import (
 //	flock /work/heavy.lock go test -run '^$' -bench BenchmarkPostgresCDC -benchtime 1x -timeout 60m ./integration/
 //
 // With the connectors stopped, 500k rows of 10 columns (about 200 bytes)
-// are inserted and then updated: 1M changes wait in three slots. Then, on
+// are inserted and then updated: 1M changes wait in the slots. Then, on
 // the same broker (Tributary's, in the test process), it measures
 //   - catch-up: Tributary's source and Debezium 3.6.1 on Kafka Connect 4.4
 //     each read the 1M changes from their slot into a topic (JsonConverter);
 //   - snapshot: each reads the 500-k-row table into a topic;
 //   - the server's own limits: pg_recvlogical with test_decoding on a third
-//     slot (the same changes, to /dev/null), and COPY (SELECT ...) TO STDOUT
+//     slot of its own (the same changes, to /dev/null), and COPY (SELECT ...) TO STDOUT
 //     of the table;
 //
 // and reports events/s and rows/s, CPU-seconds per million events of the
 // connector's processes (Tributary: worker and plugin; Debezium: the Kafka
 // Connect JVM; the broker is shared and not counted), the plugin's peak RSS,
-// and the ratios. TRIBUTARY_PG_BENCH_ROWS changes the row count.
+// and the ratios. Environment:
+//   - TRIBUTARY_PG_BENCH_ROWS: the row count (500000);
+//   - TRIBUTARY_PG_BENCH_RUNS: runs of our jobs and of the server's limits
+//     (1), each on its own slot over the same changes; medians reported;
+//   - TRIBUTARY_PG_BENCH_BINARIES: label=path,... builds of cmd/tributary
+//     to compare, alternated run by run (default: this tree's build);
+//   - TRIBUTARY_PG_BENCH_NO_DEBEZIUM: leave Debezium out (it runs once);
+//   - TRIBUTARY_PG_BENCH_PERF: a directory for `perf record -g` profiles
+//     of the worker and plugin processes of each of our jobs.
 func BenchmarkPostgresCDC(b *testing.B) {
 	rows := 500000
 	if v, err := strconv.Atoi(os.Getenv("TRIBUTARY_PG_BENCH_ROWS")); err == nil && v > 0 {
 		rows = v
 	}
-	harness.RequireDebezium(b)
-	pg := harness.StartPostgresT(b, harness.WithPostgresSetting("shared_buffers", "512MB"), harness.WithPostgresSetting("max_wal_size", "8GB"))
+	runs := 1
+	if v, err := strconv.Atoi(os.Getenv("TRIBUTARY_PG_BENCH_RUNS")); err == nil && v > 0 {
+		runs = v
+	}
+	withDebezium := os.Getenv("TRIBUTARY_PG_BENCH_NO_DEBEZIUM") == ""
+	if withDebezium {
+		harness.RequireDebezium(b)
+	}
+	// Builds to compare, alternated run by run: label=binary pairs, or the
+	// working tree's build.
+	type build struct{ label, bin string }
+	var builds []build
+	for _, lb := range strings.Split(os.Getenv("TRIBUTARY_PG_BENCH_BINARIES"), ",") {
+		if l, bin, ok := strings.Cut(lb, "="); ok {
+			builds = append(builds, build{l, bin})
+		}
+	}
+	if len(builds) == 0 {
+		builds = []build{{"Tributary", harness.BuildTributary(b)}}
+	}
+	pg := harness.StartPostgresT(b, harness.WithPostgresSetting("shared_buffers", "512MB"), harness.WithPostgresSetting("max_wal_size", "8GB"),
+		harness.WithPostgresSetting("max_replication_slots", "64"))
 	ctx := context.Background()
 	conn, err := pg.Connect(ctx)
 	if err != nil {
@@ -62,10 +92,18 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	exec1(`CREATE TABLE bench (id bigint PRIMARY KEY, a int NOT NULL, b int, c bigint, d numeric(12,2), e text, f text,
 		g timestamp, h boolean, i text)`)
 	exec1(`CREATE PUBLICATION bench_pub FOR TABLE bench`)
-	for _, s := range []string{"trib", "dbz"} {
-		exec1(fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'pgoutput')`, s))
+	// One slot per run and build (and for Debezium), all before the
+	// changes: each run reads the same 1M changes.
+	slot := func(kind string, bi, r int) string { return fmt.Sprintf("%s_%d_%d", kind, bi, r) }
+	for r := range runs {
+		for bi := range builds {
+			exec1(fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'pgoutput')`, slot("trib", bi, r)))
+		}
+		exec1(fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'test_decoding')`, slot("recv", 0, r)))
 	}
-	exec1(`SELECT pg_create_logical_replication_slot('recv', 'test_decoding')`)
+	if withDebezium {
+		exec1(`SELECT pg_create_logical_replication_slot('dbz', 'pgoutput')`)
+	}
 	gen := time.Now()
 	exec1(fmt.Sprintf(`INSERT INTO bench SELECT i, i %% 1000, i * 7, i::bigint * 1000003, i / 100.0, md5(i::text) || md5((i+1)::text),
 		md5((i+2)::text) || md5((i+3)::text), timestamp '2024-01-01' + i * interval '1 second', i %% 2 = 0, md5((i+4)::text)
@@ -105,18 +143,23 @@ func BenchmarkPostgresCDC(b *testing.B) {
 		return c
 	}
 
-	// Tributary.
-	bin := harness.BuildTributary(b)
-	w := harness.StartWorkerProcess(b, bin, filepath.Join(b.TempDir(), "worker"), harness.WorkerProps(b, broker, "bench", nil))
-	type result struct {
-		d       time.Duration
-		cpu     float64
-		peakRSS int64
+	// Tributary: a worker per build.
+	workers := make([]*harness.WorkerProcess, len(builds))
+	for bi, bd := range builds {
+		workers[bi] = harness.StartWorkerProcess(b, bd.bin, filepath.Join(b.TempDir(), "worker"), harness.WorkerProps(b, broker, fmt.Sprintf("bench%d", bi), nil))
 	}
-	runOurs := func(name string, cfg map[string]string, n int64) result {
+	perfDir := os.Getenv("TRIBUTARY_PG_BENCH_PERF")
+	runOurs := func(w *harness.WorkerProcess, name string, cfg map[string]string, n int64) pgBenchResult {
 		before := procCPU(w.Pid())
 		benchREST(b, w.URL(), "POST", "/connectors", map[string]any{"name": name, "config": cfg}, 201)
+		var stopPerf func()
+		if perfDir != "" {
+			stopPerf = startPerf(b, perfDir, name, w.Pid())
+		}
 		d := waitTopic(cfg["topic.prefix"]+".public.bench", n, 20*time.Minute)
+		if stopPerf != nil {
+			stopPerf()
+		}
 		plugin := pluginOf(w.Pid(), name)
 		cpu := procCPU(w.Pid()) - before
 		var rss int64
@@ -125,70 +168,152 @@ func BenchmarkPostgresCDC(b *testing.B) {
 			rss = peakRSS(plugin)
 		}
 		benchREST(b, w.URL(), "DELETE", "/connectors/"+name, nil, 204)
-		return result{d: d, cpu: cpu, peakRSS: rss}
+		return pgBenchResult{d: d, cpu: cpu, peakRSS: rss}
 	}
-	ourStream := runOurs("trib-stream", base("ts", "trib"), events)
-	snapCfg := base("tsnap", "trib_snap")
-	snapCfg["snapshot.mode"] = "initial"
-	snapCfg["snapshot.max.threads"] = "1"
-	ourSnap := runOurs("trib-snap", snapCfg, int64(rows))
-	w.Kill()
+	ourStream := make([][]pgBenchResult, len(builds))
+	ourSnap := make([][]pgBenchResult, len(builds))
+	var recv, copyD []pgBenchResult
+	for r := range runs {
+		for bi, bd := range builds {
+			name := fmt.Sprintf("%d-%d", bi, r)
+			res := runOurs(workers[bi], "stream-"+name, base("ts"+name, slot("trib", bi, r)), events)
+			ourStream[bi] = append(ourStream[bi], res)
+			snapCfg := base("tsnap"+name, slot("tsnap", bi, r))
+			snapCfg["snapshot.mode"] = "initial"
+			snapCfg["snapshot.max.threads"] = "1"
+			snapCfg["slot.drop.on.stop"] = "true" // one slot per run
+			snapRes := runOurs(workers[bi], "snap-"+name, snapCfg, int64(rows))
+			ourSnap[bi] = append(ourSnap[bi], snapRes)
+			b.Logf("run %d, %s: catch-up %.0f events/s (%.1f CPU-s/M), snapshot %.0f rows/s (%.1f CPU-s/M)", r+1, bd.label,
+				float64(events)/res.d.Seconds(), res.cpu/(float64(events)/1e6), float64(rows)/snapRes.d.Seconds(), snapRes.cpu/(float64(rows)/1e6))
+		}
+		// The server's limits.
+		start := time.Now()
+		cmd := exec.Command(filepath.Join(pg.BinDir(), "pg_recvlogical"), "-d", pg.DSN(), "--slot", slot("recv", 0, r), "--start",
+			"--endpos", endLSN, "-f", "/dev/null", "--no-loop")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("pg_recvlogical: %v\n%s", err, out)
+		}
+		recv = append(recv, pgBenchResult{d: time.Since(start)})
+		start = time.Now()
+		if _, err := conn.PgConn().CopyTo(ctx, io.Discard, "COPY (SELECT * FROM bench) TO STDOUT"); err != nil {
+			b.Fatal(err)
+		}
+		copyD = append(copyD, pgBenchResult{d: time.Since(start)})
+	}
+	for _, w := range workers {
+		w.Kill()
+	}
 
-	// Debezium 3.6.1 on Kafka Connect 4.4, same broker.
-	kc := harness.KafkaConnect(b, broker, harness.WithWorkerProperty("offset.flush.interval.ms", "10000"),
-		harness.WithConnectJVMArgs("-Xmx2g"))
-	runDbz := func(name string, cfg map[string]string, n int64) result {
-		pid := kc.Pid()
-		before := procCPU(pid)
-		benchREST(b, kc.URL(), "POST", "/connectors", map[string]any{"name": name, "config": cfg}, 201)
-		d := waitTopic(cfg["topic.prefix"]+".public.bench", n, 30*time.Minute)
-		r := result{d: d, cpu: procCPU(pid) - before, peakRSS: peakRSS(pid)}
-		benchREST(b, kc.URL(), "DELETE", "/connectors/"+name, nil, 204)
-		return r
+	// Debezium 3.6.1 on Kafka Connect 4.4, same broker, once (left out
+	// with TRIBUTARY_PG_BENCH_NO_DEBEZIUM set).
+	var dbzStream, dbzSnap pgBenchResult
+	if withDebezium {
+		kc := harness.KafkaConnect(b, broker, harness.WithWorkerProperty("offset.flush.interval.ms", "10000"),
+			harness.WithConnectJVMArgs("-Xmx2g"))
+		runDbz := func(name string, cfg map[string]string, n int64) pgBenchResult {
+			pid := kc.Pid()
+			before := procCPU(pid)
+			benchREST(b, kc.URL(), "POST", "/connectors", map[string]any{"name": name, "config": cfg}, 201)
+			d := waitTopic(cfg["topic.prefix"]+".public.bench", n, 30*time.Minute)
+			r := pgBenchResult{d: d, cpu: procCPU(pid) - before, peakRSS: peakRSS(pid)}
+			benchREST(b, kc.URL(), "DELETE", "/connectors/"+name, nil, 204)
+			return r
+		}
+		dbzStream = runDbz("dbz-stream", base("ds", "dbz"), events)
+		dsnap := base("dsnap", "dbz_snap")
+		dsnap["snapshot.mode"] = "initial"
+		dbzSnap = runDbz("dbz-snap", dsnap, int64(rows))
+		kc.Close()
 	}
-	dbzStream := runDbz("dbz-stream", base("ds", "dbz"), events)
-	dsnap := base("dsnap", "dbz_snap")
-	dsnap["snapshot.mode"] = "initial"
-	dbzSnap := runDbz("dbz-snap", dsnap, int64(rows))
-	kc.Close()
-
-	// The server's limits.
-	start := time.Now()
-	cmd := exec.Command(filepath.Join(pg.BinDir(), "pg_recvlogical"), "-d", pg.DSN(), "--slot", "recv", "--start",
-		"--endpos", endLSN, "-f", "/dev/null", "--no-loop")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("pg_recvlogical: %v\n%s", err, out)
-	}
-	recv := time.Since(start)
-	start = time.Now()
-	if _, err := conn.PgConn().CopyTo(ctx, io.Discard, "COPY (SELECT * FROM bench) TO STDOUT"); err != nil {
-		b.Fatal(err)
-	}
-	copyD := time.Since(start)
 
 	rate := func(n int64, d time.Duration) float64 { return float64(n) / d.Seconds() }
 	perM := func(cpu float64, n int64) float64 { return cpu / (float64(n) / 1e6) }
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "\n%-44s %12s %14s %16s %12s\n", "job", "seconds", "per second", "CPU-s/M events", "peak RSS MB")
-	line := func(job string, n int64, r result) {
-		fmt.Fprintf(&rep, "%-44s %12.2f %14.0f %16.1f %12.1f\n", job, r.d.Seconds(), rate(n, r.d), perM(r.cpu, n), float64(r.peakRSS)/(1<<20))
+	fmt.Fprintf(&rep, "\n%d rows, %d changes; median of %d run(s), runs alternated\n", rows, events, runs)
+	fmt.Fprintf(&rep, "%-48s %10s %12s %16s %12s  %s\n", "job", "seconds", "per second", "CPU-s/M events", "peak RSS MB", "per run (per second)")
+	line := func(job string, n int64, rs []pgBenchResult) pgBenchResult {
+		m := pgMedian(rs)
+		var each []string
+		for _, r := range rs {
+			each = append(each, fmt.Sprintf("%.0f", rate(n, r.d)))
+		}
+		cpu, rss := "", ""
+		if m.cpu > 0 {
+			cpu, rss = fmt.Sprintf("%.1f", perM(m.cpu, n)), fmt.Sprintf("%.1f", float64(m.peakRSS)/(1<<20))
+		}
+		fmt.Fprintf(&rep, "%-48s %10.2f %12.0f %16s %12s  %s\n", job, m.d.Seconds(), rate(n, m.d), cpu, rss, strings.Join(each, " "))
+		return m
 	}
-	line("catch-up: Tributary (worker + plugin)", events, ourStream)
-	line("catch-up: Debezium 3.6.1 (Kafka Connect JVM)", events, dbzStream)
-	fmt.Fprintf(&rep, "%-44s %12.2f %14.0f\n", "catch-up: pg_recvlogical + test_decoding", recv.Seconds(), rate(events, recv))
-	line("snapshot: Tributary (worker + plugin)", int64(rows), ourSnap)
-	line("snapshot: Debezium 3.6.1 (Kafka Connect JVM)", int64(rows), dbzSnap)
-	fmt.Fprintf(&rep, "%-44s %12.2f %14.0f\n", "snapshot: COPY (SELECT *) TO STDOUT", copyD.Seconds(), rate(int64(rows), copyD))
-	fmt.Fprintf(&rep, "streaming: %.2fx Debezium, %.0f%% of pg_recvlogical; snapshot: %.2fx Debezium, %.0f%% of COPY; plugin peak RSS %.1f MB (snapshot), %.1f MB (catch-up)\n",
-		rate(events, ourStream.d)/rate(events, dbzStream.d), 100*rate(events, ourStream.d)/rate(events, recv),
-		rate(int64(rows), ourSnap.d)/rate(int64(rows), dbzSnap.d), 100*rate(int64(rows), ourSnap.d)/rate(int64(rows), copyD),
-		float64(ourSnap.peakRSS)/(1<<20), float64(ourStream.peakRSS)/(1<<20))
+	recvM, copyM := pgMedian(recv), pgMedian(copyD)
+	streams := make([]pgBenchResult, len(builds))
+	snaps := make([]pgBenchResult, len(builds))
+	for bi, bd := range builds {
+		streams[bi] = line("catch-up: "+bd.label+" (worker + plugin)", events, ourStream[bi])
+	}
+	if withDebezium {
+		line("catch-up: Debezium 3.6.1 (Kafka Connect JVM)", events, []pgBenchResult{dbzStream})
+	}
+	line("catch-up: pg_recvlogical + test_decoding", events, recv)
+	for bi, bd := range builds {
+		snaps[bi] = line("snapshot: "+bd.label+" (worker + plugin)", int64(rows), ourSnap[bi])
+	}
+	if withDebezium {
+		line("snapshot: Debezium 3.6.1 (Kafka Connect JVM)", int64(rows), []pgBenchResult{dbzSnap})
+	}
+	line("snapshot: COPY (SELECT *) TO STDOUT", int64(rows), copyD)
+	for bi, bd := range builds {
+		fmt.Fprintf(&rep, "%s: streaming %.0f%% of pg_recvlogical, snapshot %.0f%% of COPY", bd.label,
+			100*rate(events, streams[bi].d)/rate(events, recvM.d), 100*rate(int64(rows), snaps[bi].d)/rate(int64(rows), copyM.d))
+		if withDebezium {
+			fmt.Fprintf(&rep, ", streaming %.2fx Debezium, snapshot %.2fx Debezium, CPU per event %.2fx / %.2fx Debezium's",
+				rate(events, streams[bi].d)/rate(events, dbzStream.d), rate(int64(rows), snaps[bi].d)/rate(int64(rows), dbzSnap.d),
+				streams[bi].cpu/dbzStream.cpu, snaps[bi].cpu/dbzSnap.cpu)
+		}
+		fmt.Fprintf(&rep, "; plugin peak RSS %.1f MB (snapshot), %.1f MB (catch-up)\n", float64(snaps[bi].peakRSS)/(1<<20), float64(streams[bi].peakRSS)/(1<<20))
+	}
 	// Printed whole (b.Log output of a benchmark is cut after a few lines).
 	fmt.Fprint(os.Stdout, rep.String())
-	b.ReportMetric(rate(events, ourStream.d), "stream_events/s")
-	b.ReportMetric(rate(int64(rows), ourSnap.d), "snapshot_rows/s")
-	b.ReportMetric(rate(events, ourStream.d)/rate(events, dbzStream.d), "x_debezium_stream")
+	b.ReportMetric(rate(events, streams[0].d), "stream_events/s")
+	b.ReportMetric(rate(int64(rows), snaps[0].d), "snapshot_rows/s")
 	b.ReportMetric(0, "ns/op")
+}
+
+type pgBenchResult struct {
+	d       time.Duration
+	cpu     float64
+	peakRSS int64
+}
+
+// median returns the run with the median duration.
+func pgMedian(rs []pgBenchResult) pgBenchResult {
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b pgBenchResult) int { return cmp.Compare(a.d, b.d) })
+	return s[len(s)/2]
+}
+
+// startPerf samples the worker and, once it is started, the connector's
+// plugin process with `perf record -g` into dir/<name>.data (set
+// TRIBUTARY_PG_BENCH_PERF=dir; needs perf). The returned func stops it.
+func startPerf(b *testing.B, dir, name string, worker int) func() {
+	var plugin int
+	for i := 0; i < 200 && plugin == 0; i++ {
+		if plugin = pluginOf(worker, name); plugin == 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	out := filepath.Join(dir, name+".data")
+	cmd := exec.Command("perf", "record", "-g", "-F", "997", "-o", out, "-p", fmt.Sprintf("%d,%d", worker, plugin))
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if err := cmd.Start(); err != nil {
+		b.Logf("perf: %v", err)
+		return func() {}
+	}
+	b.Logf("perf record of %s: worker %d, plugin %d into %s", name, worker, plugin, out)
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
 }
 
 // procCPU returns the user+system CPU seconds of a process so far.

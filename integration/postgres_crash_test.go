@@ -127,6 +127,7 @@ func pluginChild(workerPid int) int {
 // the end every inserted row has its create event (duplicates allowed,
 // nothing missing).
 func TestPostgresKill9(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/task"); err != nil {
 		t.Skip("needs Linux /proc to find the plugin process")
 	}
@@ -262,6 +263,7 @@ func TestPostgresKill9(t *testing.T) {
 // snapshot was not complete, so it starts again from a new slot, and every
 // row arrives.
 func TestPostgresSnapshotKill9(t *testing.T) {
+	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	id := pgID("snapkill")
 	const rows = 40000

@@ -86,6 +86,7 @@ COMMIT;
 // from processing times (ts_ms, ts_us, ts_ns) and, in snapshot events, the
 // snapshot transaction's id and position.
 func TestPostgresDebeziumDiff(t *testing.T) {
+	t.Parallel()
 	harness.RequireDebezium(t)
 	pg := harness.StartPostgresT(t)
 	pg.Exec(t, pgDiffSchema)

@@ -203,6 +203,7 @@ func startPGWorker(t *testing.T, group string, extra map[string]string) (string,
 // transaction included. The final state rebuilt from the events equals the
 // tables'.
 func TestPostgresSnapshotThenStream(t *testing.T) {
+	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	id := pgID("e2e")
 	pg.Exec(t, `CREATE TABLE items (id int PRIMARY KEY, name text NOT NULL, qty int, price numeric(10,2));

@@ -99,6 +99,7 @@ func runTask(t *testing.T, cfg map[string]string, offset sdk.Offset, want int) (
 // snapshots and stops; when_needed snapshots again when the slot is gone;
 // initial refuses to go on without its slot; slot.drop.on.stop drops it.
 func TestPostgresSnapshotModes(t *testing.T) {
+	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	pg.Exec(t, `CREATE TABLE m (id int PRIMARY KEY); INSERT INTO m SELECT generate_series(1, 3)`)
 	mk := func(id, mode string) map[string]string {
@@ -182,6 +183,7 @@ func TestPostgresSnapshotModes(t *testing.T) {
 // while changes stream: the task reconnects by itself, resumes after the
 // last record it handed out, and no change is missing.
 func TestPostgresReconnect(t *testing.T) {
+	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	pg.Exec(t, `CREATE TABLE r (id int PRIMARY KEY)`)
 	cfg := pgConnectorConfig(pg, "reconn", "public.r")

@@ -43,6 +43,7 @@ func (r rest) validateErrors(config map[string]string) (int, map[string][]string
 // an explanation, and validation creates nothing (no slot, no
 // publication).
 func TestPostgresValidate(t *testing.T) {
+	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	replica := harness.StartPostgresT(t, harness.WithPostgresSetting("wal_level", "replica"))
 	pg.Exec(t, `CREATE TABLE t (id int PRIMARY KEY, v text);
@@ -107,6 +108,7 @@ func TestPostgresValidate(t *testing.T) {
 // while nothing changes at all, the slot's confirmed_flush_lsn advances, and
 // heartbeat records reach __debezium-heartbeat.<prefix> in Debezium's shape.
 func TestPostgresHeartbeat(t *testing.T) {
+	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	id := pgID("hb")
 	pg.Exec(t, `CREATE TABLE quiet (id int PRIMARY KEY); CREATE TABLE noise (id serial PRIMARY KEY, v text)`)

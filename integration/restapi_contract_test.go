@@ -16,6 +16,7 @@ import (
 // code and body shape in the table is checked against the real thing, and
 // each documented deviation is checked to still be what Kafka Connect does.
 func TestRESTContractKafkaConnect(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: starts Apache Kafka and Kafka Connect")
 	}
@@ -46,6 +47,7 @@ func startTributaryWorker(t *testing.T, bootstrap string) string {
 // TestRESTContractTributary plays the same table against a real Tributary
 // worker on Tributary's broker, expecting Tributary's answers.
 func TestRESTContractTributary(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: builds and starts a Tributary worker")
 	}

@@ -54,6 +54,7 @@ func (r rest) createSource(name, dir string) {
 // reason, deletable, while everything else runs, before and after a
 // kill -9 and restart.
 func TestLongConnectorName(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: starts a broker and a worker process")
 	}
@@ -125,6 +126,7 @@ func clipBody(b []byte) string {
 // topic takes less, the write is a 413 that says why, and nothing is
 // written.
 func TestConfigSizes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: starts a broker and worker processes")
 	}
@@ -175,6 +177,7 @@ func TestConfigSizes(t *testing.T) {
 // stayed FAILED although GET /tasks showed the new one. Tasks now restart
 // only with the task configs of the new config.
 func TestReconfigureConnectorClass(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: starts a broker and a worker process")
 	}
@@ -255,6 +258,7 @@ func firstLine(s string) string {
 // reason, can be deleted or mended through the REST API, and everything
 // else starts and runs, also after a kill -9 and restart.
 func TestStoredRecordsCannotStopWorker(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("skipping: starts a broker and a worker process")
 	}

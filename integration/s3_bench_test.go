@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -127,7 +128,12 @@ func benchDirect(t *testing.T, s *harness.S3, format string) benchResult {
 }
 
 func runBenchChild(b *testing.B, spec string) benchResult {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestS3BenchChild$", "-test.count=1", "-test.v")
+	args := []string{"-test.run=^TestS3BenchChild$", "-test.count=1", "-test.v"}
+	if dir := os.Getenv("TRIBUTARY_S3_BENCH_PROFILE"); dir != "" {
+		f := strings.Split(spec, "|")
+		args = append(args, "-test.cpuprofile="+filepath.Join(dir, f[0]+"-"+f[1]+".cpu"))
+	}
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "TRIBUTARY_S3_BENCH="+spec, "GOMEMLIMIT=96MiB")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -152,6 +158,9 @@ func runBenchChild(b *testing.B, spec string) benchResult {
 // objects uploaded directly with aws-sdk-go-v2. Run it alone, once:
 //
 //	go test -run '^$' -bench BenchmarkS3Sink -benchtime 1x ./integration/
+//
+// With TRIBUTARY_S3_BENCH_PROFILE set to a directory, each child process
+// writes its CPU profile there (sink-ParquetFormat.cpu, ...).
 func BenchmarkS3Sink(b *testing.B) {
 	s := harness.VersityGW(b, "lake")
 	for b.Loop() {

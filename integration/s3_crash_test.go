@@ -40,6 +40,7 @@ func s3Objects(t *testing.T, s *harness.S3, prefix string) (map[string]int, map[
 // when objects are uploaded whose offsets are not committed yet, restarts
 // it, and checks that every record is in exactly one object.
 func TestS3SinkKill9ExactlyOnce(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts a worker")
 	}

@@ -185,6 +185,18 @@ func getObject(t *testing.T, s *harness.S3, bucket, key string) []byte {
 // (testdata/s3read.py): kind is parquet, avro or duckdb.
 func readWith(t *testing.T, kind string, data []byte, extra ...string) map[string]any {
 	t.Helper()
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return runS3Read(t, kind, f, extra...)
+}
+
+// runS3Read runs testdata/s3read.py's reader kind (parquet, parquet-dir,
+// avro, duckdb) over path and decodes its JSON output. It skips t when
+// Python or the reader's modules are missing.
+func runS3Read(t *testing.T, kind, path string, extra ...string) map[string]any {
+	t.Helper()
 	py := os.Getenv("TRIBUTARY_PYTHON") // .ci/run's virtualenv
 	if home, err := os.UserHomeDir(); py == "" && err == nil {
 		if venv := filepath.Join(home, ".cache", "tributary", "pyenv", "bin", "python"); exec.Command(venv, "-c", "import pyarrow").Run() == nil {
@@ -197,15 +209,11 @@ func readWith(t *testing.T, kind string, data []byte, extra ...string) map[strin
 			t.Skip("python3 is needed to read Parquet/Avro files back (apt-get install python3; pip install pyarrow fastavro cramjam duckdb)")
 		}
 	}
-	mod := map[string]string{"parquet": "pyarrow", "avro": "fastavro, cramjam", "duckdb": "duckdb"}[kind]
+	mod := map[string]string{"parquet": "pyarrow", "parquet-dir": "pyarrow", "avro": "fastavro, cramjam", "duckdb": "duckdb"}[kind]
 	if err := exec.Command(py, "-c", "import "+mod).Run(); err != nil {
 		t.Skipf("python modules %s missing: pip install %s (.ci/run installs them)", mod, strings.ReplaceAll(mod, ",", ""))
 	}
-	f := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(f, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"testdata/s3read.py", kind, f}, extra...)
+	args := append([]string{"testdata/s3read.py", kind, path}, extra...)
 	out, err := exec.Command(py, args...).Output()
 	if err != nil {
 		var stderr []byte

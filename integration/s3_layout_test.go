@@ -43,6 +43,7 @@ func jsonLines(t *testing.T, s *harness.S3, key string) []map[string]any {
 // against Confluent's layout, including time zones, Joda patterns, zero
 // padding and custom delimiters.
 func TestS3SinkKeysPerPartitioner(t *testing.T) {
+	t.Parallel()
 	s := harness.VersityGW(t, "lake")
 	tp := sdk.TopicPartition{Topic: "orders", Partition: 2}
 	cases := []struct {
@@ -94,6 +95,7 @@ func TestS3SinkKeysPerPartitioner(t *testing.T) {
 // rotate.schedule.interval.ms by wall clock (which commits without new
 // records).
 func TestS3SinkRotation(t *testing.T) {
+	t.Parallel()
 	s := harness.VersityGW(t, "lake")
 	tp := sdk.TopicPartition{Topic: "orders", Partition: 0}
 	t.Run("record-time", func(t *testing.T) {
@@ -134,6 +136,7 @@ func tombstone(off int64) sdk.SinkRecord {
 // write (keys of tombstones under tombstone.encoded.partition), with the
 // keys and headers files.
 func TestS3SinkNullValues(t *testing.T) {
+	t.Parallel()
 	s := harness.VersityGW(t, "lake")
 	tp := sdk.TopicPartition{Topic: "orders", Partition: 0}
 	t.Run("fail", func(t *testing.T) {
@@ -185,6 +188,7 @@ func TestS3SinkNullValues(t *testing.T) {
 // two versions of a schema are projected onto the newest instead of
 // rotating the file each time; NONE rotates on each change.
 func TestS3SinkSchemaProjection(t *testing.T) {
+	t.Parallel()
 	s := harness.VersityGW(t, "lake")
 	tp := sdk.TopicPartition{Topic: "orders", Partition: 0}
 	v1 := schema.StructOf("com.example.User").Version(1).Field("id", schema.Int64).Field("name", schema.String).Build()
@@ -231,6 +235,7 @@ func TestS3SinkSchemaProjection(t *testing.T) {
 // TestS3SinkMultipart: a file larger than s3.part.size goes up in parts,
 // and the object is whole.
 func TestS3SinkMultipart(t *testing.T) {
+	t.Parallel()
 	s := harness.VersityGW(t, "lake")
 	tp := sdk.TopicPartition{Topic: "orders", Partition: 0}
 	r := openS3Sink(t, s3Config(s, "lake", "format.class", "ByteArrayFormat", "topics.dir", "mp", "flush.size", "12",
@@ -264,6 +269,7 @@ func TestS3SinkMultipart(t *testing.T) {
 // writes the same keys, and the conditional create keeps the first
 // objects: nothing is written twice.
 func TestS3SinkReplayKeepsObjects(t *testing.T) {
+	t.Parallel()
 	s := harness.VersityGW(t, "lake")
 	tp := sdk.TopicPartition{Topic: "orders", Partition: 0}
 	cfg := s3Config(s, "lake", "format.class", "ParquetFormat", "topics.dir", "rp")
@@ -315,6 +321,7 @@ func TestS3SinkReplayKeepsObjects(t *testing.T) {
 // `tributary dev --demo` does, and queries the directory with DuckDB the way
 // the README shows.
 func TestS3SinkLocalLake(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tp := sdk.TopicPartition{Topic: "orders", Partition: 0}
 	r := openS3Sink(t, map[string]string{"topics": "orders", "store.url": "file://" + dir,

@@ -46,6 +46,7 @@ const (
 // limit: its peak RSS must stay under memory.buffer.max.bytes plus a fixed
 // overhead (Confluent's sink would need s3.part.size per partition).
 func TestS3SinkMemoryBound(t *testing.T) {
+	t.Parallel()
 	if url := os.Getenv("TRIBUTARY_S3_MEMORY_CHILD"); url != "" {
 		memoryChild(t, url)
 		return

@@ -76,6 +76,7 @@ func expectedRow(i int64, avro bool) map[string]any {
 // Parquet, fastavro for Avro, encoding/json and gzip for JSON), field by
 // field and type by type; keys follow Confluent's layout.
 func TestS3SinkRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := harness.VersityGW(t, "lake")
 	tp := sdk.TopicPartition{Topic: "orders", Partition: 0}
 	cases := []struct {
@@ -182,6 +183,7 @@ func TestS3SinkRoundTrip(t *testing.T) {
 // TestS3SinkValidate: a missing bucket and bad credentials are reported
 // on their keys at validation, before anything runs.
 func TestS3SinkValidate(t *testing.T) {
+	t.Parallel()
 	s := harness.VersityGW(t, "lake")
 	c := s3Connector()
 	check := func(cfg map[string]string, key, want string) {

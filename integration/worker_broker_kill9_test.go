@@ -39,6 +39,7 @@ func waitCommitted(t *testing.T, addr, group, topic string, min int64, within ti
 // port and data directory. The worker keeps running through the outages;
 // no input line may be missing from the output (at-least-once).
 func TestWorkerSurvivesBrokerKill9(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("kills and restarts the broker")
 	}

@@ -226,9 +226,11 @@ func brokerTargets(t *testing.T) map[string]func(t *testing.T) string {
 // through a worker process and real plugin processes, on three different
 // brokers, and checks that lifecycle operations visibly change the flow.
 func TestWorkerFileToFile(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	for name, start := range brokerTargets(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each broker target has its own broker, worker and files
 			bootstrap := start(t)
 			dir := t.TempDir()
 			w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), harness.WorkerProps(t, bootstrap, "e2e", nil))
@@ -311,6 +313,7 @@ func TestWorkerFileToFile(t *testing.T) {
 // duplicates. The sink consumer's session timeout is 6 s so that the group
 // drops the killed worker's member quickly (Kafka's default is 45 s).
 func TestWorkerKill9(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
 	dir := t.TempDir()

@@ -20,6 +20,7 @@ import (
 // auto.offset.reset=latest skips what its topic held before it started,
 // and a value the client would refuse is a validation error.
 func TestWorkerClientOverrides(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
 	dir := t.TempDir()
@@ -83,6 +84,7 @@ func TestWorkerClientOverrides(t *testing.T) {
 // the records its JsonConverter accepts and sends the others, as read, to
 // the queue.
 func TestWorkerErrorTolerance(t *testing.T) {
+	t.Parallel()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
 	dir := t.TempDir()

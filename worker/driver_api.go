@@ -14,6 +14,7 @@ import (
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/herder"
 	"github.com/tributary-dev/tributary/worker/store"
+	"github.com/tributary-dev/tributary/worker/transform"
 )
 
 // The Herder methods the REST API calls.
@@ -503,6 +504,9 @@ func (d *driver) Plugins(ctx context.Context, all bool) ([]PluginInfo, error) {
 	}
 	slices.SortStableFunc(out, func(a, b PluginInfo) int { return strings.Compare(a.Class, b.Class) })
 	if all {
+		for _, p := range transform.Plugins(transformsVersion) {
+			out = append(out, PluginInfo{Class: p.Class, Type: string(p.Kind), Version: p.Version})
+		}
 		for _, c := range converterClasses(false) {
 			out = append(out, PluginInfo{Class: c, Type: "converter", Version: Version})
 		}
@@ -521,6 +525,9 @@ func (d *driver) PluginConfig(ctx context.Context, plugin string) ([]sdk.ConfigK
 	spec, err := l.Spec(plugin)
 	if err != nil {
 		if defs, ok := ConverterConfig(plugin); ok {
+			return defs, nil
+		}
+		if defs, _, ok := transform.Definition(plugin); ok {
 			return defs, nil
 		}
 		return nil, Errorf(KindNotFound, "Unknown plugin %s.", plugin)

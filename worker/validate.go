@@ -13,6 +13,7 @@ import (
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
 	"github.com/tributary-dev/tributary/worker/task"
+	"github.com/tributary-dev/tributary/worker/transform"
 )
 
 // commonDef is one of the configuration keys Kafka Connect 4.4 defines for
@@ -366,8 +367,7 @@ func splitTopics(s string) []string {
 func Validation(spec sdk.Spec, w Converters, config map[string]string, plugin sdk.ConfigInfos) sdk.ConfigInfos {
 	out := sdk.ConfigInfos{Name: config["connector.class"], Groups: commonGroups(spec.Type)}
 	out.Configs = commonConfigInfos(spec, w, config)
-	refused, groups := transformsUnavailable(config)
-	out.Configs, out.Groups = append(out.Configs, refused...), append(out.Groups, groups...)
+	out.Configs, out.Groups = withTransforms(config, out.Configs, out.Groups)
 	seen := map[string]int{} // key → its entry in out.Configs
 	for i, c := range out.Configs {
 		seen[c.Definition.Name] = i
@@ -421,6 +421,26 @@ func Validation(spec sdk.Spec, w Converters, config map[string]string, plugin sd
 		out.ErrorCount += len(c.Value.Errors)
 	}
 	return out
+}
+
+// transformsVersion is the version of the transformations and predicates
+// Kafka Connect ships, whose behaviour worker/transform follows. It is
+// their plugin.version, so that a connector config written for Kafka
+// Connect 4.4 that pins it is accepted unchanged.
+const transformsVersion = "4.4.0"
+
+// withTransforms adds the validation of the transforms and predicates
+// settings after the common keys, as Kafka Connect 4.4 lists them: the
+// errors of the alias lists on the transforms and predicates entries, then
+// each alias's type, plugin.version and own keys in a group of its own.
+func withTransforms(config map[string]string, configs []sdk.ConfigInfo, groups []string) ([]sdk.ConfigInfo, []string) {
+	v := transform.Validate(config, transformsVersion)
+	for i := range configs {
+		if errs := v.AliasErrors[configs[i].Definition.Name]; len(errs) > 0 {
+			configs[i].Value.Errors = append(configs[i].Value.Errors, errs...)
+		}
+	}
+	return append(configs, v.Configs...), append(groups, v.Groups...)
 }
 
 // converterConfigInfos validates the settings of the converters config

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,51 +100,53 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 	}
 }
 
-// TestTransformsRefused: until the worker has transforms, every transform
-// or predicate alias is listed as Kafka Connect 4.4 lists it and refused
-// with its message for a class it cannot find (issue 21), so a create
-// fails instead of running with the transforms ignored.
-func TestTransformsRefused(t *testing.T) {
+// TestValidateTransforms: the transforms and predicates settings are
+// validated with the common keys, each alias in a group of its own, with
+// Kafka Connect's messages, and a duplicate alias is an error of the list
+// itself; a create with any of them is refused.
+func TestValidateTransforms(t *testing.T) {
 	config := map[string]string{"connector.class": "X", "name": "s", "topic": "t",
-		"transforms": "route, b", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
-		"predicates": "p", "predicates.p.type": "com.example.NoSuchPredicate"}
+		"transforms": "route,bad,route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+		"transforms.route.regex": "(.*)", "transforms.bad.type": "com.example.NoSuchTransform",
+		"predicates": "p", "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "t.*"}
 	out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{})
-	want := map[string]string{
-		"transforms.route.type": "Invalid value org.apache.kafka.connect.transforms.RegexRouter for configuration transforms.route.type: Class org.apache.kafka.connect.transforms.RegexRouter could not be found.",
-		"transforms.b.type":     `Missing required configuration "transforms.b.type" which has no default value.`,
-		"predicates.p.type":     "Invalid value com.example.NoSuchPredicate for configuration predicates.p.type: Class com.example.NoSuchPredicate could not be found.",
+	want := map[string][]string{
+		"transforms":                   {"Invalid value [route, bad, route] for configuration transforms: Duplicate alias provided."},
+		"transforms.route.replacement": {`Missing required configuration "transforms.route.replacement" which has no default value.`},
+		"transforms.bad.type":          {"Invalid value com.example.NoSuchTransform for configuration transforms.bad.type: Class com.example.NoSuchTransform could not be found."},
 	}
 	errs := out.Errors()
-	for k, msg := range want {
-		if len(errs[k]) != 1 || errs[k][0] != msg {
-			t.Errorf("%s: errors %q, want %q", k, errs[k], msg)
+	for k, msgs := range want {
+		if !slices.Equal(errs[k], msgs) {
+			t.Errorf("%s: errors %q, want %q", k, errs[k], msgs)
 		}
 	}
-	if out.ErrorCount != len(want) {
-		t.Errorf("error_count %d, want %d", out.ErrorCount, len(want))
-	}
-	var names []string
-	for _, c := range out.Configs {
-		if strings.Contains(c.Definition.Name, ".plugin.version") && strings.HasPrefix(c.Definition.Name, "transforms.") {
-			names = append(names, c.Definition.Name)
-		}
-	}
-	if strings.Join(names, ",") != "transforms.route.plugin.version,transforms.b.plugin.version" {
-		t.Errorf("plugin.version keys %v", names)
+	if out.ErrorCount != 3 {
+		t.Errorf("error_count %d, want 3: %v", out.ErrorCount, errs)
 	}
 	g := strings.Join(out.Groups, ",")
-	if !strings.HasSuffix(g, "Transforms: route,Transforms: b,Predicates: p") {
+	if !strings.HasSuffix(g, "Transforms: route,Transforms: bad,Predicates: p") {
 		t.Errorf("groups %s", g)
 	}
-	err := ValidationError(out)
-	if err == nil || KindOf(err) != KindBadRequest || !strings.Contains(err.Error(), "Class org.apache.kafka.connect.transforms.RegexRouter could not be found.") {
-		t.Fatalf("validationError = %v", err)
+	var keys []string
+	for _, c := range out.Configs {
+		if strings.HasPrefix(c.Definition.Name, "predicates.p.") {
+			keys = append(keys, c.Definition.Name)
+		}
 	}
-	// No transforms: nothing added.
-	delete(config, "transforms")
-	delete(config, "predicates")
+	if strings.Join(keys, ",") != "predicates.p.type,predicates.p.plugin.version,predicates.p.pattern" {
+		t.Errorf("predicate keys %v", keys)
+	}
+	if err := ValidationError(out); err == nil || !strings.Contains(err.Error(), "contains the following 3 error(s)") {
+		t.Errorf("create: %v", err)
+	}
+
+	// A valid chain adds no error.
+	delete(config, "transforms.bad.type")
+	config["transforms"] = "route"
+	config["transforms.route.replacement"] = "x-$1"
 	if out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{}); out.ErrorCount != 0 {
-		t.Fatalf("without transforms: %v", out.Errors())
+		t.Errorf("valid chain: %v", out.Errors())
 	}
 }
 

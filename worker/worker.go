@@ -21,6 +21,7 @@ import (
 	"github.com/tributary-dev/tributary/worker/herder"
 	"github.com/tributary-dev/tributary/worker/store"
 	"github.com/tributary-dev/tributary/worker/task"
+	"github.com/tributary-dev/tributary/worker/transform"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -316,6 +317,12 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 		if err != nil {
 			return nil, err
 		}
+		// Each task has its own chain: transformations cache schemas
+		// without locks.
+		chain, err := transform.New(conn)
+		if err != nil {
+			return nil, err
+		}
 		info := sdk.TaskInfo{Connector: id.Connector, Task: id.Task}
 		reporter := task.StatusReporterFunc(func(_ sdk.TaskInfo, st task.State, terr *sdk.TaskError) {
 			trace := ""
@@ -338,7 +345,11 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
-			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header,
+			var tf task.SourceTransform
+			if chain.Len() > 0 {
+				tf = chain.Source
+			}
+			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header, Transform: tf,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
 				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn),
@@ -363,7 +374,11 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
-			r, err := task.NewSink(task.SinkConfig{Info: info, Task: trackedSink{st, noter}, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]),
+			var tf task.SinkTransform
+			if chain.Len() > 0 {
+				tf = chain.Sink
+			}
+			r, err := task.NewSink(task.SinkConfig{Info: info, Task: trackedSink{st, noter}, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]), Transform: tf,
 				Key: key, Value: value, Header: header, Status: reporter, Errors: w.errorPolicy(conn),
 				// The Java consumer asks the broker to auto-create the topics
 				// it subscribes to (allow.auto.create.topics=true), and so

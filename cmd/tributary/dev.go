@@ -32,10 +32,11 @@ const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's, on 127.0.0.1) in one process, with the built-in connectors
-(FileStreamSource/FileStreamSink, datagen, the S3 sink) available. State lives
-in the data directory, so a second start resumes where the first stopped. The
-data directory belongs to one process at a time (DIR/.lock): a second dev on
-it exits at once, naming the process that holds it.
+(FileStreamSource/FileStreamSink, datagen, the Postgres source, the S3
+sink) and transformations available. State lives in the data directory, so
+a second start resumes where the first stopped. The data directory belongs
+to one process at a time (DIR/.lock): a second dev on it exits at once,
+naming the process that holds it.
 
 Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/tributary-dev/tributary/integration/harness"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 )
@@ -20,12 +20,7 @@ func TestPluginModeServesBuiltinConnectors(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "tributary")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("go build: %v", err)
-	}
+	bin := harness.BuildTributary(t) // the build the end-to-end tests share: one link per run
 	ctx := context.Background()
 	h, err := plugins.NewHost(ctx, plugins.Config{Builtin: []string{bin, "plugin"}})
 	if err != nil {

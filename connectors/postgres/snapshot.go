@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,8 +35,11 @@ type snapshotter struct {
 	doneTabs atomic.Int64
 }
 
-// batch sizes of the snapshot pipeline.
-const snapshotBatch = 1024
+// snapshotBatch is the size of the snapshot pipeline's batches. Small
+// batches keep few events alive between the reading connection and the
+// SDK (which gathers polls into its own batches): the plugin's collector
+// then has less to mark, and the process stays small.
+const snapshotBatch = 256
 
 // run reads every table and sends the events on out, the last one marked
 // as the snapshot's last. It returns once everything is sent.
@@ -125,12 +129,22 @@ func (s *snapshotter) merge(ctx context.Context, in <-chan []sdk.SourceRecord, o
 		return nil
 	}
 	setSnapshotMarker(held, snapLast)
+	held.Offset = maps.Clone(held.Offset) // shared with the rows read in the same millisecond
 	held.Offset[offLastSnapshot] = true
 	return send([]sdk.SourceRecord{*held})
 }
 
+// setSnapshotMarker gives a read event a source struct of its own (the
+// rows read in the same millisecond share one) with the marker.
 func setSnapshotMarker(r *sdk.SourceRecord, marker string) {
-	r.Value.(*schema.Struct).GetIndex(envSource).(*schema.Struct).SetIndex(srcSnapshot, marker)
+	v := r.Value.(*schema.Struct)
+	shared := v.GetIndex(envSource).(*schema.Struct)
+	src := schema.NewStruct(shared.Schema())
+	for i := range shared.Schema().Fields {
+		src.SetIndex(i, shared.GetIndex(i))
+	}
+	src.SetIndex(srcSnapshot, marker)
+	v.SetIndex(envSource, src)
 }
 
 // worker reads tables from queue until it is empty.
@@ -282,8 +296,12 @@ type rowReader struct {
 	fields [][]byte
 	buf    []byte
 
-	pos     position // boxed source values, shared by the rows read in the same millisecond
+	// The source struct and offset of the rows read in the same
+	// millisecond are shared (read-only; a marked event gets its own).
+	pos     position
 	lsnBox  any
+	src     *schema.Struct
+	off     sdk.Offset
 	batch   []sdk.SourceRecord
 	held    *sdk.SourceRecord // the table's latest event, to mark the last
 	count   int64             // events of this table so far
@@ -341,23 +359,25 @@ func (r *rowReader) Write(p []byte) (int, error) {
 
 func (r *rowReader) emit() error {
 	s, t := r.s, r.t
-	marker := snapTrue
-	if r.count == 0 {
-		marker = snapFirstTable
-	}
 	r.count++
 	now := time.Now()
 	if r.pos.boxed == nil || now.Sub(r.pos.commitTs) > time.Millisecond {
-		// The source's time is the read's, to the millisecond: the
-		// position is boxed again at most once a millisecond.
+		// The source's time and the offset's are the read's, to the
+		// millisecond: the position is boxed, and the source struct and
+		// offset built, at most once a millisecond.
 		r.pos = position{lsn: s.lsn, txID: r.txID, commitTs: now}
 		r.pos.box()
 		r.lsnBox = int64(s.lsn)
+		r.src = s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, snapTrue)
+		r.off = snapshotOffset(s.lsn, r.txID, now, false)
 	}
-	src := s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, marker)
+	src := r.src
+	if r.count == 1 {
+		src = s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, snapFirstTable)
+	}
 	after := valueStruct(t, r.vals)
 	rec := sdk.SourceRecord{
-		Partition: s.part, Offset: snapshotOffset(s.lsn, r.txID, now, false), Topic: t.topic,
+		Partition: s.part, Offset: r.off, Topic: t.topic,
 		ValueSchema: t.envelopeSchema, Value: s.cat.src.event(t, opRead, nil, after, src, now),
 	}
 	if t.keySchema != nil {

@@ -78,6 +78,18 @@ type streamer struct {
 	sentFlush  uint64
 	tuple      []tupleColumn
 	oldTuple   []tupleColumn
+	beforeVals []any // scratch of change
+	afterVals  []any
+}
+
+// scratch returns buf resized to n cleared elements.
+func scratch(buf []any, n int) []any {
+	if cap(buf) < n {
+		return make([]any, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
 }
 
 // run streams until ctx ends or an error occurs, sending batches on out.
@@ -218,7 +230,11 @@ func (s *streamer) flush(ctx context.Context, out chan<- []sdk.SourceRecord) err
 	for {
 		select {
 		case out <- s.batch:
-			s.batch = make([]sdk.SourceRecord, 0, streamBatch)
+			// The next batch is sized like this one: while catching up,
+			// a flush every streamFlushDelay carries a few dozen events,
+			// and a full-size batch (about 300 KiB, zeroed) per flush
+			// cost more than the events in it.
+			s.batch = make([]sdk.SourceRecord, 0, min(streamBatch, max(64, len(s.batch)+len(s.batch)/4)))
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -280,7 +296,7 @@ func (s *streamer) add(r sdk.SourceRecord) {
 	if len(s.batch) == 0 {
 		s.batchStart = time.Now()
 		if s.batch == nil {
-			s.batch = make([]sdk.SourceRecord, 0, streamBatch)
+			s.batch = make([]sdk.SourceRecord, 0, 64)
 		}
 	}
 	s.batch = append(s.batch, r)
@@ -573,16 +589,20 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 	if lsn != s.curLSN {
 		s.curLSN, s.nAtLSN = lsn, 0
 	}
+	// The values are copied into the events' structs: the slices are
+	// reused from change to change.
 	var before, after []any
 	if oldKind != 0 {
-		before = make([]any, len(t.columns))
+		s.beforeVals = scratch(s.beforeVals, len(t.columns))
+		before = s.beforeVals
 		if err := s.decodeTuple(t, s.oldTuple, before); err != nil {
 			return err
 		}
 		fillRequired(t, before)
 	}
 	if kind != 'D' {
-		after = make([]any, len(t.columns))
+		s.afterVals = scratch(s.afterVals, len(t.columns))
+		after = s.afterVals
 		if err := s.decodeTuple(t, s.tuple, after); err != nil {
 			return err
 		}

@@ -51,7 +51,8 @@
 // about
 //
 //	memory.buffer.max.bytes + ~70 MiB (Go runtime and GC headroom, SDK, AWS
-//	client, one record batch)
+//	client, one record batch, up to 16 MiB of Arrow buffers the Parquet
+//	writers recycle)
 //
 // whatever the number of partitions and open files, instead of Confluent's
 // s3.part.size × open files; the spill files take the rest on local disk
@@ -63,4 +64,11 @@
 // Measured (integration/s3_memory_test.go, 100 partitions, 156 MiB of open
 // files, flush.size never reached): peak RSS 55 MiB with a 4 MiB bound,
 // 97 MiB with 32 MiB, 130 MiB with 64 MiB, 366 MiB without a bound.
+//
+// # Parquet files
+//
+// Written with arrow-go as Confluent's sink writes them with parquet-mr:
+// snappy by default, dictionary encoding, dropped for a column whose first
+// page it does not make smaller than plain values (parquet-mr's fallback
+// rule), 64 KiB data pages, V1 data pages, min/max statistics.
 package s3

@@ -877,7 +877,7 @@ func (b *clusterBench) throughput(ctx context.Context, workers int) ThroughputRe
 		res.Error = err.Error()
 		return res
 	}
-	cpu0 := treeCPU(pids)
+	cpu0 := treesCPU(pids)
 	if err := putConnector(ctx, c.nodes[0].url, "datagen", src); err != nil {
 		res.Error = err.Error()
 		return res
@@ -900,7 +900,7 @@ func (b *clusterBench) throughput(ctx context.Context, workers int) ThroughputRe
 			firstT, firstC = now, committed
 		}
 		if committed >= int64(b.o.Records) {
-			cpu := treeCPU(pids) - cpu0
+			cpu := treesCPU(pids) - cpu0
 			if now.After(firstT) && firstC < committed {
 				res.RecordsPerSec = float64(committed-firstC) / now.Sub(firstT).Seconds()
 			}
@@ -922,9 +922,9 @@ func group3(f float64) string { return group(f) }
 // and its plugins).
 func syscallKillGroup(pid int) error { return syscall.Kill(-pid, syscall.SIGKILL) }
 
-// treeCPU is the user and system CPU seconds of the processes and their
+// treesCPU is the user and system CPU seconds of the processes and their
 // descendants.
-func treeCPU(pids []int) float64 {
+func treesCPU(pids []int) float64 {
 	var total float64
 	for _, p := range pids {
 		for _, q := range append([]int{p}, descendants(p)...) {

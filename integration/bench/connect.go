@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -41,6 +42,33 @@ const (
 	ConnectLineBytes = 1023
 )
 
+// The pipelines of the Connect benchmark.
+const (
+	PipelineE2E  = "e2e"  // datagen → topic → discard, Tributary alone
+	PipelineFile = "file" // FileStream → topic → FileStream, side by side
+	// PipelineSMT is FileStream → topic → FileStream with JSON lines and a
+	// chain of three transformations in the sink (InsertField,
+	// ReplaceField, RegexRouter), side by side.
+	PipelineSMT = "smt"
+)
+
+// SMTChain is the sink settings of PipelineSMT's transformations.
+var SMTChain = map[string]string{
+	"transforms":                     "insert,replace,route",
+	"transforms.insert.type":         "org.apache.kafka.connect.transforms.InsertField$Value",
+	"transforms.insert.topic.field":  "source_topic",
+	"transforms.insert.static.field": "pipeline",
+	"transforms.insert.static.value": "bench",
+	"transforms.replace.type":        "org.apache.kafka.connect.transforms.ReplaceField$Value",
+	"transforms.replace.exclude":     "note",
+	"transforms.replace.renames":     "name:full_name,email:contact",
+	"transforms.route.type":          "org.apache.kafka.connect.transforms.RegexRouter",
+	"transforms.route.regex":         "bench-(.*)",
+	"transforms.route.replacement":   "lake-$1",
+	"value.converter":                "org.apache.kafka.connect.json.JsonConverter",
+	"value.converter.schemas.enable": "false",
+}
+
 // ConnectOptions configures RunConnect.
 type ConnectOptions struct {
 	// Exe is the tributary binary started as `Exe worker`.
@@ -51,6 +79,9 @@ type ConnectOptions struct {
 	FileRecords int
 	// NoKafkaConnect leaves out Kafka Connect.
 	NoKafkaConnect bool
+	// Pipelines selects the pipelines: PipelineE2E, PipelineFile and
+	// PipelineSMT (default the first two).
+	Pipelines []string
 	// Dir is where working directories are created (default $TMPDIR).
 	Dir string
 	// Timeout bounds each pipeline run.
@@ -83,7 +114,13 @@ type PipelineResult struct {
 	RecordsPerSec float64 `json:"records_per_sec"`
 	// SourcePerSec is the rate at which the topic filled.
 	SourcePerSec float64 `json:"source_records_per_sec"`
-	ReadySeconds float64 `json:"ready_seconds"`
+	// CPUSeconds is the user and system CPU time the runtime's processes
+	// (the worker and its plugin processes; the JVM) spent from the
+	// connectors' creation to the last commit; CPUMicrosPerRecord is it
+	// per record moved.
+	CPUSeconds         float64 `json:"cpu_seconds"`
+	CPUMicrosPerRecord float64 `json:"cpu_us_per_record"`
+	ReadySeconds       float64 `json:"ready_seconds"`
 	// Worker is the worker process (the JVM for Kafka Connect), Plugins
 	// the sum over its plugin child processes, Total their sum sampled
 	// together.
@@ -140,6 +177,9 @@ func RunConnect(ctx context.Context, o ConnectOptions) (*ConnectReport, error) {
 	if o.Dir == "" {
 		o.Dir = os.TempDir()
 	}
+	if len(o.Pipelines) == 0 {
+		o.Pipelines = []string{PipelineE2E, PipelineFile}
+	}
 	logf := func(format string, args ...any) {
 		if o.Progress != nil {
 			fmt.Fprintf(o.Progress, "bench connect: "+format+"\n", args...)
@@ -168,7 +208,28 @@ func RunConnect(ctx context.Context, o ConnectOptions) (*ConnectReport, error) {
 	adm := kadm.NewClient(cl)
 
 	// (a) datagen → topic → discard.
-	res := runTributary(ctx, o, logf, adm, bootstrap, filepath.Join(work, "e2e"), "datagen→discard", func(url string) (pipeline, error) {
+	if slices.Contains(o.Pipelines, PipelineE2E) {
+		rep.Results = append(rep.Results, runE2E(ctx, o, logf, adm, bootstrap, work))
+		if ctx.Err() != nil {
+			return rep, ctx.Err()
+		}
+	}
+	if slices.Contains(o.Pipelines, PipelineFile) {
+		if err := runFilePipelines(ctx, o, logf, adm, bootstrap, work, rep, false); err != nil {
+			return rep, err
+		}
+	}
+	if slices.Contains(o.Pipelines, PipelineSMT) {
+		if err := runFilePipelines(ctx, o, logf, adm, bootstrap, work, rep, true); err != nil {
+			return rep, err
+		}
+	}
+	rep.Elapsed = time.Since(begin).Seconds()
+	return rep, ctx.Err()
+}
+
+func runE2E(ctx context.Context, o ConnectOptions, logf func(string, ...any), adm *kadm.Client, bootstrap, work string) *PipelineResult {
+	return runTributary(ctx, o, logf, adm, bootstrap, filepath.Join(work, "e2e"), "datagen→discard", func(url string) (pipeline, error) {
 		return pipeline{
 			topic: "bench-e2e", n: int64(o.Records),
 			source: map[string]string{"connector.class": "dev.tributary.connect.datagen.DatagenConnector", "tasks.max": "1",
@@ -180,20 +241,28 @@ func RunConnect(ctx context.Context, o ConnectOptions) (*ConnectReport, error) {
 				"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"},
 		}, nil
 	})
-	rep.Results = append(rep.Results, res)
-	if ctx.Err() != nil {
-		return rep, ctx.Err()
-	}
+}
 
-	// (b) FileStream pipelines.
-	input := filepath.Join(work, "input.txt")
+// runFilePipelines runs FileStream → topic → FileStream on Tributary and
+// on Kafka Connect; with smt, JSON lines through the sink's SMTChain.
+func runFilePipelines(ctx context.Context, o ConnectOptions, logf func(string, ...any), adm *kadm.Client, bootstrap, work string,
+	rep *ConnectReport, smt bool) error {
+	name, tag := "FileStream", "file"
+	if smt {
+		name, tag = "FileStream+3 SMTs", "smt"
+	}
+	input := filepath.Join(work, tag+"-input.txt")
 	logf("writing %d lines of %d bytes to %s", o.FileRecords, ConnectLineBytes+1, input)
-	if err := writeInput(input, o.FileRecords); err != nil {
-		return rep, err
+	write := writeInput
+	if smt {
+		write = writeJSONInput
+	}
+	if err := write(input, o.FileRecords); err != nil {
+		return err
 	}
 	filePipeline := func(runtime, dir string) pipeline {
-		topic := "bench-file-" + runtime
-		return pipeline{topic: topic, n: int64(o.FileRecords),
+		topic := "bench-" + tag + "-" + runtime
+		p := pipeline{topic: topic, n: int64(o.FileRecords),
 			source: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "tasks.max": "1",
 				"file": input, "topic": topic, "key.converter": "org.apache.kafka.connect.storage.StringConverter",
 				"value.converter": "org.apache.kafka.connect.storage.StringConverter"},
@@ -201,27 +270,53 @@ func RunConnect(ctx context.Context, o ConnectOptions) (*ConnectReport, error) {
 				"file": filepath.Join(dir, "output.txt"), "topics": topic, "key.converter": "org.apache.kafka.connect.storage.StringConverter",
 				"value.converter": "org.apache.kafka.connect.storage.StringConverter"},
 		}
+		if smt {
+			maps.Copy(p.sink, SMTChain)
+		}
+		return p
 	}
-	tdir := filepath.Join(work, "file-tributary")
-	rep.Results = append(rep.Results, runTributary(ctx, o, logf, adm, bootstrap, tdir, "FileStream", func(string) (pipeline, error) {
+	tdir := filepath.Join(work, tag+"-tributary")
+	rep.Results = append(rep.Results, runTributary(ctx, o, logf, adm, bootstrap, tdir, name, func(string) (pipeline, error) {
 		return filePipeline("tributary", tdir), nil
 	}))
 	if ctx.Err() != nil {
-		return rep, ctx.Err()
+		return ctx.Err()
 	}
-	kres := &PipelineResult{Runtime: "kafka-connect", Pipeline: "FileStream"}
+	kres := &PipelineResult{Runtime: "kafka-connect", Pipeline: name}
 	rep.Results = append(rep.Results, kres)
 	if o.NoKafkaConnect {
 		kres.Skipped = "--no-kafka-connect"
 	} else {
-		kdir := filepath.Join(work, "file-kafka-connect")
+		kdir := filepath.Join(work, tag+"-kafka-connect")
 		runKafkaConnect(ctx, o, logf, adm, bootstrap, kdir, filePipeline("kafka-connect", kdir), kres)
 		if kres.Skipped == "" {
 			rep.KafkaBroker = rep.Broker
 		}
 	}
-	rep.Elapsed = time.Since(begin).Seconds()
-	return rep, ctx.Err()
+	return ctx.Err()
+}
+
+// writeJSONInput writes n JSON objects of ConnectLineBytes bytes, one a
+// line: a user row whose note pads it to size.
+func writeJSONInput(path string, n int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	for i := 0; i < n; i++ {
+		head := fmt.Sprintf(`{"id":%d,"name":"user %d","email":"user%d@example.com","age":%d,"active":%t,"score":%d.5,"note":"`,
+			i, i, i, 18+i%60, i%2 == 0, i%1000)
+		pad := ConnectLineBytes - len(head) - len(`"}`)
+		w.WriteString(head)
+		w.WriteString(strings.Repeat("n", max(pad, 0)))
+		w.WriteString("\"}\n")
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 type pipeline struct {
@@ -403,6 +498,16 @@ func procKB(path, key string) float64 {
 }
 
 // descendants lists the processes below pid.
+// treeCPU is the CPU time of pid and its descendants (a worker and its
+// plugin processes) that are alive.
+func treeCPU(pid int) time.Duration {
+	total := procCPU(pid)
+	for _, c := range descendants(pid) {
+		total += procCPU(c)
+	}
+	return total
+}
+
 func descendants(pid int) []int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -569,7 +674,8 @@ func firstLines(s string, n int) string {
 // offsets: from the first commit to the one covering all p.n records. sample
 // runs every poll.
 func runPipeline(ctx context.Context, o ConnectOptions, logf func(string, ...any), adm *kadm.Client, bootstrap, url string, p pipeline,
-	sample func(), res *PipelineResult) {
+	sample func(), cpu func() time.Duration, res *PipelineResult) {
+	cpu0 := cpu()
 	name := strings.ReplaceAll(res.Runtime+"-"+res.Pipeline, "→", "-")
 	src, snk := name+"-source", name+"-sink"
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, p.topic); err != nil {
@@ -643,6 +749,8 @@ func runPipeline(ctx context.Context, o ConnectOptions, logf func(string, ...any
 		time.Sleep(100 * time.Millisecond)
 	}
 	res.Records = p.n
+	res.CPUSeconds = (cpu() - cpu0).Seconds()
+	res.CPUMicrosPerRecord = res.CPUSeconds * 1e6 / float64(p.n)
 	if firstC < p.n && endT.After(firstT) {
 		res.RecordsPerSec = float64(p.n-firstC) / endT.Sub(firstT).Seconds()
 	} else {
@@ -702,7 +810,7 @@ func runTributary(ctx context.Context, o ConnectOptions, logf func(string, ...an
 		return res
 	}
 	load := &memSampler{pid: w.pid()}
-	runPipeline(ctx, o, logf, adm, bootstrap, w.url, p, load.sample, res)
+	runPipeline(ctx, o, logf, adm, bootstrap, w.url, p, load.sample, func() time.Duration { return treeCPU(w.pid()) }, res)
 	load.fill(res)
 	return res
 }
@@ -713,7 +821,7 @@ func runKafkaConnect(ctx context.Context, o ConnectOptions, logf func(string, ..
 		res.Error = err.Error()
 		return
 	}
-	logf("kafka-connect FileStream: starting Kafka Connect 4.4 (distributed, JVM heap as connect-distributed.sh: -Xms256M -Xmx2G, G1)")
+	logf("kafka-connect %s: starting Kafka Connect 4.4 (distributed, JVM heap as connect-distributed.sh: -Xms256M -Xmx2G, G1)", res.Pipeline)
 	c, err := harness.StartKafkaConnect(ctx, dir, bootstrap, map[string]string{"offset.flush.interval.ms": "1000"},
 		harness.WithConnectJVMArgs(connectJVMArgs...))
 	if errors.Is(err, harness.ErrUnavailable) {
@@ -740,7 +848,7 @@ func runKafkaConnect(ctx context.Context, o ConnectOptions, logf func(string, ..
 	res.Total.RSSIdleMB = res.Worker.RSSIdleMB
 	logf("kafka-connect: ready in %v (pid %d); idle RSS %.1f MB", c.StartupTime().Round(time.Millisecond), pid, res.Worker.RSSIdleMB)
 	load := &memSampler{pid: pid}
-	runPipeline(ctx, o, logf, adm, bootstrap, c.URL(), p, load.sample, res)
+	runPipeline(ctx, o, logf, adm, bootstrap, c.URL(), p, load.sample, func() time.Duration { return procCPU(pid) }, res)
 	load.fill(res)
 }
 
@@ -775,22 +883,24 @@ var (
 	TargetReadySeconds    = 1.0
 	TargetThroughputRatio = 2.0
 	TargetMemoryRatio     = 0.2
+	// TargetSMTRatio is the goal of the pipeline with transformations.
+	TargetSMTRatio = 3.0
 )
 
 // WriteText prints the results and the targets table.
 func (r *ConnectReport) WriteText(out io.Writer) error {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(out, "Connect worker benchmark: %s/%s, %d CPUs, %s; broker: %s\n\n", r.Host.GOOS, r.Host.GOARCH, r.Host.CPUs, r.Host.GoVersion, r.Broker)
-	fmt.Fprintln(w, "runtime\tpipeline\trecords\tvalue B\trecords/s\tready\tworker RSS idle/load/peak MB\tplugins RSS idle/load MB\ttotal RSS idle/load/peak MB\ttotal PSS load MB\t")
+	fmt.Fprintln(w, "runtime\tpipeline\trecords\tvalue B\trecords/s\tCPU µs/record\tready\tworker RSS idle/load/peak MB\tplugins RSS idle/load MB\ttotal RSS idle/load/peak MB\ttotal PSS load MB\t")
 	for _, x := range r.Results {
 		switch {
 		case x.Skipped != "":
-			fmt.Fprintf(w, "%s\t%s\tskipped: %s\t\t\t\t\t\t\t\t\n", x.Runtime, x.Pipeline, firstLines(x.Skipped, 1))
+			fmt.Fprintf(w, "%s\t%s\tskipped: %s\t\t\t\t\t\t\t\t\t\n", x.Runtime, x.Pipeline, firstLines(x.Skipped, 1))
 		case x.Error != "":
-			fmt.Fprintf(w, "%s\t%s\tfailed: %s\t\t\t\t\t\t\t\t\n", x.Runtime, x.Pipeline, firstLines(x.Error, 1))
+			fmt.Fprintf(w, "%s\t%s\tfailed: %s\t\t\t\t\t\t\t\t\t\n", x.Runtime, x.Pipeline, firstLines(x.Error, 1))
 		default:
-			fmt.Fprintf(w, "%s\t%s\t%d\t%.0f\t%s\t%.3fs\t%.1f / %.1f / %.1f\t%.1f / %.1f\t%.1f / %.1f / %.1f\t%.1f\t\n", x.Runtime, x.Pipeline, x.Records,
-				x.RecordBytes, group(x.RecordsPerSec), x.ReadySeconds, x.Worker.RSSIdleMB, x.Worker.RSSLoadMB, x.Worker.RSSPeakMB,
+			fmt.Fprintf(w, "%s\t%s\t%d\t%.0f\t%s\t%.1f\t%.3fs\t%.1f / %.1f / %.1f\t%.1f / %.1f\t%.1f / %.1f / %.1f\t%.1f\t\n", x.Runtime, x.Pipeline, x.Records,
+				x.RecordBytes, group(x.RecordsPerSec), x.CPUMicrosPerRecord, x.ReadySeconds, x.Worker.RSSIdleMB, x.Worker.RSSLoadMB, x.Worker.RSSPeakMB,
 				x.Plugins.RSSIdleMB, x.Plugins.RSSLoadMB, x.Total.RSSIdleMB, x.Total.RSSLoadMB, x.Total.RSSPeakMB, x.Total.PSSLoadMB)
 		}
 	}
@@ -850,6 +960,20 @@ func (r *ConnectReport) WriteText(out io.Writer) error {
 	if both {
 		row("FileStream start-up, Kafka Connect / Tributary", "(informational)", true,
 			fmt.Sprintf("%.1fx (%.3f s vs %.3f s)", kf.ReadySeconds/tf.ReadySeconds, kf.ReadySeconds, tf.ReadySeconds), true)
+	}
+	ts, ks := r.find("tributary", "FileStream+3 SMTs"), r.find("kafka-connect", "FileStream+3 SMTs")
+	if ts != nil || ks != nil {
+		bothSMT := ts != nil && ks != nil
+		var sr float64
+		if bothSMT {
+			sr = ts.RecordsPerSec / ks.RecordsPerSec
+		}
+		row("FileStream+3 SMTs records/s, Tributary / Kafka Connect", fmt.Sprintf(">= %.1fx", TargetSMTRatio), bothSMT,
+			fmt.Sprintf("%.2fx (%s vs %s rec/s)", sr, groupOr(ts), groupOr(ks)), sr >= TargetSMTRatio)
+		if bothSMT && ts.CPUMicrosPerRecord > 0 {
+			row("FileStream+3 SMTs CPU per record, Kafka Connect / Tributary", "(informational)", true,
+				fmt.Sprintf("%.2fx (%.1f vs %.1f µs)", ks.CPUMicrosPerRecord/ts.CPUMicrosPerRecord, ks.CPUMicrosPerRecord, ts.CPUMicrosPerRecord), true)
+		}
 	}
 	if err := w.Flush(); err != nil {
 		return err

@@ -67,12 +67,15 @@ func WithConnectStartTimeout(d time.Duration) ConnectOption {
 // KafkaConnect starts a Kafka Connect 4.4 distributed worker against the
 // Kafka cluster at bootstrap (Apache Kafka or Tributary's broker), in a
 // directory under t.TempDir, and kills it in t.Cleanup. Skip and failure
-// rules are those of ApacheKafka.
+// rules, and the start-up tuned JVM in tests, are those of ApacheKafka.
 func KafkaConnect(t testing.TB, bootstrap string, opts ...ConnectOption) *Connect {
 	t.Helper()
 	requireJava(t)
 	requireJars(t)
 	dir := t.TempDir()
+	if !isBenchmark(t) {
+		opts = append([]ConnectOption{WithConnectJVMArgs(quickStartJVMArgs()...)}, opts...)
+	}
 	c, err := StartKafkaConnect(context.Background(), dir, bootstrap, nil, opts...)
 	if errors.Is(err, ErrUnavailable) {
 		t.Skipf("skipping: %v", err)
@@ -174,12 +177,16 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 		return nil, fmt.Errorf("harness: write connect log config: %w", err)
 	}
 	argv := append(defaultJVMArgs(), cfg.jvmArgs...)
+	archive, dump := classArchive(java, jars, connectMainClass)
+	argv = append(argv, archiveArgs(archive, dump)...)
 	argv = append(argv, "-Dlog4j2.configurationFile="+logCfg, "-cp", classpath(jars), connectMainClass, propsPath)
 
 	proc, err := startProcess("Kafka Connect", java, argv, dir, filepath.Join(dir, "connect.log"))
 	if err != nil {
+		discardDump(dump)
 		return nil, err
 	}
+	proc.archive, proc.dump = archive, dump
 	c.proc = proc
 	if err := waitConnect(ctx, proc, c.url); err != nil {
 		_ = proc.Close()

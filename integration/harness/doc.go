@@ -27,6 +27,23 @@
 // RequireDebezium makes sure Debezium's PostgreSQL connector is among the
 // jars, so that KafkaConnect offers it.
 //
+// FerretDB v1.24.2 (StartFerretDBT, StartFerretDB), a MongoDB wire-protocol
+// server on SQLite without change streams, is the MongoDB source's test
+// server. It is built from integration/ferretdb, a Go module of its own that
+// keeps FerretDB out of the product's go.mod, once per change of that
+// module's sources (FerretDBBinary; about a minute with an empty Go build
+// cache), cached under ${TRIBUTARY_CACHE:-$HOME/.cache/tributary}/ferretdb,
+// and started as a process on a free 127.0.0.1 port.
+//
+// The end-to-end tests run in parallel (t.Parallel, `make test` allows 4 at
+// a time), so everything the harness starts is private to the test that
+// asked for it (free ports, t.TempDir, its own processes), and what is
+// shared is shared safely: BuildTributary builds the binary once per test
+// process; the JVMs of tests start with only the C1 compiler and from
+// class-data sharing archives cached in ~/.cache/tributary/cds (written by
+// the first run on a machine, which stops its JVMs gently for that);
+// benchmarks keep the full JIT.
+//
 // Every process writes its log to a file in its directory; start-up errors
 // carry the tail of that log, and the testing entry points print it when the
 // test fails.

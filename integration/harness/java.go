@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,8 @@ const noFetchEnv = "TRIBUTARY_NO_FETCH"
 
 // requiredJars returns globs that must all match in a usable jars directory.
 func requiredJars() []string {
-	return []string{"kafka_2.13-*.jar", "kafka-tools-*.jar", "connect-runtime-*.jar", "connect-file-*.jar", "connect-json-*.jar"}
+	return []string{"kafka_2.13-*.jar", "kafka-tools-*.jar", "connect-runtime-*.jar", "connect-file-*.jar", "connect-json-*.jar",
+		"connect-transforms-*.jar", "debezium-connect-plugins-*.jar"}
 }
 
 // JarsDir returns the directory holding the Apache Kafka / Kafka Connect
@@ -180,6 +182,22 @@ func defaultJVMArgs() []string {
 	}
 }
 
+// quickStartJVMArgs tunes a JVM for start-up rather than peak speed: only
+// the C1 compiler (no C2 compiler threads competing for the CI machine's two
+// cores while a hundred jars' classes load). Tests' brokers, workers and
+// tools run seconds to a minute, so they finish sooner this way; benchmarks
+// (testing.B, StartApacheKafka, StartKafkaConnect) keep the full JIT.
+func quickStartJVMArgs() []string {
+	return []string{"-XX:TieredStopAtLevel=1"}
+}
+
+// isBenchmark reports whether tb is a benchmark, whose JVMs must run at
+// full speed.
+func isBenchmark(tb testing.TB) bool {
+	_, ok := tb.(*testing.B)
+	return ok
+}
+
 // log4j2Config is a Log4j 2 properties configuration sending everything at
 // level and above to stdout (appender "out") or stderr.
 func log4j2Config(level, target string) string {
@@ -208,7 +226,9 @@ logger.jetty.level = warn
 // "org.apache.kafka.tools.ProducerPerformance") with the jars from JarsDir
 // and returns its standard output. The tool can target any bootstrap
 // address, including Tributary's broker. Its log goes to standard error,
-// whose tail is included in the error when the tool fails.
+// whose tail is included in the error when the tool fails. The tool's JVM
+// is tuned for start-up (quickStartJVMArgs): use it for clients that check
+// behaviour, not as a benchmark peer.
 func JavaTool(ctx context.Context, class string, args ...string) ([]byte, error) {
 	return JavaToolWithInput(ctx, nil, class, args...)
 }
@@ -248,7 +268,13 @@ func runTool(ctx context.Context, java, jars string, stdin io.Reader, class stri
 	if err := os.WriteFile(logCfg, []byte(log4j2Config("warn", "SYSTEM_ERR")), 0o644); err != nil {
 		return nil, fmt.Errorf("harness: write tool log config: %w", err)
 	}
-	argv := defaultJVMArgs()
+	argv := append(defaultJVMArgs(), quickStartJVMArgs()...)
+	archive, dump := classArchive(java, jars, class)
+	argv = append(argv, archiveArgs(archive, dump)...)
+	defer discardDump(dump)
+	// JVM warnings (a stale class-data archive, say) go to standard error:
+	// standard output is the tool's, and tests parse it.
+	argv = append(argv, "-Xlog:disable", "-Xlog:all=warning:stderr")
 	argv = append(argv, "-Dlog4j2.configurationFile="+logCfg, "-cp", classpath(jars), class)
 	argv = append(argv, args...)
 
@@ -263,10 +289,108 @@ func runTool(ctx context.Context, java, jars string, stdin io.Reader, class stri
 	if err := cmd.Run(); err != nil {
 		return stdout.Bytes(), fmt.Errorf("harness: %s %s: %w\n%s", class, strings.Join(args, " "), err, tailLines(stderr.Bytes(), 30))
 	}
+	keepArchive(archive, dump)
 	return stdout.Bytes(), nil
+}
+
+// RunJavaProgram compiles a small Java program (one source file, such as
+// the golden file generators under testdata/gen) against the jars and runs
+// its main class (the file's name) with args, in the UTC time zone and the
+// en_US locale, returning its standard output. It skips t when no JDK
+// (javac beside java) or jars can be had.
+func RunJavaProgram(t testing.TB, source string, args ...string) []byte {
+	t.Helper()
+	jars := requireJars(t)
+	java := requireJava(t)
+	javac := filepath.Join(filepath.Dir(java), "javac")
+	if _, err := os.Stat(javac); err != nil {
+		t.Skipf("skipping: no javac beside %s (install a JDK %d+)", java, MinJavaVersion)
+	}
+	classes := t.TempDir()
+	if out, err := exec.Command(javac, "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", classpath(jars), source).CombinedOutput(); err != nil {
+		t.Fatalf("harness: javac %s: %v\n%s", source, err, out)
+	}
+	class := strings.TrimSuffix(filepath.Base(source), ".java")
+	argv := append(defaultJVMArgs(), "-Duser.timezone=UTC", "-Duser.language=en", "-Duser.country=US",
+		"-cp", classes+string(os.PathListSeparator)+classpath(jars), class)
+	cmd := exec.Command(java, append(argv, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("harness: java %s: %v\n%s", class, err, tailLines(stderr.Bytes(), 30))
+	}
+	return stdout.Bytes()
+}
+
+// classArchive returns the class-data sharing archive for running class
+// with java on the jars: a dynamic AppCDS archive of the classes an earlier
+// run loaded, which halves a JVM's start-up CPU. When the
+// archive does not exist yet, dump names the file this run should write it
+// to (-XX:ArchiveClassesAtExit) and rename to archive after a clean exit.
+// The archive is keyed by java, jars directory (and its fetch-jars.sh
+// marker) and class; the JVM itself refuses, with a warning, an archive
+// whose JDK build or jar files changed. Both are "" when there is no cache
+// directory.
+func classArchive(java, jars, class string) (archive, dump string) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", ""
+	}
+	marker, _ := os.ReadFile(filepath.Join(jars, ".complete"))
+	h := sha256.New()
+	for _, part := range []string{java, jars, string(marker), class} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	dir := filepath.Join(cache, "tributary", "cds")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", ""
+	}
+	archive = filepath.Join(dir, fmt.Sprintf("%s-%x.jsa", class[strings.LastIndexByte(class, '.')+1:], h.Sum(nil)[:8]))
+	if _, err := os.Stat(archive); err == nil {
+		return archive, ""
+	}
+	f, err := os.CreateTemp(dir, ".dump-*.jsa")
+	if err != nil {
+		return "", ""
+	}
+	f.Close()
+	os.Remove(f.Name()) // the JVM creates it
+	return archive, f.Name()
 }
 
 // classpath returns the java class path for every jar in dir.
 func classpath(dir string) string {
 	return filepath.Join(dir, "*")
+}
+
+// archiveArgs returns the JVM flags that use archive, or, when dump is set,
+// write the archive to dump when the JVM exits by itself.
+func archiveArgs(archive, dump string) []string {
+	switch {
+	case archive == "":
+		return nil
+	case dump == "":
+		return []string{"-XX:SharedArchiveFile=" + archive}
+	default:
+		return []string{"-XX:ArchiveClassesAtExit=" + dump}
+	}
+}
+
+// keepArchive moves a JVM's dump into place as archive once the JVM has
+// exited by itself (a killed JVM may leave half a file: discard it then).
+func keepArchive(archive, dump string) {
+	if dump == "" {
+		return
+	}
+	if st, err := os.Stat(dump); err == nil && st.Size() > 0 {
+		_ = os.Rename(dump, archive) // atomic: concurrent runs each leave a whole archive
+	}
+}
+
+// discardDump removes what is left of a dump that was not kept.
+func discardDump(dump string) {
+	if dump != "" {
+		_ = os.Remove(dump)
+	}
 }

@@ -77,7 +77,8 @@ func WithKafkaStartTimeout(d time.Duration) KafkaOption {
 }
 
 // ApacheKafka starts a single-node KRaft Apache Kafka 4.4 broker in a
-// directory under t.TempDir and kills it in t.Cleanup. It skips the test
+// directory under t.TempDir and kills it in t.Cleanup. In a test (not a
+// benchmark) the JVM is tuned for start-up (quickStartJVMArgs). It skips the test
 // when java or the jars are unavailable (see the package documentation)
 // and fails it when the broker does not start.
 func ApacheKafka(t testing.TB, opts ...KafkaOption) *Kafka {
@@ -85,6 +86,9 @@ func ApacheKafka(t testing.TB, opts ...KafkaOption) *Kafka {
 	requireJava(t)
 	requireJars(t)
 	dir := t.TempDir()
+	if !isBenchmark(t) {
+		opts = append([]KafkaOption{WithKafkaJVMArgs(quickStartJVMArgs()...)}, opts...)
+	}
 	k, err := StartApacheKafka(context.Background(), dir, nil, opts...)
 	if errors.Is(err, ErrUnavailable) {
 		t.Skipf("skipping: %v", err)
@@ -183,14 +187,19 @@ func startKafkaOnce(ctx context.Context, dir, java, jars string, cfg *kafkaConfi
 		return nil, fmt.Errorf("harness: write kafka log config: %w", err)
 	}
 	jvm := append(defaultJVMArgs(), cfg.jvmArgs...)
-	jvm = append(jvm, "-Dlog4j2.configurationFile="+logCfg, "-cp", classpath(jars))
+	cp := []string{"-Dlog4j2.configurationFile=" + logCfg, "-cp", classpath(jars)}
 
 	// Format the storage directory (a short-lived JVM: favour start-up speed).
 	clusterID, err := newClusterID()
 	if err != nil {
 		return nil, err
 	}
-	format := append(slices.Clone(jvm), "-XX:TieredStopAtLevel=1", storageToolClass,
+	fArchive, fDump := classArchive(java, jars, storageToolClass)
+	defer discardDump(fDump)
+	format := append(slices.Clone(jvm), "-XX:TieredStopAtLevel=1")
+	format = append(format, archiveArgs(fArchive, fDump)...)
+	format = append(format, cp...)
+	format = append(format, storageToolClass,
 		"format", "--cluster-id", clusterID, "--config", propsPath, "--ignore-formatted")
 	fcmd := exec.CommandContext(ctx, java, format...)
 	fcmd.Dir = dir
@@ -199,11 +208,17 @@ func startKafkaOnce(ctx context.Context, dir, java, jars string, cfg *kafkaConfi
 	if out, err := fcmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("harness: format Kafka storage: %w\n%s", err, tailLines(out, 30))
 	}
+	keepArchive(fArchive, fDump)
 
-	proc, err := startProcess("Apache Kafka", java, append(jvm, kafkaMainClass, propsPath), dir, filepath.Join(dir, "kafka.log"))
+	archive, dump := classArchive(java, jars, kafkaMainClass)
+	argv := append(slices.Clone(jvm), archiveArgs(archive, dump)...)
+	argv = append(argv, cp...)
+	proc, err := startProcess("Apache Kafka", java, append(argv, kafkaMainClass, propsPath), dir, filepath.Join(dir, "kafka.log"))
 	if err != nil {
+		discardDump(dump)
 		return nil, err
 	}
+	proc.archive, proc.dump = archive, dump
 	k.proc = proc
 	if err := waitKafka(ctx, proc, k.bootstrap); err != nil {
 		_ = proc.Close()

@@ -10,7 +10,9 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
@@ -60,7 +62,16 @@ type process struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// archive and dump, when dump is set, ask Close to stop the JVM
+	// gently so that it writes its class-data sharing archive (see
+	// classArchive); later runs start from the archive.
+	archive, dump string
 }
+
+// archiveStopTimeout bounds the one gentle stop of a JVM that writes its
+// class-data archive on exit.
+const archiveStopTimeout = 60 * time.Second
 
 // startProcess starts java with argv in dir, logging to logPath.
 func startProcess(name, java string, argv []string, dir, logPath string) (*process, error) {
@@ -96,9 +107,21 @@ func (p *process) exited() (bool, error) {
 }
 
 // Close kills the whole process group with SIGKILL and waits for the
-// process to exit. It is safe to call more than once.
+// process to exit; a JVM that is to write its class-data archive (the
+// first run on a machine) is first asked to stop with SIGTERM. It is safe
+// to call more than once.
 func (p *process) Close() error {
 	p.closeOnce.Do(func() {
+		if p.dump != "" {
+			defer discardDump(p.dump)
+			if p.cmd.Process.Signal(syscall.SIGTERM) == nil {
+				select {
+				case <-p.done:
+					keepArchive(p.archive, p.dump)
+				case <-time.After(archiveStopTimeout):
+				}
+			}
+		}
 		if err := killGroup(p.cmd); err != nil {
 			p.closeErr = fmt.Errorf("harness: kill %s: %w", p.name, err)
 		}

@@ -1,12 +1,15 @@
 package harness
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -14,63 +17,71 @@ import (
 	"time"
 )
 
-// BuildTributary builds the tributary binary (cmd/tributary of the module the
-// test runs in) and returns its path. It is built once per test process and
-// shared between tests (linking it is most of the time a short test takes);
-// RemoveBuilds, from TestMain, removes it. With TRIBUTARY_BUILD_RACE set it
-// is built with the race detector (a race is reported in the process's
-// log).
+// BuildTributary returns the path of the tributary binary (cmd/tributary of
+// the module the harness belongs to), built at most once per test process
+// and shared by every test of the package, so that a package run links the
+// 90 MB binary once instead of once per test. The binary lives under the
+// user's cache directory (tributary/testbin/<hash of the module path>):
+// `go build -o` leaves an up-to-date binary alone, so a later run of
+// unchanged sources does not link it again either. A file lock serialises
+// builds of the same module by concurrent test processes (go test runs
+// packages side by side). Tests must treat the binary as read-only. With
+// TRIBUTARY_BUILD_RACE set it is built with the race detector (a race is
+// reported in the process's log).
 func BuildTributary(t testing.TB) string {
 	t.Helper()
-	race := os.Getenv("TRIBUTARY_BUILD_RACE") != ""
-	builds.mu.Lock()
-	defer builds.mu.Unlock()
-	if bin := builds.bins[race]; bin != "" {
-		if _, err := os.Stat(bin); err == nil {
-			return bin
-		}
+	tributaryBin.once.Do(func() { tributaryBin.path, tributaryBin.err = buildTributary() })
+	if tributaryBin.err != nil {
+		t.Fatalf("harness: %v", tributaryBin.err)
 	}
-	if builds.dir == "" {
-		dir, err := os.MkdirTemp("", "tributary-harness-")
-		if err != nil {
-			t.Fatalf("harness: %v", err)
-		}
-		builds.dir = dir
+	return tributaryBin.path
+}
+
+// tributaryBin is the binary BuildTributary built for this test process.
+var tributaryBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// buildTributary builds cmd/tributary into its cache directory under a
+// file lock and returns its path.
+func buildTributary() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the harness source to find the module")
 	}
-	bin := filepath.Join(builds.dir, "tributary")
+	root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // <module>/integration/harness/this.go
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(cache, "tributary", "testbin", hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	unlock, err := lockFile(filepath.Join(dir, "lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	bin := filepath.Join(dir, "tributary")
 	args := []string{"build", "-o", bin}
-	if race {
+	if os.Getenv("TRIBUTARY_BUILD_RACE") != "" {
 		bin += "-race"
 		args = []string{"build", "-race", "-o", bin}
 	}
-	cmd := exec.Command("go", append(args, "github.com/tributary-dev/tributary/cmd/tributary")...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("harness: go build cmd/tributary: %v\n%s", err, out)
+	begin := time.Now()
+	cmd := exec.Command("go", append(args, "./cmd/tributary")...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build cmd/tributary in %s: %w\n%s", root, err, out)
 	}
-	if builds.bins == nil {
-		builds.bins = map[bool]string{}
+	if d := time.Since(begin); d > 5*time.Second {
+		fmt.Fprintf(os.Stderr, "harness: built %s in %v\n", bin, d.Round(time.Millisecond))
 	}
-	builds.bins[race] = bin
-	return bin
-}
-
-// builds are the binaries BuildTributary built in this process.
-var builds struct {
-	mu   sync.Mutex
-	dir  string
-	bins map[bool]string // by race detector
-}
-
-// RemoveBuilds removes what BuildTributary built; call it from TestMain
-// once the tests have run.
-func RemoveBuilds() {
-	builds.mu.Lock()
-	defer builds.mu.Unlock()
-	if builds.dir != "" {
-		os.RemoveAll(builds.dir)
-	}
-	builds.dir, builds.bins = "", nil
+	return bin, nil
 }
 
 // BrokerProcess is Tributary's broker running as a child process

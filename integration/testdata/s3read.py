@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Reads files written by the S3 sink with readers from other projects than
 the writer's (pyarrow for Parquet, fastavro for Avro) and prints, as JSON,
-the column types and the rows. Used by integration/s3_sink_test.go."""
+the column types and the rows. Used by integration/s3_sink_test.go and
+integration/lake_e2e_test.go (parquet-dir: every file under a directory)."""
 import base64
 import datetime
 import decimal
@@ -37,6 +38,19 @@ def main():
         out = {"types": {f.name: str(f.type) for f in t.schema},
                "nullable": {f.name: f.nullable for f in t.schema},
                "rows": plain(t.to_pylist())}
+    elif kind == "parquet-dir":
+        import os
+        import pyarrow.parquet as pq
+        files = []
+        for root, _, names in sorted(os.walk(path)):
+            for name in sorted(names):
+                f = os.path.join(root, name)
+                t = pq.read_table(f)
+                files.append({"path": os.path.relpath(f, path),
+                              "types": {c.name: str(c.type) for c in t.schema},
+                              "nullable": {c.name: c.nullable for c in t.schema},
+                              "rows": plain(t.to_pylist())})
+        out = {"files": files}
     elif kind == "avro":
         import fastavro
         with open(path, "rb") as f:

@@ -118,17 +118,14 @@ func parityCases() []Case {
 			get("/connector-plugins/IntegerConverter/config", 200, `[{"name":"converter.type","type":"STRING","required":true,"default_value":null,"importance":"LOW","documentation":"How this converter will be used.","group":null,"order_in_group":-1,"width":"NONE","display_name":"converter.type","dependents":[]}]`),
 			get("/connector-plugins/org.apache.kafka.connect.converters.BooleanConverter/config", 200, `[{"name":"converter.type","type":"STRING","required":true,"default_value":null,"importance":"LOW","documentation":"How this converter will be used.","group":null,"order_in_group":-1,"width":"NONE","display_name":"converter.type","dependents":[]}]`),
 		}},
-		{"transforms refused", []Step{
-			// Kafka Connect's answer for a transform class it cannot find;
-			// Tributary gives it for every transform until it has them.
+		{"transforms", []Step{
+			// Kafka Connect's answer for a transform class it cannot find.
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSource","topic":"t","transforms":"a","transforms.a.type":"com.example.NoSuchTransform"}}`, 400,
 				`{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value com.example.NoSuchTransform for configuration transforms.a.type: Class com.example.NoSuchTransform could not be found.\nYou can also find the above list of errors at the endpoint `+"`/connector-plugins/{connectorType}/config/validate`"+`"}`),
 			get("/connectors/${name}", 404, connNotFound),
 			recordedValidate("/connector-plugins/FileStreamSource/config/validate", "validate-transforms.json"),
-			{Method: http.MethodPost, Path: "/connectors",
-				Body:  `{"name":"${name}","config":{"connector.class":"FileStreamSource","topic":"t","transforms":"route","transforms.route.type":"org.apache.kafka.connect.transforms.RegexRouter","transforms.route.regex":"(.*)","transforms.route.replacement":"$1-x"}}`,
-				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value org.apache.kafka.connect.transforms.RegexRouter for configuration transforms.route.type: Class org.apache.kafka.connect.transforms.RegexRouter could not be found.\nYou can also find the above list of errors at the endpoint ` + "`/connector-plugins/{connectorType}/config/validate`" + `"}`},
-				Kafka: &Expect{Status: 201, Body: `"{{object}}"`}, Deviation: "transforms are refused until the worker has them (the transforms issue), rather than ignored"},
+			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSource","topic":"t","transforms":"route","transforms.route.type":"org.apache.kafka.connect.transforms.RegexRouter","transforms.route.regex":"(.*)","transforms.route.replacement":"$1-x"}}`, 201,
+				`"{{object}}"`),
 		}},
 		{"loggers by namespace", []Step{
 			// Every logger is listed, the connectors' class loggers too.

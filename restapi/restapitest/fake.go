@@ -19,6 +19,7 @@ import (
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker"
+	"github.com/tributary-dev/tributary/worker/transform"
 )
 
 // Plugin class names the fake knows.
@@ -525,6 +526,9 @@ func (h *Herder) PluginConfig(_ context.Context, plugin string) ([]sdk.ConfigKey
 	spec, ok := fileSpec(plugin)
 	if !ok {
 		if defs, ok := worker.ConverterConfig(plugin); ok {
+			return defs, nil
+		}
+		if defs, _, ok := transform.Definition(plugin); ok {
 			return defs, nil
 		}
 		return nil, worker.Errorf(worker.KindNotFound, "Unknown plugin %s.", plugin)

@@ -82,6 +82,10 @@ func (s *Struct) GetIndex(i int) any {
 	return s.schema.Fields[i].Schema.Default
 }
 
+// GetIndexWithoutDefault returns the i-th field's value as set, nil when
+// unset even if the field has a default (Kafka's Struct.getWithoutDefault).
+func (s *Struct) GetIndexWithoutDefault(i int) any { return s.values[i] }
+
 // Err returns the first error recorded by Set.
 func (s *Struct) Err() error { return s.err }
 

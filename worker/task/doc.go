@@ -1,7 +1,8 @@
 // Package task runs connector tasks: the source and sink data paths between
 // a plugin task (plugins.SourceTask, plugins.SinkTask) and Kafka (franz-go).
 //
-// Source path (SourceRunner): Poll the plugin → transforms → converters →
+// Source path (SourceRunner): Poll the plugin → transforms (SMTs,
+// worker/transform; their errors follow errors.tolerance) → converters →
 // produce (acks=all) → once the broker acked a record and every earlier
 // record of its source partition, its offset becomes committable → every
 // offset.flush.interval.ms and on Stop the committable offsets are written
@@ -20,7 +21,7 @@
 // What the caller (the herder) does, in order:
 //
 //	r, err := task.NewSource(task.SourceConfig{Info: info, Task: pluginTask,
-//		Key: keyConv, Value: valConv, Header: hdrConv,
+//		Key: keyConv, Value: valConv, Header: hdrConv, Transform: chain.Source,
 //		ClientOpts: []kgo.Opt{kgo.SeedBrokers(bootstrap...) /* producer. overrides */},
 //		Offsets: offsetStore, Status: herder, FlushInterval: 60 * time.Second})
 //	r.Start()             // reports RUNNING

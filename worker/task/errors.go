@@ -43,12 +43,52 @@ const (
 	stageKeyConverter    = "KEY_CONVERTER"
 	stageValueConverter  = "VALUE_CONVERTER"
 	stageHeaderConverter = "HEADER_CONVERTER"
+	stageTransformation  = "TRANSFORMATION"
 )
 
-// stageError is a conversion error with the stage it happened in.
+// stageError is a record's error with the stage it happened in; class is
+// the class that failed when not a converter (a transformation's), and
+// exception the Java exception Kafka Connect would name.
 type stageError struct {
-	stage string
-	err   error
+	stage            string
+	err              error
+	class, exception string
+}
+
+// transformError is an error of the transformation chain at its stage,
+// naming the transformation and the exception when the error does.
+func transformError(err error) error {
+	se := &stageError{stage: stageTransformation, err: err}
+	if c, ok := errors.AsType[interface {
+		error
+		ClassName() string
+	}](err); ok {
+		se.class = c.ClassName()
+	}
+	if c, ok := errors.AsType[interface {
+		error
+		ExceptionClass() string
+	}](err); ok {
+		se.exception = c.ExceptionClass()
+	}
+	return se
+}
+
+// classOf is the class a record's error names: the failed
+// transformation's, or the stage's converter's.
+func (p *ErrorPolicy) classOf(err error) string {
+	if se, ok := errors.AsType[*stageError](err); ok && se.class != "" {
+		return se.class
+	}
+	return p.converterClass(stageOf(err))
+}
+
+// exceptionOf is the Java exception class a record's error names.
+func exceptionOf(err error) string {
+	if se, ok := errors.AsType[*stageError](err); ok && se.exception != "" {
+		return se.exception
+	}
+	return "org.apache.kafka.connect.errors.DataException"
 }
 
 func (e *stageError) Error() string { return e.err.Error() }
@@ -100,7 +140,7 @@ func (r *SinkRunner) tolerateSink(ctx context.Context, kr *kgo.Record, err error
 	p := &r.cfg.Errors
 	stage := stageOf(err)
 	if p.Log {
-		attrs := []any{"stage", stage, "class", p.converterClass(stage), "err", err}
+		attrs := []any{"stage", stage, "class", p.classOf(err), "err", err}
 		if p.LogMessages {
 			attrs = append(attrs, "topic", kr.Topic, "partition", kr.Partition, "offset", kr.Offset, "timestamp", kr.Timestamp.UnixMilli())
 		}
@@ -120,8 +160,8 @@ func (r *SinkRunner) tolerateSink(ctx context.Context, kr *kgo.Record, err error
 		add("connector.name", r.cfg.Info.Connector)
 		add("task.id", strconv.Itoa(r.cfg.Info.Task))
 		add("stage", stage)
-		add("class.name", p.converterClass(stage))
-		add("exception.class.name", "org.apache.kafka.connect.errors.DataException")
+		add("class.name", p.classOf(err))
+		add("exception.class.name", exceptionOf(err))
 		add("exception.message", err.Error())
 		add("exception.stacktrace", err.Error())
 	}
@@ -140,7 +180,7 @@ func (r *SourceRunner) tolerateSource(rec *sdk.SourceRecord, err error) {
 		return
 	}
 	stage := stageOf(err)
-	attrs := []any{"stage", stage, "class", p.converterClass(stage), "err", err}
+	attrs := []any{"stage", stage, "class", p.classOf(err), "err", err}
 	if p.LogMessages {
 		attrs = append(attrs, "topic", rec.Topic, "source_partition", rec.Partition, "source_offset", rec.Offset)
 	}

@@ -34,7 +34,8 @@ type SinkConfig struct {
 	TopicsRegex string
 	Key, Value  convert.Converter
 	Header      convert.HeaderConverter
-	Transforms  []SinkTransform
+	// Transform is the SMT chain, run after conversion; nil for none.
+	Transform SinkTransform
 	// Errors is the connector's errors.* policy for records that cannot
 	// be converted.
 	Errors ErrorPolicy
@@ -159,7 +160,7 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 	}
 	// A converter that writes values straight into the wire encoding saves
 	// building them as Go values for a plugin; transforms need those.
-	if wm, ok := cfg.Value.(convert.WireMaker); ok && len(cfg.Transforms) == 0 {
+	if wm, ok := cfg.Value.(convert.WireMaker); ok && cfg.Transform == nil {
 		if plugins.TakesEncodedValues(cfg.Task) {
 			r.wireValues = wm
 		}
@@ -649,9 +650,19 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 				continue
 			}
 			keep := true
-			for _, t := range r.cfg.Transforms {
-				if rec, keep = t(rec); !keep {
-					break
+			if r.cfg.Transform != nil {
+				if keep, err = r.cfg.Transform(&rec); err != nil {
+					err = transformError(err)
+					what := fmt.Sprintf("transform record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset)
+					if !r.cfg.Errors.TolerateAll {
+						r.fail(err, what)
+						return false
+					}
+					if err := r.tolerateSink(r.runCtx, kr, fmt.Errorf("%s: %w", what, err)); err != nil {
+						r.fail(err, what)
+						return false
+					}
+					continue
 				}
 			}
 			if keep {
@@ -769,19 +780,19 @@ func (r *SinkRunner) fromKafka(kr *kgo.Record) (sdk.SinkRecord, error) {
 	rec := sdk.SinkRecord{Topic: kr.Topic, Partition: kr.Partition, Offset: kr.Offset, Timestamp: kr.Timestamp}
 	var err error
 	if rec.KeySchema, rec.Key, err = toConnect(r.cfg.Key, kr.Topic, kr.Key); err != nil {
-		return rec, &stageError{stageKeyConverter, fmt.Errorf("key: %w", err)}
+		return rec, &stageError{stage: stageKeyConverter, err: fmt.Errorf("key: %w", err)}
 	}
 	if s, raw, ok := r.toConnectWire(kr); ok {
 		rec.ValueSchema, rec.Value = s, raw
 	} else if rec.ValueSchema, rec.Value, err = toConnect(r.cfg.Value, kr.Topic, kr.Value); err != nil {
-		return rec, &stageError{stageValueConverter, fmt.Errorf("value: %w", err)}
+		return rec, &stageError{stage: stageValueConverter, err: fmt.Errorf("value: %w", err)}
 	}
 	if len(kr.Headers) > 0 {
 		rec.Headers = make([]sdk.Header, len(kr.Headers))
 		for i, h := range kr.Headers {
 			s, v, err := r.cfg.Header.ToConnectHeader(kr.Topic, h.Key, h.Value)
 			if err != nil {
-				return rec, &stageError{stageHeaderConverter, fmt.Errorf("header %q: %w", h.Key, err)}
+				return rec, &stageError{stage: stageHeaderConverter, err: fmt.Errorf("header %q: %w", h.Key, err)}
 			}
 			rec.Headers[i] = sdk.Header{Key: h.Key, Schema: s, Value: v}
 		}

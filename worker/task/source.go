@@ -29,8 +29,8 @@ type SourceConfig struct {
 	// SimpleHeaderConverter.
 	Key, Value convert.Converter
 	Header     convert.HeaderConverter
-	// Transforms run in order before conversion (the SMT chain).
-	Transforms []SourceTransform
+	// Transform is the SMT chain, run before conversion; nil for none.
+	Transform SourceTransform
 	// Errors is the connector's errors.* policy for records that cannot
 	// be converted (its dead letter queue settings are for sinks only).
 	Errors ErrorPolicy
@@ -144,12 +144,15 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
 	r.produced = r.promise
-	if len(cfg.Transforms) == 0 {
+	// Transformations may keep strings of the records they saw (a
+	// router's last topic): a batch's memory is not lent back to the
+	// plugin while they run.
+	if cfg.Transform == nil {
 		r.encodedOffsets = plugins.EncodesOffsets(cfg.Task)
 	}
 	// A converter that writes values straight from the plugin's encoding
 	// saves building them as Go values; transforms need those.
-	if _, ok := cfg.Value.(convert.RawTaker); ok && len(cfg.Transforms) == 0 {
+	if _, ok := cfg.Value.(convert.RawTaker); ok && cfg.Transform == nil {
 		r.rawValues = true
 		if rv, ok := cfg.Task.(plugins.RawValueSource); ok {
 			rv.KeepValuesEncoded()
@@ -444,9 +447,17 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 			rec.Value = v
 		}
 		keep := true
-		for _, t := range r.cfg.Transforms {
-			if rec, keep = t(rec); !keep {
-				break
+		if r.cfg.Transform != nil && rec.Topic != "" {
+			var err error
+			if keep, err = r.cfg.Transform(&rec); err != nil {
+				err = transformError(err)
+				if !r.cfg.Errors.TolerateAll {
+					return headers, err
+				}
+				// Skipped: its offset is committed as a dropped record's.
+				r.tolerateSource(&rec, err)
+				r.track(&keys, &recs[i], rawOffset, &prs[i], true)
+				continue
 			}
 		}
 		if !keep || rec.Topic == "" {
@@ -499,11 +510,11 @@ func (r *SourceRunner) promise(kr *kgo.Record, err error) {
 func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
 	key, err := r.keyBuf.convert(r.cfg.Key, rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
-		return &stageError{stageKeyConverter, fmt.Errorf("convert key for topic %s: %w", rec.Topic, err)}
+		return &stageError{stage: stageKeyConverter, err: fmt.Errorf("convert key for topic %s: %w", rec.Topic, err)}
 	}
 	val, err := r.valueBuf.convert(r.cfg.Value, rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
-		return &stageError{stageValueConverter, fmt.Errorf("convert value for topic %s: %w", rec.Topic, err)}
+		return &stageError{stage: stageValueConverter, err: fmt.Errorf("convert value for topic %s: %w", rec.Topic, err)}
 	}
 	*kr = kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
 	if rec.KafkaPartition != nil {
@@ -514,7 +525,7 @@ func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
 		for i, h := range rec.Headers {
 			b, err := r.cfg.Header.FromConnectHeader(rec.Topic, h.Key, h.Schema, h.Value)
 			if err != nil {
-				return &stageError{stageHeaderConverter, fmt.Errorf("convert header %q: %w", h.Key, err)}
+				return &stageError{stage: stageHeaderConverter, err: fmt.Errorf("convert header %q: %w", h.Key, err)}
 			}
 			kr.Headers[i] = kgo.RecordHeader{Key: h.Key, Value: b}
 		}

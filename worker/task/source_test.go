@@ -148,11 +148,11 @@ func TestSourceFailureAndHeartbeats(t *testing.T) {
 		},
 		err: &sdk.TaskError{Message: "boom", Trace: "stack"},
 	}
-	drop := func(r sdk.SourceRecord) (sdk.SourceRecord, bool) { return r, r.Value != "dropped" }
+	drop := func(r *sdk.SourceRecord) (bool, error) { return r.Value != "dropped", nil }
 	st := &statuses{}
 	offsets := &memOffsets{}
 	r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "c"}, Task: task, Key: jsonConv(t, false),
-		Value: jsonConv(t, false), Transforms: []SourceTransform{drop}, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
+		Value: jsonConv(t, false), Transform: drop, ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)},
 		Offsets: offsets, Status: st, FlushInterval: time.Hour, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)

@@ -47,12 +47,16 @@ func (f OffsetWriterFunc) WriteOffsets(ctx context.Context, c string, o []sdk.So
 	return f(ctx, c, o)
 }
 
-// SourceTransform is one step of the source transform chain (SMTs): it
-// returns the record to pass on, or false to drop it.
-type SourceTransform func(sdk.SourceRecord) (sdk.SourceRecord, bool)
+// SourceTransform is the connector's transformation chain (SMTs, see
+// worker/transform's Chain.Source): it changes the record in place and
+// returns false to drop it. An error fails the record at Kafka Connect's
+// TRANSFORMATION stage (errors.tolerance decides what that does); it may
+// name the transformation (a ClassName method) and the Java exception
+// (an ExceptionClass method).
+type SourceTransform func(*sdk.SourceRecord) (bool, error)
 
-// SinkTransform is one step of the sink transform chain.
-type SinkTransform func(sdk.SinkRecord) (sdk.SinkRecord, bool)
+// SinkTransform is the sink side's SourceTransform (Chain.Sink).
+type SinkTransform func(*sdk.SinkRecord) (bool, error)
 
 // taskError turns any error into the *sdk.TaskError reported as FAILED.
 func taskError(err error, what string) *sdk.TaskError {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tributary-dev/tributary/integration/bench"
@@ -31,8 +32,16 @@ this process, fsync before acking as always), all on 127.0.0.1:
       fresh Tributary worker process and on Kafka Connect 4.4 (distributed
       mode, connect-distributed.sh's heap -Xms256M -Xmx2G and G1), both
       against the same broker, one after the other.
+  (c) With --pipelines smt, side by side as (b): lines of 1 KiB JSON
+      objects, and the sink reads them with a schemaless JsonConverter and a
+      chain of three transformations: InsertField$Value (a topic field and
+      a static one), ReplaceField$Value (one field excluded, two renamed),
+      RegexRouter (the topic renamed).
 
 Measured, per pipeline:
+  CPU/record  user + system CPU time of the runtime's processes (the
+              worker and its plugin processes; the JVM) from the
+              connectors' creation to the last commit, per record
   records/s   at the sink: the consumer group connect-<sink>'s committed
               offsets (offset.flush.interval.ms=1000 on both runtimes),
               sampled every 100 ms, from the first commit to the commit
@@ -52,6 +61,7 @@ Targets (a table says met / not met):
   ready                               <= 1 s
   FileStream records/s                >= 2x Kafka Connect's
   FileStream RSS under load           <= 1/5 of Kafka Connect's
+  FileStream+3 SMTs records/s         >= 3x Kafka Connect's
 
 Kafka Connect runs from the jars fetched by integration/fetch-jars.sh (or
 $TRIBUTARY_JARS) with Java 17+; without them it is reported as skipped
@@ -61,6 +71,8 @@ Flags:
   --records N          datagen → discard records (default 2000000)
   --file-records N     FileStream lines (default 500000; the input file is
                        N KiB)
+  --pipelines LIST     which pipelines to run, of e2e (a), file (b) and smt
+                       (c) (default e2e,file)
   --no-kafka-connect   leave out Kafka Connect
   --dir DIR            where working directories are created (default
                        $TMPDIR or /tmp); removed afterwards
@@ -77,6 +89,7 @@ Examples:
   tributary-bench connect
   tributary-bench connect --records 500000 --file-records 100000
   tributary-bench connect --no-kafka-connect --json
+  tributary-bench connect --pipelines smt --file-records 200000
 `
 
 func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -85,13 +98,14 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 	var (
 		records, fileRecords int
 		noKC, asJSON         bool
-		dir, exe             string
+		dir, exe, pipelines  string
 		timeout              time.Duration
 	)
 	fs.StringVar(&exe, "tributary", "", "")
 	fs.IntVar(&records, "records", bench.DefaultConnectRecords, "")
 	fs.IntVar(&fileRecords, "file-records", bench.DefaultConnectFileRecords, "")
 	fs.BoolVar(&noKC, "no-kafka-connect", false, "")
+	fs.StringVar(&pipelines, "pipelines", "e2e,file", "")
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&dir, "dir", "", "")
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "")
@@ -115,6 +129,16 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stderr, "tributary-bench connect: --timeout must be positive (see --help)")
 		return 2
 	}
+	var pl []string
+	for _, p := range strings.Split(pipelines, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case bench.PipelineE2E, bench.PipelineFile, bench.PipelineSMT:
+			pl = append(pl, p)
+		default:
+			fmt.Fprintf(stderr, "tributary-bench connect: --pipelines: unknown pipeline %q (e2e, file, smt; see --help)\n", p)
+			return 2
+		}
+	}
 	if exe == "" {
 		built, cleanup, err := buildTributary(ctx, stderr)
 		if err != nil {
@@ -125,7 +149,7 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 		exe = built
 	}
 	rep, err := bench.RunConnect(ctx, bench.ConnectOptions{Exe: exe, Records: records, FileRecords: fileRecords,
-		NoKafkaConnect: noKC, Dir: dir, Timeout: timeout, Progress: stderr})
+		NoKafkaConnect: noKC, Pipelines: pl, Dir: dir, Timeout: timeout, Progress: stderr})
 	if rep == nil {
 		fmt.Fprintf(stderr, "tributary-bench connect: %v\n", err)
 		return 1

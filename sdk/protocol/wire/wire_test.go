@@ -556,6 +556,51 @@ func TestEncoderReusePartitions(t *testing.T) {
 	}
 }
 
+// TestEncoderReuseOffsets checks the same for offsets: records sharing an
+// offset map (and records whose offsets are equal maps, or another map in
+// between) encode as without ReusePartitions, and ForgetPartition makes a
+// modified shared map encode as it now is.
+func TestEncoderReuseOffsets(t *testing.T) {
+	shared := map[string]any{"lsn": int64(7), "txId": int64(3), "snapshot": "INITIAL", "ts_usec": int64(1e15)}
+	equal := map[string]any{"lsn": int64(7), "txId": int64(3), "snapshot": "INITIAL", "ts_usec": int64(1e15)}
+	other := map[string]any{"lsn": int64(8)}
+	offs := []map[string]any{shared, shared, equal, shared, other, nil, shared, shared}
+	part := map[string]any{"server": "p"}
+	recs := make([]Record, len(offs))
+	for i, o := range offs {
+		recs[i] = Record{Partition: part, Offset: o, Topic: "t",
+			KafkaPartition: NoPartition, Timestamp: NoTimestamp, ValueSchema: schema.Int64, Value: int64(i)}
+	}
+	encode := func(e *Encoder) []byte {
+		e.Reset()
+		for i := range recs {
+			if err := e.Append(&recs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return append([]byte(nil), e.Bytes()...)
+	}
+	var plain Encoder
+	reuse := Encoder{ReusePartitions: true}
+	if !bytes.Equal(encode(&reuse), encode(&plain)) {
+		t.Fatal("reusing offset encodings changed the encoding")
+	}
+	shared["lsn"] = int64(9)
+	reuse.ForgetPartition()
+	dec, err := Decode(encode(&reuse), len(recs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, 3, 6, 7} {
+		if n := dec[i].Offset["lsn"]; n != int64(9) {
+			t.Fatalf("after ForgetPartition: record %d has lsn %v, want 9", i, n)
+		}
+	}
+	if n := dec[4].Offset["lsn"]; n != int64(8) || dec[5].Offset != nil {
+		t.Fatalf("records 4 and 5: offsets %v and %v", dec[4].Offset, dec[5].Offset)
+	}
+}
+
 // checkRawOffsets decodes data with RawOffsets and checks that every raw
 // offset decodes to the offset plain decoding gave (want).
 func checkRawOffsets(t *testing.T, data []byte, want []Record) {

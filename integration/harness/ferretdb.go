@@ -1,0 +1,235 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// FerretDB is a FerretDB v1.24.2 server (the MongoDB wire protocol over a
+// SQLite backend, without change streams or SCRAM authentication) started
+// by the harness on a free 127.0.0.1 port with its data in a directory of
+// its own.
+//
+// FerretDB is a heavy test-only dependency, so it lives in a Go module of
+// its own, integration/ferretdb, which the harness builds once into
+// ${TRIBUTARY_CACHE:-$HOME/.cache/tributary}/ferretdb/<hash of its
+// sources>/ferretdb and starts as a process; the product's go.mod does not
+// mention it.
+type FerretDB struct {
+	// URI is the server's connection string (mongodb://127.0.0.1:port/).
+	URI string
+
+	dir     string
+	cmd     *exec.Cmd
+	logPath string
+	logFile *os.File
+	done    chan struct{}
+	waitErr error
+	startup time.Duration
+
+	closeOnce sync.Once
+}
+
+// StartFerretDBT starts FerretDB for the test and stops it in t.Cleanup,
+// printing the tail of its log if the test failed. The first call on a
+// machine builds the server (about a minute); later calls reuse the build.
+func StartFerretDBT(t testing.TB) *FerretDB {
+	t.Helper()
+	bin, err := FerretDBBinary()
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	f, err := StartFerretDB(ctx, bin, t.TempDir())
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("FerretDB log tail (%s):\n%s", f.logPath, logTail(f.logPath, 40))
+		}
+		f.Close()
+	})
+	t.Logf("FerretDB at %s started in %v", f.URI, f.startup.Round(time.Millisecond))
+	return f
+}
+
+// ferretDBModuleDir is integration/ferretdb beside this package.
+func ferretDBModuleDir() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("harness: cannot locate the harness sources")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "ferretdb"), nil
+}
+
+// CacheDir is where the harness keeps builds between runs.
+func CacheDir() string {
+	if d := os.Getenv("TRIBUTARY_CACHE"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "tributary-cache")
+	}
+	return filepath.Join(home, ".cache", "tributary")
+}
+
+// FerretDBBinary returns the path of the built FerretDB server, building
+// integration/ferretdb first if its sources changed since the last build.
+// Concurrent callers (parallel test binaries) wait for one build.
+func FerretDBBinary() (string, error) {
+	mod, err := ferretDBModuleDir()
+	if err != nil {
+		return "", err
+	}
+	sum, err := hashSources(mod)
+	if err != nil {
+		return "", fmt.Errorf("harness: hash %s: %w", mod, err)
+	}
+	root := filepath.Join(CacheDir(), "ferretdb")
+	bin := filepath.Join(root, sum[:16], "ferretdb")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", fmt.Errorf("harness: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(root, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", fmt.Errorf("harness: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", fmt.Errorf("harness: lock the FerretDB build: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // built while we waited
+	}
+	tmp := bin + ".tmp"
+	cmd := exec.Command("go", "build", "-o", tmp, ".")
+	cmd.Dir = mod
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("harness: build FerretDB (go build in %s): %v\n%s", mod, err, out)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", fmt.Errorf("harness: %w", err)
+	}
+	return bin, nil
+}
+
+// hashSources hashes the module's go.mod, go.sum and Go files.
+func hashSources(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, e := range entries {
+		n := e.Name()
+		if !e.IsDir() && (n == "go.mod" || n == "go.sum" || (strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go"))) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	h := sha256.New()
+	h.Write([]byte(runtime.Version()))
+	for _, n := range names {
+		f, err := os.Open(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "\x00%s\x00", n)
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// StartFerretDB starts the server bin with its data in dataDir and waits
+// until it accepts connections. Its log is dataDir/../<base>.log.
+func StartFerretDB(ctx context.Context, bin, dataDir string) (*FerretDB, error) {
+	logPath := filepath.Join(filepath.Dir(dataDir), filepath.Base(dataDir)+"-ferretdb.log")
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("harness: FerretDB log: %w", err)
+	}
+	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--data", dataDir)
+	cmd.Stderr = lf
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		lf.Close()
+		return nil, err
+	}
+	setProcAttr(cmd)
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("harness: start FerretDB: %w", err)
+	}
+	f := &FerretDB{dir: dataDir, cmd: cmd, logPath: logPath, logFile: lf, done: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if uri, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
+				ready <- uri
+			}
+			fmt.Fprintln(lf, sc.Text())
+		}
+		close(ready)
+	}()
+	go func() {
+		f.waitErr = cmd.Wait()
+		close(f.done)
+	}()
+	select {
+	case uri, ok := <-ready:
+		if !ok {
+			<-f.done
+			f.Close()
+			return nil, fmt.Errorf("harness: FerretDB exited during start-up: %v\n--- %s ---\n%s", f.waitErr, logPath, logTail(logPath, 40))
+		}
+		f.URI = uri
+	case <-ctx.Done():
+		f.Close()
+		return nil, fmt.Errorf("harness: FerretDB not ready: %w\n--- %s ---\n%s", ctx.Err(), logPath, logTail(logPath, 40))
+	}
+	f.startup = time.Since(started)
+	return f, nil
+}
+
+// Pid is the server's process id.
+func (f *FerretDB) Pid() int { return f.cmd.Process.Pid }
+
+// LogPath is the server's log file.
+func (f *FerretDB) LogPath() string { return f.logPath }
+
+// Close kills the server and waits for it. It is safe to call more than once.
+func (f *FerretDB) Close() {
+	f.closeOnce.Do(func() {
+		killGroup(f.cmd)
+		<-f.done
+		f.logFile.Close()
+	})
+}

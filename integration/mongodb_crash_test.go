@@ -1,0 +1,153 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/tributary-dev/tributary/integration/harness"
+)
+
+// mgPluginChild returns the pid of a plugin process of the worker, or 0.
+func mgPluginChild(workerPid int) int {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", workerPid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", workerPid, task.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			pid, _ := strconv.Atoi(f)
+			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			if strings.Contains(string(cmd), "plugin") {
+				return pid
+			}
+		}
+	}
+	return 0
+}
+
+// TestMongoPollKill9 SIGKILLs the worker in the middle of the snapshot,
+// again while documents stream in, and then the connector's plugin
+// process: after each restart the connector resumes from its committed
+// offsets, and in the end every document has its event (some twice, none
+// missing).
+func TestMongoPollKill9(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/task"); err != nil {
+		t.Skip("needs Linux /proc to find the plugin process")
+	}
+	fdb := harness.StartFerretDBT(t)
+	mc := mongoClient(t, fdb.URI)
+	id := mgID("mkill")
+	coll := mc.Database(id).Collection("docs")
+	const initial, later = 15000, 3000
+	want := map[string]bool{}
+	insert := func(from, to int) error {
+		var docs []any
+		for i := from; i < to; i++ {
+			oid := bson.NewObjectID()
+			want[fmt.Sprintf(`{"$oid": "%s"}`, oid.Hex())] = true
+			docs = append(docs, bson.D{{Key: "_id", Value: oid}, {Key: "i", Value: int32(i)}, {Key: "pad", Value: strings.Repeat("x", 100)}})
+		}
+		_, err := coll.InsertMany(context.Background(), docs)
+		return err
+	}
+	for i := 0; i < initial; i += 5000 {
+		if err := insert(i, i+5000); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bootstrap, r, w, restart := startMongoWorker(t, "mkill", map[string]string{"offset.flush.interval.ms": "300"})
+	dumpOnFailure(t, r, func() string { return w.LogPath() }, "mg")
+	cfg := mongoPollConfig(fdb.URI, id, id)
+	cfg["max.batch.size"] = "500"
+	r.must("POST", "/connectors", map[string]any{"name": "mg", "config": cfg}, 201)
+	r.waitState("mg", "RUNNING", 1)
+
+	c := newMgConsumer(t, bootstrap, "^"+id+`\.`)
+	seen := map[string]int{}
+	var events int
+	count := func(ev []mgEvent) {
+		for _, e := range ev {
+			seen[e.key]++
+			events++
+		}
+	}
+	// Kill 1: mid-snapshot.
+	count(c.until(2*time.Minute, func(ev []mgEvent) bool { return len(ev) >= initial/3 }))
+	if len(seen) >= initial {
+		t.Fatalf("the snapshot finished before the kill (%d documents seen)", len(seen))
+	}
+	t.Logf("kill -9 of the worker after %d of %d snapshot events", events, initial)
+	w.Kill()
+	w = restart() // same properties, same REST address
+
+	// Kill 2: while documents stream in.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := initial; i < initial+later; i += 50 {
+			if err := insert(i, i+50); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	count(c.until(2*time.Minute, func(ev []mgEvent) bool {
+		n := distinct(seen, ev)
+		return n >= initial+500 // the snapshot is over, changes stream
+	}))
+	t.Logf("kill -9 of the worker with %d events seen, %d documents", events, len(seen))
+	w.Kill()
+	w = restart() // same properties, same REST address
+	r.waitState("mg", "RUNNING", 1)
+
+	// Kill 3: the plugin process; the task fails, a REST restart resumes it.
+	var pid int
+	for deadline := time.Now().Add(20 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		pid = mgPluginChild(w.Pid())
+	}
+	if pid == 0 {
+		t.Fatal("no plugin process under the worker")
+	}
+	t.Logf("kill -9 of the plugin process %d with %d events seen", pid, events)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.waitTaskFailed("mg")
+	r.must("POST", "/connectors/mg/tasks/0/restart", nil, 204)
+	<-done
+	count(c.until(3*time.Minute, func(ev []mgEvent) bool {
+		n := distinct(seen, ev)
+		return n >= initial+later
+	}))
+	missing := 0
+	for k := range want {
+		if seen[k] == 0 {
+			missing++
+		}
+	}
+	if missing > 0 || len(want) != initial+later {
+		t.Fatalf("%d of %d documents have no event", missing, len(want))
+	}
+	t.Logf("%d documents, %d events (%d delivered again after the kills)", len(want), events, events-len(want))
+}
+
+// distinct counts the documents seen so far and in ev.
+func distinct(seen map[string]int, ev []mgEvent) int {
+	n := len(seen)
+	extra := map[string]bool{}
+	for _, e := range ev {
+		if seen[e.key] == 0 && !extra[e.key] {
+			extra[e.key] = true
+			n++
+		}
+	}
+	return n
+}
