@@ -71,7 +71,7 @@ func robustnessCases() []Case {
 			primitivesOnly(`{"offsets":[{"partition":{"filename":"f"},"offset":{"position":[1,2]}}]}`, "position", "ARRAY"),
 			primitivesOnly(`{"offsets":[{"partition":{"filename":[1]},"offset":null}]}`, "filename", "ARRAY"),
 			{Method: http.MethodPatch, Path: "/connectors/${name}/offsets", Body: `{"offsets":[{"partition":"str","offset":{"position":1}}]}`,
-				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Cannot deserialize field \"offsets.partition\": a JSON string is not a JSON object"}`},
+				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Cannot deserialize field \"offsets.partition\": JSON string is not an object"}`},
 				Kafka: &Expect{Status: 500, Body: anyError500}, Deviation: "a body of the wrong shape is a 400 (Kafka Connect: 500 with Jackson's message)"},
 			get("/connectors/${name}/offsets", 200, `{"offsets":[]}`),
 			send(http.MethodPut, "/connectors/${name}-2/config", `{"connector.class":"FileStreamSink","topics":"${name}-t","file":"${dir}/${name}.out"}`, 201, `"{{object}}"`),
