@@ -371,8 +371,10 @@ func (l *kafkaLog) readToEnd(ctx context.Context) error {
 		if err == nil {
 			break
 		}
-		// A just-created topic may not be in metadata yet.
-		if !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.LeaderNotAvailable) || attempt >= 100 {
+		// A just-created topic may not be in metadata yet, or its
+		// partitions' leaders not elected everywhere (a replicated topic:
+		// NOT_LEADER_FOR_PARTITION); any retriable error is retried.
+		if !errors.Is(err, kerr.UnknownTopicOrPartition) && !errors.Is(err, kerr.LeaderNotAvailable) && !kerr.IsRetriable(err) || attempt >= 100 {
 			return fmt.Errorf("store: end offsets of %s: %w", l.topic, err)
 		}
 		select {
