@@ -183,24 +183,44 @@ func openLog(ctx context.Context, o Options, spec logSpec, apply func(*kgo.Recor
 // describeMaxRecordBytes reads the topic's max.message.bytes (the
 // broker's message.max.bytes when the topic does not set it).
 func (l *kafkaLog) describeMaxRecordBytes(ctx context.Context) (int, error) {
-	rcs, err := l.adm.DescribeTopicConfigs(ctx, l.topic)
-	if err == nil {
-		var rc kadm.ResourceConfig
-		if rc, err = rcs.On(l.topic, nil); err == nil {
-			err = rc.Err
-			for _, c := range rc.Configs {
-				if c.Key == "max.message.bytes" {
-					if n, perr := strconv.Atoi(c.MaybeValue()); perr == nil && n > 0 {
-						return n, nil
-					}
-				}
+	rc, err := l.describeConfigs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range rc.Configs {
+		if c.Key == "max.message.bytes" {
+			if n, perr := strconv.Atoi(c.MaybeValue()); perr == nil && n > 0 {
+				return n, nil
 			}
 		}
 	}
-	if err != nil {
-		return 0, fmt.Errorf("store: describe configs of %s: %w", l.topic, err)
-	}
 	return defaultMaxRecordBytes, nil
+}
+
+// describeConfigs describes the topic's configs, retrying retriable errors:
+// a topic just created on a cluster of several brokers may not be known to
+// the one asked yet (UNKNOWN_TOPIC_OR_PARTITION).
+func (l *kafkaLog) describeConfigs(ctx context.Context) (kadm.ResourceConfig, error) {
+	for attempt := 0; ; attempt++ {
+		rcs, err := l.adm.DescribeTopicConfigs(ctx, l.topic)
+		var rc kadm.ResourceConfig
+		if err == nil {
+			if rc, err = rcs.On(l.topic, nil); err == nil {
+				err = rc.Err
+			}
+		}
+		if err == nil {
+			return rc, nil
+		}
+		if !kerr.IsRetriable(err) || attempt >= 50 {
+			return rc, fmt.Errorf("store: describe configs of %s: %w", l.topic, err)
+		}
+		select {
+		case <-ctx.Done():
+			return rc, fmt.Errorf("store: describe configs of %s: %w", l.topic, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // defaultMaxRecordBytes is Kafka's default message.max.bytes, assumed when
@@ -294,16 +314,9 @@ func (l *kafkaLog) ensureTopic(ctx context.Context, parts int32, rf int16, confi
 
 // verifyCompact is TopicAdmin.verifyTopicCleanupPolicyOnlyCompact.
 func (l *kafkaLog) verifyCompact(ctx context.Context) error {
-	rcs, err := l.adm.DescribeTopicConfigs(ctx, l.topic)
+	rc, err := l.describeConfigs(ctx)
 	if err != nil {
-		return fmt.Errorf("store: describe configs of %s: %w", l.topic, err)
-	}
-	rc, err := rcs.On(l.topic, nil)
-	if err != nil {
-		return fmt.Errorf("store: describe configs of %s: %w", l.topic, err)
-	}
-	if rc.Err != nil {
-		return fmt.Errorf("store: describe configs of %s: %w", l.topic, rc.Err)
+		return err
 	}
 	policy := ""
 	for _, c := range rc.Configs {
