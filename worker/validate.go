@@ -81,13 +81,6 @@ var commonDefs = []commonDef{
 	{name: "offsets.storage.topic", typ: "STRING", def: nullDefault, importance: "LOW", doc: "The name of a separate offsets topic to use for this connector. If empty or not specified, the worker’s global offsets topic name will be used. If specified, the offsets topic will be created if it does not already exist on the Kafka cluster targeted by this connector (which may be different from the one used for the worker's global offsets topic if the bootstrap.servers property of the connector's producer has been overridden from the worker's). Only applicable in distributed mode; in standalone mode, setting this property will have no effect.", group: "offsets.topic", order: 1, width: "LONG", display: "Offsets topic", only: sdk.Source},
 }
 
-func nonEmpty(v string) string {
-	if strings.TrimSpace(v) == "" {
-		return "String may not be empty"
-	}
-	return ""
-}
-
 func isRegex(v string) string {
 	if _, err := regexp.Compile(v); err != nil {
 		return "Must be a valid regular expression: " + err.Error()
