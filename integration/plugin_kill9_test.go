@@ -52,6 +52,29 @@ func (r rest) waitTaskFailed(name string) string {
 	}
 }
 
+// waitFailed waits until the connector or one of its tasks is FAILED
+// (after a kill -9 of one of the worker's plugin processes, which may be
+// the connector's or a task's) and returns the trace.
+func (r rest) waitFailed(name string) string {
+	r.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, code := r.status(name)
+		if code == 200 && s.Connector.State == "FAILED" {
+			return s.Connector.Trace
+		}
+		for _, ts := range s.Tasks {
+			if code == 200 && ts.State == "FAILED" {
+				return ts.Trace
+			}
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("neither %s nor a task of it FAILED after 30s: %d %+v", name, code, s)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // TestPluginKill9 SIGKILLs the plugin process of a file sink and then of a
 // file source while lines stream through a live worker: the connector's
 // task goes FAILED with the process's exit in its trace, the worker and the

@@ -14,7 +14,8 @@ import (
 // before the rows are inserted, snapshot.mode=no_data) so the records are
 // streamed changes whose offsets the kit's resume check can follow.
 func TestPostgresAcceptance(t *testing.T) {
-	t.Parallel()
+	// Not parallel: sdktest's leak check counts every goroutine of the
+	// process, so no other test may run beside it.
 	pg := harness.StartPostgresT(t)
 	sdktest.RunSource(t, sdktest.SourceDriver{
 		Connector: postgres.Connector(),

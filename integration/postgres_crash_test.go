@@ -219,8 +219,8 @@ func TestPostgresKill9(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	trace := r.waitTaskFailed("pg")
-	t.Logf("plugin SIGKILL (pid %d): task failed: %.100s", pid, trace)
+	trace := r.waitFailed("pg")
+	t.Logf("plugin SIGKILL (pid %d): failed: %.100s", pid, trace)
 	r.must("POST", "/connectors/pg/restart?includeTasks=true&onlyFailed=true", nil, 202)
 	r.waitState("pg", "RUNNING", 1)
 	wait(len(er.got) + 500)
