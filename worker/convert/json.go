@@ -25,8 +25,9 @@ type JSONConverter struct {
 	opts            schema.JSONOptions // what FromConnect writes, without the envelope
 	cacheSize       int
 	mu              sync.Mutex
-	schemaJSON      map[*schema.Schema][]byte // FromConnect cache
-	schemaFromBytes map[string]*schema.Schema // ToConnect cache
+	schemaJSON      map[*schema.Schema][]byte    // FromConnect cache
+	schemaFromBytes map[string]*schema.Schema    // ToConnect cache
+	plans           map[*schema.Schema]*wirePlan // appendRaw's (see wirePlanFor)
 	// lastSchema holds the bytes of the last envelope schema ToConnect
 	// parsed, for the next record's envelope to skip re-validating it.
 	lastSchema atomic.Pointer[[]byte]

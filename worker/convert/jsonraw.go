@@ -34,7 +34,7 @@ func (c *JSONConverter) appendRaw(b []byte, s *schema.Schema, raw *wire.Raw) (ou
 		}
 		b = append(b, `,"payload":`...)
 	}
-	if b, err = c.appendWire(b, s, &vr, 0); err != nil {
+	if b, err = c.appendWire(b, c.wirePlanFor(s), &vr, 0); err != nil {
 		return nil, err
 	}
 	if err := vr.Done(); err != nil {
@@ -46,14 +46,92 @@ func (c *JSONConverter) appendRaw(b []byte, s *schema.Schema, raw *wire.Raw) (ou
 	return b, nil
 }
 
-// appendWire writes the value vr reads next, of schema s, exactly as
+// A wirePlan is a schema with what appendWire writes for it prepared: a
+// struct's field names, already quoted and escaped, which would otherwise
+// be written again for every record (a Debezium event has about 40).
+type wirePlan struct {
+	s *schema.Schema // nil: schemaless
+	// keys[i] is `"name":` of the struct's field i, with a comma before
+	// it unless i is 0; fields[i] its plan.
+	keys   []string
+	fields []*wirePlan
+	elem   *wirePlan // an array's elements
+	// cut marks a plan left unprepared, built deeper than appendWire
+	// writes; it may be reached at a lesser depth through a schema shared
+	// elsewhere, and is then prepared as it is written.
+	cut bool
+}
+
+// maxWirePlans bounds the plans a converter keeps. Values decoded from a
+// plugin's batches have the batch's schemas, new with every batch, so
+// plans come and go.
+const maxWirePlans = 256
+
+// wirePlanFor returns the plan of s, cached by schema.
+func (c *JSONConverter) wirePlanFor(s *schema.Schema) *wirePlan {
+	c.mu.Lock()
+	p, ok := c.plans[s]
+	c.mu.Unlock()
+	if ok {
+		return p
+	}
+	p = newWirePlan(s, map[*schema.Schema]*wirePlan{}, 0)
+	c.mu.Lock()
+	if len(c.plans) >= maxWirePlans || c.plans == nil {
+		c.plans = make(map[*schema.Schema]*wirePlan, 8)
+	}
+	c.plans[s] = p
+	c.mu.Unlock()
+	return p
+}
+
+// newWirePlan builds the plan of s at depth, sharing one plan per schema
+// (memo) as the schema shares its parts.
+func newWirePlan(s *schema.Schema, memo map[*schema.Schema]*wirePlan, depth int) *wirePlan {
+	if p, ok := memo[s]; ok {
+		return p
+	}
+	p := &wirePlan{s: s}
+	if depth > maxDepth {
+		p.cut = true
+		return p
+	}
+	memo[s] = p
+	if s == nil {
+		return p
+	}
+	switch s.Type {
+	case schema.TypeArray:
+		p.elem = newWirePlan(s.ValueSchema, memo, depth+1)
+	case schema.TypeStruct:
+		p.keys = make([]string, len(s.Fields))
+		p.fields = make([]*wirePlan, len(s.Fields))
+		var buf []byte
+		for i, f := range s.Fields {
+			buf = buf[:0]
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(jackson.AppendString(buf, f.Name), ':')
+			p.keys[i] = string(buf)
+			p.fields[i] = newWirePlan(f.Schema, memo, depth+1)
+		}
+	}
+	return p
+}
+
+// appendWire writes the value vr reads next, of p's schema, exactly as
 // schema.AppendJSON writes its decoded form. Schemaless values and maps, rare in
 // bulk data (and map keys must be sorted), are decoded and handed to
 // schema.AppendJSON.
-func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueReader, depth int) ([]byte, error) {
+func (c *JSONConverter) appendWire(b []byte, p *wirePlan, vr *wire.ValueReader, depth int) ([]byte, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("convert: value nested deeper than %d", maxDepth)
 	}
+	if p.cut {
+		p = newWirePlan(p.s, map[*schema.Schema]*wirePlan{}, depth)
+	}
+	s := p.s
 	if s == nil || s.Type == schema.TypeMap {
 		v, err := vr.Value(s)
 		if err != nil {
@@ -129,7 +207,7 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if b, err = c.appendWire(b, s.ValueSchema, vr, depth+1); err != nil {
+			if b, err = c.appendWire(b, p.elem, vr, depth+1); err != nil {
 				return nil, err
 			}
 		}
@@ -137,14 +215,10 @@ func (c *JSONConverter) appendWire(b []byte, s *schema.Schema, vr *wire.ValueRea
 	case schema.TypeStruct:
 		b = append(b, '{')
 		var err error
-		for i, f := range s.Fields {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jackson.AppendString(b, f.Name)
-			b = append(b, ':')
-			if b, err = c.appendWire(b, f.Schema, vr, depth+1); err != nil {
-				return nil, fmt.Errorf("field %q: %w", f.Name, err)
+		for i, f := range p.fields {
+			b = append(b, p.keys[i]...)
+			if b, err = c.appendWire(b, f, vr, depth+1); err != nil {
+				return nil, fmt.Errorf("field %q: %w", s.Fields[i].Name, err)
 			}
 		}
 		return append(b, '}'), nil

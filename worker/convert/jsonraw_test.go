@@ -180,3 +180,67 @@ func FuzzJSONRaw(f *testing.F) {
 		compareRaw(t, data, func(i int) string { return "record " + strconv.Itoa(i) })
 	})
 }
+
+// TestWirePlanSharedDeep: a schema shared at two depths, prepared first
+// where its lower parts lie deeper than a value is written, is written in
+// full where it is shallower.
+func TestWirePlanSharedDeep(t *testing.T) {
+	// shared: 10 nested structs, each with a field "x" and the next.
+	var shared *schema.Schema
+	for i := range 10 {
+		b := schema.StructOf("level"+strconv.Itoa(i)).Field("x", schema.Int32)
+		if shared != nil {
+			b = b.Field("next", shared)
+		}
+		shared = b.Build()
+	}
+	// deep reaches shared at depth 95, the root's second field at depth 1.
+	deep := shared
+	for range 94 {
+		deep = schema.StructOf("").Field("d", deep.AsOptional()).Build()
+	}
+	root := schema.StructOf("root").Field("deep", deep).Field("shared", shared).Build()
+	p := newWirePlan(root, map[*schema.Schema]*wirePlan{}, 0)
+	sp, cut := p.fields[1], false
+	for q := sp; q != nil && len(q.s.Fields) > 1; q = q.fields[1] {
+		cut = cut || q.cut
+		if q.cut {
+			break
+		}
+	}
+	if !cut {
+		t.Fatal("the shared schema's plan was not cut where it was first prepared: the test tests nothing")
+	}
+	v := nestedValue(shared, 0)
+	data := encodeValues(t, []goldenCase{{name: "shared", s: shared, v: v}})
+	recs, err := (&wire.Decoder{RawValues: true}).Decode(data, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewJSON(map[string]string{"schemas.enable": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vr wire.ValueReader
+	vr.Reset(recs[0].Value.(*wire.Raw))
+	got, err := c.appendWire(nil, sp, &vr, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := c.appendJSON(nil, shared, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("wrote %s, want %s", got, want)
+	}
+}
+
+// nestedValue is a value of s, one of the shared schemas above.
+func nestedValue(s *schema.Schema, i int) any {
+	v := schema.NewStruct(s).Set("x", int32(i))
+	if len(s.Fields) > 1 {
+		v.Set("next", nestedValue(s.Fields[1].Schema, i+1))
+	}
+	return v
+}

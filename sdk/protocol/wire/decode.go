@@ -45,6 +45,14 @@ type decoder struct {
 	rawBlock  int
 	// rawOffsets leaves source offsets encoded (see Decoder.RawOffsets).
 	rawOffsets bool
+	// shared, unless nil, holds the record schemas of earlier batches
+	// (see sharedDefinition); defining is set while one is read, which
+	// starts at index defStart and refers to the schemas defRefs before
+	// it.
+	shared   *sharedSchemas
+	defining bool
+	defStart int
+	defRefs  []*schema.Schema
 }
 
 func newDecoder(data []byte) *decoder {
@@ -232,11 +240,18 @@ type Decoder struct {
 
 	intern map[string]string
 	recs   []Record
+	// shared keeps the schemas of the batches decoded: a record schema
+	// defined in a batch as in an earlier one is the same *schema.Schema.
+	shared *sharedSchemas
 }
 
 // Decode decodes a batch like the function Decode. The returned slice is
 // valid until the next call; the records' contents (maps, values, schemas)
-// are not reused and may be kept.
+// are not reused and may be kept. A record schema defined as in an earlier
+// batch (the same encoding, referring to the same schemas) is the schema
+// decoded then: a source's batches share their schemas, and so do the
+// caches that converters keep by schema. Decoded schemas must therefore
+// never be modified.
 func (dec *Decoder) Decode(data []byte, countHint int) ([]Record, error) {
 	if countHint < 0 || countHint > len(data) {
 		countHint = len(data)
@@ -245,8 +260,11 @@ func (dec *Decoder) Decode(data []byte, countHint int) ([]Record, error) {
 	if cap(dec.recs) < countHint {
 		dec.recs = make([]Record, 0, countHint)
 	}
+	if dec.shared == nil {
+		dec.shared = &sharedSchemas{}
+	}
 	d := decoder{data: data, budget: len(data) + 1024, aliasOK: dec.AliasInput, intern: dec.intern,
-		rawValues: dec.RawValues, rawOffsets: dec.RawOffsets}
+		rawValues: dec.RawValues, rawOffsets: dec.RawOffsets, shared: dec.shared}
 	recs, err := d.records(dec.recs[:0])
 	dec.intern = d.intern
 	if recs != nil {
@@ -524,8 +542,69 @@ func (d *decoder) schemaRef(depth int) (*schema.Schema, error) {
 		if i >= uint64(len(d.schemas)) || !d.done[i] {
 			return nil, d.fail("reference to unknown schema %d", i)
 		}
+		if d.defining && int(i) < d.defStart {
+			d.defRefs = append(d.defRefs, d.schemas[i])
+		}
 		return d.schemas[i], nil
 	}
+	if depth == 0 && d.shared != nil {
+		return d.sharedDefinition()
+	}
+	return d.definition(depth)
+}
+
+// sharedDefinition reads a record's schema definition and returns the
+// schema an earlier batch defined the same way (the same encoding, and the
+// same schemas referenced), if any, so that batch after batch the records of
+// a source share one schema (and the caches keyed by it hit); its parts take
+// the indexes of the parts just read.
+func (d *decoder) sharedDefinition() (*schema.Schema, error) {
+	start, idx := d.pos, len(d.schemas)
+	d.defining, d.defStart, d.defRefs = true, idx, d.defRefs[:0]
+	s, err := d.definition(0)
+	d.defining = false
+	if err != nil {
+		return nil, err
+	}
+	key := append(d.shared.key[:0], d.data[start:d.pos]...)
+	for _, r := range d.defRefs {
+		key = binary.LittleEndian.AppendUint64(key, uint64(uintptr(unsafe.Pointer(r))))
+	}
+	d.shared.key = key
+	defs := d.schemas[idx:]
+	if e, ok := d.shared.m[string(key)]; ok && len(e.defs) == len(defs) {
+		copy(defs, e.defs)
+		return e.defs[0], nil
+	}
+	if len(d.shared.m) >= maxSharedSchemas || d.shared.m == nil {
+		d.shared.m = make(map[string]sharedSchema)
+	}
+	// The entry keeps the schemas whose addresses are in its key.
+	d.shared.m[string(key)] = sharedSchema{defs: append([]*schema.Schema(nil), defs...),
+		refs: append([]*schema.Schema(nil), d.defRefs...)}
+	return s, nil
+}
+
+// sharedSchemas are the record schemas a Decoder has read, by their
+// encoding and the addresses of the schemas their encoding refers to.
+type sharedSchemas struct {
+	m   map[string]sharedSchema
+	key []byte // the last key, for its memory
+}
+
+// sharedSchema is a schema definition read before: defs are the schemas it
+// defined in the order of their indexes (the record's schema first), refs
+// the schemas defined before it that it refers to.
+type sharedSchema struct {
+	defs, refs []*schema.Schema
+}
+
+// maxSharedSchemas bounds the schemas a Decoder keeps from batch to batch;
+// when it has that many it forgets them all.
+const maxSharedSchemas = 256
+
+// definition reads a schema definition (its reference read).
+func (d *decoder) definition(depth int) (*schema.Schema, error) {
 	if d.budget <= 0 {
 		return nil, d.fail("too many schemas")
 	}

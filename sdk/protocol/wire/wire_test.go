@@ -892,3 +892,58 @@ func TestValueLengths(t *testing.T) {
 		})
 	}
 }
+
+// TestDecoderSharesSchemas: batch after batch, a Decoder returns the same
+// schema for a record schema defined the same way (also when its
+// definition refers to a schema the key defined before it), and a new one
+// for a schema that differs in anything, or refers to a different schema.
+func TestDecoderSharesSchemas(t *testing.T) {
+	id := &schema.Schema{Type: schema.TypeInt64}
+	keyS := &schema.Schema{Type: schema.TypeStruct, Name: "k", Fields: []schema.Field{{Name: "id", Schema: id}}}
+	row := func(name string) *schema.Schema {
+		return &schema.Schema{Type: schema.TypeStruct, Name: name, Optional: true, Fields: []schema.Field{
+			{Name: "id", Schema: id}, {Name: "s", Schema: &schema.Schema{Type: schema.TypeString, Optional: true}}}}
+	}
+	env := func(name string) *schema.Schema {
+		r := row(name)
+		return &schema.Schema{Type: schema.TypeStruct, Name: "env", Fields: []schema.Field{{Name: "before", Schema: r}, {Name: "after", Schema: r}}}
+	}
+	batch := func(valS *schema.Schema, n int) []byte {
+		var e Encoder
+		for i := range n {
+			r := Record{Topic: "t", KafkaPartition: NoPartition, Timestamp: NoTimestamp, KeySchema: keyS,
+				Key: schema.NewStruct(keyS).Set("id", int64(i)), ValueSchema: valS, Value: schema.NewStruct(valS)}
+			if err := e.Append(&r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return append([]byte(nil), e.Bytes()...)
+	}
+	var dec Decoder
+	decode := func(data []byte) []Record {
+		recs, err := dec.Decode(data, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append([]Record(nil), recs...)
+	}
+	a := decode(batch(env("r"), 2))
+	b := decode(batch(env("r"), 3))
+	c := decode(batch(env("other"), 1))
+	if a[0].ValueSchema != a[1].ValueSchema || b[0].ValueSchema != a[0].ValueSchema || b[2].KeySchema != a[0].KeySchema {
+		t.Fatal("the same schemas in two batches decoded as different schemas")
+	}
+	if a[0].ValueSchema.Fields[0].Schema != b[0].ValueSchema.Fields[1].Schema ||
+		a[0].ValueSchema.Fields[0].Schema.Fields[0].Schema != a[0].KeySchema.Fields[0].Schema {
+		t.Fatal("the parts of a shared schema are not shared")
+	}
+	if c[0].ValueSchema == a[0].ValueSchema || c[0].ValueSchema.Fields[0].Schema.Name != "other" {
+		t.Fatalf("a different schema decoded as the earlier one: %v", c[0].ValueSchema.Fields[0].Schema.Name)
+	}
+	if c[0].KeySchema != a[0].KeySchema {
+		t.Fatal("the key schema, unchanged, is not shared")
+	}
+	if got := a[0].ValueSchema.Fields[1].Schema; got.Name != "r" || !got.Optional || len(got.Fields) != 2 || got.Fields[1].Name != "s" {
+		t.Fatalf("decoded %#v", got)
+	}
+}
