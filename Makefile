@@ -49,7 +49,7 @@ TESTLOGS ?= $(CURDIR)/.testlogs
 unit:
 	@mkdir -p $(TESTLOGS); rm -f $(TESTLOGS)/*.json; status=0; begin=$$(date +%s); \
 	for m in $(MODULES); do \
-		log=$(TESTLOGS)/$$( [ $$m = . ] && echo root || echo $$m ).json; \
+		log=$(TESTLOGS)/$$( [ $$m = . ] && echo root || echo $$m | tr / - ).json; \
 		(cd $$m && GO=$(GO) $(CURDIR)/scripts/gotest $$log -count=1 -timeout 30m -parallel $(PARALLEL) ./...) || status=1; \
 	done; \
 	echo "unit (all modules): $$(( $$(date +%s) - begin )) s"; \
