@@ -153,7 +153,7 @@ func TestPostgresToS3Lake(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	bootstrap, r, w, restart := startPGWorker(t, "lake", map[string]string{
+	bootstrap, r, w, restart := startWorker(t, "lake", map[string]string{
 		"offset.flush.interval.ms": "500", "consumer.session.timeout.ms": "6000", "consumer.heartbeat.interval.ms": "1000"})
 	srcName, src := lakeConnector(t, "postgres-source.json")
 	maps.Copy(src, map[string]string{"database.hostname": pg.Host, "database.port": strconv.Itoa(pg.Port),

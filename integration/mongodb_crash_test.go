@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -14,22 +13,6 @@ import (
 
 	"github.com/tributary-dev/tributary/integration/harness"
 )
-
-// mgPluginChild returns the pid of a plugin process of the worker, or 0.
-func mgPluginChild(workerPid int) int {
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", workerPid))
-	for _, task := range tasks {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", workerPid, task.Name()))
-		for _, f := range strings.Fields(string(b)) {
-			pid, _ := strconv.Atoi(f)
-			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if strings.Contains(string(cmd), "plugin") {
-				return pid
-			}
-		}
-	}
-	return 0
-}
 
 // TestMongoPollKill9 SIGKILLs the worker in the middle of the snapshot,
 // again while documents stream in, and then the connector's plugin
@@ -62,7 +45,7 @@ func TestMongoPollKill9(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bootstrap, r, w, restart := startMongoWorker(t, "mkill", map[string]string{"offset.flush.interval.ms": "300"})
+	bootstrap, r, w, restart := startWorker(t, "mkill", map[string]string{"offset.flush.interval.ms": "300"})
 	dumpOnFailure(t, r, func() string { return w.LogPath() }, "mg")
 	cfg := mongoPollConfig(fdb.URI, id, id)
 	cfg["max.batch.size"] = "500"
@@ -111,7 +94,7 @@ func TestMongoPollKill9(t *testing.T) {
 	// Kill 3: the plugin process; the task fails, a REST restart resumes it.
 	var pid int
 	for deadline := time.Now().Add(20 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		pid = mgPluginChild(w.Pid())
+		pid = pluginChild(w.Pid())
 	}
 	if pid == 0 {
 		t.Fatal("no plugin process under the worker")

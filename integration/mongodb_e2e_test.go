@@ -61,7 +61,7 @@ func TestMongoPollSnapshotThenChanges(t *testing.T) {
 	mustInsert(t, dbB.Collection("events"), events)
 	mustInsert(t, dbX.Collection("ignored"), []any{bson.D{{Key: "_id", Value: 1}}})
 
-	bootstrap, r, w, _ := startMongoWorker(t, "mpoll", nil)
+	bootstrap, r, w, _ := startWorker(t, "mpoll", nil)
 	dumpOnFailure(t, r, w.LogPath, "mg", "mgu")
 	cfg := mongoPollConfig(fdb.URI, id, id+"[ab]")
 	cfg["field.exclude.list"] = id + "a.customers.secret"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,8 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
-
-	"github.com/tributary-dev/tributary/integration/harness"
 )
 
 // mongoClient connects to uri, disconnected in t.Cleanup.
@@ -43,19 +40,6 @@ func mongoPollConfig(uri, prefix, dbs string) map[string]string {
 		"database.include.list":     dbs,
 		"poll.interval.ms":          "100",
 	}
-}
-
-// startMongoWorker starts the bundled broker and a worker process; restart
-// starts the worker again on the same properties (after a kill).
-func startMongoWorker(t *testing.T, group string, extra map[string]string) (string, rest, *harness.WorkerProcess, func() *harness.WorkerProcess) {
-	t.Helper()
-	bin := harness.BuildTributary(t)
-	bootstrap := harness.TributaryBroker(t).Bootstrap()
-	dir := filepath.Join(t.TempDir(), "worker")
-	props := harness.WorkerProps(t, bootstrap, group, extra)
-	w := harness.StartWorkerProcess(t, bin, dir, props)
-	restart := func() *harness.WorkerProcess { return harness.StartWorkerProcess(t, bin, dir, props) }
-	return bootstrap, rest{t, w.URL()}, w, restart
 }
 
 // mgEvent is a change event as the JsonConverter (schemas.enable=true)

@@ -135,7 +135,7 @@ func TestPostgresKill9(t *testing.T) {
 	id := pgID("kill")
 	pg.Exec(t, `CREATE TABLE ledger (id bigint PRIMARY KEY, v text NOT NULL)`)
 	group := "pgkill"
-	bootstrap, r, w, restart := startPGWorker(t, group, map[string]string{"offset.flush.interval.ms": "300"})
+	bootstrap, r, w, restart := startWorker(t, group, map[string]string{"offset.flush.interval.ms": "300"})
 	cfg := pgConnectorConfig(pg, id, "public.ledger")
 	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
 	r.waitState("pg", "RUNNING", 1)
@@ -271,7 +271,7 @@ func TestPostgresSnapshotKill9(t *testing.T) {
 		INSERT INTO big SELECT i, repeat('x', 100) FROM generate_series(1, %d) i;
 		CREATE TABLE small (id int PRIMARY KEY);
 		INSERT INTO small SELECT generate_series(1, 100)`, rows))
-	bootstrap, r, w, restart := startPGWorker(t, "pgsnapkill", map[string]string{"offset.flush.interval.ms": "200"})
+	bootstrap, r, w, restart := startWorker(t, "pgsnapkill", map[string]string{"offset.flush.interval.ms": "200"})
 	cfg := pgConnectorConfig(pg, id, "public.big,public.small")
 	cfg["snapshot.max.threads"] = "2"
 	cfg["snapshot.fetch.size"] = "1000"

@@ -94,7 +94,7 @@ func TestPostgresDebeziumDiff(t *testing.T) {
 
 	dbzBroker := harness.TributaryBroker(t).Bootstrap()
 	kc := harness.KafkaConnect(t, dbzBroker)
-	ourBootstrap, ours, _, _ := startPGWorker(t, "pgdiff", nil)
+	ourBootstrap, ours, _, _ := startWorker(t, "pgdiff", nil)
 
 	tables := "public.alltypes,public.composite,public.fullrow,public.docs"
 	cfg := func(slot string) map[string]string {

@@ -180,9 +180,11 @@ func dbKeys(t *testing.T, pg *harness.Postgres, sql string) []string {
 	return out
 }
 
-// startPGWorker starts a Tributary broker and a worker process with the
-// Postgres source available, returning the broker address and REST client.
-func startPGWorker(t *testing.T, group string, extra map[string]string) (string, rest, *harness.WorkerProcess, func() *harness.WorkerProcess) {
+// startWorker starts a Tributary broker and a worker process (every
+// built-in connector available), returning the broker address, the REST
+// client, the worker and a function that starts the worker again on the
+// same properties (after a kill).
+func startWorker(t *testing.T, group string, extra map[string]string) (string, rest, *harness.WorkerProcess, func() *harness.WorkerProcess) {
 	t.Helper()
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
@@ -213,7 +215,7 @@ func TestPostgresSnapshotThenStream(t *testing.T) {
 		INSERT INTO nopk SELECT i, 'b' || i FROM generate_series(1, 1500) i;
 		CREATE TABLE docs (id int PRIMARY KEY, small text, big text);
 		INSERT INTO docs VALUES (1, 's', (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 4000) i))`)
-	bootstrap, r, _, _ := startPGWorker(t, "pge2e", nil)
+	bootstrap, r, _, _ := startWorker(t, "pge2e", nil)
 	cfg := pgConnectorConfig(pg, id, "public.items,public.nopk,public.docs")
 	cfg["snapshot.max.threads"] = "2"
 	cfg["snapshot.fetch.size"] = "1000"

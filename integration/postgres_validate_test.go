@@ -51,7 +51,7 @@ func TestPostgresValidate(t *testing.T) {
 		CREATE ROLE plain LOGIN PASSWORD 'pw';
 		GRANT SELECT ON t TO plain`)
 	pg.Exec(t, `SELECT pg_create_logical_replication_slot('other', 'test_decoding')`)
-	_, r, _, _ := startPGWorker(t, "pgvalidate", nil)
+	_, r, _, _ := startWorker(t, "pgvalidate", nil)
 
 	base := func() map[string]string {
 		c := pgConnectorConfig(pg, "v", "public.t")
@@ -112,7 +112,7 @@ func TestPostgresHeartbeat(t *testing.T) {
 	pg := harness.StartPostgresT(t)
 	id := pgID("hb")
 	pg.Exec(t, `CREATE TABLE quiet (id int PRIMARY KEY); CREATE TABLE noise (id serial PRIMARY KEY, v text)`)
-	bootstrap, r, _, _ := startPGWorker(t, "pghb", map[string]string{"offset.flush.interval.ms": "200"})
+	bootstrap, r, _, _ := startWorker(t, "pghb", map[string]string{"offset.flush.interval.ms": "200"})
 	cfg := pgConnectorConfig(pg, id, "public.quiet")
 	cfg["heartbeat.interval.ms"] = "300"
 	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)

@@ -351,12 +351,9 @@ func (d *driver) modifyOffsets(a herder.ModifyOffsetsAction) (string, error) {
 	defer cancel()
 	group := "connect-" + a.Name
 	sink := d.connectorType(a.Config) == "sink"
-	if !ch.reset {
-		typ := "source"
-		if sink {
-			typ = "sink"
-		}
-		if err := CheckOffsets(typ, ch.offsets); err != nil {
+	// A sink's partitions and offsets are checked as they are parsed below.
+	if !ch.reset && !sink {
+		if err := checkSourceOffsets(ch.offsets.Offsets); err != nil {
 			return "", err
 		}
 	}
