@@ -36,14 +36,18 @@ const (
 const collectionRelist = 10 * time.Second
 
 type pollColl struct {
-	ns     namespace
-	part   sdk.Partition
-	snap   *snapshotReader // non-nil while the snapshot reads it
-	high   bson.Raw        // {v, id} of the highest field value when the snapshot began
-	last   bson.Raw        // {v, id} of the last document seen; nil: from the start
-	maxOID bson.ObjectID
-	hasOID bool
-	idle   bool // initial_only: done
+	ns   namespace
+	part sdk.Partition
+	snap *snapshotReader // non-nil while the snapshot reads it
+	// changes is the open scan for changes after last, kept across polls
+	// until it is exhausted (one find, not one per poll: a page per poll
+	// costs the server a new query each max.batch.size documents).
+	changes *mongo.Cursor
+	high    bson.Raw // {v, id} of the highest field value when the snapshot began
+	last    bson.Raw // {v, id} of the last document seen; nil: from the start
+	maxOID  bson.ObjectID
+	hasOID  bool
+	idle    bool // initial_only: done
 }
 
 type poller struct {
@@ -368,21 +372,34 @@ func (p *poller) changesFilter(pc *pollColl) bson.D {
 	return bson.D{{Key: "$and", Value: conds}}
 }
 
-// pollChanges appends the changes of one collection after pc.last.
+// pollChanges appends the changes of one collection after pc.last, from
+// the collection's open scan or a new one. A scan that ends, or fails, is
+// closed; the next poll opens a new one after pc.last.
 func (p *poller) pollChanges(ctx context.Context, pc *pollColl, recs []sdk.SourceRecord, max int) ([]sdk.SourceRecord, error) {
 	f := p.t.cfg.PollField
-	sort := bson.D{{Key: f, Value: 1}}
-	if f != "_id" {
-		sort = append(sort, bson.E{Key: "_id", Value: 1})
+	if pc.changes == nil {
+		sort := bson.D{{Key: f, Value: 1}}
+		if f != "_id" {
+			sort = append(sort, bson.E{Key: "_id", Value: 1})
+		}
+		opts := options.Find().SetSort(sort).SetBatchSize(p.t.cfg.MaxBatchSize)
+		cur, err := p.t.client.Database(pc.ns.db).Collection(pc.ns.coll).Find(ctx, p.changesFilter(pc), opts)
+		if err != nil {
+			return recs, transient(ctx, fmt.Errorf("mongodb: poll %s: %w", pc.ns, err))
+		}
+		pc.changes = cur
 	}
-	opts := options.Find().SetSort(sort).SetLimit(int64(max - len(recs)))
-	cur, err := p.t.client.Database(pc.ns.db).Collection(pc.ns.coll).Find(ctx, p.changesFilter(pc), opts)
-	if err != nil {
-		return recs, transient(ctx, fmt.Errorf("mongodb: poll %s: %w", pc.ns, err))
-	}
-	defer cur.Close(context.WithoutCancel(ctx))
+	cur := pc.changes
 	c := p.t.env.collection(pc.ns.db, pc.ns.coll)
-	for cur.Next(ctx) {
+	for len(recs) < max {
+		if !cur.Next(ctx) {
+			err := cur.Err()
+			p.closeChanges(ctx, pc)
+			if err != nil {
+				return recs, transient(ctx, fmt.Errorf("mongodb: poll %s: %w", pc.ns, err))
+			}
+			return recs, nil
+		}
 		doc := cur.Current
 		op := "c"
 		if f != "_id" {
@@ -396,20 +413,27 @@ func (p *poller) pollChanges(ctx context.Context, pc *pollColl, recs []sdk.Sourc
 		}
 		var r sdk.SourceRecord
 		if err := p.t.env.readRecord(c, doc, &sourceInfo{snapshot: snapFalse}, op, &r); err != nil {
+			p.closeChanges(ctx, pc)
 			return recs, fmt.Errorf("mongodb: %w", err)
 		}
 		last, err := p.position(doc)
 		if err != nil {
+			p.closeChanges(ctx, pc)
 			return recs, fmt.Errorf("mongodb: poll %s: %w", pc.ns, err)
 		}
 		pc.last = last
 		r.Partition, r.Offset = pc.part, p.offset(pc)
 		recs = append(recs, r)
 	}
-	if err := cur.Err(); err != nil {
-		return recs, transient(ctx, fmt.Errorf("mongodb: poll %s: %w", pc.ns, err))
-	}
 	return recs, nil
+}
+
+// closeChanges closes the collection's open scan for changes, if any.
+func (p *poller) closeChanges(ctx context.Context, pc *pollColl) {
+	if pc.changes != nil {
+		pc.changes.Close(context.WithoutCancel(ctx))
+		pc.changes = nil
+	}
 }
 
 func (p *poller) close(ctx context.Context) {
@@ -417,5 +441,6 @@ func (p *poller) close(ctx context.Context) {
 		if pc.snap != nil {
 			pc.snap.close(ctx)
 		}
+		p.closeChanges(ctx, pc)
 	}
 }
