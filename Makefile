@@ -12,11 +12,14 @@ STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME ?= 10000x
 # The Go modules of the repository: the product, the SDK connector authors
 # import (its own module, required by the product through a replace), and
-# the examples built against the SDK as a third party would, and
-# integration/ferretdb, the FerretDB server the MongoDB tests run (its own
-# module so that FerretDB stays out of the product's go.mod; the harness
-# builds it once and caches the binary).
-MODULES := . sdk examples integration/ferretdb
+# the examples built against the SDK as a third party would,
+# integration/ferretdb, the FerretDB server the MongoDB tests run, and
+# integration/mongocontainer, which starts a MongoDB replica set in Docker
+# through testcontainers-go for the live change-stream tests (each its own
+# module so that FerretDB, testcontainers-go and the Docker client stay out
+# of the product's go.mod; the harness builds them once and caches the
+# binaries; mongocontainer's own tests need no Docker and pull no image).
+MODULES := . sdk examples integration/ferretdb integration/mongocontainer
 
 .PHONY: build test check unit fuzz clean
 

@@ -13,26 +13,34 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/tributary-dev/tributary/connectors/mongodb"
+	"github.com/tributary-dev/tributary/integration/harness"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 
 // The change-stream tests need a real MongoDB replica set (change streams
-// exist only there), which cannot be installed on the CI machine: they run
-// when TRIBUTARY_TEST_MONGODB_URI names one, e.g.
+// exist only there). They run against the one TRIBUTARY_TEST_MONGODB_URI
+// names, e.g.
 //
 //	mongod --replSet rs0 --dbpath /tmp/rs0 --port 27017 &
 //	mongosh --eval 'rs.initiate()'
 //	TRIBUTARY_TEST_MONGODB_URI='mongodb://127.0.0.1:27017/?replicaSet=rs0' go test -run TestMongoLive ./integration/
 //
-// (MongoDB 6.0 or later for the pre-image test, 7.0 for split events.)
+// (MongoDB 6.0 or later for the pre-image test, 7.0 for split events);
+// else, where a Docker engine answers (DOCKER_HOST, or /var/run/docker.sock),
+// against a single-node replica set of mongo:8.0 (or
+// TRIBUTARY_TEST_MONGODB_IMAGE) that the harness starts through
+// testcontainers-go, shared by the tests of the run and removed after them
+// (see harness.LiveMongo); else they skip saying so. The CI machine has
+// neither.
+
+// liveMongo is the replica set of this test binary's live tests; TestMain
+// removes its container, if it started one.
+var liveMongo harness.LiveMongo
 
 func liveMongoURI(t *testing.T) string {
-	uri := os.Getenv("TRIBUTARY_TEST_MONGODB_URI")
-	if uri == "" {
-		t.Skip("skipping: the change-stream tests need a MongoDB replica set; set TRIBUTARY_TEST_MONGODB_URI (e.g. mongodb://127.0.0.1:27017/?replicaSet=rs0) to run them")
-	}
-	return uri
+	t.Helper()
+	return liveMongo.URIT(t)
 }
 
 // liveContext is the runtime seen by a task run in the test: offsets the

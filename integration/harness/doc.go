@@ -35,6 +35,15 @@
 // cache), cached under ${TRIBUTARY_CACHE:-$HOME/.cache/tributary}/ferretdb,
 // and started as a process on a free 127.0.0.1 port.
 //
+// The live change-stream tests need a real MongoDB replica set (LiveMongo,
+// one per test binary): the one TRIBUTARY_TEST_MONGODB_URI names, else,
+// when a Docker engine answers (FindDockerEngine: DOCKER_HOST, or
+// /var/run/docker.sock), a single-node replica set of mongo:8.0 that
+// integration/mongocontainer (a module of its own, like integration/ferretdb,
+// that keeps testcontainers-go out of the product's go.mod; built the same
+// way, and only then) starts through testcontainers-go and removes when the
+// tests end (StartMongoContainer); else the tests skip, naming both ways.
+//
 // The end-to-end tests run in parallel (t.Parallel, `make test` allows 4 at
 // a time), so everything the harness starts is private to the test that
 // asked for it (free ports, t.TempDir, its own processes), and what is

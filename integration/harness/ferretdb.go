@@ -70,15 +70,6 @@ func StartFerretDBT(t testing.TB) *FerretDB {
 	return f
 }
 
-// ferretDBModuleDir is integration/ferretdb beside this package.
-func ferretDBModuleDir() (string, error) {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		return "", errors.New("harness: cannot locate the harness sources")
-	}
-	return filepath.Join(filepath.Dir(file), "..", "ferretdb"), nil
-}
-
 // CacheDir is where the harness keeps builds between runs.
 func CacheDir() string {
 	if d := os.Getenv("TRIBUTARY_CACHE"); d != "" {
@@ -94,17 +85,26 @@ func CacheDir() string {
 // FerretDBBinary returns the path of the built FerretDB server, building
 // integration/ferretdb first if its sources changed since the last build.
 // Concurrent callers (parallel test binaries) wait for one build.
-func FerretDBBinary() (string, error) {
-	mod, err := ferretDBModuleDir()
-	if err != nil {
-		return "", err
+func FerretDBBinary() (string, error) { return moduleBinary("ferretdb") }
+
+// moduleBinary returns the path of the command built from the Go module
+// integration/<name> (a module of its own, to keep its dependencies out of
+// the product's go.mod), building it into
+// CacheDir()/<name>/<hash of its sources>/<name> first if its sources
+// changed since the last build. Concurrent callers (parallel test
+// binaries) wait for one build.
+func moduleBinary(name string) (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("harness: cannot locate the harness sources")
 	}
+	mod := filepath.Join(filepath.Dir(file), "..", name)
 	sum, err := hashSources(mod)
 	if err != nil {
 		return "", fmt.Errorf("harness: hash %s: %w", mod, err)
 	}
-	root := filepath.Join(CacheDir(), "ferretdb")
-	bin := filepath.Join(root, sum[:16], "ferretdb")
+	root := filepath.Join(CacheDir(), name)
+	bin := filepath.Join(root, sum[:16], name)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -117,7 +117,7 @@ func FerretDBBinary() (string, error) {
 	}
 	defer lock.Close()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("harness: lock the FerretDB build: %w", err)
+		return "", fmt.Errorf("harness: lock the %s build: %w", name, err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
 	if _, err := os.Stat(bin); err == nil {
@@ -127,7 +127,7 @@ func FerretDBBinary() (string, error) {
 	cmd := exec.Command("go", "build", "-o", tmp, ".")
 	cmd.Dir = mod
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("harness: build FerretDB (go build in %s): %v\n%s", mod, err, out)
+		return "", fmt.Errorf("harness: build %s (go build in %s): %v\n%s", name, mod, err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", fmt.Errorf("harness: %w", err)

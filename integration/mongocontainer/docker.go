@@ -53,14 +53,15 @@ func (dockerStarter) start(ctx context.Context, o settings, logw io.Writer) (rep
 // than in the middle of a container's start. A DOCKER_HOST that is set must
 // answer itself: testcontainers would otherwise go on to other places
 // (/var/run/docker.sock first) and could start the container on an engine
-// that is not the one named.
+// other than the one named. (Only ~/.testcontainers.properties' tc.host
+// comes before DOCKER_HOST for testcontainers.)
 func checkEngine(ctx context.Context, logger *log.Logger) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, engineCheckTimeout)
 	defer cancel()
 	where := "DOCKER_HOST is unset, so testcontainers looked in its usual places (/var/run/docker.sock, ~/.testcontainers.properties, the rootless sockets)"
 	if h := os.Getenv("DOCKER_HOST"); h != "" {
 		where = "DOCKER_HOST=" + h
-		if err := pingDockerHost(ctx); err != nil {
+		if err := dockerHostInfo(ctx); err != nil {
 			return fmt.Errorf("no Docker engine answers at %s: %w; start Docker or correct DOCKER_HOST", where, err)
 		}
 	}
@@ -80,15 +81,16 @@ func checkEngine(ctx context.Context, logger *log.Logger) (err error) {
 	return nil
 }
 
-// pingDockerHost pings the engine DOCKER_HOST (and DOCKER_TLS_VERIFY,
-// DOCKER_CERT_PATH) name.
-func pingDockerHost(ctx context.Context) error {
+// dockerHostInfo asks the engine DOCKER_HOST (and DOCKER_TLS_VERIFY,
+// DOCKER_CERT_PATH) name for its description, as testcontainers does to
+// accept an engine.
+func dockerHostInfo(ctx context.Context) error {
 	cl, err := client.New(client.FromEnv)
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	_, err = cl.Ping(ctx, client.PingOptions{})
+	_, err = cl.Info(ctx, client.InfoOptions{})
 	return err
 }
 

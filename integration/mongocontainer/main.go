@@ -18,9 +18,13 @@
 // (directConnection=true): the member's name inside the replica set is the
 // container's address, which the host may not reach.
 //
-// By hand, to run the live tests against a container kept between runs:
+// By hand, to run the live tests against a container kept between runs, run
+// it in one terminal (Ctrl-D or Ctrl-C removes the container):
 //
-//	go run . &     # prints: ready mongodb://127.0.0.1:32768/?directConnection=true
+//	go run .       # prints: ready mongodb://127.0.0.1:32768/?directConnection=true
+//
+// and the tests in another:
+//
 //	TRIBUTARY_TEST_MONGODB_URI='<that URI>' go test -run TestMongoLive ./integration/
 package main
 
@@ -106,27 +110,43 @@ type replicaSet interface {
 const removeTimeout = time.Minute
 
 // run starts the replica set, announces it on stdout, and removes it when
-// stdin closes or ctx ends (a signal).
+// stdin closes or ctx ends (a signal); either during the start gives up
+// the start.
 func run(ctx context.Context, o settings, s starter, stdin io.Reader, stdout, log io.Writer) error {
-	startCtx, cancel := context.WithTimeout(ctx, o.timeout)
-	rs, err := s.start(startCtx, o, log)
-	cancel()
-	if err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintf(stdout, "ready %s\n", rs.uri()); err != nil {
-		err = fmt.Errorf("announce the URI: %w", err)
-		return errors.Join(err, removeNow(rs))
-	}
 	eof := make(chan struct{})
 	go func() {
 		io.Copy(io.Discard, stdin)
 		close(eof)
 	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-eof:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	startCtx, cancelStart := context.WithTimeout(ctx, o.timeout)
+	rs, err := s.start(startCtx, o, log)
+	cancelStart()
+	if err != nil {
+		select {
+		case <-eof:
+			return fmt.Errorf("stdin closed during the start: %w", err)
+		default:
+			return err
+		}
+	}
+	if _, err := fmt.Fprintf(stdout, "ready %s\n", rs.uri()); err != nil {
+		err = fmt.Errorf("announce the URI: %w", err)
+		return errors.Join(err, removeNow(rs))
+	}
+	<-ctx.Done()
 	select {
 	case <-eof:
 		fmt.Fprintln(log, "mongocontainer: stdin closed, removing the container")
-	case <-ctx.Done():
+	default:
 		fmt.Fprintln(log, "mongocontainer: signalled, removing the container")
 	}
 	return removeNow(rs)

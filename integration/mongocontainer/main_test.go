@@ -54,12 +54,17 @@ func TestParseFlags(t *testing.T) {
 
 // fakeStarter stands for Docker in the tests of run's protocol.
 type fakeStarter struct {
+	block     bool // start waits for its context to end
 	err       error
 	removeErr error
 	removed   atomic.Bool
 }
 
-func (f *fakeStarter) start(context.Context, settings, io.Writer) (replicaSet, error) {
+func (f *fakeStarter) start(ctx context.Context, _ settings, _ io.Writer) (replicaSet, error) {
+	if f.block {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -151,6 +156,30 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
+// TestRunGivesUpStart: stdin closing (the harness gone) or a signal during
+// the start (an image pull can take minutes) gives the start up.
+func TestRunGivesUpStart(t *testing.T) {
+	inR, inW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), settings{timeout: time.Minute}, &fakeStarter{block: true}, inR, io.Discard, io.Discard)
+	}()
+	inW.Close()
+	if err := waitDone(t, done); err == nil || !strings.Contains(err.Error(), "stdin closed during the start") {
+		t.Fatalf("stdin closed during the start: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	inR, inW = io.Pipe()
+	defer inW.Close()
+	go func() {
+		done <- run(ctx, settings{timeout: time.Minute}, &fakeStarter{block: true}, inR, io.Discard, io.Discard)
+	}()
+	cancel()
+	if err := waitDone(t, done); !errors.Is(err, context.Canceled) {
+		t.Fatalf("signalled during the start: %v", err)
+	}
+}
+
 // runCommand runs this test binary as the command with args and the
 // environment env added, and returns its exit code and stderr. It stops it
 // after a minute: an engine that does not answer must fail it well before.
@@ -162,7 +191,15 @@ func runCommand(t *testing.T, env []string, args ...string) (int, string) {
 	cmd.Env = append(os.Environ(), append([]string{"MONGOCONTAINER_AS_COMMAND=1"}, env...)...)
 	var stderr, stdout strings.Builder
 	cmd.Stderr, cmd.Stdout = &stderr, &stdout
-	err := cmd.Run()
+	// stdin stays open, as the harness keeps it: its end would end the start.
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdinW.Close()
+	cmd.Stdin = stdinR
+	err = cmd.Run()
+	stdinR.Close()
 	if ctx.Err() != nil {
 		t.Fatalf("still running after a minute; stderr:\n%s", stderr.String())
 	}
@@ -208,7 +245,7 @@ func TestCommandWithoutEngine(t *testing.T) {
 		if code != 1 || !strings.Contains(stderr, "no Docker engine answers at DOCKER_HOST="+host) || !strings.Contains(stderr, "start Docker or correct DOCKER_HOST") {
 			t.Errorf("DOCKER_HOST=%s: exit %d, stderr:\n%s", host, code, stderr)
 		}
-		if strings.Contains(stderr, "starting mongo") {
+		if strings.Contains(stderr, "starting mongo") || strings.Contains(stderr, "stdin closed") {
 			t.Errorf("DOCKER_HOST=%s: went on to start a container:\n%s", host, stderr)
 		}
 	}
