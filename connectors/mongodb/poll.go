@@ -19,7 +19,8 @@ import (
 // {"server_id": <topic.prefix>, "collection": "<db>.<coll>"}. Its snapshot
 // reads it in _id order (read events; offsets {"initsync": true,
 // "snapshot_after", "high"}), remembering first the highest value of
-// capture.poll.field ("high"); then it is scanned for documents whose
+// capture.poll.field ("high"; with _id, the last document the snapshot
+// read); then it is scanned for documents whose
 // field (with _id breaking ties) is above the last one seen (offset
 // {"last": base64 BSON {"v": value, "id": _id}}). With the field _id, what
 // the scans find are inserts (op c); with another field, a document whose
@@ -129,7 +130,7 @@ func (p *poller) setup(ctx context.Context, pc *pollColl, off sdk.Offset, first 
 	case off == nil && (mode == SnapshotNoData || mode == SnapshotNever):
 		return p.fromHigh(ctx, pc)
 	case off == nil:
-		if err := p.takeHigh(ctx, pc); err != nil {
+		if err := p.snapshotHigh(ctx, pc); err != nil {
 			return err
 		}
 		return snapshot(nil)
@@ -151,7 +152,7 @@ func (p *poller) setup(ctx context.Context, pc *pollColl, off sdk.Offset, first 
 	}
 	switch mode {
 	case SnapshotAlways:
-		if err := p.takeHigh(ctx, pc); err != nil {
+		if err := p.snapshotHigh(ctx, pc); err != nil {
 			return err
 		}
 		return snapshot(nil)
@@ -172,6 +173,20 @@ func offsetDoc(off sdk.Offset, key string) (bson.Raw, error) {
 		return nil, fmt.Errorf("mongodb: stored offset %s=%q: %w", key, s, err)
 	}
 	return b, nil
+}
+
+// snapshotHigh sets where the scans for changes start once a snapshot of
+// pc is done. With the field _id the snapshot itself, reading in _id order,
+// finds it: the last document it reads (pollSnapshot). Asking the server
+// first would cost a second pass over the collection on servers that do
+// not sort by the _id index (FerretDB's: about as long as the snapshot's
+// own read).
+func (p *poller) snapshotHigh(ctx context.Context, pc *pollColl) error {
+	if p.t.cfg.PollField == "_id" {
+		pc.high = nil
+		return nil
+	}
+	return p.takeHigh(ctx, pc)
 }
 
 // takeHigh remembers the highest value of the poll field before a snapshot.
@@ -292,6 +307,11 @@ func (p *poller) pollSnapshot(ctx context.Context, pc *pollColl, max int) ([]sdk
 		}
 		if id, ok := doc.Lookup("_id").ObjectIDOK(); ok && (!pc.hasOID || bytes.Compare(id[:], pc.maxOID[:]) > 0) {
 			pc.maxOID, pc.hasOID = id, true
+		}
+		if p.t.cfg.PollField == "_id" { // see snapshotHigh
+			if pc.high, err = p.position(doc); err != nil {
+				return nil, fmt.Errorf("mongodb: %s: %w", pc.ns, err)
+			}
 		}
 		off := sdk.Offset{offInitSync: true, offField: p.t.cfg.PollField, offSnapshotAfter: tokenString(after)}
 		if pc.high != nil {
