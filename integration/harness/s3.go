@@ -32,6 +32,9 @@ type S3 struct {
 	Region    string
 	Dir       string // the POSIX backend's directory: bucket/key files
 	proc      *process
+	bin, home string // what Restart starts again, and where
+	port      int
+	restarts  int
 }
 
 // S3CacheBin is where the harness (and .ci/run) install versitygw when it is
@@ -149,28 +152,46 @@ func StartVersityGW(ctx context.Context, bin, dir string) (*S3, error) {
 		if err != nil {
 			return nil, err
 		}
-		data := filepath.Join(dir, "data")
-		if err := os.MkdirAll(data, 0o755); err != nil {
-			return nil, fmt.Errorf("harness: %w", err)
-		}
 		s := &S3{URL: "http://127.0.0.1:" + strconv.Itoa(port), AccessKey: "tributary", SecretKey: "tributary-secret",
-			Region: "us-east-1", Dir: data}
-		argv := []string{"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
-			"--port", "127.0.0.1:" + strconv.Itoa(port), "--quiet", "posix", "--sidecar", filepath.Join(dir, "meta"), data}
-		if err := os.MkdirAll(filepath.Join(dir, "meta"), 0o755); err != nil {
-			return nil, fmt.Errorf("harness: %w", err)
-		}
-		p, err := startProcess("versitygw", bin, argv, dir, filepath.Join(dir, "versitygw.log"))
-		if err != nil {
+			Region: "us-east-1", Dir: filepath.Join(dir, "data"), bin: bin, home: dir, port: port}
+		if err := s.start(ctx, "versitygw.log"); err != nil {
 			return nil, err
-		}
-		s.proc = p
-		if err := waitHTTP(ctx, p, s.URL, 30*time.Second); err != nil {
-			p.Close()
-			return nil, startError(p, err)
 		}
 		return s, nil
 	})
+}
+
+// start starts the server on s's port and directories, logging to
+// home/logName, and waits until it answers.
+func (s *S3) start(ctx context.Context, logName string) error {
+	for _, d := range []string{s.Dir, filepath.Join(s.home, "meta")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("harness: %w", err)
+		}
+	}
+	argv := []string{"--access", s.AccessKey, "--secret", s.SecretKey, "--region", s.Region,
+		"--port", "127.0.0.1:" + strconv.Itoa(s.port), "--quiet", "posix", "--sidecar", filepath.Join(s.home, "meta"), s.Dir}
+	p, err := startProcess("versitygw", s.bin, argv, s.home, filepath.Join(s.home, logName))
+	if err != nil {
+		return err
+	}
+	if err := waitHTTP(ctx, p, s.URL, 30*time.Second); err != nil {
+		p.Close()
+		return startError(p, err)
+	}
+	s.proc = p
+	return nil
+}
+
+// Kill stops the server with SIGKILL, as an outage would: requests in
+// flight fail, connections are refused until Restart.
+func (s *S3) Kill() error { return s.proc.Close() }
+
+// Restart starts the server again after Kill, on the same port and with
+// the same data (objects written before the kill are there).
+func (s *S3) Restart(ctx context.Context) error {
+	s.restarts++
+	return s.start(ctx, fmt.Sprintf("versitygw-%d.log", s.restarts))
 }
 
 // waitHTTP waits until url answers any HTTP response.
