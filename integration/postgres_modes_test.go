@@ -232,3 +232,62 @@ func TestPostgresReconnect(t *testing.T) {
 		t.Fatalf("%d of %d rows after the walsender was terminated %d times", len(seen), total, kills)
 	}
 }
+
+// TestPostgresRetriesBounded: with errors.max.retries=2 and the server gone
+// for good, the task tries to reconnect twice (Retriable errors, which the
+// runtime retries) and then fails with the error that lost the stream.
+func TestPostgresRetriesBounded(t *testing.T) {
+	t.Parallel()
+	pg := harness.StartPostgresT(t)
+	pg.Exec(t, `CREATE TABLE b (id int PRIMARY KEY)`)
+	cfg := pgConnectorConfig(pg, "bounded", "public.b")
+	cfg["errors.max.retries"] = "2"
+	cfg["retriable.restart.connector.wait.ms"] = "500"
+	task, err := postgres.Connector().(sdk.SourcePlugin).NewSourceTask(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := task.Open(ctx, &taskCtx{t: t}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Close(ctx)
+	pg.Exec(t, `INSERT INTO b VALUES (1)`)
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		recs, err := task.Poll(pctx, 10)
+		cancel()
+		if err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		if len(recs) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no record within 30 s")
+		}
+	}
+	if err := pg.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	retried := 0
+	for deadline := time.Now().Add(time.Minute); ; {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := task.Poll(pctx, 10)
+		cancel()
+		if err != nil && sdk.IsRetriable(err) {
+			retried++
+			continue
+		}
+		if err != nil {
+			if retried != 2 {
+				t.Fatalf("failed after %d retriable reconnection errors, want 2: %v", retried, err)
+			}
+			t.Logf("failed after %d reconnection attempts: %v", retried, err)
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still polling a minute after the server went away (%d retriable errors)", retried)
+		}
+	}
+}

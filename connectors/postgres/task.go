@@ -46,10 +46,6 @@ type task struct {
 	restarts   int
 }
 
-// maxStreamRestarts bounds the reconnections after the replication
-// connection is lost; the count starts again once records flow.
-const maxStreamRestarts = 10
-
 func newTask(c Config) *task {
 	return &task{cfg: c, part: sdk.Partition{"server": c.TopicPrefix}}
 }
@@ -429,10 +425,12 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 				t.mu.Lock()
 				err := t.err
 				t.mu.Unlock()
-				if err != nil && t.streaming.Load() && t.restarts < maxStreamRestarts && ctx.Err() == nil {
+				if err != nil && t.streaming.Load() && ctx.Err() == nil &&
+					(t.cfg.MaxRetries < 0 || t.restarts < int(t.cfg.MaxRetries)) {
 					// A lost connection (a server restart, a terminated
 					// walsender): reconnect and resume after the last
-					// record handed out.
+					// record handed out. Until a reconnection succeeds
+					// t.err stays, so that the next Poll tries again.
 					t.restarts++
 					t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", t.restarts)
 					if rerr := t.restartStream(ctx); rerr != nil {
@@ -464,7 +462,7 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 // restartStream reconnects and starts a new stream that resumes after the
 // last record Poll handed out (what was read beyond it is read again).
 func (t *task) restartStream(ctx context.Context) error {
-	backoff := time.Duration(t.restarts) * 500 * time.Millisecond
+	backoff := min(time.Duration(t.restarts)*500*time.Millisecond, max(t.cfg.RetryWait, 500*time.Millisecond))
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -472,26 +470,31 @@ func (t *task) restartStream(ctx context.Context) error {
 	}
 	<-t.done // the old stream has ended
 	t.pending = nil
-	t.mu.Lock()
-	t.err = nil
-	t.mu.Unlock()
 	if t.repl != nil {
 		t.repl.Close(ctx)
+		t.repl = nil
 	}
 	if t.db != nil {
 		t.db.Close(ctx)
-	}
-	var err error
-	if t.db, err = pgx.Connect(ctx, t.cfg.connString(false)); err != nil {
-		return err
-	}
-	if t.repl, err = pgconn.Connect(ctx, t.cfg.connString(true)); err != nil {
-		return err
+		t.db = nil
 	}
 	_, resume, err := readOffset(t.lastPolled)
 	if err != nil {
 		return err
 	}
+	db, err := pgx.Connect(ctx, t.cfg.connString(false))
+	if err != nil {
+		return err
+	}
+	repl, err := pgconn.Connect(ctx, t.cfg.connString(true))
+	if err != nil {
+		db.Close(ctx)
+		return err
+	}
+	t.db, t.repl = db, repl
+	t.mu.Lock()
+	t.err = nil
+	t.mu.Unlock()
 	t.streaming.Store(false)
 	t.out = make(chan []sdk.SourceRecord, 4)
 	t.done = make(chan struct{})

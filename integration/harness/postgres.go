@@ -48,10 +48,12 @@ type Postgres struct {
 	Password string
 	Database string
 
-	dir     string
-	binDir  string
-	proc    *process
-	startup time.Duration
+	dir      string
+	binDir   string
+	proc     *process
+	startup  time.Duration
+	settings map[string]string   // what Restart starts the server with again
+	cred     *syscall.Credential // the account it runs as (nil: this one)
 }
 
 // PostgresOption configures StartPostgres.
@@ -150,7 +152,8 @@ func StartPostgres(ctx context.Context, opts ...PostgresOption) (*Postgres, erro
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}
-	pg := &Postgres{Host: "127.0.0.1", User: "postgres", Password: "tributary", Database: "postgres", dir: dir, binDir: PostgresBinDir()}
+	pg := &Postgres{Host: "127.0.0.1", User: "postgres", Password: "tributary", Database: "postgres", dir: dir, binDir: PostgresBinDir(),
+		settings: cfg.settings, cred: cred}
 	fail := func(err error) (*Postgres, error) {
 		if pg.proc != nil {
 			_ = pg.proc.Close()
@@ -174,7 +177,11 @@ func StartPostgres(ctx context.Context, opts ...PostgresOption) (*Postgres, erro
 		return fail(fmt.Errorf("harness: initdb: %w\n%s", err, tailLines(out, 20)))
 	}
 	for attempt := 1; ; attempt++ {
-		err := pg.start(ctx, cfg.settings, cred)
+		port, err := freePort()
+		if err != nil {
+			return fail(fmt.Errorf("harness: %w", err))
+		}
+		err = pg.start(ctx, port)
 		if err == nil {
 			break
 		}
@@ -205,20 +212,18 @@ func postgresCredential() (*syscall.Credential, error) {
 
 func (pg *Postgres) dataDir() string { return filepath.Join(pg.dir, "data") }
 
-// start runs postgres on a new free port and waits until it accepts
-// connections.
-func (pg *Postgres) start(ctx context.Context, settings map[string]string, cred *syscall.Credential) error {
-	port, err := freePort()
-	if err != nil {
-		return fmt.Errorf("harness: %w", err)
-	}
+// start runs postgres on port and waits until it accepts connections.
+func (pg *Postgres) start(ctx context.Context, port int) error {
 	pg.Port = port
 	argv := []string{"-D", pg.dataDir(), "-p", strconv.Itoa(port), "-h", pg.Host, "-k", pg.dir}
-	for _, k := range slices.Sorted(maps.Keys(settings)) {
-		argv = append(argv, "-c", k+"="+settings[k])
+	for _, k := range slices.Sorted(maps.Keys(pg.settings)) {
+		argv = append(argv, "-c", k+"="+pg.settings[k])
 	}
 	logPath := filepath.Join(pg.dir, "postgres.log")
-	proc, err := startProcessAs("PostgreSQL", filepath.Join(pg.binDir, "postgres"), argv, pg.dir, logPath, cred)
+	if pg.proc != nil { // a restart: keep the log of the first run
+		logPath = filepath.Join(pg.dir, fmt.Sprintf("postgres-%d.log", time.Now().UnixNano()))
+	}
+	proc, err := startProcessAs("PostgreSQL", filepath.Join(pg.binDir, "postgres"), argv, pg.dir, logPath, pg.cred)
 	if err != nil {
 		return err
 	}
@@ -302,6 +307,20 @@ func (pg *Postgres) Pid() int { return pg.proc.cmd.Process.Pid }
 
 // LogPath returns the server's log file.
 func (pg *Postgres) LogPath() string { return pg.proc.logPath }
+
+// Kill kills the server and all its processes with SIGKILL, as a crash of
+// the machine's database would: nothing is shut down cleanly, connections
+// break, and Restart runs crash recovery.
+func (pg *Postgres) Kill() error { return pg.proc.Close() }
+
+// Restart starts the server again after Kill, on the same port and data
+// directory, and waits until it accepts connections.
+func (pg *Postgres) Restart(ctx context.Context) error {
+	if done, _ := pg.proc.exited(); !done {
+		return fmt.Errorf("harness: PostgreSQL (pid %d) is still running", pg.Pid())
+	}
+	return pg.start(ctx, pg.Port)
+}
 
 // Close stops the server with an immediate shutdown (SIGQUIT: it removes
 // its shared memory), kills what is left after 10 s, and removes the
