@@ -169,12 +169,38 @@ func hashSources(dir string) (string, error) {
 // StartFerretDB starts the server bin with its data in dataDir and waits
 // until it accepts connections. Its log is dataDir/../<base>.log.
 func StartFerretDB(ctx context.Context, bin, dataDir string) (*FerretDB, error) {
+	return startFerretDB(ctx, bin, dataDir, "127.0.0.1:0")
+}
+
+// RestartFerretDBT kills f with SIGKILL, as a crash would, waits down for
+// a while, then starts the server again on the same address and data
+// (what it had committed is there) and stops the new one in t.Cleanup.
+func RestartFerretDBT(t testing.TB, f *FerretDB, down time.Duration) *FerretDB {
+	t.Helper()
+	f.Close()
+	time.Sleep(down)
+	bin, err := FerretDBBinary()
+	if err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	listen := strings.TrimSuffix(strings.TrimPrefix(f.URI, "mongodb://"), "/")
+	g, err := startFerretDB(ctx, bin, f.dir, listen)
+	if err != nil {
+		t.Fatalf("harness: restart FerretDB: %v", err)
+	}
+	t.Cleanup(g.Close)
+	return g
+}
+
+func startFerretDB(ctx context.Context, bin, dataDir, listen string) (*FerretDB, error) {
 	logPath := filepath.Join(filepath.Dir(dataDir), filepath.Base(dataDir)+"-ferretdb.log")
 	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("harness: FerretDB log: %w", err)
 	}
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--data", dataDir)
+	cmd := exec.Command(bin, "--listen", listen, "--data", dataDir)
 	cmd.Stderr = lf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
