@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -138,8 +139,9 @@ func distinct(seen map[string]int, ev []mgEvent) int {
 }
 
 // TestMongoPollSurvivesServerCrash kills the MongoDB-wire server (FerretDB,
-// SIGKILL) while documents stream through the poll-mode source, keeps it
-// down for 4 s and starts it again on the same address and data: the task
+// SIGKILL) twice, during the poll-mode source's snapshot and while
+// documents stream in, keeps it down for 4 s each time and starts it again
+// on the same address and data: the task
 // never fails, and every document the collection holds at the end has its
 // event (the collection is the truth: an insert the crash cut off may or
 // may not be there).
@@ -151,13 +153,43 @@ func TestMongoPollSurvivesServerCrash(t *testing.T) {
 	dumpOnFailure(t, r, func() string { return w.LogPath() }, "mg")
 	mc := mongoClient(t, fdb.URI) // the driver reconnects once the server is back
 	coll := mc.Database(id).Collection("docs")
-	if _, err := coll.InsertOne(context.Background(), bson.D{{Key: "i", Value: int32(-1)}}); err != nil {
-		t.Fatal(err)
+	// Scanned by the field seq (every insert takes the next value), so
+	// that the snapshot's end does not tell where the scans start.
+	var seq atomic.Int64
+	doc := func() bson.D {
+		return bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "seq", Value: seq.Add(1)}, {Key: "pad", Value: strings.Repeat("p", 1000)}}
+	}
+	const initial = 12000 // read by the snapshot, in batches of 100
+	for i := 0; i < initial; i += 2000 {
+		var docs []any
+		for j := i; j < i+2000; j++ {
+			docs = append(docs, doc())
+		}
+		if _, err := coll.InsertMany(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cfg := mongoPollConfig(fdb.URI, id, id)
 	cfg["max.batch.size"] = "200"
+	cfg["snapshot.fetch.size"] = "100"
+	cfg["capture.poll.field"] = "seq"
 	r.must("POST", "/connectors", map[string]any{"name": "mg", "config": cfg}, 201)
 	r.waitState("mg", "RUNNING", 1)
+	c := newMgConsumer(t, bootstrap, "^"+id+`\.`)
+	seen := map[string]int{}
+	count := func(ev []mgEvent) {
+		for _, e := range ev {
+			seen[e.key]++
+		}
+	}
+	// Crash 1: mid-snapshot.
+	count(c.until(time.Minute, func(ev []mgEvent) bool { return len(ev) >= initial/6 }))
+	if len(seen) >= initial {
+		t.Fatalf("the snapshot finished before the crash (%d documents seen)", len(seen))
+	}
+	t.Logf("killing FerretDB mid-snapshot, %d of %d documents seen", len(seen), initial)
+	fdb = harness.RestartFerretDBT(t, fdb, 4*time.Second)
+	t.Log("FerretDB back")
 
 	stop := make(chan struct{})
 	loadDone := make(chan struct{})
@@ -172,7 +204,7 @@ func TestMongoPollSurvivesServerCrash(t *testing.T) {
 			}
 			var docs []any
 			for j := i; j < i+20; j++ {
-				docs = append(docs, bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "i", Value: int32(j)}})
+				docs = append(docs, doc())
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 			if _, err := coll.InsertMany(ctx, docs); err != nil {
@@ -182,15 +214,9 @@ func TestMongoPollSurvivesServerCrash(t *testing.T) {
 		}
 	}()
 
-	c := newMgConsumer(t, bootstrap, "^"+id+`\.`)
-	seen := map[string]int{}
-	count := func(ev []mgEvent) {
-		for _, e := range ev {
-			seen[e.key]++
-		}
-	}
-	count(c.until(time.Minute, func(ev []mgEvent) bool { return len(ev) >= 500 }))
-	t.Logf("killing FerretDB with %d documents seen", len(seen))
+	// Crash 2: while documents stream in.
+	count(c.until(2*time.Minute, func(ev []mgEvent) bool { return distinct(seen, ev) >= initial+500 }))
+	t.Logf("killing FerretDB while documents stream in, %d documents seen", len(seen))
 	fdb = harness.RestartFerretDBT(t, fdb, 4*time.Second)
 	t.Log("FerretDB back")
 	before := len(seen)

@@ -94,7 +94,7 @@ type snapshotReader struct {
 	i         int      // collection being read
 	queries   []bson.D // queries left for nss[i]
 	cur       *mongo.Cursor
-	after     bson.Raw // {_id} of the last document handed out in nss[i]
+	after     bson.Raw // {_id} of the last document handed out in nss[i] (nil: none yet)
 }
 
 // newSnapshotReader reads nss, starting in nss[i] after the _id in after.
@@ -131,12 +131,24 @@ func (r *snapshotReader) next(ctx context.Context) (bson.Raw, namespace, error) 
 			r.cur, r.queries = cur, r.queries[1:]
 		}
 		if r.cur.Next(ctx) {
-			return r.cur.Current, r.nss[r.i], nil
+			doc := r.cur.Current
+			after, err := idDoc(doc)
+			if err != nil {
+				return nil, r.nss[r.i], fmt.Errorf("mongodb: snapshot of %s: %w", r.nss[r.i], err)
+			}
+			r.after = after
+			return doc, r.nss[r.i], nil
 		}
 		err := r.cur.Err()
 		r.cur.Close(context.WithoutCancel(ctx))
 		r.cur = nil
 		if err != nil {
+			// The query broke off (a lost connection, a killed cursor):
+			// the next call reads on after the last document handed out,
+			// not from the query after it.
+			if q, qerr := filtersAfter(r.after); qerr == nil {
+				r.queries = q
+			}
 			return nil, r.nss[r.i], fmt.Errorf("mongodb: snapshot of %s: %w", r.nss[r.i], err)
 		}
 	}

@@ -88,9 +88,12 @@ func transient(ctx context.Context, err error) error {
 	}
 	var se mongo.ServerError
 	if asServerError(err, &se) {
-		// Errors MongoDB labels as retryable, and not-primary/shutdown
-		// codes, pass with time; everything else fails the task.
-		for _, code := range []int{6, 7, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436} {
+		// Errors MongoDB labels as retryable, not-primary/shutdown codes,
+		// and a cursor the server dropped (CursorNotFound after its idle
+		// timeout, QueryPlanKilled, CursorKilled: the snapshot and the
+		// poll scans reopen theirs after the last document handed out)
+		// pass with time; everything else fails the task.
+		for _, code := range []int{6, 7, 43, 89, 91, 175, 189, 237, 262, 9001, 10107, 11600, 11602, 13435, 13436} {
 			if se.HasErrorCode(code) {
 				return sdk.Retriable(err)
 			}

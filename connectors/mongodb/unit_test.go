@@ -2,10 +2,12 @@ package mongodb
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/tributary-dev/tributary/sdk"
 )
@@ -234,4 +236,31 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestTransientErrors: server errors that pass with time (a cursor the
+// server dropped among them: the scans reopen theirs) are retriable; the
+// others fail the task; a cancelled context is no error.
+func TestTransientErrors(t *testing.T) {
+	for _, tc := range []struct {
+		err       error
+		retriable bool
+	}{
+		{mongo.CommandError{Code: 43, Name: "CursorNotFound"}, true},
+		{mongo.CommandError{Code: 237, Name: "CursorKilled"}, true},
+		{mongo.CommandError{Code: 175, Name: "QueryPlanKilled"}, true},
+		{mongo.CommandError{Code: 91, Name: "ShutdownInProgress"}, true},
+		{mongo.CommandError{Code: 2, Name: "BadValue"}, false},
+		{mongo.CommandError{Code: 13, Name: "Unauthorized"}, false},
+	} {
+		err := transient(context.Background(), fmt.Errorf("mongodb: poll x.y: %w", tc.err))
+		if got := sdk.IsRetriable(err); got != tc.retriable {
+			t.Errorf("%v: retriable %v, want %v", tc.err, got, tc.retriable)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := transient(ctx, mongo.CommandError{Code: 2}); err != nil {
+		t.Errorf("cancelled: %v, want nil", err)
+	}
 }
