@@ -77,7 +77,7 @@ func newExtractNewDocumentState(c Config) (Transformation, error) {
 	t := &extractNewDocumentState{mode: strings.ToLower(strings.TrimSpace(c.String("delete.tombstone.handling.mode"))),
 		rewriteWithID: c.Bool("delete.tombstone.handling.mode.rewrite-with-id"),
 		flattenStruct: c.Bool("flatten.struct"), delimiter: c.String("flatten.struct.delimiter"),
-		conv: &mongoConverter{documentArrays: enc == "document", namer: newNameAdjuster(fieldMode, true), sanitize: fieldMode != "none"},
+		conv:        &mongoConverter{documentArrays: enc == "document", namer: newNameAdjuster(fieldMode, true), sanitize: fieldMode != "none"},
 		schemaNames: newNameAdjuster(fieldMode, false), interned: map[string]*schema.Schema{}}
 	var err error
 	if t.addFields, err = parseFieldRefs(c.String("add.fields.prefix"), c.List("add.fields")); err != nil {

@@ -348,7 +348,7 @@ func (c *mongoConverter) traverseArray(arr []*bval) (unified, error) {
 }
 
 var (
-	regexSchema       = &schema.Schema{Type: schema.TypeStruct, Name: "io.debezium.mongodb.regex", Optional: true,
+	regexSchema = &schema.Schema{Type: schema.TypeStruct, Name: "io.debezium.mongodb.regex", Optional: true,
 		Fields: []schema.Field{{Name: "regex", Index: 0, Schema: schema.OptionalString}, {Name: "options", Index: 1, Schema: schema.OptionalString}}}
 	optionalStringArray = &schema.Schema{Type: schema.TypeArray, Optional: true, ValueSchema: schema.OptionalString}
 )
