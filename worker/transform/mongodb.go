@@ -305,10 +305,7 @@ func (t *extractNewDocumentState) newRecord(r *Record, keyDoc, valueDoc bdoc) (b
 	var vs *schema.Schema
 	var value *schema.Struct
 	if len(valueDoc) > 0 {
-		name := r.ValueSchema.Name
-		if strings.HasSuffix(name, envelopeSuffix) {
-			name = name[:len(name)-len(envelopeSuffix)]
-		}
+		name := strings.TrimSuffix(r.ValueSchema.Name, envelopeSuffix)
 		if t.schemaNames.mode != "none" {
 			parts := javaSplit(name, ".")
 			for i, p := range parts {
