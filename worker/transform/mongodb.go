@@ -61,6 +61,14 @@ type extractNewDocumentState struct {
 	// same schema for documents of the same shape.
 	interned map[string]*schema.Schema
 	fp       []byte
+	// shapes caches the inferred schemas by the documents' shapes; sig is
+	// a record's key into it; envSig the part of the value schemas' keys
+	// that comes from the envelope's schema envSchema.
+	shapes    map[string]*schema.Schema
+	sig       []byte
+	envSchema *schema.Schema
+	envSig    []byte
+	json      extReader
 }
 
 func newExtractNewDocumentState(c Config) (Transformation, error) {
@@ -78,7 +86,7 @@ func newExtractNewDocumentState(c Config) (Transformation, error) {
 		rewriteWithID: c.Bool("delete.tombstone.handling.mode.rewrite-with-id"),
 		flattenStruct: c.Bool("flatten.struct"), delimiter: c.String("flatten.struct.delimiter"),
 		conv:        &mongoConverter{documentArrays: enc == "document", namer: newNameAdjuster(fieldMode, true), sanitize: fieldMode != "none"},
-		schemaNames: newNameAdjuster(fieldMode, false), interned: map[string]*schema.Schema{}}
+		schemaNames: newNameAdjuster(fieldMode, false), interned: map[string]*schema.Schema{}, shapes: map[string]*schema.Schema{}}
 	var err error
 	if t.addFields, err = parseFieldRefs(c.String("add.fields.prefix"), c.List("add.fields")); err != nil {
 		return nil, err
@@ -156,7 +164,8 @@ func (t *extractNewDocumentState) Apply(r *Record) (bool, error) {
 	if keyRec.Key == nil {
 		return false, failure(NullPointerException, "Cannot invoke \"Object.toString()\" because the return value of \"org.apache.kafka.connect.connector.ConnectRecord.key()\" is null")
 	}
-	keyDoc, err := parseDocument("{ \"id\" : " + objectString(keyRec.Key) + "}")
+	t.json.begin()
+	keyDoc, err := t.json.keyDocument(objectString(keyRec.Key))
 	if err != nil {
 		return false, err
 	}
@@ -196,7 +205,7 @@ func (t *extractNewDocumentState) Apply(r *Record) (bool, error) {
 	}
 	var doc bdoc
 	if value != nil {
-		if doc, err = parseDocument(objectString(value)); err != nil {
+		if doc, err = t.json.document(objectString(value)); err != nil {
 			return false, err
 		}
 	}
@@ -255,7 +264,7 @@ func (t *extractNewDocumentState) partialUpdate(ud any, keyDoc bdoc) (bdoc, erro
 	}
 	var doc bdoc
 	if st.Get("updatedFields") != nil {
-		u, err := parseDocument(updated)
+		u, err := t.json.document(updated)
 		if err != nil {
 			return nil, err
 		}
@@ -287,15 +296,10 @@ func (t *extractNewDocumentState) partialUpdate(ud any, keyDoc bdoc) (bdoc, erro
 // document's struct with add.fields (null for an empty document),
 // flattened with flatten.struct.
 func (t *extractNewDocumentState) newRecord(r *Record, keyDoc, valueDoc bdoc) (bool, error) {
-	keyMap, err := t.conv.describe(keyDoc)
+	ks, err := t.keySchema(keyDoc)
 	if err != nil {
 		return false, err
 	}
-	ks := &schema.Schema{Type: schema.TypeStruct}
-	if err := t.conv.buildSchema(keyMap, ks); err != nil {
-		return false, err
-	}
-	ks = t.intern(ks)
 	key := schema.NewStruct(ks)
 	for _, f := range keyDoc {
 		if err := t.conv.buildStruct(f.name, f.v, ks, key); err != nil {
@@ -305,43 +309,9 @@ func (t *extractNewDocumentState) newRecord(r *Record, keyDoc, valueDoc bdoc) (b
 	var vs *schema.Schema
 	var value *schema.Struct
 	if len(valueDoc) > 0 {
-		name := strings.TrimSuffix(r.ValueSchema.Name, envelopeSuffix)
-		if t.schemaNames.mode != "none" {
-			parts := javaSplit(name, ".")
-			for i, p := range parts {
-				if parts[i], err = t.schemaNames.adjust(p); err != nil {
-					return false, err
-				}
-			}
-			name = strings.Join(parts, ".")
-		}
-		valueMap, err := t.conv.describe(valueDoc)
-		if err != nil {
+		if vs, err = t.valueSchema(r, valueDoc); err != nil {
 			return false, err
 		}
-		vs = &schema.Schema{Type: schema.TypeStruct, Name: name}
-		if err := t.conv.buildSchema(valueMap, vs); err != nil {
-			return false, err
-		}
-		for i := range t.addFields {
-			fs, err := t.addFields[i].schemaIn(r.ValueSchema)
-			if err != nil {
-				return false, err
-			}
-			if fs != nil {
-				// SchemaUtil.copySchemaBasics: a struct or map without
-				// its fields or key and value schemas.
-				if fs.Type == schema.TypeStruct || fs.Type == schema.TypeMap {
-					c := *fs
-					c.Fields, c.KeySchema, c.ValueSchema = nil, nil, nil
-					fs = &c
-				}
-				if err := addField(vs, t.addFields[i].newField, fs); err != nil {
-					return false, err
-				}
-			}
-		}
-		vs = t.intern(vs)
 		value = schema.NewStruct(vs)
 		for _, f := range valueDoc {
 			if err := t.conv.buildStruct(f.name, f.v, vs, value); err != nil {
@@ -376,6 +346,160 @@ func (t *extractNewDocumentState) newRecord(r *Record, keyDoc, valueDoc bdoc) (b
 	}
 	*r = out
 	return true, nil
+}
+
+// The schemas inferred from documents are cached by the documents' shapes
+// (appendShape): documents of one shape, the common case, have their
+// schema built once. shapes maps 'k' + a key document's shape, and 'v' +
+// the envelope's part (envelopeSignature) + a value document's shape, to
+// the schema.
+const shapeCacheSize = 1024
+
+func (t *extractNewDocumentState) cached() (*schema.Schema, bool) {
+	s, ok := t.shapes[string(t.sig)]
+	return s, ok
+}
+
+func (t *extractNewDocumentState) remember(s *schema.Schema) {
+	if len(t.shapes) >= shapeCacheSize {
+		clear(t.shapes)
+	}
+	t.shapes[string(t.sig)] = s
+}
+
+// keySchema is the key's schema: {id: the _id's type}.
+func (t *extractNewDocumentState) keySchema(keyDoc bdoc) (*schema.Schema, error) {
+	var cacheable bool
+	t.sig, cacheable = t.conv.appendShape(append(t.sig[:0], 'k'), keyDoc)
+	if cacheable {
+		if s, ok := t.cached(); ok {
+			return s, nil
+		}
+	}
+	keyMap, err := t.conv.describe(keyDoc)
+	if err != nil {
+		return nil, err
+	}
+	ks := &schema.Schema{Type: schema.TypeStruct}
+	if err := t.conv.buildSchema(keyMap, ks); err != nil {
+		return nil, err
+	}
+	ks = t.intern(ks)
+	if cacheable {
+		t.remember(ks)
+	}
+	return ks, nil
+}
+
+// valueSchema is the schema of a value document of r with the add.fields.
+func (t *extractNewDocumentState) valueSchema(r *Record, doc bdoc) (*schema.Schema, error) {
+	cacheable := t.envelopeSignature(r.ValueSchema)
+	if cacheable {
+		t.sig = append(append(t.sig[:0], 'v'), t.envSig...)
+		t.sig, cacheable = t.conv.appendShape(t.sig, doc)
+	}
+	if cacheable {
+		if s, ok := t.cached(); ok {
+			return s, nil
+		}
+	}
+	vs, err := t.buildValueSchema(r, doc)
+	if err != nil {
+		return nil, err
+	}
+	if cacheable {
+		t.remember(vs)
+	}
+	return vs, nil
+}
+
+// envelopeSignature sets envSig to what a value schema takes from the
+// envelope's schema: the schema's name and the add.fields' schemas. It is
+// false when those fail (the uncached path reports the failure in
+// Debezium's order).
+func (t *extractNewDocumentState) envelopeSignature(envelope *schema.Schema) bool {
+	if envelope == t.envSchema && t.envSchema != nil {
+		return true
+	}
+	t.envSchema = nil
+	name, err := t.valueSchemaName(envelope)
+	if err != nil {
+		return false
+	}
+	b := strconv.AppendInt(t.envSig[:0], int64(len(name)), 10)
+	b = append(append(b, ':'), name...)
+	for i := range t.addFields {
+		fs, err := t.addFieldSchema(envelope, i)
+		if err != nil {
+			return false
+		}
+		b = appendFingerprint(b, fs)
+	}
+	t.envSig, t.envSchema = b, envelope
+	return true
+}
+
+// valueSchemaName is the value schema's name: the envelope's without
+// .Envelope, its segments adjusted.
+func (t *extractNewDocumentState) valueSchemaName(envelope *schema.Schema) (string, error) {
+	name := strings.TrimSuffix(envelope.Name, envelopeSuffix)
+	if t.schemaNames.mode == "none" {
+		return name, nil
+	}
+	parts := javaSplit(name, ".")
+	for i, p := range parts {
+		var err error
+		if parts[i], err = t.schemaNames.adjust(p); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(parts, "."), nil
+}
+
+// addFieldSchema is the schema of the i-th add.fields field (nil when the
+// envelope has no such field).
+func (t *extractNewDocumentState) addFieldSchema(envelope *schema.Schema, i int) (*schema.Schema, error) {
+	fs, err := t.addFields[i].schemaIn(envelope)
+	if err != nil || fs == nil {
+		return nil, err
+	}
+	// SchemaUtil.copySchemaBasics: a struct or map without its fields or
+	// key and value schemas.
+	if fs.Type == schema.TypeStruct || fs.Type == schema.TypeMap {
+		c := *fs
+		c.Fields, c.KeySchema, c.ValueSchema = nil, nil, nil
+		fs = &c
+	}
+	return fs, nil
+}
+
+// buildValueSchema infers a value document's schema, as Debezium does for
+// every record.
+func (t *extractNewDocumentState) buildValueSchema(r *Record, doc bdoc) (*schema.Schema, error) {
+	name, err := t.valueSchemaName(r.ValueSchema)
+	if err != nil {
+		return nil, err
+	}
+	valueMap, err := t.conv.describe(doc)
+	if err != nil {
+		return nil, err
+	}
+	vs := &schema.Schema{Type: schema.TypeStruct, Name: name}
+	if err := t.conv.buildSchema(valueMap, vs); err != nil {
+		return nil, err
+	}
+	for i := range t.addFields {
+		fs, err := t.addFieldSchema(r.ValueSchema, i)
+		if err != nil {
+			return nil, err
+		}
+		if fs != nil {
+			if err := addField(vs, t.addFields[i].newField, fs); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return t.intern(vs), nil
 }
 
 // mongoHeaders is makeHeaders: the add.headers of an event (of a tombstone

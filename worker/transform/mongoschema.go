@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -858,4 +859,48 @@ func (c *mongoConverter) buildArray(arr []*bval, s *schema.Schema) ([]any, error
 		}
 	}
 	return values, nil
+}
+
+// appendShape writes what the schema inferred from d depends on: its field
+// names and value types, its documents' shapes and its arrays' element
+// types (with the array encoding a run of equal element shapes as one: the
+// inference merges them to the same result). ok is false when the schema
+// may depend on the values too: an array within an array, whose
+// descriptions the inference compares by value.
+func (c *mongoConverter) appendShape(b []byte, d bdoc) (_ []byte, ok bool) {
+	b = append(b, '{')
+	for _, f := range d {
+		b = strconv.AppendInt(b, int64(len(f.name)), 10)
+		b = append(append(b, ':'), f.name...)
+		if b, ok = c.appendValueShape(b, f.v); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
+}
+
+func (c *mongoConverter) appendValueShape(b []byte, v *bval) (_ []byte, ok bool) {
+	switch v.t {
+	case bson.TypeEmbeddedDocument:
+		return c.appendShape(b, v.doc)
+	case bson.TypeArray:
+		b = append(b, '[')
+		prev := -1 // where the previous element's shape starts
+		for _, e := range v.arr {
+			if e.t == bson.TypeArray {
+				return b, false
+			}
+			start := len(b)
+			if b, ok = c.appendValueShape(b, e); !ok {
+				return b, false
+			}
+			if !c.documentArrays && prev >= 0 && bytes.Equal(b[prev:start], b[start:]) {
+				b = b[:start]
+				continue
+			}
+			prev = start
+		}
+		return append(b, ']'), true
+	}
+	return append(b, byte(v.t)), true
 }
