@@ -119,4 +119,40 @@ func BenchmarkTransforms(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 	})
+	// Debezium's MongoDB unwrap on events of Debezium's MongoDB envelope
+	// (testdata/cases.json): a 7-field document (ObjectId, string,
+	// array, date, int64, decimal, binary) and a 19-field one with nested
+	// documents, flattened.
+	f := loadCases(b)
+	for _, tc := range []struct {
+		name, record string
+		props        map[string]string
+	}{
+		{"ExtractNewDocumentState", "mongo_read1", map[string]string{"add.fields": "op,source.ts_ms"}},
+		{"ExtractNewDocumentState-flatten", "mongo_scalars", map[string]string{"flatten.struct": "true", "delete.tombstone.handling.mode": "rewrite"}},
+	} {
+		b.Run("schema=true/transform="+tc.name, func(b *testing.B) {
+			in, err := decodeRecord(f.Records[tc.record], true)
+			if err != nil {
+				b.Fatal(err)
+			}
+			props := map[string]string{"transforms": "u", "transforms.u.type": mongoUnwrapClass}
+			for k, v := range tc.props {
+				props["transforms.u."+k] = v
+			}
+			c, err := New(props)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r := in
+				if _, err := c.Apply(&r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
 }

@@ -67,7 +67,7 @@ func keyValue(name string, keys []Key, build func(c Config, s side) (Transformat
 
 // single registers a transformation with one class.
 func single(class string, keys []Key, build func(c Config) (Transformation, error)) *plugin {
-	return &plugin{class: class, kind: KindTransformation, keys: keys, debezium: strings.HasPrefix(class, debeziumPrefix),
+	return &plugin{class: class, kind: KindTransformation, keys: keys, debezium: strings.HasPrefix(class, "io.debezium."),
 		newT: func(props map[string]string) (Transformation, error) {
 			c, err := parse(keys, props)
 			if err != nil {
@@ -114,6 +114,7 @@ var catalog = func() []*plugin {
 	ps = append(ps, predicatePlugin(kafkaPredicates+"TopicNameMatches", topicNameMatchesKeys, newTopicNameMatches))
 	ps = append(ps, single(debeziumPrefix+"ByLogicalTableRouter", byLogicalTableRouterKeys, newByLogicalTableRouter))
 	ps = append(ps, single(debeziumPrefix+"ExtractNewRecordState", extractNewRecordStateKeys, newExtractNewRecordState))
+	ps = append(ps, single(mongoUnwrapClass, extractNewDocumentStateKeys, newExtractNewDocumentState))
 	slices.SortFunc(ps, func(a, b *plugin) int { return strings.Compare(a.class, b.class) })
 	return ps
 }()

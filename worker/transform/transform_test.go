@@ -2,6 +2,7 @@ package transform
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -342,4 +343,60 @@ func FuzzDateFormat(f *testing.F) {
 		_ = df.format(ms % (1 << 50))
 		_, _ = df.parse(in)
 	})
+}
+
+// ExtractNewDocumentState reads Debezium 2's delete.handling.mode and
+// drop.tombstones as ExtractNewRecordState does (Debezium 3.6.1 ignores
+// them, so the goldens cannot show it): __deleted is a boolean here.
+func TestExtractNewDocumentStateLegacySettings(t *testing.T) {
+	f := loadCases(t)
+	for _, tc := range []struct {
+		name  string
+		props map[string]string
+		// outcome for a delete with a pre-image, a tombstone, a create:
+		// "drop", "null" (value null), or __deleted ("-" when absent)
+		del, tomb, create string
+	}{
+		{"default", nil, "null", "drop", "-"},
+		{"rewrite", map[string]string{"delete.handling.mode": "rewrite"}, "true", "drop", "false"},
+		{"rewrite keeping tombstones", map[string]string{"delete.handling.mode": "rewrite", "drop.tombstones": "false"}, "true", "null", "false"},
+		{"drop deletes", map[string]string{"delete.handling.mode": "drop"}, "drop", "drop", "-"},
+		{"the newer setting wins", map[string]string{"delete.handling.mode": "rewrite", "delete.tombstone.handling.mode": "drop"}, "drop", "drop", "-"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := map[string]string{"transforms": "u", "transforms.u.type": "ExtractNewDocumentState"}
+			for k, v := range tc.props {
+				cfg["transforms.u."+k] = v
+			}
+			c, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, step := range []struct{ record, want string }{{"mongo_delete_before", tc.del}, {"mongo_tombstone", tc.tomb}, {"mongo_read1", tc.create}} {
+				r, err := decodeRecord(f.Records[step.record], true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				keep, err := c.Apply(&r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := "-"
+				switch st, _ := r.Value.(*schema.Struct); {
+				case !keep:
+					got = "drop"
+				case r.Value == nil:
+					got = "null"
+				case st.Schema().Field(deletedField) != nil:
+					got = fmt.Sprint(st.Get(deletedField))
+				}
+				if got != step.want {
+					t.Errorf("%s: got %s, want %s", step.record, got, step.want)
+				}
+				if keep && (r.KeySchema == nil || r.KeySchema.Field("id") == nil) {
+					t.Errorf("%s: key not unwrapped: %v", step.record, r.KeySchema)
+				}
+			}
+		})
+	}
 }
