@@ -41,7 +41,9 @@ import (
 // and reports events/s and rows/s, CPU-seconds per million events of the
 // connector's processes (Tributary: worker and plugin; Debezium: the Kafka
 // Connect JVM; the broker is shared and not counted), the plugin's peak RSS,
-// and the ratios. Environment:
+// and the ratios; beside them the broker's CPU per million (this process's,
+// during the job) and how busy the machine's cores were (a job at ~100% is
+// bound by the CPU, not by a wait). Environment:
 //   - TRIBUTARY_PG_BENCH_ROWS: the row count (500000);
 //   - TRIBUTARY_PG_BENCH_RUNS: runs of our jobs and of the server's limits
 //     (1), each on its own slot over the same changes; medians reported;
@@ -49,7 +51,8 @@ import (
 //     to compare, alternated run by run (default: this tree's build);
 //   - TRIBUTARY_PG_BENCH_NO_DEBEZIUM: leave Debezium out (it runs once);
 //   - TRIBUTARY_PG_BENCH_PERF: a directory for `perf record -g` profiles
-//     of the worker and plugin processes of each of our jobs.
+//     of the worker and plugin processes of each of our jobs, and the
+//     workers' logs (the snapshot's own duration and rate).
 func BenchmarkPostgresCDC(b *testing.B) {
 	rows := 500000
 	if v, err := strconv.Atoi(os.Getenv("TRIBUTARY_PG_BENCH_ROWS")); err == nil && v > 0 {
@@ -151,12 +154,14 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	perfDir := os.Getenv("TRIBUTARY_PG_BENCH_PERF")
 	runOurs := func(w *harness.WorkerProcess, name string, cfg map[string]string, n int64) pgBenchResult {
 		before := procCPU(w.Pid())
+		m := startMachineWatch()
 		benchREST(b, w.URL(), "POST", "/connectors", map[string]any{"name": name, "config": cfg}, 201)
 		var stopPerf func()
 		if perfDir != "" {
 			stopPerf = startPerf(b, perfDir, name, w.Pid())
 		}
 		d := waitTopic(cfg["topic.prefix"]+".public.bench", n, 20*time.Minute)
+		brokerCPU, busy := m.stop()
 		if stopPerf != nil {
 			stopPerf()
 		}
@@ -168,7 +173,7 @@ func BenchmarkPostgresCDC(b *testing.B) {
 			rss = peakRSS(plugin)
 		}
 		benchREST(b, w.URL(), "DELETE", "/connectors/"+name, nil, 204)
-		return pgBenchResult{d: d, cpu: cpu, peakRSS: rss}
+		return pgBenchResult{d: d, cpu: cpu, peakRSS: rss, brokerCPU: brokerCPU, busy: busy}
 	}
 	ourStream := make([][]pgBenchResult, len(builds))
 	ourSnap := make([][]pgBenchResult, len(builds))
@@ -184,8 +189,9 @@ func BenchmarkPostgresCDC(b *testing.B) {
 			snapCfg["slot.drop.on.stop"] = "true" // one slot per run
 			snapRes := runOurs(workers[bi], "snap-"+name, snapCfg, int64(rows))
 			ourSnap[bi] = append(ourSnap[bi], snapRes)
-			b.Logf("run %d, %s: catch-up %.0f events/s (%.1f CPU-s/M), snapshot %.0f rows/s (%.1f CPU-s/M)", r+1, bd.label,
-				float64(events)/res.d.Seconds(), res.cpu/(float64(events)/1e6), float64(rows)/snapRes.d.Seconds(), snapRes.cpu/(float64(rows)/1e6))
+			b.Logf("run %d, %s: catch-up %.0f events/s (%.1f CPU-s/M; broker %.1f CPU-s/M, machine %.0f%% busy), snapshot %.0f rows/s (%.1f CPU-s/M; broker %.1f CPU-s/M, machine %.0f%% busy)",
+				r+1, bd.label, float64(events)/res.d.Seconds(), res.cpu/(float64(events)/1e6), res.brokerCPU/(float64(events)/1e6), 100*res.busy,
+				float64(rows)/snapRes.d.Seconds(), snapRes.cpu/(float64(rows)/1e6), snapRes.brokerCPU/(float64(rows)/1e6), 100*snapRes.busy)
 		}
 		// The server's limits.
 		start := time.Now()
@@ -201,8 +207,13 @@ func BenchmarkPostgresCDC(b *testing.B) {
 		}
 		copyD = append(copyD, pgBenchResult{d: time.Since(start)})
 	}
-	for _, w := range workers {
+	for bi, w := range workers {
 		w.Kill()
+		if perfDir != "" { // the worker's log (the snapshot's own timing) beside the profiles
+			if l, err := os.ReadFile(w.LogPath()); err == nil {
+				_ = os.WriteFile(filepath.Join(perfDir, fmt.Sprintf("worker-%d.log", bi)), l, 0o644)
+			}
+		}
 	}
 
 	// Debezium 3.6.1 on Kafka Connect 4.4, same broker, once (left out
@@ -214,9 +225,11 @@ func BenchmarkPostgresCDC(b *testing.B) {
 		runDbz := func(name string, cfg map[string]string, n int64) pgBenchResult {
 			pid := kc.Pid()
 			before := procCPU(pid)
+			m := startMachineWatch()
 			benchREST(b, kc.URL(), "POST", "/connectors", map[string]any{"name": name, "config": cfg}, 201)
 			d := waitTopic(cfg["topic.prefix"]+".public.bench", n, 30*time.Minute)
-			r := pgBenchResult{d: d, cpu: procCPU(pid) - before, peakRSS: peakRSS(pid)}
+			brokerCPU, busy := m.stop()
+			r := pgBenchResult{d: d, cpu: procCPU(pid) - before, peakRSS: peakRSS(pid), brokerCPU: brokerCPU, busy: busy}
 			benchREST(b, kc.URL(), "DELETE", "/connectors/"+name, nil, 204)
 			return r
 		}
@@ -231,18 +244,20 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	perM := func(cpu float64, n int64) float64 { return cpu / (float64(n) / 1e6) }
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "\n%d rows, %d changes; median of %d run(s), runs alternated\n", rows, events, runs)
-	fmt.Fprintf(&rep, "%-48s %10s %12s %16s %12s  %s\n", "job", "seconds", "per second", "CPU-s/M events", "peak RSS MB", "per run (per second)")
+	fmt.Fprintf(&rep, "%-48s %10s %12s %16s %12s %14s %8s  %s\n", "job", "seconds", "per second", "CPU-s/M events", "peak RSS MB",
+		"broker CPU-s/M", "busy %", "per run (per second)")
 	line := func(job string, n int64, rs []pgBenchResult) pgBenchResult {
 		m := pgMedian(rs)
 		var each []string
 		for _, r := range rs {
 			each = append(each, fmt.Sprintf("%.0f", rate(n, r.d)))
 		}
-		cpu, rss := "", ""
+		cpu, rss, bcpu, busy := "", "", "", ""
 		if m.cpu > 0 {
 			cpu, rss = fmt.Sprintf("%.1f", perM(m.cpu, n)), fmt.Sprintf("%.1f", float64(m.peakRSS)/(1<<20))
+			bcpu, busy = fmt.Sprintf("%.1f", perM(m.brokerCPU, n)), fmt.Sprintf("%.0f", 100*m.busy)
 		}
-		fmt.Fprintf(&rep, "%-48s %10.2f %12.0f %16s %12s  %s\n", job, m.d.Seconds(), rate(n, m.d), cpu, rss, strings.Join(each, " "))
+		fmt.Fprintf(&rep, "%-48s %10.2f %12.0f %16s %12s %14s %8s  %s\n", job, m.d.Seconds(), rate(n, m.d), cpu, rss, bcpu, busy, strings.Join(each, " "))
 		return m
 	}
 	recvM, copyM := pgMedian(recv), pgMedian(copyD)
@@ -283,6 +298,29 @@ type pgBenchResult struct {
 	d       time.Duration
 	cpu     float64
 	peakRSS int64
+	// brokerCPU is the CPU time of this process (the broker, mostly)
+	// during the job; busy the share of the machine's CPU time in use by
+	// anything, which says whether the job was bound by the CPU.
+	brokerCPU, busy float64
+}
+
+// machineWatch measures, over a job, the CPU time of this process (the
+// broker's) and how busy the machine was.
+type machineWatch struct{ self, busy, total float64 }
+
+func startMachineWatch() machineWatch {
+	busy, total := machineCPU()
+	return machineWatch{self: procCPU(os.Getpid()), busy: busy, total: total}
+}
+
+// stop returns this process's CPU seconds and the machine's busy share
+// since start.
+func (m machineWatch) stop() (self, busy float64) {
+	b, t := machineCPU()
+	if t > m.total {
+		busy = (b - m.busy) / (t - m.total)
+	}
+	return procCPU(os.Getpid()) - m.self, busy
 }
 
 // median returns the run with the median duration.
@@ -314,6 +352,27 @@ func startPerf(b *testing.B, dir, name string, worker int) func() {
 		_ = cmd.Process.Signal(os.Interrupt)
 		_ = cmd.Wait()
 	}
+}
+
+// machineCPU returns the machine's busy and total CPU time so far (clock
+// ticks, all cores; iowait counts as idle).
+func machineCPU() (busy, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	for i, f := range strings.Fields(line)[1:] {
+		v, _ := strconv.ParseFloat(f, 64)
+		if i >= 8 { // guest time is counted in user already
+			break
+		}
+		total += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, total
 }
 
 // procCPU returns the user+system CPU seconds of a process so far.
@@ -385,8 +444,13 @@ func benchREST(b *testing.B, url, method, path string, body any, want int) {
 	}
 }
 
+// newBenchClient returns the client that watches the topics fill. Its
+// metadata may be refreshed every 50 ms: with franz-go's default (at most
+// every 5 s), end offsets of a topic created after the client last looked
+// stay unknown for up to 5 s, and every job shorter than that was timed as
+// 5 s.
 func newBenchClient(b *testing.B, bootstrap string) *kgo.Client {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.MetadataMinAge(50*time.Millisecond))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -77,8 +77,10 @@ func (s *snapshotter) run(ctx context.Context, out chan<- []sdk.SourceRecord) er
 				return err
 			}
 			d := time.Since(start)
+			// Durations are logged as text: the plugin's log reaches the
+			// worker's as JSON, where a time.Duration is nanoseconds.
 			s.logger.Info("snapshot completed", "tables", len(s.tables), "rows", s.rows.Load(),
-				"duration", d.Round(time.Millisecond), "rows_per_s", int64(float64(s.rows.Load())/max(d.Seconds(), 1e-3)))
+				"duration", d.Round(time.Millisecond).String(), "rows_per_s", int64(float64(s.rows.Load())/max(d.Seconds(), 1e-3)))
 			return nil
 		case <-progress.C:
 			d := time.Since(start)
@@ -209,7 +211,7 @@ func (s *snapshotter) readTable(ctx context.Context, conn *pgx.Conn, t *table, t
 	if err := r.finish(); err != nil {
 		return err
 	}
-	s.logger.Info("snapshot of table done", "table", t.id.String(), "rows", n, "duration", time.Since(start).Round(time.Millisecond))
+	s.logger.Info("snapshot of table done", "table", t.id.String(), "rows", n, "duration", time.Since(start).Round(time.Millisecond).String())
 	return nil
 }
 
