@@ -217,7 +217,7 @@ func TestMongoPollSurvivesServerCrash(t *testing.T) {
 	// Crash 2: while documents stream in.
 	count(c.until(2*time.Minute, func(ev []mgEvent) bool { return distinct(seen, ev) >= initial+500 }))
 	t.Logf("killing FerretDB while documents stream in, %d documents seen", len(seen))
-	fdb = harness.RestartFerretDBT(t, fdb, 4*time.Second)
+	harness.RestartFerretDBT(t, fdb, 4*time.Second)
 	t.Log("FerretDB back")
 	before := len(seen)
 	count(c.until(time.Minute, func(ev []mgEvent) bool { return distinct(seen, ev) >= before+500 }))
