@@ -418,3 +418,66 @@ func TestPostgresSurvivesServerCrash(t *testing.T) {
 	}
 	t.Logf("no change lost: %d rows, %d events (%d duplicates), %d transactions cut off by the crash and retried", n, len(events), len(events)-n, failedTx)
 }
+
+// TestPostgresSnapshotServerCrash kills PostgreSQL itself (every server
+// process, SIGKILL) while a parallel, chunked snapshot reads, and starts it
+// again 3 s later. The snapshot's exported transaction died with the
+// server, so the task fails, saying why; a REST restart takes the snapshot
+// again (snapshot.mode=initial: the first did not complete), from a new
+// slot, and every row is read.
+func TestPostgresSnapshotServerCrash(t *testing.T) {
+	t.Parallel()
+	pg := harness.StartPostgresT(t)
+	id := pgID("snapcrash")
+	const rows = 200000 // more than the worker's producer buffer holds: the crash comes while the task reads
+	pg.Exec(t, fmt.Sprintf(`CREATE TABLE big (id int PRIMARY KEY, payload text NOT NULL);
+		INSERT INTO big SELECT i, repeat('x', 100) FROM generate_series(1, %d) i;
+		CHECKPOINT`, rows))
+	bootstrap, r, w, _ := startWorker(t, "pgsnapcrash", map[string]string{"offset.flush.interval.ms": "200"})
+	cfg := pgConnectorConfig(pg, id, "public.big")
+	cfg["snapshot.max.threads"] = "2"
+	cfg["snapshot.fetch.size"] = "1000"
+	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
+	er := newEventReader(t, bootstrap, id+".public.big")
+	// The crash comes 1.5 s into the snapshot's reading (which takes
+	// about 4 s here), checked in the worker's log.
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(harnessTail(w.LogPath()), `msg="snapshot started"`); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot started within a minute\n%s", harnessTail(w.LogPath()))
+		}
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if err := pg.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(harnessTail(w.LogPath()), `msg="snapshot completed"`) {
+		t.Fatal("the snapshot's reading completed before the crash")
+	}
+	t.Logf("PostgreSQL killed during the snapshot's reading")
+	time.Sleep(3 * time.Second)
+	if err := pg.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	done := 0
+	restarted := false
+	var checked time.Time
+	er.until(3*time.Minute, fmt.Sprintf("all %d rows", rows), func(es []cdcEvent) bool {
+		for _, e := range es[done:] {
+			if e.op() == "r" {
+				seen[keyString(e.key)] = true
+			}
+		}
+		done = len(es)
+		if !restarted && time.Since(checked) > time.Second {
+			checked = time.Now()
+			if s, _ := r.status("pg"); len(s.Tasks) == 1 && s.Tasks[0].State == "FAILED" {
+				t.Logf("the task failed: %.200s; restarting it", s.Tasks[0].Trace)
+				r.must("POST", "/connectors/pg/restart?includeTasks=true&onlyFailed=true", nil, 202)
+				restarted = true
+			}
+		}
+		return len(seen) >= rows
+	})
+	t.Logf("all %d rows read after the crash (%d events; task restarted by hand: %v)", rows, len(er.got), restarted)
+}
