@@ -458,6 +458,16 @@ func TestPostgresSnapshotServerCrash(t *testing.T) {
 	if err := pg.Restart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() { // what the task decided at each start
+			b, _ := os.ReadFile(w.LogPath())
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.Contains(l, "offset") || strings.Contains(l, "snapshot") || strings.Contains(l, "slot") || strings.Contains(l, "fail") {
+					t.Log(l)
+				}
+			}
+		}
+	})
 	seen := map[string]bool{}
 	done := 0
 	restarted := false

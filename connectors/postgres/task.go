@@ -59,6 +59,17 @@ const (
 	offsetStreaming
 )
 
+func (s offsetState) String() string {
+	switch s {
+	case offsetNone:
+		return "none"
+	case offsetSnapshotIncomplete:
+		return "snapshot incomplete"
+	default:
+		return "streaming"
+	}
+}
+
 // readOffset interprets the stored offset.
 func readOffset(o sdk.Offset) (offsetState, resumePoint, error) {
 	if o == nil {
@@ -194,6 +205,8 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	if err != nil {
 		return err
 	}
+	t.logger.Info("starting from the stored offset", "state", state.String(), "offset", off,
+		"slot_exists", slot.exists, "slot_confirmed", formatLSN(slot.flushed))
 	if slot.exists && slot.plugin != "pgoutput" {
 		return fmt.Errorf("postgres: replication slot %s exists with plugin %s; use another slot.name, or drop it (SELECT pg_drop_replication_slot('%s'))", t.cfg.SlotName, slot.plugin, t.cfg.SlotName)
 	}
