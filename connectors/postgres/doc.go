@@ -14,7 +14,12 @@
 //     ctid range without one), so memory stays bounded. Streaming then
 //     starts at the slot's consistent point: no gap, no overlap.
 //   - Streaming reads the slot with pgoutput (text values, decoded by the
-//     same functions as the snapshot's COPY rows).
+//     same functions as the snapshot's COPY rows), protocol version 2 with
+//     streaming on where the server has it (14+): the server sends large
+//     transactions while they run; streamedTxs keeps their messages per
+//     transaction (spilling to an unlinked file past
+//     pgoutput.stream.buffer.bytes) until Stream Commit replays them
+//     through the protocol-1 path, or Stream Abort drops them.
 //   - Offsets are Debezium's (lsn, lsn_proc, lsn_commit, txId, ts_usec,
 //     messageType, lsn_events_processed) under partition {"server":
 //     topic.prefix). The slot's confirmed flush LSN is advanced only in

@@ -58,6 +58,17 @@ type streamer struct {
 	start  uint64
 	resume resumePoint
 	pg14   bool // the server has logical decoding messages in pgoutput
+	// v2: protocol version 2 with streaming on (PostgreSQL 14 and later,
+	// unless pgoutput.streaming=false): the server streams a large
+	// transaction while it is in progress, and stx holds its changes
+	// until it commits.
+	v2        bool
+	stx       *streamedTxs
+	inStream  bool   // between Stream Start and Stream Stop
+	streamXid uint32 // the transaction of the current stream block
+	out       chan<- []sdk.SourceRecord
+	// lastStatus is when the last status update went to the server.
+	lastStatus time.Time
 
 	// flushed is the LSN the worker committed offsets up to
 	// (OffsetsCommitted); the stream confirms it to the server.
@@ -98,6 +109,13 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 	if s.pg14 {
 		args = append(args, "messages 'true'")
 	}
+	if s.v2 {
+		args[0] = "proto_version '2'"
+		args = append(args, "streaming 'on'")
+		s.stx = newStreamedTxs(s.cfg.StreamBufferBytes, s.cfg.StreamSpillDir)
+		defer s.stx.close()
+	}
+	s.out = out
 	if err := pglogrepl.StartReplication(ctx, s.repl, s.cfg.SlotName, pglogrepl.LSN(s.start),
 		pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return fmt.Errorf("postgres: start replication from slot %s at %s: %w", s.cfg.SlotName, formatLSN(s.start), err)
@@ -105,7 +123,8 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 	if s.started != nil {
 		s.started.Store(true)
 	}
-	s.logger.Info("streaming changes", "slot", s.cfg.SlotName, "from", formatLSN(s.start), "publication", s.cfg.PublicationName)
+	s.logger.Info("streaming changes", "slot", s.cfg.SlotName, "from", formatLSN(s.start), "publication", s.cfg.PublicationName,
+		"protocol", map[bool]int{false: 1, true: 2}[s.v2], "streaming_in_progress", s.v2)
 	s.rels = map[uint32]*relState{}
 	s.sentFlush = s.flushed.Load()
 	now := time.Now()
@@ -216,6 +235,7 @@ func (s *streamer) sendStatus(ctx context.Context, reply bool) error {
 		return fmt.Errorf("postgres: send status to the server: %w", err)
 	}
 	s.sentFlush = s.flushed.Load()
+	s.lastStatus = time.Now()
 	return nil
 }
 
@@ -367,25 +387,22 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 	if len(msg) == 0 {
 		return nil
 	}
+	if s.v2 {
+		if handled, err := s.streamMessage(ctx, lsn, msg); handled {
+			return err
+		}
+	}
 	r := &msgReader{b: msg[1:]}
 	switch msg[0] {
 	case 'B':
 		final := r.u64()
 		ts := int64(r.u64())
 		xid := r.u32()
-		s.inTx = true
-		s.pos = position{commit: final, lastCommit: s.lastCommit, txID: int64(xid), commitTs: pgTime(ts)}
-		s.pos.box()
-		s.skipTx = false
-		if s.resume.active {
-			switch {
-			case final < s.resume.commit:
-				s.skipTx = true
-			case final > s.resume.commit || !s.resume.inTx:
-				s.resume.active = false
-			}
+		if r.err != nil {
+			return r.err
 		}
-		return r.err
+		s.begin(final, pgTime(ts), xid)
+		return nil
 	case 'C':
 		r.u8()
 		commit := r.u64()
@@ -393,14 +410,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 		if r.err != nil {
 			return r.err
 		}
-		s.inTx = false
-		s.lastCommit = end // Debezium's "last commit LSN" in source.sequence is the commit's end
-		if end > s.walEnd {
-			s.walEnd = end
-		}
-		if s.resume.active && commit >= s.resume.commit {
-			s.resume.active = false
-		}
+		s.commit(commit, end)
 		return nil
 	case 'R':
 		rel, err := parseRelation(msg[1:])
@@ -432,6 +442,102 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 			s.emitHeartbeat()
 		}
 	}
+	return nil
+}
+
+// begin starts the transaction committing at final.
+func (s *streamer) begin(final uint64, ts time.Time, xid uint32) {
+	s.inTx = true
+	s.pos = position{commit: final, lastCommit: s.lastCommit, txID: int64(xid), commitTs: ts}
+	s.pos.box()
+	s.skipTx = false
+	if s.resume.active {
+		switch {
+		case final < s.resume.commit:
+			s.skipTx = true
+		case final > s.resume.commit || !s.resume.inTx:
+			s.resume.active = false
+		}
+	}
+}
+
+// commit ends the transaction committed at commit, whose record ends at
+// end.
+func (s *streamer) commit(commit, end uint64) {
+	s.inTx = false
+	s.lastCommit = end // Debezium's "last commit LSN" in source.sequence is the commit's end
+	if end > s.walEnd {
+		s.walEnd = end
+	}
+	if s.resume.active && commit >= s.resume.commit {
+		s.resume.active = false
+	}
+}
+
+// streamMessage handles the messages of protocol 2's streaming: the
+// stream blocks of in-progress transactions are buffered per transaction;
+// a Stream Commit replays its transaction as a protocol-1 transaction (so
+// its events, positions and offsets are those protocol 1 gives), a Stream
+// Abort drops it or one of its subtransactions. It reports whether msg
+// was one of them.
+func (s *streamer) streamMessage(ctx context.Context, lsn uint64, msg []byte) (bool, error) {
+	switch msg[0] {
+	case 'S', 'E', 'c', 'A':
+		m, err := pglogrepl.ParseV2(msg, s.inStream)
+		if err != nil {
+			return true, fmt.Errorf("postgres: pgoutput stream message %q: %w", msg[0], err)
+		}
+		switch m := m.(type) {
+		case *pglogrepl.StreamStartMessageV2:
+			if s.inStream || s.inTx {
+				return true, fmt.Errorf("postgres: pgoutput Stream Start of transaction %d inside a transaction", m.Xid)
+			}
+			s.inStream, s.streamXid = true, m.Xid
+		case *pglogrepl.StreamStopMessageV2:
+			s.inStream = false
+		case *pglogrepl.StreamAbortMessageV2:
+			s.stx.abort(m.Xid, m.SubXid)
+		case *pglogrepl.StreamCommitMessageV2:
+			return true, s.streamCommit(ctx, m)
+		}
+		return true, nil
+	}
+	if !s.inStream {
+		return false, nil
+	}
+	// A change, relation, type or transactional message of the
+	// in-progress transaction: its xid (a subtransaction's for changes
+	// made in one) follows the kind.
+	if len(msg) < 5 {
+		return true, fmt.Errorf("postgres: pgoutput streamed message %q of %d bytes", msg[0], len(msg))
+	}
+	subxid := binary.BigEndian.Uint32(msg[1:])
+	return true, s.stx.add(s.streamXid, subxid, lsn, msg[0], msg[5:])
+}
+
+// streamCommit replays a streamed transaction, sending full batches on
+// as it goes (a transaction may be much larger than a batch).
+func (s *streamer) streamCommit(ctx context.Context, m *pglogrepl.StreamCommitMessageV2) error {
+	s.begin(uint64(m.CommitLSN), m.CommitTime.UTC(), m.Xid)
+	err := s.stx.commit(m.Xid, func(lsn uint64, msg []byte) error {
+		if err := s.message(ctx, lsn, msg); err != nil {
+			return err
+		}
+		if len(s.batch) < streamBatch {
+			return nil
+		}
+		if err := s.flush(ctx, s.out); err != nil {
+			return err
+		}
+		if time.Since(s.lastStatus) >= s.cfg.StatusInterval {
+			return s.sendStatus(ctx, false)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.commit(uint64(m.CommitLSN), uint64(m.TransactionEndLSN))
 	return nil
 }
 

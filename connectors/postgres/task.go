@@ -345,7 +345,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 
 func (t *task) newStreamer(start uint64, resume resumePoint, pg14 bool) *streamer {
 	s := &streamer{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, db: t.db, repl: t.repl,
-		start: start, resume: resume, pg14: pg14, flushed: &t.flushed, started: &t.streaming}
+		start: start, resume: resume, pg14: pg14, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, started: &t.streaming}
 	s.walEnd = start
 	s.hbPos = start
 	return s
