@@ -57,15 +57,32 @@ func (s *snapshotter) run(ctx context.Context, out chan<- []sdk.SourceRecord) er
 	// events of the whole snapshot and forwards the batches.
 	merged := make(chan []sdk.SourceRecord, int(s.cfg.SnapshotThreads)+1)
 	var wg sync.WaitGroup
+	// failed is set before a failing worker is counted done: merged is
+	// closed once all are, and the errgroup cancels gctx only after the
+	// worker's function has returned, so gctx alone could still look
+	// fine to the merger, which would then mark the last event of a
+	// snapshot that did not complete.
+	var failed atomic.Pointer[error]
 	for range min(int(s.cfg.SnapshotThreads), max(1, len(s.tables))) {
 		wg.Add(1)
 		g.Go(func() error {
-			defer wg.Done()
-			return s.worker(gctx, queue, merged)
+			err := s.worker(gctx, queue, merged)
+			if err != nil {
+				failed.CompareAndSwap(nil, &err)
+			}
+			wg.Done()
+			return err
 		})
 	}
 	go func() { wg.Wait(); close(merged) }()
-	g.Go(func() error { return s.merge(gctx, merged, out) })
+	g.Go(func() error {
+		return s.merge(gctx, merged, out, func() error {
+			if p := failed.Load(); p != nil {
+				return *p
+			}
+			return nil
+		})
+	})
 	progress := time.NewTicker(10 * time.Second)
 	defer progress.Stop()
 	done := make(chan error, 1)
@@ -91,8 +108,11 @@ func (s *snapshotter) run(ctx context.Context, out chan<- []sdk.SourceRecord) er
 }
 
 // merge forwards batches, holding the latest event back so that the very
-// last one can be marked; the very first is marked too.
-func (s *snapshotter) merge(ctx context.Context, in <-chan []sdk.SourceRecord, out chan<- []sdk.SourceRecord) error {
+// last one can be marked; the very first is marked too. Once in is
+// closed, failed returns a reader's error, if one failed: then nothing is
+// marked last (the stored offsets must say the snapshot is incomplete,
+// so that a restart takes it again) and merge returns that error.
+func (s *snapshotter) merge(ctx context.Context, in <-chan []sdk.SourceRecord, out chan<- []sdk.SourceRecord, failed func() error) error {
 	var held *sdk.SourceRecord
 	first := true
 	send := func(b []sdk.SourceRecord) error {
@@ -126,6 +146,9 @@ func (s *snapshotter) merge(ctx context.Context, in <-chan []sdk.SourceRecord, o
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if err := failed(); err != nil {
+		return err
 	}
 	if held == nil {
 		return nil
