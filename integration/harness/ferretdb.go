@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -178,14 +179,24 @@ func StartFerretDB(ctx context.Context, bin, dataDir string) (*FerretDB, error) 
 func RestartFerretDBT(t testing.TB, f *FerretDB, down time.Duration) *FerretDB {
 	t.Helper()
 	f.Close()
+	listen := strings.TrimSuffix(strings.TrimPrefix(f.URI, "mongodb://"), "/")
+	_, portText, _ := strings.Cut(listen, ":")
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		t.Fatalf("harness: FerretDB address %q: %v", listen, err)
+	}
+	release, err := holdPort(port)
+	if err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(down)
+	release()
 	bin, err := FerretDBBinary()
 	if err != nil {
 		t.Fatalf("harness: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	listen := strings.TrimSuffix(strings.TrimPrefix(f.URI, "mongodb://"), "/")
 	g, err := startFerretDB(ctx, bin, f.dir, listen)
 	if err != nil {
 		t.Fatalf("harness: restart FerretDB: %v", err)

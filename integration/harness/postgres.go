@@ -54,6 +54,7 @@ type Postgres struct {
 	startup  time.Duration
 	settings map[string]string   // what Restart starts the server with again
 	cred     *syscall.Credential // the account it runs as (nil: this one)
+	held     func()              // releases the port held while killed
 }
 
 // PostgresOption configures StartPostgres.
@@ -311,13 +312,24 @@ func (pg *Postgres) LogPath() string { return pg.proc.logPath }
 // Kill kills the server and all its processes with SIGKILL, as a crash of
 // the machine's database would: nothing is shut down cleanly, connections
 // break, and Restart runs crash recovery.
-func (pg *Postgres) Kill() error { return pg.proc.Close() }
+func (pg *Postgres) Kill() error {
+	if err := pg.proc.Close(); err != nil {
+		return err
+	}
+	release, err := holdPort(pg.Port)
+	pg.held = release
+	return err
+}
 
 // Restart starts the server again after Kill, on the same port and data
 // directory, and waits until it accepts connections.
 func (pg *Postgres) Restart(ctx context.Context) error {
 	if done, _ := pg.proc.exited(); !done {
 		return fmt.Errorf("harness: PostgreSQL (pid %d) is still running", pg.Pid())
+	}
+	if pg.held != nil {
+		pg.held()
+		pg.held = nil
 	}
 	return pg.start(ctx, pg.Port)
 }
@@ -326,6 +338,10 @@ func (pg *Postgres) Restart(ctx context.Context) error {
 // its shared memory), kills what is left after 10 s, and removes the
 // cluster's directory. It is safe to call more than once.
 func (pg *Postgres) Close() error {
+	if pg.held != nil {
+		pg.held()
+		pg.held = nil
+	}
 	if pg.proc == nil {
 		return nil
 	}

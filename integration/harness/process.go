@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +34,32 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// holdPort keeps 127.0.0.1:port bound while a test's server is down, so
+// that no other test's FreePort is handed it meanwhile (the server comes
+// back on it); connections are reset at once, as they would be refused
+// by a port nobody listens on. release unbinds it.
+func holdPort(port int) (release func(), err error) {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return nil, fmt.Errorf("harness: hold port %d: %w", port, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			if tc, ok := c.(*net.TCPConn); ok {
+				tc.SetLinger(0) // a reset, not an orderly close
+			}
+			c.Close()
+		}
+	}()
+	return func() { l.Close(); <-done }, nil
 }
 
 // freePorts returns n distinct free loopback ports; the listeners are held
