@@ -186,16 +186,8 @@ func TestPostgresReconnect(t *testing.T) {
 	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	pg.Exec(t, `CREATE TABLE r (id int PRIMARY KEY)`)
-	cfg := pgConnectorConfig(pg, "reconn", "public.r")
-	task, err := postgres.Connector().(sdk.SourcePlugin).NewSourceTask(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := openTask(t, pgConnectorConfig(pg, "reconn", "public.r"))
 	ctx := context.Background()
-	if err := task.Open(ctx, &taskCtx{t: t}); err != nil {
-		t.Fatal(err)
-	}
-	defer task.Close(ctx)
 	const total = 3000
 	conn := pgConn(t, pg)
 	go func() {
@@ -243,15 +235,8 @@ func TestPostgresRetriesBounded(t *testing.T) {
 	cfg := pgConnectorConfig(pg, "bounded", "public.b")
 	cfg["errors.max.retries"] = "2"
 	cfg["retriable.restart.connector.wait.ms"] = "500"
-	task, err := postgres.Connector().(sdk.SourcePlugin).NewSourceTask(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	task := openTask(t, cfg)
 	ctx := context.Background()
-	if err := task.Open(ctx, &taskCtx{t: t}); err != nil {
-		t.Fatal(err)
-	}
-	defer task.Close(ctx)
 	pg.Exec(t, `INSERT INTO b VALUES (1)`)
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)

@@ -35,6 +35,28 @@ func s3Objects(t *testing.T, s *harness.S3, prefix string) (map[string]int, map[
 	return count, starts
 }
 
+// produceEvents writes "rec-00000" … of total to topic events in the
+// background, record k to partition k%2, 100 at a time with pause
+// between; the channel is closed when all are written.
+func produceEvents(t *testing.T, cl *kgo.Client, total int, pause time.Duration) <-chan struct{} {
+	produced := make(chan struct{})
+	go func() {
+		defer close(produced)
+		for i := 0; i < total; i += 100 {
+			var recs []*kgo.Record
+			for j := i; j < i+100; j++ {
+				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(j % 2), Value: []byte(fmt.Sprintf("rec-%05d", j))})
+			}
+			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+				t.Errorf("produce: %v", err) // not Fatal: not the test's goroutine
+				return
+			}
+			time.Sleep(pause)
+		}
+	}()
+	return produced
+}
+
 // TestS3SinkKill9ExactlyOnce SIGKILLs a worker process running the S3 sink
 // (and with it the plugin process) while records stream in, at a moment
 // when objects are uploaded whose offsets are not committed yet, restarts
@@ -55,21 +77,7 @@ func TestS3SinkKill9ExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	const total = 6000
-	produced := make(chan struct{})
-	go func() {
-		defer close(produced)
-		for i := 0; i < total; i += 100 {
-			var recs []*kgo.Record
-			for j := i; j < i+100; j++ {
-				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(j % 2), Value: []byte(fmt.Sprintf("rec-%05d", j))})
-			}
-			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-				t.Errorf("produce: %v", err)
-				return
-			}
-			time.Sleep(40 * time.Millisecond)
-		}
-	}()
+	produced := produceEvents(t, cl, total, 40*time.Millisecond)
 
 	// Offsets are committed every 4 s, files of 100 records go up far more
 	// often: a kill lands between uploads and their commit.
@@ -183,21 +191,7 @@ func TestS3SinkSurvivesStoreOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	const total = 6000
-	produced := make(chan struct{})
-	go func() { // about 10 s of records, 2 partitions
-		defer close(produced)
-		for i := 0; i < total; i += 100 {
-			var recs []*kgo.Record
-			for j := i; j < i+100; j++ {
-				recs = append(recs, &kgo.Record{Topic: "events", Partition: int32(j % 2), Value: []byte(fmt.Sprintf("rec-%05d", j))})
-			}
-			if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
-				t.Errorf("produce: %v", err)
-				return
-			}
-			time.Sleep(160 * time.Millisecond)
-		}
-	}()
+	produced := produceEvents(t, cl, total, 160*time.Millisecond) // about 10 s of records
 	props := harness.WorkerProps(t, bootstrap, "s3outage", map[string]string{
 		"offset.flush.interval.ms": "2000",
 		"key.converter":            "org.apache.kafka.connect.storage.StringConverter", "value.converter": "org.apache.kafka.connect.storage.StringConverter",
