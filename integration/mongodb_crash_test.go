@@ -104,8 +104,8 @@ func TestMongoPollKill9(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	// The worker runs the connector and its task each in a plugin process;
-	// whichever was killed is FAILED, and one restart brings back both.
+	// The connector and its task share the plugin process: both go
+	// FAILED, and one restart brings back both.
 	r.waitFailed("mg")
 	r.must("POST", "/connectors/mg/restart?includeTasks=true&onlyFailed=true", nil, 202)
 	<-done

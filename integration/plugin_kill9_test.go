@@ -35,41 +35,27 @@ func pluginHolding(t *testing.T, workerPid int, path string) int {
 	return 0
 }
 
-// waitFailed waits until the connector's task 0 is FAILED and returns its
-// trace.
-func (r rest) waitTaskFailed(name string) string {
-	r.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		s, code := r.status(name)
-		if code == 200 && len(s.Tasks) == 1 && s.Tasks[0].State == "FAILED" {
-			return s.Tasks[0].Trace
-		}
-		if time.Now().After(deadline) {
-			r.t.Fatalf("task %s-0 not FAILED after 30s: %d %+v", name, code, s)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// waitFailed waits until the connector or one of its tasks is FAILED
-// (after a kill -9 of one of the worker's plugin processes, which may be
-// the connector's or a task's) and returns the trace.
+// waitFailed waits until the connector and all its tasks are FAILED, as
+// a kill -9 of the connector's plugin process leaves them (the connector
+// instance and its tasks share one process, and each notices the crash on
+// its own), and returns the first task's trace. Waiting for all matters:
+// a restart with onlyFailed=true restarts what is FAILED when the worker
+// takes the request, so one sent while a task still shows RUNNING leaves
+// that task FAILED for good.
 func (r rest) waitFailed(name string) string {
 	r.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		s, code := r.status(name)
-		if code == 200 && s.Connector.State == "FAILED" {
-			return s.Connector.Trace
-		}
+		all := code == 200 && s.Connector.State == "FAILED" && len(s.Tasks) > 0
 		for _, ts := range s.Tasks {
-			if code == 200 && ts.State == "FAILED" {
-				return ts.Trace
-			}
+			all = all && ts.State == "FAILED"
+		}
+		if all {
+			return s.Tasks[0].Trace
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("neither %s nor a task of it FAILED after 30s: %d %+v", name, code, s)
+			r.t.Fatalf("%s and its tasks not all FAILED after 30s: %d %+v", name, code, s)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -110,7 +96,7 @@ func TestPluginKill9(t *testing.T) {
 		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		trace := r.waitTaskFailed(c.name)
+		trace := r.waitFailed(c.name)
 		if !strings.Contains(trace, "plugin") || !strings.Contains(trace, "killed") {
 			t.Errorf("trace of %s-0 after SIGKILL of its plugin does not say so:\n%s", c.name, trace)
 		}
