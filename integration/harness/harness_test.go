@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -45,6 +46,26 @@ func TestTailLines(t *testing.T) {
 		if got := tailLines([]byte(tc.in), tc.n); got != tc.want {
 			t.Errorf("tailLines(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+func TestLogProblems(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "worker.log")
+	old := "time=1 level=WARN msg=\"an earlier run\"\n"
+	run := "=== harness: starting worker ===\ntime=2 level=INFO msg=started\n" +
+		"time=3 level=WARN msg=\"slow\"\ntime=4 level=ERROR msg=\"task failed\"\ntime=5 level=ERROR msg=\"again\"\n"
+	if err := os.WriteFile(path, []byte(old+run), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	from := int64(len(old))
+	if got, want := logProblems(path, from, 2), "time=4 level=ERROR msg=\"task failed\"\ntime=5 level=ERROR msg=\"again\""; got != want {
+		t.Errorf("logProblems(last 2) = %q, want %q", got, want)
+	}
+	if got := logProblems(path, from, 10); strings.Contains(got, "earlier run") || !strings.Contains(got, "slow") {
+		t.Errorf("logProblems from this run's offset = %q", got)
+	}
+	if got := logProblems(path, int64(len(old+run)), 10); got != "(none)" {
+		t.Errorf("logProblems with nothing logged since = %q, want (none)", got)
 	}
 }
 

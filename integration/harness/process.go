@@ -185,6 +185,32 @@ func logTail(path string, n int) string {
 	return tailLines(b, n)
 }
 
+// logProblems returns the last n lines of a slog text log, from byte
+// offset from on, that are warnings or errors (what a failed test's reader
+// wants first from a long worker log).
+func logProblems(path string, from int64, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(cannot read %s: %v)", path, err)
+	}
+	if from > 0 && from <= int64(len(b)) {
+		b = b[from:]
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) > n {
+		keep = keep[len(keep)-n:]
+	}
+	if len(keep) == 0 {
+		return "(none)"
+	}
+	return strings.Join(keep, "\n")
+}
+
 // tailLines returns the last n lines of b.
 func tailLines(b []byte, n int) string {
 	b = bytes.TrimRight(b, "\n")

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -87,6 +88,7 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 	if err != nil {
 		t.Fatalf("harness: open worker log: %v", err)
 	}
+	from, _ := f.Seek(0, io.SeekEnd) // where this run's lines begin
 	fmt.Fprintf(f, "=== harness: starting worker at %s ===\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(bin, "worker", propsPath)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -100,6 +102,12 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 		w.waitErr = cmd.Wait()
 		close(w.done)
 	}()
+	t.Cleanup(func() {
+		if t.Failed() { // after the kill: the whole run
+			t.Logf("harness: warnings and errors of the worker started at %s (%s):\n%s",
+				w.started.Format("15:04:05.000"), logPath, logProblems(logPath, from, 30))
+		}
+	})
 	t.Cleanup(func() { w.Kill() })
 	deadline := time.Now().Add(60 * time.Second)
 	for {
