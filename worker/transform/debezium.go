@@ -254,7 +254,8 @@ func (t *extractNewRecordState) Apply(r *Record) (bool, error) {
 	tombstone := r.Value == nil
 	valid := isEnvelope(r.ValueSchema)
 	if (valid || tombstone) && len(t.addHeaders) > 0 {
-		hs, err := t.headers(r)
+		envelope, _ := r.Value.(*schema.Struct)
+		hs, err := envelopeHeaders(t.addHeaders, envelope)
 		if err != nil {
 			return false, err
 		}
@@ -396,13 +397,12 @@ func setTopic(r *Record, topic string) {
 	}
 }
 
-// headers is makeHeaders: the add.headers of an event (of a tombstone only
-// its op, "d").
-func (t *extractNewRecordState) headers(r *Record) ([]sdk.Header, error) {
+// envelopeHeaders is Debezium's makeHeaders, shared by both unwraps: the
+// add.headers of an event envelope (of a tombstone, nil, only its op "d").
+func envelopeHeaders(refs []fieldRef, envelope *schema.Struct) ([]sdk.Header, error) {
 	var out []sdk.Header
-	envelope, _ := r.Value.(*schema.Struct)
-	for i := range t.addHeaders {
-		f := &t.addHeaders[i]
+	for i := range refs {
+		f := &refs[i]
 		if envelope == nil {
 			if f.field == fieldOp {
 				out = append(out, sdk.Header{Key: f.newField, Schema: schema.String, Value: "d"})

@@ -7,7 +7,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
-	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
 
@@ -151,7 +150,7 @@ func (t *extractNewDocumentState) Apply(r *Record) (bool, error) {
 			}
 			envelope = st
 		}
-		hs, err := mongoHeaders(t.addHeaders, envelope)
+		hs, err := envelopeHeaders(t.addHeaders, envelope)
 		if err != nil {
 			return false, err
 		}
@@ -500,29 +499,6 @@ func (t *extractNewDocumentState) buildValueSchema(r *Record, doc bdoc) (*schema
 		}
 	}
 	return t.intern(vs), nil
-}
-
-// mongoHeaders is makeHeaders: the add.headers of an event (of a tombstone
-// only its op, "d").
-func mongoHeaders(refs []fieldRef, envelope *schema.Struct) ([]sdk.Header, error) {
-	var out []sdk.Header
-	for i := range refs {
-		f := &refs[i]
-		if envelope == nil {
-			if f.field == fieldOp {
-				out = append(out, sdk.Header{Key: f.newField, Schema: schema.String, Value: "d"})
-			}
-			continue
-		}
-		s, err := f.schemaIn(envelope.Schema())
-		if err != nil {
-			return nil, err
-		}
-		if s != nil {
-			out = append(out, sdk.Header{Key: f.newField, Schema: s, Value: f.valueIn(envelope)})
-		}
-	}
-	return out, nil
 }
 
 // intern returns the schema equal to s seen before, or s.
