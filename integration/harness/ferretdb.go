@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -225,17 +224,7 @@ func startFerretDB(ctx context.Context, bin, dataDir, listen string) (*FerretDB,
 		return nil, fmt.Errorf("harness: start FerretDB: %w", err)
 	}
 	f := &FerretDB{dir: dataDir, cmd: cmd, logPath: logPath, logFile: lf, done: make(chan struct{})}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if uri, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
-				ready <- uri
-			}
-			fmt.Fprintln(lf, sc.Text())
-		}
-		close(ready)
-	}()
+	ready := followReady(stdout, lf)
 	go func() {
 		f.waitErr = cmd.Wait()
 		close(f.done)

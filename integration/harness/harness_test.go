@@ -1,8 +1,10 @@
 package harness
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +68,23 @@ func TestLogProblems(t *testing.T) {
 	}
 	if got := logProblems(path, int64(len(old+run)), 10); got != "(none)" {
 		t.Errorf("logProblems with nothing logged since = %q, want (none)", got)
+	}
+}
+
+func TestFollowReady(t *testing.T) {
+	var log bytes.Buffer
+	ready := followReady(strings.NewReader("starting\nready mongodb://127.0.0.1:1/\nready mongodb://other/\nserving\n"), &log)
+	if uri, ok := <-ready; !ok || uri != "mongodb://127.0.0.1:1/" {
+		t.Errorf("announced %q (%v), want the first ready line's URI", uri, ok)
+	}
+	if _, ok := <-ready; ok {
+		t.Error("a second URI came through, or the channel stayed open after the output ended")
+	}
+	if want := "starting\nready mongodb://127.0.0.1:1/\nready mongodb://other/\nserving\n"; log.String() != want {
+		t.Errorf("log = %q, want every line, %q", log.String(), want)
+	}
+	if uri, ok := <-followReady(strings.NewReader("panic: no version file\n"), io.Discard); ok {
+		t.Errorf("an output without a ready line announced %q", uri)
 	}
 }
 

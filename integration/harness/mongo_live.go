@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -241,17 +240,7 @@ func StartMongoContainer(ctx context.Context, bin, dockerHost string, args ...st
 		return nil, fmt.Errorf("harness: start mongocontainer: %w", err)
 	}
 	c := &MongoContainer{cmd: cmd, stdin: stdin, logPath: logPath, logFile: lf, done: make(chan struct{})}
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if uri, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
-				ready <- uri
-			}
-			fmt.Fprintln(lf, sc.Text())
-		}
-		close(ready)
-	}()
+	ready := followReady(stdout, lf)
 	go func() {
 		c.waitErr = cmd.Wait()
 		close(c.done)

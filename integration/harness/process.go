@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -183,6 +184,27 @@ func logTail(path string, n int) string {
 		return fmt.Sprintf("(cannot read %s: %v)", path, err)
 	}
 	return tailLines(b, n)
+}
+
+// followReady copies a child's stdout to log, line by line, and sends the
+// URI of its "ready <uri>" line (how the FerretDB and mongocontainer
+// children announce that they serve) on the returned channel, which is
+// closed when the output ends.
+func followReady(stdout io.Reader, log io.Writer) <-chan string {
+	ready := make(chan string, 1)
+	go func() {
+		defer close(ready)
+		announced := false // the first ready line counts
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if uri, ok := strings.CutPrefix(sc.Text(), "ready "); ok && !announced {
+				ready <- uri
+				announced = true
+			}
+			fmt.Fprintln(log, sc.Text())
+		}
+	}()
+	return ready
 }
 
 // logProblems returns the last n lines of a slog text log, from byte
