@@ -659,67 +659,72 @@ func (p *extReader) uint32Value() (uint32, bool) {
 	return uint32(n), true
 }
 
-// timestamp reads a $timestamp's value, {"t": …, "i": …}.
-func (p *extReader) timestamp() (ts, inc uint32, ok bool) {
+// twoKeys reads an object of exactly the keys a and b, in either order,
+// each once; read reads the value of key k and says whether it is good.
+func (p *extReader) twoKeys(a, b string, read func(k string) bool) bool {
 	if !p.consume('{') {
-		return 0, 0, false
+		return false
 	}
-	var tFound, iFound bool
+	var aFound, bFound bool
 	for n := 0; n < 2; n++ {
 		if n > 0 && !p.consume(',') {
-			return 0, 0, false
+			return false
 		}
 		k, ok := p.key()
 		if !ok {
-			return 0, 0, false
+			return false
 		}
 		switch {
-		case k == "t" && !tFound:
-			ts, tFound = p.uint32Value()
-			ok = tFound
-		case k == "i" && !iFound:
-			inc, iFound = p.uint32Value()
-			ok = iFound
+		case k == a && !aFound:
+			aFound = true
+		case k == b && !bFound:
+			bFound = true
 		default:
-			ok = false
+			return false
 		}
-		if !ok {
-			return 0, 0, false
+		if !read(k) {
+			return false
 		}
 	}
-	return ts, inc, p.consume('}')
+	return p.consume('}')
+}
+
+// timestamp reads a $timestamp's value, {"t": …, "i": …}.
+func (p *extReader) timestamp() (ts, inc uint32, ok bool) {
+	ok = p.twoKeys("t", "i", func(k string) bool {
+		v, ok := p.uint32Value()
+		if k == "t" {
+			ts = v
+		} else {
+			inc = v
+		}
+		return ok
+	})
+	if !ok {
+		return 0, 0, false
+	}
+	return ts, inc, true
 }
 
 // regularExpression reads a $regularExpression's value,
 // {"pattern": …, "options": …}.
 func (p *extReader) regularExpression() (pattern, options string, ok bool) {
-	if !p.consume('{') {
+	ok = p.twoKeys("pattern", "options", func(k string) bool {
+		v, ok := p.stringValue()
+		if !ok || strings.IndexByte(v, 0) >= 0 {
+			return false
+		}
+		if k == "pattern" {
+			pattern = v
+		} else {
+			options = v
+		}
+		return true
+	})
+	if !ok {
 		return "", "", false
 	}
-	var pFound, oFound bool
-	for n := 0; n < 2; n++ {
-		if n > 0 && !p.consume(',') {
-			return "", "", false
-		}
-		k, ok := p.key()
-		if !ok {
-			return "", "", false
-		}
-		switch {
-		case k == "pattern" && !pFound:
-			pattern, pFound = p.stringValue()
-			ok = pFound
-		case k == "options" && !oFound:
-			options, oFound = p.stringValue()
-			ok = oFound
-		default:
-			ok = false
-		}
-		if !ok || strings.IndexByte(pattern, 0) >= 0 || strings.IndexByte(options, 0) >= 0 {
-			return "", "", false
-		}
-	}
-	return pattern, options, p.consume('}')
+	return pattern, options, true
 }
 
 // dateTime reads a $date's value: epoch milliseconds as a number or
@@ -792,34 +797,16 @@ func (p *extReader) binary() (data []byte, sub byte, ok bool) {
 		if st, ok = p.stringValue(); !ok {
 			return nil, 0, false
 		}
-	} else {
-		if !p.consume('{') {
-			return nil, 0, false
+	} else if !p.twoKeys("base64", "subType", func(k string) bool {
+		v, ok := p.stringValue()
+		if k == "base64" {
+			b64 = v
+		} else {
+			st = v
 		}
-		for n := 0; n < 2; n++ {
-			if n > 0 && !p.consume(',') {
-				return nil, 0, false
-			}
-			k, ok := p.key()
-			if !ok {
-				return nil, 0, false
-			}
-			switch {
-			case k == "base64" && b64 == "":
-				if b64, ok = p.stringValue(); !ok || b64 == "" {
-					return nil, 0, false
-				}
-			case k == "subType" && st == "":
-				if st, ok = p.stringValue(); !ok || st == "" {
-					return nil, 0, false
-				}
-			default:
-				return nil, 0, false
-			}
-		}
-		if !p.consume('}') {
-			return nil, 0, false
-		}
+		return ok && v != ""
+	}) {
+		return nil, 0, false
 	}
 	if !p.consume('}') {
 		return nil, 0, false
