@@ -24,7 +24,7 @@ type Config struct {
 	RetryBackoffMs int64        `key:"s3.retry.backoff.ms" default:"200" validate:"min=0" importance:"low" group:"S3" doc:"How long to wait in milliseconds before attempting the first retry of a failed S3 request."`
 	Compression    string       `key:"s3.compression.type" default:"none" importance:"low" group:"S3" doc:"Compression type for files written to S3 by JsonFormat and ByteArrayFormat: none or gzip."`
 	CompressLevel  int32        `key:"s3.compression.level" default:"-1" validate:"min=-1,max=9" importance:"low" group:"S3" doc:"The gzip level (-1 is the default level)."`
-	Conditional    bool         `key:"enable.conditional.writes" default:"true" importance:"low" group:"S3" doc:"Create objects with If-None-Match: * where the server supports it, so that a replayed or zombie task never replaces an object that already exists."`
+	Conditional    bool         `key:"enable.conditional.writes" default:"true" importance:"low" group:"S3" doc:"Create objects with If-None-Match: * where the server supports it, so that a replayed or zombie task never replaces an object that already exists. Applies to deterministic configurations only: with rotate.schedule.interval.ms or timestamp.extractor=Wallclock a replayed file may hold more records than the object of its name, so objects are replaced."`
 
 	TopicsDir    string `key:"topics.dir" default:"topics" importance:"high" group:"Storage" doc:"Top level directory to store the data ingested from Kafka."`
 	DirDelim     string `key:"directory.delim" default:"/" importance:"medium" group:"Storage" doc:"Directory delimiter pattern."`

@@ -38,7 +38,11 @@
 // changes; the memory bound (it never changes file contents). At least
 // once: timestamp.extractor=Wallclock, and rotate.schedule.interval.ms
 // (file boundaries then depend on when records arrive, so a replay can
-// write a record into a file of another name).
+// write a record into a file of another name). Those configurations write
+// without If-None-Match, as Confluent's sink: a replayed file can hold
+// more records than the object a crashed task left under its name (it
+// uploaded it, then died before the offsets were committed), and keeping
+// that object would lose the difference.
 //
 // # Memory
 //

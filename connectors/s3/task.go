@@ -78,7 +78,7 @@ func (t *sinkTask) Open(ctx context.Context, tc sdk.SinkTaskContext) error {
 		return err
 	}
 	t.ws = ws
-	ws.up = newUploader(t.cfg.Conditional)
+	ws.up = newUploader(t.cfg.Conditional && deterministic(&t.cfg, ws.part))
 	t.tps = map[sdk.TopicPartition]*tpWriter{}
 	// The SDK gives a plugin process a small soft memory limit per task;
 	// this task may legitimately hold memory.buffer.max.bytes more.
@@ -87,6 +87,18 @@ func (t *sinkTask) Open(ctx context.Context, tc sdk.SinkTaskContext) error {
 		debug.SetMemoryLimit(lim + t.raised)
 	}
 	return nil
+}
+
+// deterministic reports whether a replay rebuilds each file whole under
+// the same name: file bounds do not depend on the wall clock. Only then
+// may a conditional create keep the object it finds: with
+// rotate.schedule.interval.ms or the Wallclock extractor, a replayed file
+// can hold more records than the object already under its name (one a
+// crashed task uploaded but had not committed), and keeping that object
+// would lose them; those configurations overwrite, as Confluent's sink
+// always does.
+func deterministic(c *Config, p *partitioner) bool {
+	return c.ScheduleMs <= 0 && !p.wallclock
 }
 
 func (t *sinkTask) Assigned(_ context.Context, tps []sdk.TopicPartition) error {
