@@ -1,12 +1,14 @@
 package integration
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -273,14 +275,15 @@ func TestPostgresToS3Lake(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			missing := 0
+			var missing []lakeEvent
 			for e := range want {
 				if got[e] == 0 {
-					missing++
+					missing = append(missing, e)
 				}
 			}
-			t.Fatalf("%d of %d change events in the lake after 120s (%d missing)\nsource: %s\nsink: %s\n%s",
-				len(got), len(want), missing, r.statusOf(srcName)(), r.statusOf(sinkName)(), harnessTail(w.LogPath()))
+			t.Fatalf("%d of %d change events in the lake after 120s (%d missing)\n%s\nsource: %s\nsink: %s\n%s",
+				len(got), len(want), len(missing), lakeDiagnosis(t, bootstrap, topic, missing, files),
+				r.statusOf(srcName)(), r.statusOf(sinkName)(), harnessTail(w.LogPath()))
 		}
 		time.Sleep(2 * time.Second)
 	}
@@ -427,6 +430,46 @@ type lakeFile struct {
 	Types    map[string]string `json:"types"`
 	Nullable map[string]bool   `json:"nullable"`
 	Rows     []map[string]any  `json:"rows"`
+}
+
+// lakeDiagnosis tells where each missing event was lost: at the offset of
+// the topic that holds it (the sink lost it), or nowhere in the topic (the
+// source did); with the lake's objects, named by their first offset.
+func lakeDiagnosis(t *testing.T, bootstrap, topic string, missing []lakeEvent, files []lakeFile) string {
+	er := newEventReader(t, bootstrap, topic)
+	last, n := time.Now(), 0
+	er.until(time.Minute, "the whole topic", func(es []cdcEvent) bool {
+		if len(es) > n {
+			last, n = time.Now(), len(es)
+		}
+		return time.Since(last) > 3*time.Second
+	})
+	at := map[lakeEvent][]int64{}
+	for _, e := range er.got {
+		row := e.row("after")
+		if e.op() == "d" {
+			row = e.row("before")
+		}
+		id, _ := row["id"].(float64)
+		qty, _ := row["qty"].(float64)
+		ev := lakeEvent{int64(id), int64(qty), e.op()}
+		at[ev] = append(at[ev], e.offset)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "the topic holds %d events; missing from the lake:\n", len(er.got))
+	slices.SortFunc(missing, func(x, y lakeEvent) int { return cmp.Compare(x.id, y.id) })
+	for _, e := range missing {
+		if offs := at[e]; len(offs) > 0 {
+			fmt.Fprintf(&b, "  %+v at topic offsets %v: lost by the sink\n", e, offs)
+		} else {
+			fmt.Fprintf(&b, "  %+v not in the topic: lost by the source\n", e)
+		}
+	}
+	fmt.Fprintf(&b, "the lake's %d objects:", len(files))
+	for _, f := range files {
+		fmt.Fprintf(&b, " %s (%d rows)", path.Base(f.Path), len(f.Rows))
+	}
+	return b.String()
 }
 
 func lakeEventOf(t *testing.T, row map[string]any) lakeEvent {
