@@ -284,6 +284,18 @@ func TestPostgresKill9StreamedTransaction(t *testing.T) {
 	// 1: kill while an open transaction's first part is buffered.
 	run(ins(1, 100)) // a small one first, so that offsets exist
 	er.until(60*time.Second, "the first rows", func(es []cdcEvent) bool { return len(es) >= 100 })
+	// Once they are committed: without a committed offset the restarted
+	// task would rightly start afresh, with a snapshot (reads, not
+	// creates), which happened in CI when the kill came 260 ms after the
+	// stream began (offsets are flushed every 300 ms).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if ow.catchUp(); ow.committedLSN() != 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no offset of the stream committed after 30s")
+		}
+	}
 	run("BEGIN")
 	run(ins(101, 5000))
 	for deadline := time.Now().Add(30 * time.Second); streamed() == 0; time.Sleep(100 * time.Millisecond) {
