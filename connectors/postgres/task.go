@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -39,7 +42,13 @@ type task struct {
 
 	pg14      bool
 	streaming atomic.Bool // the stream (not the snapshot) is running
-	pctx      context.Context
+	// snapshotting: Open took a snapshot (stream: changes follow it);
+	// snapDone is set once all its rows went out. A snapshot that lost
+	// its connection before is taken again, from a new slot.
+	snapshotting bool
+	stream       bool
+	snapDone     atomic.Bool
+	pctx         context.Context
 	// lastPolled is the offset of the last record Poll handed out: a
 	// stream restarted after a lost connection resumes after it.
 	lastPolled sdk.Offset
@@ -270,62 +279,8 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	pg14 := version >= 140000
 	t.pg14 = pg14
 	if snapshot {
-		if slot.exists {
-			if slot.active {
-				return fmt.Errorf("postgres: replication slot %s is in use by another connection", t.cfg.SlotName)
-			}
-			t.logger.Info("dropping the replication slot to take a consistent snapshot from a new one", "slot", t.cfg.SlotName)
-			if _, err := t.db.Exec(ctx, "SELECT pg_drop_replication_slot($1)", t.cfg.SlotName); err != nil {
-				return fmt.Errorf("postgres: drop slot %s: %w", t.cfg.SlotName, err)
-			}
-		}
-		res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
-			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication, Temporary: !stream})
-		if err != nil {
-			return fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.SlotName, err)
-		}
-		cp, err := pglogrepl.ParseLSN(res.ConsistentPoint)
-		if err != nil {
-			return fmt.Errorf("postgres: slot consistent point %q: %w", res.ConsistentPoint, err)
-		}
-		t.logger.Info("replication slot created", "slot", t.cfg.SlotName, "consistent_point", res.ConsistentPoint, "snapshot", res.SnapshotName)
-		ids, err := t.tables(ctx)
-		if err != nil {
-			return err
-		}
-		var tables []*table
-		for _, id := range ids {
-			tb, err := t.cat.describe(ctx, t.db, id, nil)
-			if errors.Is(err, errNoTable) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			tables = append(tables, tb)
-		}
-		snap := &snapshotter{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, name: res.SnapshotName, lsn: uint64(cp), tables: tables}
-		strm := t.newStreamer(uint64(cp), resumePoint{}, pg14)
-		t.startProduce(pctx, func(ctx context.Context, out chan<- []sdk.SourceRecord) error {
-			if err := snap.run(ctx, out); err != nil {
-				return err
-			}
-			if snap.rows.Load() == 0 {
-				// Record that the snapshot is complete.
-				now := time.Now()
-				select {
-				case out <- []sdk.SourceRecord{{Partition: t.part, Offset: sdk.Offset{offLSN: int64(cp), offLSNProc: int64(cp), offTsUsec: now.UnixMicro()}}}:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			if !stream {
-				t.logger.Info("snapshot.mode=initial_only: the snapshot is complete, no changes are streamed")
-				return nil
-			}
-			return strm.run(ctx, out)
-		})
-		return nil
+		t.snapshotting, t.stream = true, stream
+		return t.startSnapshot(ctx, slot)
 	}
 	start := uint64(0)
 	if !slot.exists {
@@ -340,6 +295,72 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	}
 	strm := t.newStreamer(start, resume, pg14)
 	t.startProduce(pctx, strm.run)
+	return nil
+}
+
+// startSnapshot takes a consistent snapshot from a new slot (an existing
+// one, slot, is dropped first) and, when t.stream, streams from the slot
+// after it.
+func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
+	if slot.exists {
+		if slot.active {
+			return fmt.Errorf("postgres: replication slot %s %w", t.cfg.SlotName, errSlotInUse)
+		}
+		t.logger.Info("dropping the replication slot to take a consistent snapshot from a new one", "slot", t.cfg.SlotName)
+		if _, err := t.db.Exec(ctx, "SELECT pg_drop_replication_slot($1)", t.cfg.SlotName); err != nil {
+			return fmt.Errorf("postgres: drop slot %s: %w", t.cfg.SlotName, err)
+		}
+	}
+	stream := t.stream
+	res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
+		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication, Temporary: !stream})
+	if err != nil {
+		return fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.SlotName, err)
+	}
+	cp, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+	if err != nil {
+		return fmt.Errorf("postgres: slot consistent point %q: %w", res.ConsistentPoint, err)
+	}
+	t.logger.Info("replication slot created", "slot", t.cfg.SlotName, "consistent_point", res.ConsistentPoint, "snapshot", res.SnapshotName)
+	ids, err := t.tables(ctx)
+	if err != nil {
+		return err
+	}
+	var tables []*table
+	for _, id := range ids {
+		tb, err := t.cat.describe(ctx, t.db, id, nil)
+		if errors.Is(err, errNoTable) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		tables = append(tables, tb)
+	}
+	snap := &snapshotter{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, name: res.SnapshotName, lsn: uint64(cp), tables: tables}
+	strm := t.newStreamer(uint64(cp), resumePoint{}, t.pg14)
+	t.snapDone.Store(false)
+	t.newChannels()
+	t.startProduce(t.pctx, func(ctx context.Context, out chan<- []sdk.SourceRecord) error {
+		if err := snap.run(ctx, out); err != nil {
+			return err
+		}
+		if snap.rows.Load() == 0 {
+			// Record that the snapshot is complete.
+			now := time.Now()
+			select {
+			case out <- []sdk.SourceRecord{{Partition: t.part, Offset: sdk.Offset{offLSN: int64(cp), offLSNProc: int64(cp), offTsUsec: now.UnixMicro()}}}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		t.snapDone.Store(true)
+		if !stream {
+			t.logger.Info("snapshot.mode=initial_only: the snapshot is complete, no changes are streamed")
+			return nil
+		}
+		return strm.run(ctx, out)
+	})
 	return nil
 }
 
@@ -438,18 +459,26 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 				t.mu.Lock()
 				err := t.err
 				t.mu.Unlock()
-				if err != nil && t.streaming.Load() && ctx.Err() == nil &&
-					(t.cfg.MaxRetries < 0 || t.restarts < int(t.cfg.MaxRetries)) {
-					// A lost connection (a server restart, a terminated
-					// walsender): reconnect and resume after the last
-					// record handed out. Until a reconnection succeeds
-					// t.err stays, so that the next Poll tries again.
-					t.restarts++
-					t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", t.restarts)
-					if rerr := t.restartStream(ctx); rerr != nil {
-						return nil, sdk.Retriable(fmt.Errorf("postgres: reconnect after %w: %w", err, rerr))
+				if err != nil && ctx.Err() == nil && (t.cfg.MaxRetries < 0 || t.restarts < int(t.cfg.MaxRetries)) {
+					// Until a reconnection succeeds t.err stays, so that
+					// the next Poll tries again.
+					switch recoveryFor(t.snapshotting && !t.snapDone.Load(), t.streaming.Load() || t.snapDone.Load(), t.restarts, err) {
+					case resumeStream:
+						t.restarts++
+						t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", t.restarts)
+						if rerr := t.restartStream(ctx); rerr != nil {
+							return nil, sdk.Retriable(fmt.Errorf("postgres: reconnect after %w: %w", err, rerr))
+						}
+						return nil, nil
+					case retakeSnapshot:
+						t.restarts++
+						t.logger.Warn("the snapshot lost its connection to the server: taking it again from a new slot",
+							"error", err, "attempt", t.restarts)
+						if rerr := t.restartSnapshot(ctx); rerr != nil {
+							return nil, sdk.Retriable(fmt.Errorf("postgres: take the snapshot again after %w: %w", err, rerr))
+						}
+						return nil, nil
 					}
-					return nil, nil
 				}
 				if err != nil {
 					return nil, err
@@ -472,16 +501,44 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 	return recs, nil
 }
 
-// restartStream reconnects and starts a new stream that resumes after the
-// last record Poll handed out (what was read beyond it is read again).
-func (t *task) restartStream(ctx context.Context) error {
+// recovery is what a task does after its producer ended with an error.
+type recovery int
+
+const (
+	failTask       recovery = iota
+	resumeStream            // reconnect, resume after the last record handed out
+	retakeSnapshot          // reconnect, take the snapshot again from a new slot
+)
+
+// recoveryFor decides, for a producer that ended with err, within
+// errors.max.retries: snapshotPending, a snapshot not yet out whole, is
+// only ever taken again (streaming after it would skip its rows), and only
+// for a lost connection (the exported snapshot its readers shared died
+// with it; Debezium restarts its task then); once the snapshot is out or
+// changes flowed (streamed), a lost stream is resumed, as is a failed
+// reconnection that lost its connection again; anything else fails.
+func recoveryFor(snapshotPending, streamed bool, restarts int, err error) recovery {
+	switch {
+	case snapshotPending && transient(err):
+		return retakeSnapshot
+	case snapshotPending:
+		return failTask
+	case streamed || restarts > 0 && transient(err):
+		return resumeStream
+	}
+	return failTask
+}
+
+// reconnect waits the back-off of attempt t.restarts and for the old
+// producer to end, then opens new connections to the server.
+func (t *task) reconnect(ctx context.Context) error {
 	backoff := min(time.Duration(t.restarts)*500*time.Millisecond, max(t.cfg.RetryWait, 500*time.Millisecond))
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-time.After(backoff):
 	}
-	<-t.done // the old stream has ended
+	<-t.done // the old producer has ended
 	t.pending = nil
 	if t.repl != nil {
 		t.repl.Close(ctx)
@@ -490,10 +547,6 @@ func (t *task) restartStream(ctx context.Context) error {
 	if t.db != nil {
 		t.db.Close(ctx)
 		t.db = nil
-	}
-	_, resume, err := readOffset(t.lastPolled)
-	if err != nil {
-		return err
 	}
 	db, err := pgx.Connect(ctx, t.cfg.connString(false))
 	if err != nil {
@@ -505,15 +558,77 @@ func (t *task) restartStream(ctx context.Context) error {
 		return err
 	}
 	t.db, t.repl = db, repl
-	t.mu.Lock()
-	t.err = nil
-	t.mu.Unlock()
+	return nil
+}
+
+// restartStream reconnects and starts a new stream that resumes after the
+// last record Poll handed out (what was read beyond it is read again).
+func (t *task) restartStream(ctx context.Context) error {
+	_, resume, err := readOffset(t.lastPolled)
+	if err != nil {
+		return err
+	}
+	if err := t.reconnect(ctx); err != nil {
+		return err
+	}
 	t.streaming.Store(false)
-	t.out = make(chan []sdk.SourceRecord, 4)
-	t.done = make(chan struct{})
+	t.newChannels()
 	strm := t.newStreamer(0, resume, t.pg14)
 	t.startProduce(t.pctx, strm.run)
 	return nil
+}
+
+// restartSnapshot reconnects and takes the snapshot again from a new
+// slot. The records of the failed one that went out carry offsets of an
+// incomplete snapshot, so a restart of the task takes it again too.
+func (t *task) restartSnapshot(ctx context.Context) error {
+	if err := t.reconnect(ctx); err != nil {
+		return err
+	}
+	slot, err := readSlot(ctx, t.db, t.cfg.SlotName)
+	if err != nil {
+		return err
+	}
+	return t.startSnapshot(ctx, slot)
+}
+
+// newChannels gives the next producer its channels and clears the error
+// of the last one.
+func (t *task) newChannels() {
+	t.mu.Lock()
+	t.err = nil
+	t.mu.Unlock()
+	t.out = make(chan []sdk.SourceRecord, 4)
+	t.done = make(chan struct{})
+}
+
+// errSlotInUse: the replication slot is held by another connection.
+var errSlotInUse = errors.New("is in use by another connection")
+
+// transient reports whether err says that the server or the connection to
+// it went away (a crash, a restart, a failover, a network cut), so that
+// connecting again can succeed: a connection failure, an I/O error, SQLSTATE
+// class 08, 57P01-57P03 (shutdown, crash, not accepting connections yet),
+// an exported snapshot gone with its connection, or the slot still held
+// by the walsender of a connection that was cut.
+func transient(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"), pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03":
+			return true
+		case pgErr.Code == "22023" && strings.Contains(pgErr.Message, "snapshot"): // invalid snapshot identifier
+			return true
+		case pgErr.Code == "55006" && strings.Contains(pgErr.Message, "replication slot"): // active for PID n
+			return true
+		}
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.Is(err, errSlotInUse) || errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE)
 }
 
 // OffsetsCommitted implements sdk.OffsetsCommitter: the slot may confirm
