@@ -54,7 +54,7 @@ func TestTailLines(t *testing.T) {
 func TestLogProblems(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "worker.log")
 	old := "time=1 level=WARN msg=\"an earlier run\"\n"
-	run := "=== harness: starting worker ===\ntime=2 level=INFO msg=started\n" +
+	run := "=== harness: starting worker ===\ntime=2 level=INFO msg=started\ntime=2 level=INFO msg=\"joined the group\" generation=3\n" +
 		"time=3 level=WARN msg=\"slow\"\ntime=4 level=ERROR msg=\"task failed\"\ntime=5 level=ERROR msg=\"again\"\n"
 	if err := os.WriteFile(path, []byte(old+run), 0o644); err != nil {
 		t.Fatal(err)
@@ -63,7 +63,8 @@ func TestLogProblems(t *testing.T) {
 	if got, want := logProblems(path, from, 2), "time=4 level=ERROR msg=\"task failed\"\ntime=5 level=ERROR msg=\"again\""; got != want {
 		t.Errorf("logProblems(last 2) = %q, want %q", got, want)
 	}
-	if got := logProblems(path, from, 10); strings.Contains(got, "earlier run") || !strings.Contains(got, "slow") {
+	if got := logProblems(path, from, 10); strings.Contains(got, "earlier run") || !strings.Contains(got, "slow") ||
+		!strings.Contains(got, "generation=3") || strings.Contains(got, "msg=started") {
 		t.Errorf("logProblems from this run's offset = %q", got)
 	}
 	if got := logProblems(path, int64(len(old+run)), 10); got != "(none)" {

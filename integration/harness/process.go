@@ -208,8 +208,9 @@ func followReady(stdout io.Reader, log io.Writer) <-chan string {
 }
 
 // logProblems returns the last n lines of a slog text log, from byte
-// offset from on, that are warnings or errors (what a failed test's reader
-// wants first from a long worker log).
+// offset from on, that are warnings or errors, or say how the worker's
+// group membership changed (joined, rejoining, a rebalance): what a failed
+// test's reader wants first from a long worker log.
 func logProblems(path string, from int64, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -220,7 +221,8 @@ func logProblems(path string, from int64, n int) string {
 	}
 	var keep []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") ||
+			strings.Contains(l, `msg="joined the group"`) || strings.Contains(l, `msg="rejoining`) || strings.Contains(l, "rebalance") {
 			keep = append(keep, l)
 		}
 	}

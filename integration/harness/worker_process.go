@@ -104,7 +104,7 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 	}()
 	t.Cleanup(func() {
 		if t.Failed() { // after the kill: the whole run
-			t.Logf("harness: warnings and errors of the worker started at %s (%s):\n%s",
+			t.Logf("harness: warnings, errors and group changes of the worker started at %s (%s):\n%s",
 				w.started.Format("15:04:05.000"), logPath, logProblems(logPath, from, 30))
 		}
 	})
