@@ -74,6 +74,9 @@ type failoverTarget struct {
 	bootstrap string
 	props     map[string]string
 	kill      func()
+	// unbounded, when set, says why the failover time is only logged:
+	// the 15 s bound holds for Kafka's group coordinator, not this one.
+	unbounded string
 }
 
 // Kill -9 one worker while files stream through sources and sinks on three
@@ -89,7 +92,16 @@ func TestClusterFailover(t *testing.T) {
 		"broker=tributary": func(t *testing.T) failoverTarget {
 			return failoverTarget{bootstrap: harness.TributaryBroker(t).Bootstrap()}
 		},
-		"broker=kfake": func(t *testing.T) failoverTarget { return failoverTarget{bootstrap: harness.KFake(t)} },
+		"broker=kfake": func(t *testing.T) failoverTarget {
+			// kfake expires a member that waits in JoinGroup once its
+			// session timeout has passed since its last heartbeat
+			// (groups.go atSessionTimeoutIn; Kafka's coordinator keeps a
+			// member awaiting join alive) and removes it without answering
+			// the join (removeMember), which then waits for its request
+			// timeout, rebalance.timeout.ms plus 10 s. A kill during a
+			// rebalance can so take 70 s here (one CI run: 71 s).
+			return failoverTarget{bootstrap: harness.KFake(t), unbounded: "kfake drops a member awaiting join at its session timeout"}
+		},
 		"broker=apache-kafka-4.4-x3": func(t *testing.T) failoverTarget {
 			k := harness.ApacheKafkaCluster(t, 3)
 			return failoverTarget{bootstrap: k.Bootstrap(), kill: func() { k.Kill(2) }, props: map[string]string{
@@ -135,10 +147,13 @@ func TestClusterFailover(t *testing.T) {
 				_, at := c.waitSettled(6, 6, 90*time.Second)
 				took := at.Sub(killed)
 				t.Logf("worker kill -9 %d: everything RUNNING on the %d others %v later", k, len(c.alive()), took.Round(10*time.Millisecond))
-				if took > 15*time.Second && (tg.kill == nil || k > 1) {
+				switch {
+				case tg.unbounded != "" && took > 15*time.Second:
+					t.Logf("failover took %v, more than 15s, not an error on this broker: %s", took, tg.unbounded)
+				case tg.unbounded != "":
+				case took > 15*time.Second && (tg.kill == nil || k > 1):
 					t.Errorf("failover took %v, more than 15s", took)
-				}
-				if took > 30*time.Second {
+				case took > 30*time.Second:
 					t.Errorf("failover took %v", took)
 				}
 				if k < kills {
