@@ -186,6 +186,15 @@ func TestPostgresStreamedTransactions(t *testing.T) {
 	run(x, "COMMIT")
 	add("c", 40001, 43000)
 	add("c", 30001, 33000)
+	// A large transaction that alters the table midway: the server sends
+	// the new Relation inside the stream, and the rows after the ALTER
+	// carry the new column (streamed, spilled or not).
+	run(x, "BEGIN")
+	run(x, ins(60001, 62000))
+	run(x, `ALTER TABLE big ADD COLUMN w text`)
+	run(x, `INSERT INTO big SELECT i, i, 'x', 'w' || i FROM generate_series(62001, 64000) i`)
+	run(x, "COMMIT")
+	add("c", 60001, 64000)
 	run(z, ins(99999, 99999)) // the end marker
 	add("c", 99999, 99999)
 
@@ -200,6 +209,19 @@ func TestPostgresStreamedTransactions(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("%s: %d events, want %d; first difference at %d", variants[i].name, len(got), len(want), firstDiff(got, want))
+		}
+		for _, r := range recs {
+			v, ok := r.Value.(*schema.Struct) // not a tombstone
+			if !ok {
+				continue
+			}
+			after, _ := v.Get("after").(*schema.Struct)
+			switch id := recordID(r); {
+			case id == "60001" && after.Schema().Field("w") != nil:
+				t.Errorf("%s: row 60001, before the ALTER, has column w: %v", variants[i].name, after)
+			case id == "62001" && (after.Schema().Field("w") == nil || after.Get("w") != "w62001"):
+				t.Errorf("%s: row 62001, after the ALTER, lacks w = w62001: %v", variants[i].name, after)
+			}
 		}
 		rendered = append(rendered, events)
 	}
