@@ -511,19 +511,21 @@ const (
 )
 
 // recoveryFor decides, for a producer that ended with err, within
-// errors.max.retries: snapshotPending, a snapshot not yet out whole, is
-// only ever taken again (streaming after it would skip its rows), and only
-// for a lost connection (the exported snapshot its readers shared died
-// with it; Debezium restarts its task then); once the snapshot is out or
-// changes flowed (streamed), a lost stream is resumed, as is a failed
-// reconnection that lost its connection again; anything else fails.
+// errors.max.retries. Only a lost connection is retried, as Debezium's task
+// restarts only on a retriable error: an error that would come back (a
+// change that cannot be decoded, a missing table) fails the task with it
+// rather than reconnect forever. snapshotPending, a snapshot not yet out
+// whole, is taken again (the exported snapshot its readers shared died
+// with the connection; streaming after it would skip its rows); once the
+// snapshot is out or changes flowed (streamed), or during reconnection
+// (restarts > 0), the stream is resumed.
 func recoveryFor(snapshotPending, streamed bool, restarts int, err error) recovery {
 	switch {
-	case snapshotPending && transient(err):
-		return retakeSnapshot
-	case snapshotPending:
+	case !transient(err):
 		return failTask
-	case streamed || restarts > 0 && transient(err):
+	case snapshotPending:
+		return retakeSnapshot
+	case streamed || restarts > 0:
 		return resumeStream
 	}
 	return failTask

@@ -42,9 +42,9 @@ func TestTransient(t *testing.T) {
 	}
 }
 
-// recoveryFor never streams after a snapshot that is not out whole (its
-// rows would be skipped), retakes it only after a lost connection, and
-// resumes a stream after any error once changes flowed.
+// recoveryFor retries only a lost connection, never streams after a
+// snapshot that is not out whole (its rows would be skipped), and fails
+// the task on an error that would come back.
 func TestRecoveryFor(t *testing.T) {
 	lost := &pgconn.PgError{Code: "57P01", Message: "terminating connection due to unexpected postmaster exit"}
 	refused := &pgconn.ConnectError{}
@@ -63,7 +63,8 @@ func TestRecoveryFor(t *testing.T) {
 		{"snapshot failed on its data", true, false, 0, bad, failTask},
 		{"snapshot failed on its data during retries", true, false, 2, bad, failTask},
 		{"stream lost its server", false, true, 0, lost, resumeStream},
-		{"stream failed otherwise", false, true, 0, bad, resumeStream},
+		{"stream met a change it cannot decode", false, true, 0, errors.New("postgres: public.t.c: column kind 'b' in a text-mode stream"), failTask},
+		{"stream lost its connection mid-read", false, true, 0, fmt.Errorf("postgres: replication stream: %w", io.ErrUnexpectedEOF), resumeStream},
 		{"reconnection found the server down", false, false, 1, refused, resumeStream},
 		{"first start of the stream failed", false, false, 0, lost, failTask},
 		{"reconnection failed on something else", false, false, 1, bad, failTask},
