@@ -29,4 +29,11 @@
 //   - Heartbeats (heartbeat.interval.ms) write a logical decoding message
 //     (or run heartbeat.action.query) and emit a record carrying the latest
 //     position, so an idle or filtered database still moves the slot.
+//   - A lost connection (transient: a server crash or restart, a terminated
+//     walsender, a network cut) is retried by the task itself, within
+//     errors.max.retries, waiting up to retriable.restart.connector.wait.ms
+//     between attempts (recoveryFor decides): a stream resumes after the
+//     last record Poll handed out; a snapshot not yet out whole is taken
+//     again from a new slot, never followed by streaming. Any other error
+//     fails the task.
 package postgres
