@@ -54,7 +54,7 @@ type Postgres struct {
 	startup  time.Duration
 	settings map[string]string   // what Restart starts the server with again
 	cred     *syscall.Credential // the account it runs as (nil: this one)
-	held     func()              // releases the port held while killed
+	held     portHold            // the port, held while killed
 }
 
 // PostgresOption configures StartPostgres.
@@ -313,12 +313,7 @@ func (pg *Postgres) LogPath() string { return pg.proc.logPath }
 // the machine's database would: nothing is shut down cleanly, connections
 // break, and Restart runs crash recovery.
 func (pg *Postgres) Kill() error {
-	if err := pg.proc.Close(); err != nil {
-		return err
-	}
-	release, err := holdPort(pg.Port)
-	pg.held = release
-	return err
+	return pg.held.kill(pg.proc, pg.Port)
 }
 
 // Restart starts the server again after Kill, on the same port and data
@@ -327,10 +322,7 @@ func (pg *Postgres) Restart(ctx context.Context) error {
 	if done, _ := pg.proc.exited(); !done {
 		return fmt.Errorf("harness: PostgreSQL (pid %d) is still running", pg.Pid())
 	}
-	if pg.held != nil {
-		pg.held()
-		pg.held = nil
-	}
+	pg.held.free()
 	return pg.start(ctx, pg.Port)
 }
 
@@ -338,10 +330,7 @@ func (pg *Postgres) Restart(ctx context.Context) error {
 // its shared memory), kills what is left after 10 s, and removes the
 // cluster's directory. It is safe to call more than once.
 func (pg *Postgres) Close() error {
-	if pg.held != nil {
-		pg.held()
-		pg.held = nil
-	}
+	pg.held.free()
 	if pg.proc == nil {
 		return nil
 	}

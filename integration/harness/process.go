@@ -37,6 +37,28 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
+// portHold is the port of a killed server, held (holdPort) until the
+// server restarts; its zero value holds nothing.
+type portHold struct{ release func() }
+
+// kill closes p, the server (SIGKILL), and holds its port.
+func (h *portHold) kill(p *process, port int) error {
+	if err := p.Close(); err != nil {
+		return err
+	}
+	release, err := holdPort(port)
+	h.release = release
+	return err
+}
+
+// free releases the port if it is held.
+func (h *portHold) free() {
+	if h.release != nil {
+		h.release()
+		h.release = nil
+	}
+}
+
 // holdPort keeps 127.0.0.1:port bound while a test's server is down, so
 // that no other test's FreePort is handed it meanwhile (the server comes
 // back on it); connections are reset at once, as they would be refused

@@ -35,7 +35,7 @@ type S3 struct {
 	bin, home string // what Restart starts again, and where
 	port      int
 	restarts  int
-	held      func() // releases the port held while killed
+	held      portHold // the port, held while killed
 }
 
 // S3CacheBin is where the harness (and .ci/run) install versitygw when it is
@@ -187,22 +187,14 @@ func (s *S3) start(ctx context.Context, logName string) error {
 // Kill stops the server with SIGKILL, as an outage would: requests in
 // flight fail, connections are refused until Restart.
 func (s *S3) Kill() error {
-	if err := s.proc.Close(); err != nil {
-		return err
-	}
-	release, err := holdPort(s.port)
-	s.held = release
-	return err
+	return s.held.kill(s.proc, s.port)
 }
 
 // Restart starts the server again after Kill, on the same port and with
 // the same data (objects written before the kill are there).
 func (s *S3) Restart(ctx context.Context) error {
 	s.restarts++
-	if s.held != nil {
-		s.held()
-		s.held = nil
-	}
+	s.held.free()
 	return s.start(ctx, fmt.Sprintf("versitygw-%d.log", s.restarts))
 }
 
@@ -262,9 +254,6 @@ func (s *S3) SinkConfig(bucket string) map[string]string {
 
 // Close stops the server.
 func (s *S3) Close() error {
-	if s.held != nil {
-		s.held()
-		s.held = nil
-	}
+	s.held.free()
 	return s.proc.Close()
 }
