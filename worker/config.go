@@ -168,49 +168,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// EnvOverrides turns Confluent-image style environment variables into
-// properties: CONNECT_BOOTSTRAP_SERVERS=x sets bootstrap.servers=x (one
-// underscore is a dot, two are a dash, three an underscore).
-func EnvOverrides(environ []string) properties.Properties {
-	p := properties.Properties{}
-	for _, kv := range environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(k, "CONNECT_") {
-			continue
-		}
-		name := strings.ToLower(strings.TrimPrefix(k, "CONNECT_"))
-		name = strings.ReplaceAll(name, "___", "\x00")
-		name = strings.ReplaceAll(name, "__", "-")
-		name = strings.ReplaceAll(name, "_", ".")
-		name = strings.ReplaceAll(name, "\x00", "_")
-		p[name] = v
-	}
-	return p
-}
-
-// LoadConfig reads a worker properties file (may be ""), applies the
-// CONNECT_* environment, then the overrides, and parses the result.
-func LoadConfig(file string, overrides []string) (Config, []string, error) {
-	p := properties.Properties{}
-	if file != "" {
-		var err error
-		if p, err = properties.Load(file); err != nil {
-			return Config{}, nil, err
-		}
-	}
-	for k, v := range EnvOverrides(os.Environ()) {
-		p[k] = v
-	}
-	for _, o := range overrides {
-		k, v, err := properties.ParseOverride(o)
-		if err != nil {
-			return Config{}, nil, err
-		}
-		p[k] = v
-	}
-	return FromProperties(p)
-}
-
 // FromProperties parses worker properties. Unknown keys come back as
 // warnings; invalid or missing required values are errors naming the key.
 func FromProperties(p properties.Properties) (Config, []string, error) {
