@@ -19,8 +19,13 @@ type Config struct {
 	// Listener is the host:port to bind (listeners, default PLAINTEXT://127.0.0.1:9092).
 	Listener string
 	// Advertised is the host:port clients are told to dial (advertised.listeners;
-	// defaults to Listener, with a wildcard host replaced by 127.0.0.1).
+	// defaults to Listener, with a wildcard host replaced by WildcardHost).
 	Advertised string
+	// WildcardHost replaces a wildcard host (0.0.0.0, ::, none) of the
+	// listener when advertised.listeners is unset; "" means 127.0.0.1. In
+	// the container image it is the container's host name, which the other
+	// containers of a user-defined network resolve.
+	WildcardHost string
 	// LogDir holds all partitions and metadata (log.dirs, default ./data/broker).
 	LogDir string
 	// NodeID is this broker's id (node.id or broker.id, default 1).
@@ -380,7 +385,10 @@ func (c *Config) advertisedHostPort(bound net.Addr) (string, int32) {
 	}
 	host, port, _ := net.SplitHostPort(adv)
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
+		host = c.WildcardHost
+		if host == "" {
+			host = "127.0.0.1"
+		}
 	}
 	n, _ := strconv.Atoi(port)
 	if n == 0 {

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"syscall"
 
 	"github.com/tributary-dev/tributary/broker"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/worker"
 )
 
 // multiFlag collects a repeatable string flag.
@@ -25,6 +27,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 type serverFlags struct {
 	configFile, level string
 	overrides         multiFlag
+	printConfig       bool
 }
 
 // parse parses the command's args into f and returns the positional ones;
@@ -37,6 +40,7 @@ func (f *serverFlags) parse(name, help string, args []string, stdout, stderr io.
 	fs.StringVar(&f.configFile, "config", "", "")
 	fs.Var(&f.overrides, "override", "")
 	fs.StringVar(&f.level, "log-level", "info", "")
+	fs.BoolVar(&f.printConfig, "print-config", false, "")
 	for {
 		if err := fs.Parse(args); err != nil {
 			if err == flag.ErrHelp {
@@ -74,11 +78,16 @@ Flags:
   --config FILE           read settings from a server.properties file
   --override key=value    set one setting (repeatable)
   --log-level LEVEL       debug, info, warn or error (default info)
+  --print-config          print the settings the broker would run with (the
+                          file, then the overrides; passwords hidden) and exit
   -h, --help              show this help
 
 Main settings (defaults in brackets):
-  listeners                        PLAINTEXT://host:port to bind [PLAINTEXT://127.0.0.1:9092]
-  advertised.listeners             address clients are told to dial [listeners]
+  listeners                        PLAINTEXT://host:port to bind [PLAINTEXT://127.0.0.1:9092;
+                                   in the container image PLAINTEXT://0.0.0.0:9092]
+  advertised.listeners             address clients are told to dial [listeners, a
+                                   wildcard host replaced by 127.0.0.1, in the
+                                   container image by the container's host name]
   log.dirs                         data directory, locked while the broker runs [./data/broker]
   num.partitions                   partitions of auto-created topics [1]
   auto.create.topics.enable        create unknown topics on metadata requests [true]
@@ -132,14 +141,25 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		props[k] = v
 	}
+	env := currentRunEnv()
+	if env.container && props["listeners"] == "" {
+		props["listeners"] = "PLAINTEXT://" + net.JoinHostPort(env.bindHost(), "9092")
+	}
 	cfg, warnings, err := broker.FromProperties(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 		return 2
 	}
+	if f.printConfig {
+		for _, line := range worker.Printable(props) {
+			fmt.Fprintln(stdout, line)
+		}
+		return 0
+	}
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
+	cfg.WildcardHost = env.hostname
 	cfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	b, err := broker.Open(cfg)
 	if err != nil {

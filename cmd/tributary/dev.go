@@ -31,7 +31,7 @@ const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest
                      [--config FILE] [--override key=value]...
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
-Connect's, on 127.0.0.1) in one process, with the built-in connectors
+Connect's) in one process, on 127.0.0.1, with the built-in connectors
 (FileStreamSource/FileStreamSink, datagen, the Postgres source, the S3
 sink) and transformations available. State lives in the data directory, so
 a second start resumes where the first stopped. The data directory belongs
@@ -42,6 +42,10 @@ Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
   --broker-port N     Kafka listener port on 127.0.0.1 (default 9092)
   --rest-port N       REST API port on 127.0.0.1 (default 8083)
+                      In the container image (TRIBUTARY_CONTAINER=true) both
+                      listen on all of the container's interfaces; the broker
+                      is still advertised as 127.0.0.1:PORT, so publish the
+                      port under the same number (-p 127.0.0.1:9092:9092)
   --plugin-path DIRS  comma-separated directories (or executables) of
                       third-party connector plugins, as the worker's plugin.path
   --demo              also create a demo pipeline: datagen -> topic "demo" ->
@@ -124,8 +128,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer lock.Release()
+	env := currentRunEnv()
 	bcfg := broker.DefaultConfig()
-	bcfg.Listener = net.JoinHostPort("127.0.0.1", strconv.Itoa(*brokerPort))
+	bcfg.Listener = net.JoinHostPort(env.bindHost(), strconv.Itoa(*brokerPort))
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
 	bcfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	bcfg.GroupInitialRebalanceDelay = 0
@@ -154,7 +159,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"key.converter":                     worker.StringConverter,
 		"value.converter":                   worker.JSONConverter,
 		"value.converter.schemas.enable":    "false",
-		"listeners":                         "http://127.0.0.1:" + strconv.Itoa(*restPort),
+		"listeners":                         "http://" + net.JoinHostPort(env.bindHost(), strconv.Itoa(*restPort)),
 		"offset.flush.interval.ms":          "1000",
 		"session.timeout.ms":                "10000",
 		"heartbeat.interval.ms":             "1000",

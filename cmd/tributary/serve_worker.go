@@ -35,7 +35,7 @@ func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, lo
 	restLog := loglevel.Named(logger, "dev.tributary.restapi")
 	srv := restapi.NewServer(restapi.New(w.Herder(), restapi.Options{Logger: restLog}), restLog)
 	srv.Start(ln)
-	rw := &runningWorker{w: w, url: "http://" + ln.Addr().String(), done: make(chan error, 1)}
+	rw := &runningWorker{w: w, url: "http://" + dialable(ln.Addr()), done: make(chan error, 1)}
 	logger.Info("REST API listening", "url", rw.url, "worker", w.ID())
 	go func() {
 		err := w.Run(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/tributary-dev/tributary/worker"
@@ -23,6 +24,14 @@ bundled broker, Apache Kafka or Redpanda).
 Settings are applied in this order: the file, then CONNECT_* environment
 variables (Confluent image style: CONNECT_BOOTSTRAP_SERVERS sets
 bootstrap.servers; _ is a dot, __ a dash, ___ an underscore), then --override.
+In the container image (TRIBUTARY_CONTAINER=true) key.converter and
+value.converter default to JsonConverter, and the short variables of
+Debezium's image are read too: BOOTSTRAP_SERVERS, GROUP_ID,
+CONFIG_STORAGE_TOPIC, OFFSET_STORAGE_TOPIC, STATUS_STORAGE_TOPIC,
+KEY_CONVERTER, VALUE_CONVERTER, OFFSET_FLUSH_INTERVAL_MS,
+OFFSET_FLUSH_TIMEOUT_MS, SHUTDOWN_TIMEOUT (task.shutdown.graceful.timeout.ms),
+ADVERTISED_HOST_NAME and ADVERTISED_PORT (rest.advertised.*); a short
+variable and its CONNECT_* variable set to two values is an error.
 
 Flags:
   --config FILE           the worker properties file (or give it as the argument)
@@ -30,13 +39,16 @@ Flags:
   --log-level LEVEL       the root logger's level: debug, info, warn or error
                           (default info); PUT /admin/loggers/{name} changes
                           any logger's at run time
+  --print-config          print the settings the worker would run with, from
+                          all of the above (passwords and secrets hidden), and
+                          exit; an invalid configuration exits 2 saying why
   -h, --help              show this help
 
 Required settings: group.id, config.storage.topic, offset.storage.topic,
 status.storage.topic, key.converter, value.converter.
 Main optional settings (defaults in brackets):
   bootstrap.servers                   [localhost:9092]
-  listeners                           REST listener [http://:8083]
+  listeners                           REST listener [http://:8083, all interfaces]
   plugin.path                         directories of third-party plugin executables
   offset.flush.interval.ms            [60000]
   task.shutdown.graceful.timeout.ms   [5000]
@@ -85,10 +97,25 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 2
 	}
-	cfg, warnings, err := worker.LoadConfig(f.configFile, f.overrides)
+	src := worker.Sources{File: f.configFile, Environ: os.Environ(), Overrides: f.overrides}
+	if currentRunEnv().container {
+		src.Defaults, src.ShortForms = worker.ContainerDefaults(), true
+	}
+	props, err := src.Merge()
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
+		return 2
+	}
+	cfg, warnings, err := worker.FromProperties(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 		return 2
+	}
+	if f.printConfig {
+		for _, line := range worker.Printable(props) {
+			fmt.Fprintln(stdout, line)
+		}
+		return 0
 	}
 	for _, w := range warnings {
 		logger.Warn(w)
