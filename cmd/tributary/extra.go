@@ -6,6 +6,7 @@ func extraCommands() []command {
 	return []command{
 		connectorsCommand(),
 		devCommand(),
+		healthcheckCommand(),
 		pluginCommand(),
 		workerCommand(),
 	}
