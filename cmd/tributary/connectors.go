@@ -62,6 +62,9 @@ Subcommands:
   tasks NAME                    a connector's task configs
   create -f FILE                create a connector; FILE is Kafka Connect's
                                 {"name": "...", "config": {...}}
+  apply -f FILE [-f FILE]...    create each connector FILE names, or replace its
+                                config if it exists (PUT .../config): the same
+                                files as create, safe to run again
   put NAME -f FILE              create or replace a connector's config; FILE is
                                 a flat config map, or the {"name", "config"}
                                 shape create takes (its "config" is sent)
@@ -80,7 +83,8 @@ Subcommands:
 
 Flags (--url applies to every subcommand; flags may come before or after NAME):
   --url URL          the worker's REST API (default http://127.0.0.1:8083)
-  -f, --file FILE    the JSON file to send (create, put); - reads standard input
+  -f, --file FILE    the JSON file to send (create, put; apply takes several);
+                     - reads standard input
   --expand WHAT      list: status or info (repeatable)
   --include-tasks    restart: also restart the connector's tasks
   --only-failed      restart: only the connector and tasks that have failed
@@ -98,6 +102,7 @@ command line.
 Examples:
   tributary connectors list --expand status
   tributary connectors create -f pg-to-s3.json
+  tributary connectors apply -f postgres-source.json -f s3-sink.json
   tributary connectors status pg-to-s3
   tributary connectors put pg-to-s3 -f pg-to-s3.json
   tributary connectors restart pg-to-s3 --include-tasks --only-failed
@@ -124,6 +129,7 @@ var connectorsSubs = []connectorsSub{
 	{name: "status", named: true, method: http.MethodGet, suffix: "/status"},
 	{name: "tasks", named: true, method: http.MethodGet, suffix: "/tasks"},
 	{name: "create", flags: []string{"f", "file"}, method: http.MethodPost, suffix: "/connectors", needFile: true},
+	{name: "apply", flags: []string{"f", "file"}, method: http.MethodPut, needFile: true},
 	{name: "put", named: true, flags: []string{"f", "file"}, method: http.MethodPut, suffix: "/config", needFile: true},
 	{name: "delete", named: true, method: http.MethodDelete, done: "deleted"},
 	{name: "pause", named: true, method: http.MethodPut, suffix: "/pause", done: "pause requested"},
@@ -138,7 +144,7 @@ var connectorsSubs = []connectorsSub{
 // which apply to which subcommand.
 type connectorsFlags struct {
 	url          string
-	file         string
+	files        multiFlag
 	expand       multiFlag
 	includeTasks bool
 	onlyFailed   bool
@@ -149,8 +155,8 @@ func (f *connectorsFlags) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("connectors", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.url, "url", "", "")
-	fs.StringVar(&f.file, "f", "", "")
-	fs.StringVar(&f.file, "file", "", "")
+	fs.Var(&f.files, "f", "")
+	fs.Var(&f.files, "file", "")
 	fs.Var(&f.expand, "expand", "")
 	fs.BoolVar(&f.includeTasks, "include-tasks", false, "")
 	fs.BoolVar(&f.onlyFailed, "only-failed", false, "")
@@ -258,9 +264,12 @@ func runConnectors(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if opts.all {
 		query.Set("connectorsOnly", "false")
 	}
+	if sub.name == "apply" {
+		return applyConnectors(ctx, base, opts.files, stdin, stdout, stderr)
+	}
 	var body []byte
 	if sub.needFile {
-		body, err = readConnectorFile(opts.file, stdin, sub.name == "put", name)
+		body, err = readConnectorFile(opts.files[0], stdin, sub.name == "put", name)
 		if err != nil {
 			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 			return 1
@@ -332,8 +341,10 @@ func checkConnectorsArgs(sub *connectorsSub, fs *flag.FlagSet, opts *connectorsF
 		return fmt.Sprintf("unexpected argument %q", args[want])
 	case sub.named && args[0] == "":
 		return "the connector NAME is empty"
-	case sub.needFile && opts.file == "":
+	case sub.needFile && len(opts.files) == 0:
 		return "missing -f FILE"
+	case sub.needFile && sub.name != "apply" && len(opts.files) > 1:
+		return "give one -f FILE (apply takes several)"
 	}
 	for _, e := range opts.expand {
 		if e != "status" && e != "info" {
@@ -531,4 +542,52 @@ func errorMessage(status int, body []byte) string {
 		s = string(r[:300]) + "…"
 	}
 	return s
+}
+
+// applyConnectors creates or updates the connector of each file (Kafka
+// Connect's {"name", "config"} shape) with PUT /connectors/NAME/config, in
+// order, and stops at the first failure. It returns the exit code.
+func applyConnectors(ctx context.Context, base string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	for _, file := range files {
+		name, config, err := readNamedConnectorFile(file, stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary connectors apply: %v\n", err)
+			return 1
+		}
+		status, resp, err := connectRequest(ctx, http.MethodPut, base+"/connectors/"+url.PathEscape(name)+"/config", config)
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary connectors apply: %s\n", describeConnectError(ctx, base, err))
+			return 1
+		}
+		switch status {
+		case http.StatusCreated:
+			fmt.Fprintf(stdout, "connector %q: created (HTTP %d)\n", name, status)
+		case http.StatusOK:
+			fmt.Fprintf(stdout, "connector %q: updated (HTTP %d)\n", name, status)
+		default:
+			fmt.Fprintf(stderr, "tributary connectors apply: connector %q (%s): %s (HTTP %d)\n", name, file, errorMessage(status, resp), status)
+			return 1
+		}
+	}
+	return 0
+}
+
+// readNamedConnectorFile reads a file in create's {"name", "config"} shape
+// and returns the name and the config object.
+func readNamedConnectorFile(file string, stdin io.Reader) (string, []byte, error) {
+	data, err := readConnectorFile(file, stdin, false, "")
+	if err != nil {
+		return "", nil, err
+	}
+	var c struct {
+		Name   string          `json:"name"`
+		Config json.RawMessage `json:"config"`
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return "", nil, fmt.Errorf("%s: %v", file, err)
+	}
+	if c.Name == "" {
+		return "", nil, fmt.Errorf(`%s: no "name": apply needs {"name": "...", "config": {...}}`, file)
+	}
+	return c.Name, c.Config, nil
 }

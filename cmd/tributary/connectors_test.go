@@ -204,6 +204,50 @@ func TestConnectorsPut(t *testing.T) {
 	}
 }
 
+// TestConnectorsApply: apply creates what is missing, updates what exists,
+// can run again, and stops at the first refused file.
+func TestConnectorsApply(t *testing.T) {
+	t.Parallel()
+	w := newTestWorker(t)
+	sink := writeFile(t, "sink.json", `{"name": "sink", "config": {"connector.class": "FileStreamSink", "topics": "a"}}`)
+	if out := w.ok(t, "apply", "-f", writeFile(t, "lines.json", lines), "-f", sink); out != "connector \"lines\": created (HTTP 201)\nconnector \"sink\": created (HTTP 201)\n" {
+		t.Fatalf("first apply printed %q", out)
+	}
+	changed := writeFile(t, "sink2.json", `{"name": "sink", "config": {"connector.class": "FileStreamSink", "topics": "b"}}`)
+	if out := w.ok(t, "apply", "--file", changed); out != "connector \"sink\": updated (HTTP 200)\n" {
+		t.Fatalf("second apply printed %q", out)
+	}
+	var config map[string]string
+	decode(t, w.ok(t, "config", "sink"), &config)
+	if config["topics"] != "b" {
+		t.Fatalf("config after apply: %v", config)
+	}
+	bad := writeFile(t, "bad.json", `{"name": "bad", "config": {"connector.class": "FileStreamSink"}}`)
+	third := writeFile(t, "third.json", `{"name": "third", "config": {"connector.class": "FileStreamSink", "topics": "c"}}`)
+	code, _, errs := cli(t, "apply", "-f", bad, "-f", third, "--url", w.url)
+	if code != 1 || !strings.Contains(errs, `connector "bad"`) || !strings.Contains(errs, "(HTTP 400)") {
+		t.Fatalf("apply of an invalid config: exit %d, stderr %q", code, errs)
+	}
+	var names []string
+	decode(t, w.ok(t, "list"), &names)
+	if strings.Join(names, ",") != "lines,sink" {
+		t.Fatalf("connectors after a refused apply: %v", names)
+	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"apply"}, "missing -f FILE"},
+		{[]string{"create", "-f", sink, "-f", sink}, "give one -f FILE"},
+		{[]string{"apply", "-f", writeFile(t, "flat.json", `{"connector.class": "FileStreamSink", "topics": "a"}`)}, `no "config" object`},
+		{[]string{"apply", "-f", writeFile(t, "noname.json", `{"config": {"connector.class": "FileStreamSink", "topics": "a"}}`)}, `no "name"`},
+	} {
+		if code, _, errs := cli(t, append(c.args, "--url", w.url)...); code == 0 || !strings.Contains(errs, c.says) {
+			t.Errorf("%q: exit %d, stderr %q, want it to say %q", c.args, code, errs, c.says)
+		}
+	}
+}
+
 func TestConnectorsLifecycle(t *testing.T) {
 	t.Parallel()
 	w := newTestWorker(t)
