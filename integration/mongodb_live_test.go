@@ -27,12 +27,13 @@ import (
 //	TRIBUTARY_TEST_MONGODB_URI='mongodb://127.0.0.1:27017/?replicaSet=rs0' go test -run TestMongoLive ./integration/
 //
 // (MongoDB 6.0 or later for the pre-image test, 7.0 for split events);
-// else, where a Docker engine answers (DOCKER_HOST, or /var/run/docker.sock),
-// against a single-node replica set of mongo:8.0 (or
+// else, where a Docker engine answers (DOCKER_HOST, or /var/run/docker.sock)
+// and has the image, against a single-node replica set of mongo:8.0 (or
 // TRIBUTARY_TEST_MONGODB_IMAGE) that the harness starts through
 // testcontainers-go, shared by the tests of the run and removed after them
-// (see harness.LiveMongo); else they skip saying so. The CI machine has
-// neither.
+// (see harness.LiveMongo); else they skip saying so. The CI machine has an
+// engine but no MongoDB image, and no registry to pull one from: they skip
+// there, saying so (TRIBUTARY_TEST_MONGODB_PULL=1 lets testcontainers pull).
 
 // liveMongo is the replica set of this test binary's live tests; TestMain
 // removes its container, if it started one.

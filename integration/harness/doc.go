@@ -38,7 +38,9 @@
 // The live change-stream tests need a real MongoDB replica set (LiveMongo,
 // one per test binary): the one TRIBUTARY_TEST_MONGODB_URI names, else,
 // when a Docker engine answers (FindDockerEngine: DOCKER_HOST, or
-// /var/run/docker.sock), a single-node replica set of mongo:8.0 that
+// /var/run/docker.sock) and has the image (DockerImagePresent; the tests
+// never pull one unless TRIBUTARY_TEST_MONGODB_PULL is set), a single-node
+// replica set of mongo:8.0 that
 // integration/mongocontainer (a module of its own, like integration/ferretdb,
 // that keeps testcontainers-go out of the product's go.mod; built the same
 // way, and only then) starts through testcontainers-go and removes when the

@@ -85,7 +85,7 @@ func (l *LiveMongo) start(t testing.TB) {
 	// the backstop.
 	ctx, cancel = context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
-	c, err := StartMongoContainer(ctx, bin, p.dockerHost, args...)
+	c, err := StartMongoContainer(ctx, bin, p.dockerHost, p.pull, args...)
 	if err != nil {
 		l.err = err
 		return
@@ -108,6 +108,7 @@ func (l *LiveMongo) Close() error {
 type liveMongoPlan struct {
 	uri        string // TRIBUTARY_TEST_MONGODB_URI
 	dockerHost string // a Docker engine to start a container on
+	pull       bool   // TRIBUTARY_TEST_MONGODB_PULL: images may be pulled
 	skip       string // neither: why, and what to do
 }
 
@@ -125,7 +126,61 @@ func planLiveMongo(ctx context.Context, getenv func(string) string, defaultSocke
 			"set TRIBUTARY_TEST_MONGODB_URI to one (e.g. mongodb://127.0.0.1:27017/?replicaSet=rs0), " +
 			"or make a Docker engine reachable (DOCKER_HOST, or " + defaultSocket + ") for the harness to start one through testcontainers-go (" + err.Error() + ")"}
 	}
-	return liveMongoPlan{dockerHost: host}
+	image := getenv("TRIBUTARY_TEST_MONGODB_IMAGE")
+	if image == "" {
+		image = DefaultMongoImage
+	}
+	// An engine without the image would try to pull it, which fails where
+	// no registry is reachable (and took minutes to say so): skip instead.
+	// Only a local engine is asked; a remote one is left to pull.
+	pull := getenv("TRIBUTARY_TEST_MONGODB_PULL") != ""
+	if socket, ok := strings.CutPrefix(host, "unix://"); ok {
+		present, err := DockerImagePresent(ctx, socket, image)
+		if err != nil {
+			return liveMongoPlan{skip: fmt.Sprintf("skipping: could not ask the Docker engine at %s whether it has the MongoDB image %s: %v", host, image, err)}
+		}
+		if !present && !pull {
+			return liveMongoPlan{skip: "skipping: the live change-stream tests need a MongoDB replica set; the Docker engine at " + host +
+				" answers but has no image " + image + ", and the tests do not pull one (no registry may be reachable): " +
+				"docker pull " + image + " (or docker load one) and run again, set TRIBUTARY_TEST_MONGODB_IMAGE to an image the engine has, " +
+				"set TRIBUTARY_TEST_MONGODB_PULL=1 to let testcontainers-go pull it, or set TRIBUTARY_TEST_MONGODB_URI to a replica set"}
+		}
+	}
+	return liveMongoPlan{dockerHost: host, pull: pull}
+}
+
+// DefaultMongoImage is the MongoDB image of the live change-stream tests
+// unless TRIBUTARY_TEST_MONGODB_IMAGE names another.
+const DefaultMongoImage = "mongo:8.0"
+
+// DockerImagePresent asks the Docker engine listening at the unix socket
+// whether it has image (a name with its tag, or an id) without pulling it.
+func DockerImagePresent(ctx context.Context, socket, image string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cl := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", socket)
+		},
+	}}
+	defer cl.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/images/"+image+"/json", nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := cl.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	switch resp.StatusCode {
+	case http.StatusOK:
+		return true, nil
+	case http.StatusNotFound:
+		return false, nil
+	}
+	return false, fmt.Errorf("GET /images/%s/json answered %s: %s", image, resp.Status, strings.TrimSpace(string(body)))
 }
 
 // FindDockerEngine returns the Docker host (as DOCKER_HOST spells it) of an
@@ -209,9 +264,10 @@ type MongoContainer struct {
 
 // StartMongoContainer runs the mongocontainer command bin (with args) on
 // the engine at dockerHost and waits until it announces the replica set.
-// Its log (testcontainers' included) is in a temporary file, removed by
-// Close when all went well.
-func StartMongoContainer(ctx context.Context, bin, dockerHost string, args ...string) (*MongoContainer, error) {
+// Without pull, testcontainers' reaper is turned off, so that nothing is
+// pulled besides what the engine has. Its log (testcontainers' included)
+// is in a temporary file, removed by Close when all went well.
+func StartMongoContainer(ctx context.Context, bin, dockerHost string, pull bool, args ...string) (*MongoContainer, error) {
 	lf, err := os.CreateTemp("", "tributary-mongocontainer-*.log")
 	if err != nil {
 		return nil, fmt.Errorf("harness: mongocontainer log: %w", err)
@@ -219,6 +275,12 @@ func StartMongoContainer(ctx context.Context, bin, dockerHost string, args ...st
 	logPath := lf.Name()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "DOCKER_HOST="+dockerHost)
+	if !pull && os.Getenv("TESTCONTAINERS_RYUK_DISABLED") == "" {
+		// testcontainers' reaper is an image too (testcontainers/ryuk),
+		// which would be pulled: without it mongocontainer alone removes
+		// the container, when its standard input closes.
+		cmd.Env = append(cmd.Env, "TESTCONTAINERS_RYUK_DISABLED=true")
+	}
 	cmd.Stderr = lf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -5,14 +5,16 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
 // fakeEngine serves answer on GET /_ping at a unix socket in a temporary
-// directory and returns the socket's path.
-func fakeEngine(t *testing.T, status int, answer string) string {
+// directory and returns the socket's path; GET /images/NAME/json answers
+// 200 for the images given, 404 for the others, as Docker's API does.
+func fakeEngine(t *testing.T, status int, answer string, images ...string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "docker.sock")
 	ln, err := net.Listen("unix", path)
@@ -20,6 +22,15 @@ func fakeEngine(t *testing.T, status int, answer string) string {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name, ok := strings.CutPrefix(r.URL.Path, "/images/"); ok && strings.HasSuffix(name, "/json") {
+			if slices.Contains(images, strings.TrimSuffix(name, "/json")) {
+				w.Write([]byte(`{"Id":"sha256:0"}`))
+				return
+			}
+			w.WriteHeader(http.StatusNotFound)
+			w.Write([]byte(`{"message":"No such image: ` + strings.TrimSuffix(name, "/json") + `"}`))
+			return
+		}
 		if r.URL.Path != "/_ping" {
 			http.NotFound(w, r)
 			return
@@ -87,7 +98,8 @@ func TestFindDockerEngine(t *testing.T) {
 // ways to run the tests and why there is no engine.
 func TestPlanLiveMongo(t *testing.T) {
 	ctx := context.Background()
-	docker := fakeEngine(t, http.StatusOK, "OK")
+	docker := fakeEngine(t, http.StatusOK, "OK", DefaultMongoImage, "mongo:7.0")
+	noImage := fakeEngine(t, http.StatusOK, "OK")
 	nothing := filepath.Join(t.TempDir(), "nothing.sock")
 	env := func(kv ...string) func(string) string {
 		return func(k string) string {
@@ -108,6 +120,24 @@ func TestPlanLiveMongo(t *testing.T) {
 	}
 	if p := planLiveMongo(ctx, env("DOCKER_HOST", "unix://"+docker), nothing); p != (liveMongoPlan{dockerHost: "unix://" + docker}) {
 		t.Errorf("with an engine at DOCKER_HOST: %+v", p)
+	}
+	// An engine without the image: skip rather than pull, unless asked to.
+	for _, e := range []func(string) string{env("DOCKER_HOST", "unix://"+noImage), env("DOCKER_HOST", "unix://"+docker, "TRIBUTARY_TEST_MONGODB_IMAGE", "mongo:6.0")} {
+		p := planLiveMongo(ctx, e, nothing)
+		if p.uri != "" || p.dockerHost != "" {
+			t.Fatalf("without the image: %+v", p)
+		}
+		for _, want := range []string{"skipping:", "has no image mongo:", "docker pull", "TRIBUTARY_TEST_MONGODB_IMAGE", "TRIBUTARY_TEST_MONGODB_PULL", "TRIBUTARY_TEST_MONGODB_URI"} {
+			if !strings.Contains(p.skip, want) {
+				t.Errorf("skip message %q does not mention %q", p.skip, want)
+			}
+		}
+	}
+	if p := planLiveMongo(ctx, env("DOCKER_HOST", "unix://"+docker, "TRIBUTARY_TEST_MONGODB_IMAGE", "mongo:7.0"), nothing); p != (liveMongoPlan{dockerHost: "unix://" + docker}) {
+		t.Errorf("with another image the engine has: %+v", p)
+	}
+	if p := planLiveMongo(ctx, env("DOCKER_HOST", "unix://"+noImage, "TRIBUTARY_TEST_MONGODB_PULL", "1"), nothing); p != (liveMongoPlan{dockerHost: "unix://" + noImage, pull: true}) {
+		t.Errorf("allowed to pull: %+v", p)
 	}
 	for _, e := range []func(string) string{env(), env("DOCKER_HOST", "unix://"+nothing)} {
 		p := planLiveMongo(ctx, e, nothing)
@@ -177,7 +207,7 @@ func TestMongoContainerWithoutEngine(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := StartMongoContainer(ctx, bin, host)
+	c, err := StartMongoContainer(ctx, bin, host, false)
 	if err == nil {
 		c.Close()
 		t.Fatalf("started a container at %s", c.URI)
