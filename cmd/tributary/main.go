@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/tributary-dev/tributary/worker"
 )
 
 // command is one subcommand of the binary.
@@ -38,6 +40,7 @@ func commands() []command {
 }
 
 func main() {
+	worker.Commit = buildCommit() // GET / reports it
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

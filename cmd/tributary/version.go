@@ -8,8 +8,28 @@ import (
 	"runtime/debug"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version and commit are set at build time with -ldflags "-X
+// main.version=… -X main.commit=…" (make build and make image do); without
+// commit, the VCS revision Go stamped into the binary, if any, is used.
+var (
+	version = "dev"
+	commit  = ""
+)
+
+// buildCommit is the commit the binary was built from, or "unknown".
+func buildCommit() string {
+	if commit != "" {
+		return commit
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return "unknown"
+}
 
 func versionCommand() command {
 	return command{
@@ -20,15 +40,7 @@ func versionCommand() command {
 				fmt.Fprintln(stdout, "Usage: tributary version\n\nPrints the version, the VCS commit it was built from and the Go version.")
 				return 0
 			}
-			commit := "unknown"
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" {
-						commit = s.Value
-					}
-				}
-			}
-			fmt.Fprintf(stdout, "tributary %s (commit %s, %s)\n", version, commit, runtime.Version())
+			fmt.Fprintf(stdout, "tributary %s (commit %s, %s)\n", version, buildCommit(), runtime.Version())
 			return 0
 		},
 	}
