@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,25 +18,10 @@ import (
 )
 
 // pythonWithConfluentKafka returns a python that can import confluent_kafka
-// (librdkafka's Python client): $TRIBUTARY_PYTHON, the virtualenv .ci/run
-// creates, or python3; it skips t otherwise.
+// (librdkafka's Python client), or skips t.
 func pythonWithConfluentKafka(t *testing.T) string {
 	t.Helper()
-	var cands []string
-	if p := os.Getenv("TRIBUTARY_PYTHON"); p != "" {
-		cands = append(cands, p)
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		cands = append(cands, filepath.Join(home, ".cache", "tributary", "pyenv", "bin", "python"))
-	}
-	cands = append(cands, "python3")
-	for _, c := range cands {
-		if err := exec.Command(c, "-c", "import confluent_kafka").Run(); err == nil {
-			return c
-		}
-	}
-	t.Skip("skipping: no python with confluent-kafka (python3 -m venv ~/.cache/tributary/pyenv && ~/.cache/tributary/pyenv/bin/pip install confluent-kafka; .ci/run does this)")
-	return ""
+	return harness.Python(t, "confluent_kafka")
 }
 
 // TestBrokerTxnLibrdkafka drives transactions through librdkafka: the

@@ -197,22 +197,8 @@ func readWith(t *testing.T, kind string, data []byte, extra ...string) map[strin
 // Python or the reader's modules are missing.
 func runS3Read(t *testing.T, kind, path string, extra ...string) map[string]any {
 	t.Helper()
-	py := os.Getenv("TRIBUTARY_PYTHON") // .ci/run's virtualenv
-	if home, err := os.UserHomeDir(); py == "" && err == nil {
-		if venv := filepath.Join(home, ".cache", "tributary", "pyenv", "bin", "python"); exec.Command(venv, "-c", "import pyarrow").Run() == nil {
-			py = venv
-		}
-	}
-	if py == "" {
-		var err error
-		if py, err = exec.LookPath("python3"); err != nil {
-			t.Skip("python3 is needed to read Parquet/Avro files back (apt-get install python3; pip install pyarrow fastavro cramjam duckdb)")
-		}
-	}
-	mod := map[string]string{"parquet": "pyarrow", "parquet-dir": "pyarrow", "avro": "fastavro, cramjam", "duckdb": "duckdb"}[kind]
-	if err := exec.Command(py, "-c", "import "+mod).Run(); err != nil {
-		t.Skipf("python modules %s missing: pip install %s (.ci/run installs them)", mod, strings.ReplaceAll(mod, ",", ""))
-	}
+	mods := map[string][]string{"parquet": {"pyarrow"}, "parquet-dir": {"pyarrow"}, "avro": {"fastavro", "cramjam"}, "duckdb": {"duckdb"}}[kind]
+	py := harness.Python(t, mods...)
 	args := append([]string{"testdata/s3read.py", kind, path}, extra...)
 	out, err := exec.Command(py, args...).Output()
 	if err != nil {
