@@ -2,6 +2,7 @@
 # command and what CI (.ci/run) runs after installing the prerequisites.
 
 GO ?= go
+comma := ,
 STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Each fuzz target runs this many new inputs, after replaying the corpus it
 # built up in earlier runs (Go keeps it in the build cache), so coverage
@@ -18,16 +19,63 @@ FUZZTIME ?= 10000x
 # through testcontainers-go for the live change-stream tests (each its own
 # module so that FerretDB, testcontainers-go and the Docker client stay out
 # of the product's go.mod; the harness builds them once and caches the
-# binaries; mongocontainer's own tests need no Docker and pull no image).
-MODULES := . sdk examples integration/ferretdb integration/mongocontainer
+# binaries; mongocontainer's own tests need no Docker and pull no image),
+# and integration/container, the tests of the container image and compose
+# files against a real Docker engine (testcontainers-go again).
+MODULES := . sdk examples integration/ferretdb integration/mongocontainer integration/container
 
-.PHONY: build test check unit fuzz clean
+.PHONY: build test check unit fuzz clean image image-context image-release
+
+# The version stamped into the binary (tributary version) and the image's
+# tag and labels: the nearest tag, else the commit.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# The image's name (a registry path for a release, e.g. ghcr.io/tributary-dev/tributary).
+IMAGE ?= ghcr.io/tributary-dev/tributary
+# The architectures image-context stages; `make image` builds this
+# machine's, image-release all of PLATFORMS.
+ARCHS ?= $(shell $(GO) env GOARCH)
+PLATFORMS ?= linux/amd64,linux/arm64
+DOCKER ?= docker
+CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(REVISION)
 
 # The release binary leaves out the symbol table and DWARF (-s -w): 89 MB
 # -> 62 MB since the S3 sink (arrow-go, aws-sdk-go-v2); stack traces and
 # profiles keep their function names (they come from the pclntab).
 build:
-	$(GO) build -ldflags='-s -w' -o bin/tributary ./cmd/tributary
+	$(GO) build -ldflags='$(LDFLAGS)' -o bin/tributary ./cmd/tributary
+
+# The container image's build context, bin/image: a static binary per
+# architecture of ARCHS (CGO_ENABLED=0, so the image needs no libc), and the
+# image's few files (docker/passwd and docker/group, this machine's CA
+# bundle, an empty /tmp; the data directory owned by the image's user).
+image-context:
+	@test -r $(CA_BUNDLE) || { echo "no CA bundle at $(CA_BUNDLE): apt-get install ca-certificates, or set CA_BUNDLE"; exit 1; }
+	rm -rf bin/image && mkdir -p bin/image/rootfs/etc/ssl/certs bin/image/rootfs/tmp bin/image/home/data
+	chmod 1777 bin/image/rootfs/tmp
+	cp docker/passwd docker/group bin/image/rootfs/etc/
+	cp $(CA_BUNDLE) bin/image/rootfs/etc/ssl/certs/ca-certificates.crt
+	@set -e; for arch in $(ARCHS); do \
+		echo "go build linux/$$arch"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags='$(LDFLAGS)' \
+			-o bin/image/tributary-linux-$$arch ./cmd/tributary; \
+	done
+
+# The image for this machine's architecture, tagged $(IMAGE):$(VERSION) and
+# $(IMAGE):latest, with the engine's classic builder or BuildKit alike.
+image: image-context
+	$(DOCKER) build -f docker/Dockerfile --build-arg TARGETARCH=$(firstword $(ARCHS)) \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest bin/image
+
+# A release: linux/amd64 and linux/arm64 in one multi-arch manifest, pushed
+# to $(IMAGE) (docker buildx and a registry login needed; see the README).
+image-release:
+	$(MAKE) image-context ARCHS="$(subst linux/,,$(subst $(comma), ,$(PLATFORMS)))"
+	$(DOCKER) buildx build -f docker/Dockerfile --platform $(PLATFORMS) \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest --push bin/image
 
 # Everything CI runs: static checks, all tests (unit, integration with real
 # brokers and clients), then each fuzz target briefly.
