@@ -281,6 +281,12 @@ func StartMongoContainer(ctx context.Context, bin, dockerHost string, pull bool,
 		// the container, when its standard input closes.
 		cmd.Env = append(cmd.Env, "TESTCONTAINERS_RYUK_DISABLED=true")
 	}
+	if strings.HasPrefix(dockerHost, "unix://") && os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
+		// A local engine publishes on this machine, which testcontainers
+		// takes for a container when it has /.dockerenv (some CI
+		// sandboxes do), and would then dial the default gateway.
+		cmd.Env = append(cmd.Env, "TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1")
+	}
 	cmd.Stderr = lf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
