@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/tributary-dev/tributary/integration/harness"
 )
 
@@ -34,6 +35,11 @@ func TestMain(m *testing.M) {
 	// some CI sandboxes do) and dial the default gateway instead.
 	if os.Getenv("TESTCONTAINERS_HOST_OVERRIDE") == "" {
 		os.Setenv("TESTCONTAINERS_HOST_OVERRIDE", "127.0.0.1")
+	}
+	// testcontainers' progress lines (creating, waiting, stopping) would
+	// bury the tests' own logs and the benchmarks' figures.
+	if os.Getenv("TRIBUTARY_TESTCONTAINERS_LOG") == "" {
+		tclog.SetDefault(tclog.NewNoopLogger())
 	}
 	os.Exit(m.Run())
 }

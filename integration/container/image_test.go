@@ -233,7 +233,7 @@ func (p proc) String() string { return fmt.Sprintf("%s[%d] uid %d", p.name, p.pi
 
 // processTree returns root and its descendants from this machine's /proc
 // (the engine runs here), or skips t when /proc does not show them.
-func processTree(t *testing.T, root int) []proc {
+func processTree(t testing.TB, root int) []proc {
 	t.Helper()
 	all := map[int]proc{}
 	entries, err := os.ReadDir("/proc")
