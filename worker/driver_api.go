@@ -157,7 +157,7 @@ func (d *driver) validate(ctx context.Context, config map[string]string) (sdk.Co
 	}
 	spec, err := l.Spec(class)
 	if err != nil {
-		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, d.available(l))
+		return sdk.ConfigInfos{}, sdk.Spec{}, unknownConnectorClass(class, l)
 	}
 	pluginInfos, err := l.Validate(ctx, spec.Class, config)
 	if err != nil {
@@ -173,12 +173,44 @@ func (d *driver) converters() Converters {
 	return Converters{Key: d.cfg.KeyConverter, Value: d.cfg.ValueConverter, Header: d.cfg.HeaderConverter}
 }
 
-func (d *driver) available(l plugins.Loader) string {
-	var names []string
-	for _, s := range l.Specs() {
-		names = append(names, fmt.Sprintf("PluginDesc{klass=%s, name='%s', version='%s', type=%s}", s.Class, s.Class, s.Version, s.Type))
+// unknownConnectorClass is Kafka Connect's 400 for a connector.class that
+// names no connector (Plugins.connectorClass, Kafka Connect 4.4): the
+// plugins it has, each as its PluginDesc.toString, in PluginDesc order.
+func unknownConnectorClass(class string, l plugins.Loader) error {
+	return Errorf(KindBadRequest, "Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, pluginDescs(l))
+}
+
+// pluginDescs lists l's connectors as Kafka Connect's Plugins.connectors()
+// renders them: sorted as PluginDesc.compareTo sorts them (by class, then
+// version; a class is served once here), each as PluginDesc.toString, with
+// the version "undefined" (PluginDesc.UNDEFINED_VERSION) where a plugin
+// reports none, and the location of a connector built into the worker
+// "classpath".
+func pluginDescs(l plugins.Loader) string {
+	specs := l.Specs()
+	slices.SortStableFunc(specs, func(a, b sdk.Spec) int {
+		if c := strings.Compare(a.Class, b.Class); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Version, b.Version)
+	})
+	loc, _ := l.(plugins.Locator)
+	descs := make([]string, len(specs))
+	for i, s := range specs {
+		version := s.Version
+		if version == "" {
+			version = "undefined"
+		}
+		where := plugins.Classpath
+		if loc != nil {
+			if w := loc.Location(s.Class); w != "" {
+				where = w
+			}
+		}
+		descs[i] = fmt.Sprintf("PluginDesc{klass=class %s, name='%s', version='%s', encodedVersion=%s, type=%s, typeName='%s', location='%s'}",
+			s.Class, s.Class, version, version, s.Type, s.Type, where)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(descs, ", ")
 }
 
 func formatConfig(c map[string]string) string {
