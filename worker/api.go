@@ -33,6 +33,9 @@ type Herder interface {
 	PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error)
 	DeleteConnector(ctx context.Context, name string) error
 
+	// ConnectorStatus is the connector's status from the status topic; a
+	// connector that no worker has reported on yet (just created) is
+	// UNASSIGNED. Unknown connectors are a KindNotFound error.
 	ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error)
 	TaskStatus(ctx context.Context, name string, task int) (TaskState, error)
 	TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error)
