@@ -94,6 +94,12 @@ type Cluster interface {
 	// HoldTimeout is how long a request may wait for a rebalance to end
 	// (rest.rebalance.hold.ms).
 	HoldTimeout() time.Duration
+	// SyncConfigs reads the config topic to its end and returns once this
+	// worker answers from what it read, its herder included: a follower
+	// calls it after the leader carried out a write for it, so that its
+	// next answers see the write (a status, a task restart right after a
+	// create forwarded to the leader).
+	SyncConfigs(ctx context.Context) error
 }
 
 // ServerInfo is the body of GET /.

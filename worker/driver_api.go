@@ -631,5 +631,26 @@ func (d *driver) PutTaskConfigs(ctx context.Context, name string, configs []map[
 	return err
 }
 
+// SyncConfigs reads the config topic to its end, then waits until the
+// loop has applied what was read: the store queues a change for the loop
+// as it applies each record, so every change read is queued before the
+// marker pushed here.
+func (d *driver) SyncConfigs(ctx context.Context) error {
+	if err := d.backendsReady(); err != nil {
+		return err
+	}
+	if err := d.configs.Refresh(ctx); err != nil {
+		return fmt.Errorf("worker: read the config topic to its end: %w", err)
+	}
+	applied := make(chan struct{})
+	d.configQ.push(configEvent{applied: applied})
+	select {
+	case <-applied:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("worker: wait for the herder to apply the config topic: %w", ctx.Err())
+	}
+}
+
 // HoldTimeout is rest.rebalance.hold.ms.
 func (d *driver) HoldTimeout() time.Duration { return d.cfg.RequestHold }
