@@ -323,12 +323,13 @@ func (d *driver) ConnectorStatus(ctx context.Context, name string) (ConnectorSta
 // first record of a new connector is the RUNNING its owner writes once a
 // rebalance has assigned and started it), or 200 when the owner was
 // quicker than the client: a race, which its answers right after a 201
-// show (404 in 39 of 40 exchanges on the test machine, through one worker
-// and through a follower). Tributary answers the connector its 201 just
-// created, in Kafka Connect's own word for a connector no worker runs
-// (docs: "UNASSIGNED: The connector/task has not yet been assigned to a
-// worker"); the contract table (restapi/contract, "right after a create")
-// holds both to their answers.
+// show (mostly 404 on the test machine, through one worker and through a
+// follower; restapi/contract/cases_aftercreate.go has the numbers).
+// Tributary answers with the connector its 201 just created, in Kafka
+// Connect's own word for a connector no worker runs (its docs:
+// "UNASSIGNED: The connector/task has not yet been assigned to a
+// worker"); the contract table's "right after a create" cases hold both
+// to their answers.
 func connectorStatus(name string, cs ConnectorSnapshot, st ConnectorState, found bool, tasks []TaskState, workerID, typ string) ConnectorStateInfo {
 	if !found {
 		st = ConnectorState{State: StateUnassigned, WorkerID: workerID}
