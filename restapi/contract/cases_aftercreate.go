@@ -35,14 +35,14 @@ const afterCreateRounds = 20
 //     409), 404 "Unknown task: <name>-0" while configState.taskConfig(id)
 //     is null, and 204 once the task runs; a follower answers 404 "Unknown
 //     connector: <name>" before its own config consumer has read the
-//     record. Measured on the 2-core test machine, 40 creates each (two
-//     runs of 20): on one worker 37 × 404 "Unknown task" and 3 × 204;
-//     through a follower of three workers 38 × 404 "Unknown task" and
+//     record. Measured on the 2-core test machine, 60 creates each (three
+//     runs of 20): on one worker 57 × 404 "Unknown task" and 3 × 204;
+//     through a follower of three workers 58 × 404 "Unknown task" and
 //     2 × 409.
 //   - A status (AbstractHerder.connectorStatus) reads only the status
 //     topic: 404 "No status found for connector <name>" until the owner's
 //     RUNNING record is read back, then 200. Measured likewise: on one
-//     worker 40 × 404; through a follower 37 × 404 and 3 × 200.
+//     worker 60 × 404; through a follower 54 × 404 and 6 × 200.
 //
 // So neither answer of Kafka Connect is one status code every time: which
 // one a client gets depends on a race inside Kafka Connect, and the other
@@ -52,7 +52,12 @@ const afterCreateRounds = 20
 // restart is Kafka Connect's 404 "Unknown task" (the 201 said the
 // connector has no tasks yet); a status shows the connector the 201 just
 // created, UNASSIGNED (RUNNING once its worker has started it) with no
-// tasks, where Kafka Connect mostly answers 404.
+// tasks, where Kafka Connect mostly answers 404. The status is 200 however
+// far the connector got; the restart is 404 as long as it comes before
+// the connector has generated its task configs, which takes a rebalance,
+// the start of the connector's own plugin process and a config write
+// (tens of milliseconds), far longer than a client takes to send its next
+// request.
 func afterCreateCases() []Case {
 	create := Step{Method: http.MethodPost, Path: "/connectors", Body: `{"name":"${name}","config":` + sourceConfig + `}`,
 		Want: Expect{Status: 201, Headers: map[string]string{"Location": "${base}/connectors/${name}"}, Body: info(sourceStored, "source")}}
