@@ -640,6 +640,9 @@ func (d *driver) SyncConfigs(ctx context.Context) error {
 	if err := d.backendsReady(); err != nil {
 		return err
 	}
+	if !d.running.Load() {
+		return d.stillStarting()
+	}
 	if err := d.configs.Refresh(ctx); err != nil {
 		return fmt.Errorf("worker: read the config topic to its end: %w", err)
 	}
@@ -650,6 +653,8 @@ func (d *driver) SyncConfigs(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("worker: wait for the herder to apply the config topic: %w", ctx.Err())
+	case <-d.ctx.Done():
+		return Errorf(KindUnavailable, "The worker is shutting down")
 	}
 }
 
