@@ -474,8 +474,8 @@ func TestCreateBurst(t *testing.T) {
 		if len(names) != creates {
 			t.Fatalf("%d connectors listed after the burst, want %d", len(names), creates)
 		}
-		// A connector whose status is not written yet is left out, as
-		// in Kafka Connect.
+		// A connector whose status is not written yet is UNASSIGNED
+		// (Kafka Connect leaves it out).
 		var st map[string]struct {
 			Status statusBody `json:"status"`
 		}

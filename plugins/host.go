@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"math"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -524,6 +525,24 @@ func (h *Host) Specs() []sdk.Spec {
 		out[i] = p.Spec
 	}
 	return out
+}
+
+// Location implements Locator: Classpath for the built-in connectors, the
+// file URL of the executable for a plugin from plugin.path ("" for a class
+// it does not serve).
+func (h *Host) Location(class string) string {
+	p, err := h.find(class)
+	if err != nil {
+		return ""
+	}
+	if len(h.cfg.Builtin) > 0 && slices.Equal(p.Command, h.cfg.Builtin) {
+		return Classpath
+	}
+	abs, err := filepath.Abs(p.Command[0])
+	if err != nil {
+		abs = p.Command[0]
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}).String()
 }
 
 // Spec implements Loader.

@@ -67,6 +67,32 @@ func TestDiscoverBuiltinAndCacheByHash(t *testing.T) {
 	}
 }
 
+// Location says where a class comes from, as Kafka Connect's
+// PluginDesc.location: "classpath" for the built-in command's connectors,
+// the executable's file URL for a plugin.path one ("" for no class).
+func TestLocation(t *testing.T) {
+	builtin := newTestHost(t, nil)
+	if got := builtin.Location(file.SourceClass); got != Classpath {
+		t.Errorf("built-in: %q, want %q", got, Classpath)
+	}
+	if got := builtin.Location("NoSuchConnector"); got != "" {
+		t.Errorf("unknown class: %q", got)
+	}
+	exe, _ := os.Executable()
+	dir := t.TempDir()
+	plugin := filepath.Join(dir, "plugin")
+	if err := os.Symlink(exe, plugin); err != nil {
+		t.Fatal(err)
+	}
+	h, err := NewHost(context.Background(), Config{PluginPath: []string{dir}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.Location("FileStreamSource"), "file://"+filepath.ToSlash(plugin); got != want {
+		t.Errorf("plugin.path: %q, want %q", got, want)
+	}
+}
+
 func TestDiscoverSkipsNonExecutablesAndDirectories(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("not a plugin"), 0o644); err != nil {

@@ -45,6 +45,15 @@ func NewInProcess(logger *slog.Logger, connectors ...sdk.Connector) (*InProcess,
 // Specs implements Loader.
 func (l *InProcess) Specs() []sdk.Spec { return append([]sdk.Spec(nil), l.specs...) }
 
+// Location implements Locator: in-process connectors are built in
+// (Classpath); "" for a class it does not serve.
+func (l *InProcess) Location(class string) string {
+	if _, err := findSpec(l.specs, class); err != nil {
+		return ""
+	}
+	return Classpath
+}
+
 // Spec implements Loader.
 func (l *InProcess) Spec(class string) (sdk.Spec, error) {
 	i, err := findSpec(l.specs, class)

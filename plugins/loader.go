@@ -30,6 +30,18 @@ type Loader interface {
 	StartSinkTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string) (SinkTask, error)
 }
 
+// Locator is a Loader that says where a connector class comes from, as
+// Kafka Connect's PluginDesc.location does: "classpath" for the
+// connectors built into the worker, the plugin's location under
+// plugin.path for the others.
+type Locator interface {
+	Location(class string) string
+}
+
+// Classpath is the Location of a connector built into the worker (Kafka
+// Connect's word for a plugin outside plugin.path).
+const Classpath = "classpath"
+
 // OffsetReader gives source tasks the committed offsets of their
 // partitions (the worker's offset store). Offsets returns one entry per
 // partition, nil where none is stored.

@@ -28,7 +28,8 @@ import (
 //     request that came with forward=false is not forwarded again: at most
 //     two hops;
 //   - the answer (status, body) is returned as it is, a Location header
-//     pointing at this worker;
+//     pointing at this worker; a success only once this worker has read
+//     the config topic up to it (readYourWrite), unlike Kafka Connect;
 //   - unlike Kafka Connect, a worker that cannot be reached (the leader was
 //     just killed) is not a 500: the request waits for the group to know
 //     its next leader, up to the hold timeout, and goes there (or is done
@@ -88,6 +89,9 @@ func (a *api) forward(w http.ResponseWriter, r *http.Request, target string, we 
 	for {
 		resp, err := a.send(r, target, q, body)
 		if err == nil {
+			if resp.StatusCode/100 == 2 {
+				a.readYourWrite(r)
+			}
 			a.relay(w, r, resp)
 			return
 		}
@@ -130,6 +134,29 @@ func (a *api) forward(w http.ResponseWriter, r *http.Request, target string, we 
 			return
 		}
 		target = leader
+	}
+}
+
+// syncTimeout bounds readYourWrite.
+const syncTimeout = 5 * time.Second
+
+// readYourWrite brings this worker's view up to a write another worker
+// just made for it, before the answer goes back: a client that created a
+// connector through a follower and asks the same follower for its status,
+// or restarts one of its tasks, at once, gets the answer the leader would
+// give (Kafka Connect's follower reads the config topic in its own time,
+// and may answer "Unknown connector" or 409 in between). A failure is
+// logged; the write stands and its answer goes back.
+func (a *api) readYourWrite(r *http.Request) {
+	cl, ok := a.h.(worker.Cluster)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), syncTimeout)
+	defer cancel()
+	if err := cl.SyncConfigs(ctx); err != nil {
+		a.log.Warn("rest: this worker could not read a write forwarded to another one back; it may answer from an older config for a moment",
+			"method", r.Method, "path", r.URL.Path, "err", err)
 	}
 }
 

@@ -25,6 +25,7 @@ type follower struct {
 	forwards int
 	tasks    []map[string]string
 	sig      *worker.Signature
+	synced   int // SyncConfigs calls
 }
 
 func (f *follower) leaderURL() string {
@@ -57,6 +58,19 @@ func (f *follower) DeleteConnector(ctx context.Context, name string) error {
 func (f *follower) LeaderURL(context.Context) (string, error) { return f.leaderURL(), nil }
 
 func (f *follower) HoldTimeout() time.Duration { return 5 * time.Second }
+
+func (f *follower) SyncConfigs(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.synced++
+	return nil
+}
+
+func (f *follower) syncs() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.synced
+}
 
 func (f *follower) PutTaskConfigs(_ context.Context, name string, configs []map[string]string, sig *worker.Signature) error {
 	if f.leaderURL() != "" {
@@ -108,10 +122,19 @@ func TestForwardToLeader(t *testing.T) {
 	if _, err := leaderH.ConnectorInfo(context.Background(), "a"); err != nil {
 		t.Fatalf("the leader did not create it: %v", err)
 	}
-	// The leader's error comes back unchanged.
+	// Read your writes: the follower read the config topic up to the
+	// leader's write before it answered.
+	if n := followerH.syncs(); n != 1 {
+		t.Fatalf("the follower synced its config view %d times before answering the create, want once", n)
+	}
+	// The leader's error comes back unchanged (and changed nothing to
+	// read back).
 	resp, body = request(t, "POST", fol.URL+"/connectors", `{"name":"a","config":{"connector.class":"FileStreamSource","topic":"t"}}`)
 	if resp.StatusCode != 409 || body != `{"error_code":409,"message":"Connector a already exists"}` {
 		t.Fatalf("duplicate through the follower: %d %s", resp.StatusCode, body)
+	}
+	if n := followerH.syncs(); n != 1 {
+		t.Fatalf("the follower synced after a refused write: %d syncs", n)
 	}
 	resp, body = request(t, "DELETE", fol.URL+"/connectors/nope", "")
 	if resp.StatusCode != 404 {

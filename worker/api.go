@@ -33,6 +33,9 @@ type Herder interface {
 	PatchConnectorConfig(ctx context.Context, name string, patch map[string]*string) (ConnectorInfo, error)
 	DeleteConnector(ctx context.Context, name string) error
 
+	// ConnectorStatus is the connector's status from the status topic; a
+	// connector that no worker has reported on yet (just created) is
+	// UNASSIGNED. Unknown connectors are a KindNotFound error.
 	ConnectorStatus(ctx context.Context, name string) (ConnectorStateInfo, error)
 	TaskStatus(ctx context.Context, name string, task int) (TaskState, error)
 	TaskConfigs(ctx context.Context, name string) ([]TaskInfo, error)
@@ -91,6 +94,12 @@ type Cluster interface {
 	// HoldTimeout is how long a request may wait for a rebalance to end
 	// (rest.rebalance.hold.ms).
 	HoldTimeout() time.Duration
+	// SyncConfigs reads the config topic to its end and returns once this
+	// worker answers from what it read, its herder included: a follower
+	// calls it after the leader carried out a write for it, so that its
+	// next answers see the write (a status, a task restart right after a
+	// create forwarded to the leader).
+	SyncConfigs(ctx context.Context) error
 }
 
 // ServerInfo is the body of GET /.

@@ -119,10 +119,13 @@ type liveTask struct {
 
 // configEvent is a config-topic change for the loop: a new snapshot to
 // read, a restart request, or the end of a config write (queued after the
-// records it wrote were read back, so the loop sees them first).
+// records it wrote were read back, so the loop sees them first); or, with
+// applied, a caller waiting until the loop has applied every change
+// queued before it (closed then).
 type configEvent struct {
 	restart *store.RestartRequest
 	done    *herder.Done
+	applied chan struct{}
 }
 
 // queue is an unbounded FIFO with a wake-up channel.
@@ -217,7 +220,7 @@ func (d *driver) run(ctx context.Context) {
 		case <-d.configQ.notify:
 			snap := false
 			for _, ce := range d.configQ.drain() {
-				if ce.restart == nil && ce.done == nil {
+				if ce.restart == nil && ce.done == nil && ce.applied == nil {
 					snap = true
 					continue
 				}
@@ -225,11 +228,14 @@ func (d *driver) run(ctx context.Context) {
 					d.step(herder.Configs{Snapshot: d.snapshot()})
 					snap = false
 				}
-				if ce.done != nil {
+				switch {
+				case ce.applied != nil:
+					close(ce.applied)
+				case ce.done != nil:
 					d.step(*ce.done)
-					continue
+				default:
+					d.step(herder.RestartRequested{Connector: ce.restart.Connector, IncludeTasks: ce.restart.IncludeTasks, OnlyFailed: ce.restart.OnlyFailed})
 				}
-				d.step(herder.RestartRequested{Connector: ce.restart.Connector, IncludeTasks: ce.restart.IncludeTasks, OnlyFailed: ce.restart.OnlyFailed})
 			}
 			if snap {
 				d.step(herder.Configs{Snapshot: d.snapshot()})

@@ -157,7 +157,7 @@ func (d *driver) validate(ctx context.Context, config map[string]string) (sdk.Co
 	}
 	spec, err := l.Spec(class)
 	if err != nil {
-		return sdk.ConfigInfos{}, sdk.Spec{}, Errorf(KindBadRequest, "Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, d.available(l))
+		return sdk.ConfigInfos{}, sdk.Spec{}, unknownConnectorClass(class, l)
 	}
 	pluginInfos, err := l.Validate(ctx, spec.Class, config)
 	if err != nil {
@@ -173,12 +173,44 @@ func (d *driver) converters() Converters {
 	return Converters{Key: d.cfg.KeyConverter, Value: d.cfg.ValueConverter, Header: d.cfg.HeaderConverter}
 }
 
-func (d *driver) available(l plugins.Loader) string {
-	var names []string
-	for _, s := range l.Specs() {
-		names = append(names, fmt.Sprintf("PluginDesc{klass=%s, name='%s', version='%s', type=%s}", s.Class, s.Class, s.Version, s.Type))
+// unknownConnectorClass is Kafka Connect's 400 for a connector.class that
+// names no connector (Plugins.connectorClass, Kafka Connect 4.4): the
+// plugins it has, each as its PluginDesc.toString, in PluginDesc order.
+func unknownConnectorClass(class string, l plugins.Loader) error {
+	return Errorf(KindBadRequest, "Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, pluginDescs(l))
+}
+
+// pluginDescs lists l's connectors as Kafka Connect's Plugins.connectors()
+// renders them: sorted as PluginDesc.compareTo sorts them (by class, then
+// version; a class is served once here), each as PluginDesc.toString, with
+// the version "undefined" (PluginDesc.UNDEFINED_VERSION) where a plugin
+// reports none, and the location of a connector built into the worker
+// "classpath".
+func pluginDescs(l plugins.Loader) string {
+	specs := l.Specs()
+	slices.SortStableFunc(specs, func(a, b sdk.Spec) int {
+		if c := strings.Compare(a.Class, b.Class); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Version, b.Version)
+	})
+	loc, _ := l.(plugins.Locator)
+	descs := make([]string, len(specs))
+	for i, s := range specs {
+		version := s.Version
+		if version == "" {
+			version = "undefined"
+		}
+		where := plugins.Classpath
+		if loc != nil {
+			if w := loc.Location(s.Class); w != "" {
+				where = w
+			}
+		}
+		descs[i] = fmt.Sprintf("PluginDesc{klass=class %s, name='%s', version='%s', encodedVersion=%s, type=%s, typeName='%s', location='%s'}",
+			s.Class, s.Class, version, version, s.Type, s.Type, where)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(descs, ", ")
 }
 
 func formatConfig(c map[string]string) string {
@@ -274,17 +306,41 @@ func (d *driver) ConnectorStatus(ctx context.Context, name string) (ConnectorSta
 		return ConnectorStateInfo{}, err
 	}
 	cs, ok := d.connectors()[name]
-	st, found := d.statuses.Connector(name)
-	if !ok || !found {
+	if !ok {
 		return ConnectorStateInfo{}, Errorf(KindNotFound, "No status found for connector %s", name)
 	}
-	out := ConnectorStateInfo{Name: name, Connector: st, Tasks: []TaskState{}, Type: d.connectorType(cs.Config)}
-	for _, t := range d.statuses.Tasks(name) {
+	st, found := d.statuses.Connector(name)
+	return connectorStatus(name, cs, st, found, d.statuses.Tasks(name), d.workerID, d.connectorType(cs.Config)), nil
+}
+
+// connectorStatus is the status of the connector cs, from its status
+// record st (found) and its tasks' records.
+//
+// A connector with no status record yet is UNASSIGNED (reported by this
+// worker), with no tasks: no worker has started it since it was created.
+// Kafka Connect 4.4 answers 404 "No status found for connector" then
+// (AbstractHerder.connectorStatus reads only the status topic, and the
+// first record of a new connector is the RUNNING its owner writes once a
+// rebalance has assigned and started it), or 200 when the owner was
+// quicker than the client: a race, which its answers right after a 201
+// show (mostly 404 on the test machine, through one worker and through a
+// follower; restapi/contract/cases_aftercreate.go has the numbers).
+// Tributary answers with the connector its 201 just created, in Kafka
+// Connect's own word for a connector no worker runs (its docs:
+// "UNASSIGNED: The connector/task has not yet been assigned to a
+// worker"); the contract table's "right after a create" cases hold both
+// to their answers.
+func connectorStatus(name string, cs ConnectorSnapshot, st ConnectorState, found bool, tasks []TaskState, workerID, typ string) ConnectorStateInfo {
+	if !found {
+		st = ConnectorState{State: StateUnassigned, WorkerID: workerID}
+	}
+	out := ConnectorStateInfo{Name: name, Connector: st, Tasks: []TaskState{}, Type: typ}
+	for _, t := range tasks {
 		if t.ID < len(cs.Tasks) {
 			out.Tasks = append(out.Tasks, t)
 		}
 	}
-	return out, nil
+	return out
 }
 
 func (d *driver) TaskStatus(ctx context.Context, name string, task int) (TaskState, error) {
@@ -574,6 +630,32 @@ func (d *driver) PutTaskConfigs(ctx context.Context, name string, configs []map[
 	}
 	_, err := d.request(ctx, herder.PutTaskConfigs{Name: name, Configs: configs})
 	return err
+}
+
+// SyncConfigs reads the config topic to its end, then waits until the
+// loop has applied what was read: the store queues a change for the loop
+// as it applies each record, so every change read is queued before the
+// marker pushed here.
+func (d *driver) SyncConfigs(ctx context.Context) error {
+	if err := d.backendsReady(); err != nil {
+		return err
+	}
+	if !d.running.Load() {
+		return d.stillStarting()
+	}
+	if err := d.configs.Refresh(ctx); err != nil {
+		return fmt.Errorf("worker: read the config topic to its end: %w", err)
+	}
+	applied := make(chan struct{})
+	d.configQ.push(configEvent{applied: applied})
+	select {
+	case <-applied:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("worker: wait for the herder to apply the config topic: %w", ctx.Err())
+	case <-d.ctx.Done():
+		return Errorf(KindUnavailable, "The worker is shutting down")
+	}
 }
 
 // HoldTimeout is rest.rebalance.hold.ms.

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -256,6 +258,32 @@ func (c *Connect) LogPath() string { return c.proc.logPath }
 // StartupTime returns how long StartKafkaConnect took, from the call until
 // the REST API answered.
 func (c *Connect) StartupTime() time.Duration { return c.startup }
+
+// joinedRE matches the line Kafka Connect logs at the end of each
+// rebalance (DistributedHerder.RebalanceListener.onAssigned): "Joined
+// group at generation N with protocol version V and got assignment:
+// Assignment{..., leaderUrl='URL', ...} with rebalance delay: D".
+var joinedRE = regexp.MustCompile(`Joined group at generation (\d+) .*leaderUrl='([^']*)'`)
+
+// LastJoin reads the worker's log for the last rebalance it completed:
+// its generation (-1 before the first) and the leader's REST URL, without
+// a trailing slash.
+func (c *Connect) LastJoin() (generation int, leaderURL string, err error) {
+	b, err := os.ReadFile(c.proc.logPath)
+	if err != nil {
+		return -1, "", fmt.Errorf("harness: read Kafka Connect's log: %w", err)
+	}
+	m := joinedRE.FindAllSubmatch(b, -1)
+	if len(m) == 0 {
+		return -1, "", nil
+	}
+	last := m[len(m)-1]
+	gen, err := strconv.Atoi(string(last[1]))
+	if err != nil {
+		return -1, "", fmt.Errorf("harness: generation in %q: %w", last[0], err)
+	}
+	return gen, strings.TrimSuffix(string(last[2]), "/"), nil
+}
 
 // Close kills the worker's process group with SIGKILL and waits for it to
 // exit. It is safe to call more than once.

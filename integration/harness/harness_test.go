@@ -140,3 +140,27 @@ func TestFreePort(t *testing.T) {
 		t.Errorf("FreePort = %d", p)
 	}
 }
+
+// LastJoin takes the last rebalance Kafka Connect logged (its
+// DistributedHerder.RebalanceListener line), -1 before any.
+func TestConnectLastJoin(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "connect.log")
+	c := &Connect{proc: &process{logPath: log}}
+	if err := os.WriteFile(log, []byte("[2026-01-01 00:00:00,000] INFO starting\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if gen, leader, err := c.LastJoin(); err != nil || gen != -1 || leader != "" {
+		t.Fatalf("before a join: %d %q %v", gen, leader, err)
+	}
+	line := func(gen, url string) string {
+		return "[2026-01-01 00:00:01,000] INFO [Worker clientId=connect-127.0.0.1:8083, groupId=g] Joined group at generation " + gen +
+			" with protocol version 2 and got assignment: Assignment{error=0, leader='connect-127.0.0.1:8083-1', leaderUrl='" + url +
+			"', offset=3, connectorIds=[], taskIds=[], revokedConnectorIds=[], revokedTaskIds=[], delay=0} with rebalance delay: 0 (org.apache.kafka.connect.runtime.distributed.DistributedHerder:2404)\n"
+	}
+	if err := os.WriteFile(log, []byte(line("1", "http://127.0.0.1:8083/")+line("12", "http://127.0.0.1:8084/")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if gen, leader, err := c.LastJoin(); err != nil || gen != 12 || leader != "http://127.0.0.1:8084" {
+		t.Fatalf("after two joins: %d %q %v", gen, leader, err)
+	}
+}

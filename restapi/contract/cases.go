@@ -2,6 +2,7 @@ package contract
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -97,13 +98,13 @@ func steps(groups ...[]Step) []Step {
 // Cases returns the contract table.
 func Cases() []Case {
 	return append([]Case{
-		{"root", []Step{
+		{Name: "root", Steps: []Step{
 			get("/", 200, `{"version":"{{string}}","commit":"{{string}}","kafka_cluster_id":"{{string}}"}`),
 		}},
-		{"health", []Step{
+		{Name: "health", Steps: []Step{
 			get("/health", 200, `{"status":"healthy","message":"Worker has completed startup and is ready to handle requests."}`),
 		}},
-		{"unknown path and method", []Step{
+		{Name: "unknown path and method", Steps: []Step{
 			{Method: http.MethodGet, Path: "/nope", Want: Expect{Status: 404, Body: notFound404},
 				Kafka: &Expect{Status: 404, Body: notFound404, NoContentType: true}, Deviation: "Tributary always sends Content-Type: application/json with a body"},
 			{Method: http.MethodDelete, Path: "/", Want: Expect{Status: 405, Body: notAllowed},
@@ -112,7 +113,7 @@ func Cases() []Case {
 				Kafka: &Expect{Status: 405, Body: notAllowed, NoContentType: true}, Deviation: "Tributary always sends Content-Type: application/json with a body"},
 			get("/connectors/${name}/tasks/x/status", 404, notFound404),
 		}},
-		{"create get delete", steps(createSource(), []Step{
+		{Name: "create get delete", Steps: steps(createSource(), []Step{
 			get("/connectors", 200, `["{{contains}}","${name}"]`),
 			get("/connectors/", 200, `["{{contains}}","${name}"]`),
 			get("/connectors/${name}", 200, info(sourceStored, "source", "0")),
@@ -124,42 +125,42 @@ func Cases() []Case {
 			poll(get("/connectors/${name}", 404, connNotFound)),
 			send(http.MethodDelete, "/connectors/${name}", "", 404, connNotFound),
 		})},
-		{"expand", steps(createSource(), []Step{
+		{Name: "expand", Steps: steps(createSource(), []Step{
 			get("/connectors?expand=status", 200, `{"{{more}}":true,"${name}":{"status":`+status("source", "RUNNING", "0")+`}}`),
 			get("/connectors?expand=info", 200, `{"{{more}}":true,"${name}":{"info":`+info(sourceStored, "source", "0")+`}}`),
 			get("/connectors?expand=status&expand=info", 200, `{"{{more}}":true,"${name}":{"status":`+status("source", "RUNNING", "0")+`,"info":`+info(sourceStored, "source", "0")+`}}`),
 			get("/connectors?expand=bogus", 200, `{"{{more}}":true,"${name}":{}}`),
 		})},
-		{"create duplicate", steps(createSource(), []Step{
+		{Name: "create duplicate", Steps: steps(createSource(), []Step{
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":`+sourceConfig+`}`, 409, `{"error_code":409,"message":"Connector ${name} already exists"}`),
 		})},
-		{"create trims name", []Step{
+		{Name: "create trims name", Steps: []Step{
 			{Method: http.MethodPost, Path: "/connectors", Body: `{"name":"  ${name}  ","config":` + sourceConfig + `}`,
 				Want: Expect{Status: 201, Headers: map[string]string{"Location": "${base}/connectors/${name}"}, Body: info(sourceStored, "source")}},
 			get("/connectors/${name}/config", 200, sourceStored),
 		}},
-		{"create name mismatch", []Step{
+		{Name: "create name mismatch", Steps: []Step{
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"name":"other","connector.class":"FileStreamSource","topic":"t"}}`, 400,
 				`{"error_code":400,"message":"Connector name configuration (other) doesn't match connector name in the URL (${name})"}`),
 		}},
-		{"create without name", []Step{
+		{Name: "create without name", Steps: []Step{
 			send(http.MethodPost, "/connectors", `{"config":`+sourceConfig+`}`, 400,
 				`{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value  for configuration name: String may not be empty\nYou can also find the above list of errors at the endpoint `+"`/connector-plugins/{connectorType}/config/validate`"+`"}`),
 			send(http.MethodPost, "/connectors", `{"name":"  ","config":`+sourceConfig+`}`, 400,
 				`{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value  for configuration name: String may not be empty\nYou can also find the above list of errors at the endpoint `+"`/connector-plugins/{connectorType}/config/validate`"+`"}`),
 		}},
-		{"create invalid config", []Step{
+		{Name: "create invalid config", Steps: []Step{
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSource"}}`, 400,
 				`{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nMissing required configuration \"topic\" which has no default value.\nYou can also find the above list of errors at the endpoint `+"`/connector-plugins/{connectorType}/config/validate`"+`"}`),
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"NoSuchConnector"}}`, 400, anyError400),
 			get("/connectors/${name}", 404, connNotFound),
 		}},
-		{"create coerces scalars", []Step{
+		{Name: "create coerces scalars", Steps: []Step{
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSource","topic":"${name}-t","tasks.max":1,"batch.size":2000}}`, 201,
 				info(`{"connector.class":"FileStreamSource","topic":"${name}-t","tasks.max":"1","batch.size":"2000","name":"${name}"}`, "source")),
 			get("/connectors/${name}/config", 200, `{"connector.class":"FileStreamSource","topic":"${name}-t","tasks.max":"1","batch.size":"2000","name":"${name}"}`),
 		}},
-		{"create initial state", []Step{
+		{Name: "create initial state", Steps: []Step{
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":`+sourceConfig+`,"initial_state":"STOPPED"}`, 201, info(sourceStored, "source")),
 			poll(get("/connectors/${name}/status", 200, status("source", "STOPPED"))),
 			send(http.MethodPost, "/connectors", `{"name":"${name}-2","config":{"connector.class":"FileStreamSource","topic":"t"},"initial_state":"PAUSED"}`, 201, `"{{object}}"`),
@@ -168,7 +169,7 @@ func Cases() []Case {
 			send(http.MethodPut, "/connectors/${name}-2/resume", "", 202, ""),
 			poll(get("/connectors/${name}-2/status", 200, `{"name":"${name}-2","connector":`+connState("RUNNING")+`,"tasks":[`+taskState("0", "RUNNING")+`],"type":"source"}`)),
 		}},
-		{"create bad bodies", []Step{
+		{Name: "create bad bodies", Steps: []Step{
 			{Method: http.MethodPost, Path: "/connectors", Body: `{bad`, Want: Expect{Status: 400, Body: anyError400},
 				Kafka: &Expect{Status: 500, Body: anyError500}, Deviation: "malformed JSON is a 400 (Kafka Connect: 500)"},
 			{Method: http.MethodPost, Path: "/connectors", Body: `null`, Want: Expect{Status: 400, Body: anyError400},
@@ -191,13 +192,13 @@ func Cases() []Case {
 				Want: Expect{Status: 415, Body: `{"error_code":415,"message":"HTTP 415 Unsupported Media Type"}`}},
 			get("/connectors/${name}", 404, connNotFound),
 		}},
-		{"body too large", []Step{
+		{Name: "body too large", Steps: []Step{
 			{Method: http.MethodPut, Path: "/connector-plugins/FileStreamSource/config/validate",
 				Body: `{"connector.class":"FileStreamSource","topic":"t","big":"` + strings.Repeat("x", 1100*1024) + `"}`,
 				Want: Expect{Status: 400, Body: anyError400}, Kafka: &Expect{Status: 200, Body: `"{{object}}"`},
 				Deviation: "bodies over 1 MiB are a 400 (Kafka Connect has no limit)"},
 		}},
-		{"put config", []Step{
+		{Name: "put config", Steps: []Step{
 			send(http.MethodPut, "/connectors/${name}/config", sinkConfig, 201, info(sinkStored, "sink")),
 			poll(get("/connectors/${name}/status", 200, status("sink", "RUNNING", "0", "1"))),
 			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSink","topics":"${name}-t","tasks.max":"1"}`, 200,
@@ -210,7 +211,7 @@ func Cases() []Case {
 			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSink","topics":"t","tasks.max":"x"}`, 400, anyError400),
 			get("/connectors/${name}/config", 200, `{"connector.class":"FileStreamSink","topics":"${name}-t","tasks.max":"1","name":"${name}"}`),
 		}},
-		{"patch config", steps(createSink(), []Step{
+		{Name: "patch config", Steps: steps(createSink(), []Step{
 			send(http.MethodPatch, "/connectors/${name}/config", `{"tasks.max":null,"batch":"7"}`, 200,
 				`{"name":"${name}","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","topics":"${name}-t","file":"${dir}/${name}.out","batch":"7","name":"${name}"},"tasks":"{{array}}","type":"sink"}`),
 			get("/connectors/${name}/config", 200, `{"connector.class":"org.apache.kafka.connect.file.FileStreamSinkConnector","topics":"${name}-t","file":"${dir}/${name}.out","batch":"7","name":"${name}"}`),
@@ -218,7 +219,7 @@ func Cases() []Case {
 			{Method: http.MethodPatch, Path: "/connectors/${name}/config", Body: `[1]`, Want: Expect{Status: 400, Body: anyError400},
 				Kafka: &Expect{Status: 500, Body: anyError500}, Deviation: "a body of the wrong JSON type is a 400 (Kafka Connect: 500)"},
 		})},
-		{"unknown connector", []Step{
+		{Name: "unknown connector", Steps: []Step{
 			get("/connectors/${name}", 404, connNotFound),
 			get("/connectors/${name}/config", 404, connNotFound),
 			get("/connectors/${name}/status", 404, `{"error_code":404,"message":"No status found for connector ${name}"}`),
@@ -236,7 +237,7 @@ func Cases() []Case {
 			send(http.MethodPatch, "/connectors/${name}/offsets", `{"offsets":[{"partition":{"kafka_topic":"t","kafka_partition":0},"offset":{"kafka_offset":5}}]}`, 404, connNotFound),
 			send(http.MethodPut, "/connectors/${name}/topics/reset", "", 202, ""),
 		}},
-		{"restart", steps(createSink(), []Step{
+		{Name: "restart", Steps: steps(createSink(), []Step{
 			send(http.MethodPost, "/connectors/${name}/restart", "", 204, ""),
 			send(http.MethodPost, "/connectors/${name}/restart?includeTasks=yes", "", 204, ""),
 			poll(get("/connectors/${name}/status", 200, status("sink", "RUNNING", "0", "1"))),
@@ -247,7 +248,7 @@ func Cases() []Case {
 			send(http.MethodPost, "/connectors/${name}/tasks/1/restart", "", 204, ""),
 			send(http.MethodPost, "/connectors/${name}/tasks/9/restart", "", 404, `{"error_code":404,"message":"Unknown task: ${name}-9"}`),
 		})},
-		{"pause resume stop", steps(createSink(), []Step{
+		{Name: "pause resume stop", Steps: steps(createSink(), []Step{
 			send(http.MethodPut, "/connectors/${name}/pause", "", 202, ""),
 			poll(get("/connectors/${name}/status", 200, status("sink", "PAUSED", "0", "1"))),
 			send(http.MethodPut, "/connectors/${name}/pause", "", 202, ""),
@@ -260,16 +261,16 @@ func Cases() []Case {
 			send(http.MethodPut, "/connectors/${name}/resume", "", 202, ""),
 			poll(get("/connectors/${name}/status", 200, status("sink", "RUNNING", "0", "1"))),
 		})},
-		{"tasks-config", steps(createSource(), []Step{
+		{Name: "tasks-config", Steps: steps(createSource(), []Step{
 			{Method: http.MethodGet, Path: "/connectors/${name}/tasks-config",
 				Want:  Expect{Status: 200, Body: `{"${name}-0":{"connector.class":"FileStreamSource","topic":"${name}-t","file":"${dir}/${name}.in","name":"${name}","task.class":"org.apache.kafka.connect.file.FileStreamSourceTask"}}`},
 				Kafka: &Expect{Status: 404, Body: notFound404, NoContentType: true}, Deviation: "deprecated tasks-config (removed in Kafka Connect 4.0) is still served"},
 		})},
-		{"topics", steps(createSource(), []Step{
+		{Name: "topics", Steps: steps(createSource(), []Step{
 			get("/connectors/${name}/topics", 200, `{"${name}":{"topics":"{{array}}"}}`),
 			send(http.MethodPut, "/connectors/${name}/topics/reset", "", 202, ""),
 		})},
-		{"offsets", steps(createSink(), []Step{
+		{Name: "offsets", Steps: steps(createSink(), []Step{
 			get("/connectors/${name}/offsets", 200, `{"offsets":[]}`),
 			send(http.MethodPatch, "/connectors/${name}/offsets", `{"offsets":[{"partition":{"kafka_topic":"${name}-t","kafka_partition":0},"offset":{"kafka_offset":5}}]}`, 400, notStopped),
 			send(http.MethodDelete, "/connectors/${name}/offsets", "", 400, notStopped),
@@ -285,7 +286,7 @@ func Cases() []Case {
 			send(http.MethodDelete, "/connectors/${name}/offsets", "", 200, `{"message":"The offsets for this connector have been reset successfully"}`),
 			get("/connectors/${name}/offsets", 200, `{"offsets":[]}`),
 		})},
-		{"plugins", []Step{
+		{Name: "plugins", Steps: []Step{
 			get("/connector-plugins", 200, `["{{contains}}",
 				{"class":"org.apache.kafka.connect.file.FileStreamSinkConnector","type":"sink","version":"{{optional}}"},
 				{"class":"org.apache.kafka.connect.file.FileStreamSourceConnector","type":"source","version":"{{optional}}"}]`),
@@ -312,7 +313,7 @@ func Cases() []Case {
 			get("/connector-plugins/org.apache.kafka.connect.converters.ByteArrayConverter/config", 200, `[{"name":"converter.type","type":"STRING","required":true,"default_value":null,"importance":"LOW","documentation":"How this converter will be used.","group":null,"order_in_group":-1,"width":"NONE","display_name":"converter.type","dependents":[]}]`),
 			get("/connector-plugins/org.apache.kafka.connect.storage.SimpleHeaderConverter/config", 200, `[]`),
 		}},
-		{"validate", []Step{
+		{Name: "validate", Steps: []Step{
 			send(http.MethodPut, "/connector-plugins/FileStreamSource/config/validate", `{"connector.class":"FileStreamSource","topic":"t"}`, 200,
 				`{"name":"{{string}}","error_count":1,"groups":["{{contains}}","Common"],"configs":["{{contains}}",
 				{"definition":{"name":"name","type":"STRING","required":true,"default_value":null,"importance":"HIGH","documentation":"{{string}}","group":"Common","order_in_group":1,"width":"{{string}}","display_name":"{{string}}","dependents":[]},
@@ -332,7 +333,7 @@ func Cases() []Case {
 			{Method: http.MethodPut, Path: "/connector-plugins/FileStreamSource/config/validate", Body: `{"connector.class":"FileStreamSource",`,
 				Want: Expect{Status: 400, Body: anyError400}, Kafka: &Expect{Status: 500, Body: anyError500}, Deviation: "malformed JSON is a 400 (Kafka Connect: 500)"},
 		}},
-		{"loggers", []Step{
+		{Name: "loggers", Steps: []Step{
 			get("/admin/loggers", 200, `{"{{more}}":true,"root":{"level":"{{string}}","last_modified":"{{any}}"}}`),
 			get("/admin/loggers/root", 200, `{"level":"{{string}}","last_modified":"{{any}}"}`),
 			get("/admin/loggers/no.such.logger.${name}", 404, `{"error_code":404,"message":"Logger no.such.logger.${name} not found."}`),
@@ -345,5 +346,5 @@ func Cases() []Case {
 			{Method: http.MethodPost, Path: "/admin/loggers", Want: Expect{Status: 405, Body: notAllowed},
 				Kafka: &Expect{Status: 405, Body: notAllowed, NoContentType: true}, Deviation: "Tributary always sends Content-Type: application/json with a body"},
 		}},
-	}, append(parityCases(), robustnessCases()...)...)
+	}, slices.Concat(parityCases(), robustnessCases(), unknownClassCases(), afterCreateCases())...)
 }

@@ -87,14 +87,14 @@ func parityCases() []Case {
 	_, sourceDefs := recordedAnswer("config-FileStreamSource.json")
 	_, sinkDefs := recordedAnswer("config-FileStreamSink.json")
 	return []Case{
-		{"plugin config definitions", []Step{
+		{Name: "plugin config definitions", Steps: []Step{
 			// Every key Kafka Connect 4.4 defines, the common ones included,
 			// in its order (by class and by alias).
 			get("/connector-plugins/FileStreamSource/config", 200, sourceDefs),
 			get("/connector-plugins/org.apache.kafka.connect.file.FileStreamSourceConnector/config", 200, sourceDefs),
 			get("/connector-plugins/FileStreamSink/config", 200, sinkDefs),
 		}},
-		{"validate like kafka connect", []Step{
+		{Name: "validate like kafka connect", Steps: []Step{
 			// The common keys with the worker's converters as defaults,
 			// the plugin.version keys (KIP-891), connector.class and the
 			// result's name as given.
@@ -104,7 +104,7 @@ func parityCases() []Case {
 			// null; LIST values are rendered trimmed.
 			recordedValidate("/connector-plugins/FileStreamSinkConnector/config/validate", "validate-sink-converters.json"),
 		}},
-		{"primitive converters", []Step{
+		{Name: "primitive converters", Steps: []Step{
 			get("/connector-plugins?connectorsOnly=false", 200, `["{{contains}}",
 				{"class":"org.apache.kafka.connect.converters.BooleanConverter","type":"converter","version":"{{string}}"},
 				{"class":"org.apache.kafka.connect.converters.DoubleConverter","type":"converter","version":"{{string}}"},
@@ -118,7 +118,7 @@ func parityCases() []Case {
 			get("/connector-plugins/IntegerConverter/config", 200, `[{"name":"converter.type","type":"STRING","required":true,"default_value":null,"importance":"LOW","documentation":"How this converter will be used.","group":null,"order_in_group":-1,"width":"NONE","display_name":"converter.type","dependents":[]}]`),
 			get("/connector-plugins/org.apache.kafka.connect.converters.BooleanConverter/config", 200, `[{"name":"converter.type","type":"STRING","required":true,"default_value":null,"importance":"LOW","documentation":"How this converter will be used.","group":null,"order_in_group":-1,"width":"NONE","display_name":"converter.type","dependents":[]}]`),
 		}},
-		{"transforms", []Step{
+		{Name: "transforms", Steps: []Step{
 			// Kafka Connect's answer for a transform class it cannot find.
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSource","topic":"t","transforms":"a","transforms.a.type":"com.example.NoSuchTransform"}}`, 400,
 				`{"error_code":400,"message":"Connector configuration is invalid and contains the following 1 error(s):\nInvalid value com.example.NoSuchTransform for configuration transforms.a.type: Class com.example.NoSuchTransform could not be found.\nYou can also find the above list of errors at the endpoint `+"`/connector-plugins/{connectorType}/config/validate`"+`"}`),
@@ -127,7 +127,7 @@ func parityCases() []Case {
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSource","topic":"t","transforms":"route","transforms.route.type":"org.apache.kafka.connect.transforms.RegexRouter","transforms.route.regex":"(.*)","transforms.route.replacement":"$1-x"}}`, 201,
 				`"{{object}}"`),
 		}},
-		{"loggers by namespace", []Step{
+		{Name: "loggers by namespace", Steps: []Step{
 			// Every logger is listed, the connectors' class loggers too.
 			get("/admin/loggers", 200, `{"{{more}}":true,"root":{"level":"{{string}}","last_modified":"{{any}}"},
 				"org.apache.kafka.connect.file.FileStreamSourceTask":{"level":"{{string}}","last_modified":"{{any}}"},
@@ -147,7 +147,7 @@ func parityCases() []Case {
 			get("/admin/loggers/org.apache.kafka.connect.file.FileStreamSinkTask", 200, `{"level":"WARN","last_modified":"{{number}}"}`),
 			send(http.MethodPut, "/admin/loggers/org.apache.kafka.connect.file", `{"level":"INFO"}`, 200, `"{{array}}"`),
 		}},
-		{"versions agree", []Step{
+		{Name: "versions agree", Steps: []Step{
 			// The first-party plugins report the worker's version.
 			{Method: http.MethodGet, Path: "/", Want: Expect{Status: 200, Body: `{"version":"4.4.0-tributary","commit":"{{string}}","kafka_cluster_id":"{{string}}"}`},
 				Kafka: &Expect{Status: 200, Body: `{"version":"4.4.0","commit":"{{string}}","kafka_cluster_id":"{{string}}"}`}, Deviation: "Tributary's version is the Kafka Connect version it follows, marked -tributary"},
@@ -159,7 +159,7 @@ func parityCases() []Case {
 				{"class":"org.apache.kafka.connect.file.FileStreamSourceConnector","type":"source","version":"4.4.0"}]`},
 				Deviation: "Tributary's version is the Kafka Connect version it follows, marked -tributary"},
 		}},
-		{"wrong json types named in json", []Step{
+		{Name: "wrong json types named in json", Steps: []Step{
 			// What JSON was expected, never a Go type name.
 			{Method: http.MethodPost, Path: "/connectors", Body: `[]`,
 				Want:  Expect{Status: 400, Body: `{"error_code":400,"message":"Cannot deserialize JSON array: the body must be an object"}`},
@@ -169,7 +169,7 @@ func parityCases() []Case {
 				Kafka: &Expect{Status: 500, Body: anyError500}, Deviation: "a body of the wrong JSON type is a 400 (Kafka Connect: 500)"},
 			get("/connectors/${name}", 404, connNotFound),
 		}},
-		{"source offsets asked of the connector", steps(createSource(), []Step{
+		{Name: "source offsets asked of the connector", Steps: steps(createSource(), []Step{
 			send(http.MethodPut, "/connectors/${name}/stop", "", 204, ""),
 			poll(get("/connectors/${name}/status", 200, status("source", "STOPPED"))),
 			get("/connectors/${name}/offsets", 200, `{"offsets":[]}`),

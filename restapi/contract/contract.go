@@ -16,6 +16,9 @@
 //     "{{array}}", "{{object}}" any value of that JSON type;
 //   - "{{optional}}" as an object member's value matches that member
 //     being absent or having any value;
+//   - "{{oneof:A|B}}" matches the string A or the string B;
+//   - "{{re:EXPR}}" matches a string that the regular expression EXPR
+//     (RE2 syntax, anchored at both ends) matches;
 //   - objects must have exactly the expected members, unless the object
 //     has the member "{{more}}": true;
 //   - arrays must match element by element, unless the first element is
@@ -32,7 +35,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +72,9 @@ type Expect struct {
 	// checked (Jetty's HTML error pages, which Kafka Connect answers to
 	// paths it refuses before they reach its REST resources).
 	AnyContentType bool
+	// Note names the answer where a step accepts several (KafkaRace), in
+	// the count of answers a repeated case logs.
+	Note string
 }
 
 // Step is one request and what it must answer.
@@ -84,6 +92,15 @@ type Step struct {
 	// Deviation says why Tributary differs.
 	Kafka     *Expect
 	Deviation string
+	// KafkaRace lists Kafka Connect's other answers to a step whose answer
+	// depends on a race inside Kafka Connect (the case says which race,
+	// from its source): accepted from Kafka Connect only, beside Kafka (or
+	// Want). Tributary must give Want every time.
+	KafkaRace []Expect
+	// Immediate sends the step once, right after the previous step's
+	// answer, and takes its first answer: it is not retried while the
+	// worker rebalances (what a client that acts at once gets).
+	Immediate bool
 }
 
 // Case is a named sequence of steps. Each case gets its own connector name
@@ -91,6 +108,14 @@ type Step struct {
 type Case struct {
 	Name  string
 	Steps []Step
+	// Repeat plays the steps this many times in a row (0: once), each
+	// round with a connector name of its own (${name} ends in -<round>).
+	// For each Immediate step the case logs how often each answer came.
+	Repeat int
+	// Live: the case is about what a running worker does right after a
+	// write (its herder's timing), which a fake herder does not model;
+	// Config.SkipLive leaves it out.
+	Live bool
 }
 
 // Config says where and how to run the table.
@@ -106,6 +131,8 @@ type Config struct {
 	PollTimeout time.Duration
 	// Cases restricts the run to cases whose name contains one of these.
 	Cases []string
+	// SkipLive leaves out the Live cases (a fake herder).
+	SkipLive bool
 }
 
 // Run plays every case as a subtest of t.
@@ -123,32 +150,81 @@ func Run(t *testing.T, cfg Config) {
 		cfg.PollTimeout = 60 * time.Second
 	}
 	for _, c := range Cases() {
-		if len(cfg.Cases) > 0 && !containsAny(c.Name, cfg.Cases) {
+		if len(cfg.Cases) > 0 && !containsAny(c.Name, cfg.Cases) || c.Live && cfg.SkipLive {
 			continue
 		}
-		t.Run(c.Name, func(t *testing.T) {
-			name := cfg.Prefix + "-" + slug(c.Name)
-			vars := map[string]string{
-				"${name}": name,
-				"${base}": cfg.BaseURL,
-				"${dir}":  filepath.ToSlash(cfg.Dir),
-			}
-			t.Cleanup(func() { cleanup(cfg, name) })
-			for i, s := range c.Steps {
-				want := s.Want
-				if cfg.Target == KafkaConnect && s.Kafka != nil {
-					want = *s.Kafka
-				}
-				if err := runStep(cfg, s, want, vars); err != nil {
-					dev := ""
-					if s.Deviation != "" {
-						dev = " (deviation: " + s.Deviation + ")"
-					}
-					t.Fatalf("step %d: %s %s%s: %v", i+1, s.Method, expand(s.Path, vars), dev, err)
-				}
-			}
-		})
+		t.Run(c.Name, func(t *testing.T) { runCase(t, cfg, c) })
 	}
+}
+
+// runCase plays a case's steps, Repeat times if it says so.
+func runCase(t *testing.T, cfg Config, c Case) {
+	base := cfg.Prefix + "-" + slug(c.Name)
+	rounds := max(c.Repeat, 1)
+	// answers counts, for each Immediate step, the answers by Note.
+	answers := make([]map[string]int, len(c.Steps))
+	defer func() {
+		for i, s := range c.Steps {
+			if !s.Immediate || c.Repeat == 0 {
+				continue
+			}
+			keys := make([]string, 0, len(answers[i]))
+			for k := range answers[i] {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var parts []string
+			for _, k := range keys {
+				parts = append(parts, fmt.Sprintf("%d× %s", answers[i][k], k))
+			}
+			t.Logf("step %d, %s %s, right after the step before it, in %d rounds: %s", i+1, s.Method, s.Path, rounds, strings.Join(parts, ", "))
+		}
+	}()
+	for round := 1; round <= rounds; round++ {
+		name := base
+		if c.Repeat > 0 {
+			name += "-" + strconv.Itoa(round)
+		}
+		vars := map[string]string{
+			"${name}": name,
+			"${base}": cfg.BaseURL,
+			"${dir}":  filepath.ToSlash(cfg.Dir),
+		}
+		t.Cleanup(func() { cleanup(cfg, name) })
+		for i, s := range c.Steps {
+			want := []Expect{s.Want}
+			if cfg.Target == KafkaConnect {
+				if s.Kafka != nil {
+					want[0] = *s.Kafka
+				}
+				want = append(want, s.KafkaRace...)
+			}
+			got, err := runStep(cfg, s, want, vars)
+			if err != nil {
+				dev := ""
+				if s.Deviation != "" {
+					dev = " (deviation: " + s.Deviation + ")"
+				}
+				at := ""
+				if c.Repeat > 0 {
+					at = fmt.Sprintf(" (round %d of %d)", round, rounds)
+				}
+				t.Fatalf("step %d%s: %s %s%s: %v", i+1, at, s.Method, expand(s.Path, vars), dev, err)
+			}
+			if answers[i] == nil {
+				answers[i] = map[string]int{}
+			}
+			answers[i][describe(want[got])]++
+		}
+	}
+}
+
+// describe names an expected answer in the counts of a repeated case.
+func describe(e Expect) string {
+	if e.Note != "" {
+		return fmt.Sprintf("%d (%s)", e.Status, e.Note)
+	}
+	return strconv.Itoa(e.Status)
 }
 
 func containsAny(s string, subs []string) bool {
@@ -193,14 +269,16 @@ func expand(s string, vars map[string]string) string {
 	return s
 }
 
-// runStep sends the step (repeatedly if it polls) and checks the answer.
-func runStep(cfg Config, s Step, want Expect, vars map[string]string) error {
+// runStep sends the step (repeatedly if it polls) and checks the answer
+// against the expectations want, returning the index of the one it
+// matched.
+func runStep(cfg Config, s Step, want []Expect, vars map[string]string) (int, error) {
 	deadline := time.Now().Add(cfg.PollTimeout)
 	retryDeadline := time.Now().Add(10 * time.Second)
 	for {
-		err := tryStep(cfg, s, want, vars)
-		if err == nil || time.Now().After(deadline) {
-			return err
+		got, err := tryStep(cfg, s, want, vars)
+		if err == nil || s.Immediate || time.Now().After(deadline) {
+			return got, err
 		}
 		// Polling steps wait for a state; any step is retried while the
 		// worker answers that a rebalance is under way (Kafka Connect's
@@ -208,7 +286,7 @@ func runStep(cfg Config, s Step, want Expect, vars map[string]string) error {
 		// change), as Kafka Connect's own clients do.
 		var te transientError
 		if !s.Poll && !(errors.As(err, &te) && time.Now().Before(retryDeadline)) {
-			return err
+			return got, err
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
@@ -222,14 +300,16 @@ func isRebalancing(status int, body []byte) bool {
 		(status == http.StatusInternalServerError && bytes.Contains(body, []byte("rebalance")))
 }
 
-func tryStep(cfg Config, s Step, want Expect, vars map[string]string) error {
+// tryStep sends the step once and returns the index of the expectation
+// its answer matches (the first one's error when it matches none).
+func tryStep(cfg Config, s Step, want []Expect, vars map[string]string) (int, error) {
 	var body io.Reader
 	if s.Body != "" {
 		body = strings.NewReader(expand(s.Body, vars))
 	}
 	req, err := http.NewRequest(s.Method, cfg.BaseURL+expand(s.Path, vars), body)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	switch {
 	case s.ContentType == "-":
@@ -245,20 +325,30 @@ func tryStep(cfg Config, s Step, want Expect, vars map[string]string) error {
 	req.Close = true
 	resp, err := cfg.Client.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	got, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return fmt.Errorf("read body: %w", err)
+		return 0, fmt.Errorf("read body: %w", err)
 	}
-	if err := Check(resp, got, want, vars); err != nil {
-		if resp.StatusCode != want.Status && isRebalancing(resp.StatusCode, got) {
-			return transientError{err}
+	var first error
+	for i, w := range want {
+		err := Check(resp, got, w, vars)
+		if err == nil {
+			return i, nil
 		}
-		return err
+		if first == nil {
+			first = err
+		}
 	}
-	return nil
+	if len(want) > 1 {
+		first = fmt.Errorf("%w (nor any of the %d other answers accepted)", first, len(want)-1)
+	}
+	if resp.StatusCode != want[0].Status && isRebalancing(resp.StatusCode, got) {
+		return 0, transientError{first}
+	}
+	return 0, first
 }
 
 // Check compares an answer with an expectation.
@@ -327,7 +417,19 @@ func Match(actual, exp any, path string) error {
 		case "{{object}}":
 			_, ok = actual.(map[string]any)
 		default:
-			return fmt.Errorf("%s: unknown placeholder %s", path, s)
+			a, isString := actual.(string)
+			switch {
+			case strings.HasPrefix(s, "{{oneof:"):
+				ok = isString && containsString(strings.Split(strings.TrimSuffix(strings.TrimPrefix(s, "{{oneof:"), "}}"), "|"), a)
+			case strings.HasPrefix(s, "{{re:"):
+				re, err := regexp.Compile(`^(?:` + strings.TrimSuffix(strings.TrimPrefix(s, "{{re:"), "}}") + `)$`)
+				if err != nil {
+					return fmt.Errorf("%s: bad placeholder %s: %v", path, s, err)
+				}
+				ok = isString && re.MatchString(a)
+			default:
+				return fmt.Errorf("%s: unknown placeholder %s", path, s)
+			}
 		}
 		if !ok {
 			return fmt.Errorf("%s: %s, want %s", path, short(actual), s)
@@ -400,6 +502,15 @@ func Match(actual, exp any, path string) error {
 		}
 		return nil
 	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func short(v any) string {

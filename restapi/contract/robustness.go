@@ -12,7 +12,7 @@ import (
 func robustnessCases() []Case {
 	longName := "${name}-" + strings.Repeat("x", 1024)
 	return []Case{
-		{"name too long", []Step{
+		{Name: "name too long", Steps: []Step{
 			{Method: http.MethodPost, Path: "/connectors", Body: `{"name":"` + longName + `","config":` + sourceConfig + `}`,
 				Want:      Expect{Status: 400, Body: anyError400},
 				Kafka:     &Expect{Status: 201, Body: `"{{object}}"`},
@@ -21,7 +21,7 @@ func robustnessCases() []Case {
 				Want:  Expect{Status: 404, Body: `{"error_code":404,"message":"Connector ` + longName + ` not found"}`},
 				Kafka: &Expect{Status: 204, NoBody: true}},
 		}},
-		{"paths decoded once", []Step{
+		{Name: "paths decoded once", Steps: []Step{
 			jettyRefuses(http.MethodDelete, "/connectors/${name}%252Fx", "Ambiguous URI path encoding"),
 			jettyRefuses(http.MethodGet, "/connectors/${name}%2Fx/status", "Ambiguous URI path separator"),
 			jettyRefuses(http.MethodGet, "/connectors/${name}%2fx", "Ambiguous URI path separator"),
@@ -42,7 +42,7 @@ func robustnessCases() []Case {
 			jettyRefuses(http.MethodGet, "/connectors/${name}%2541", "Ambiguous URI path encoding"),
 			jettyRefuses(http.MethodDelete, "/connectors/${name}%2541", "Ambiguous URI path encoding"),
 		}},
-		{"path not UTF-8", []Step{
+		{Name: "path not UTF-8", Steps: []Step{
 			{Method: http.MethodPut, Path: "/connectors/%FF/config", Body: sourceConfig,
 				Want: Expect{Status: 400, Body: `{"error_code":400,"message":"Bad UTF-8 encoding"}`}, Kafka: &Expect{Status: 400, AnyContentType: true},
 				Deviation: "the 400 has Kafka Connect's JSON error body, not Jetty's HTML page"},
@@ -52,7 +52,7 @@ func robustnessCases() []Case {
 			jettyRefuses(http.MethodGet, "/connectors/${name}%FF", "Bad UTF-8 encoding"),
 			jettyRefuses(http.MethodGet, "/admin/loggers/%FF", "Bad UTF-8 encoding"),
 		}},
-		{"name with control characters", []Step{
+		{Name: "name with control characters", Steps: []Step{
 			send(http.MethodPost, "/connectors", `{"name":"${name}\nx","config":`+sourceConfig+`}`, 400, `{"error_code":400,"message":"`+
 				configInvalid(`Invalid value ${name}\nx for configuration name: String may not contain control sequences but had the following ASCII chars: 10`)+`"}`),
 			// The name is trimmed first, as Java's String.trim does (the tab
@@ -64,7 +64,7 @@ func robustnessCases() []Case {
 				{"definition":{"{{more}}":true,"name":"name"},"value":{"name":"name","value":"x\ty\u007f","recommended_values":[],"errors":["Invalid value x\ty\u007f for configuration name: String may not contain control sequences but had the following ASCII chars: 9, 127"],"visible":true}}]}`),
 			get("/connectors/${name}", 404, connNotFound),
 		}},
-		{"offsets shapes", steps([]Step{
+		{Name: "offsets shapes", Steps: steps([]Step{
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":`+sourceConfig+`,"initial_state":"STOPPED"}`, 201, info(sourceStored, "source")),
 			poll(get("/connectors/${name}/status", 200, status("source", "STOPPED"))),
 			primitivesOnly(`{"offsets":[{"partition":{"filename":{"a":1}},"offset":{"position":1}}]}`, "filename", "MAP"),
@@ -83,7 +83,7 @@ func robustnessCases() []Case {
 			sinkOffsetRefused(`{"kafka_topic":"${name}-t","kafka_partition":0}`, `{"kafka_offset":"abc"}`, "offset", "abc"),
 			get("/connectors/${name}-2/offsets", 200, `{"offsets":[]}`),
 		})},
-		{"large config stored", []Step{
+		{Name: "large config stored", Steps: []Step{
 			// Kafka Connect stores a config of 1.04 MB; a body the REST API
 			// accepts is stored, never a 500 MESSAGE_TOO_LARGE.
 			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSource","topic":"${name}-t","file":"${dir}/${name}.in","pad":"`+
@@ -91,7 +91,7 @@ func robustnessCases() []Case {
 			poll(get("/connectors/${name}/status", 200, status("source", "RUNNING", "0"))),
 			get("/connectors/${name}/tasks", 200, `[{"id":{"connector":"${name}","task":0},"config":{"{{more}}":true,"task.class":"org.apache.kafka.connect.file.FileStreamSourceTask"}}]`),
 		}},
-		{"reconfigure class", steps(createSource(), []Step{
+		{Name: "reconfigure class", Steps: steps(createSource(), []Step{
 			// Source to sink: the task restarts with the new class's task
 			// config, never the old one (it used to fail and stay FAILED).
 			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSink","topics":"${name}-t","file":"${dir}/${name}.out"}`, 200,
@@ -99,7 +99,7 @@ func robustnessCases() []Case {
 			poll(get("/connectors/${name}/tasks", 200, `[{"id":{"connector":"${name}","task":0},"config":{"{{more}}":true,"task.class":"org.apache.kafka.connect.file.FileStreamSinkTask"}}]`)),
 			poll(get("/connectors/${name}/status", 200, status("sink", "RUNNING", "0"))),
 		})},
-		{"error answers change nothing", steps(createSource(), []Step{
+		{Name: "error answers change nothing", Steps: steps(createSource(), []Step{
 			send(http.MethodPut, "/connectors/${name}/config", `{"connector.class":"FileStreamSource"}`, 400, anyError400),
 			send(http.MethodPatch, "/connectors/${name}/config", `{"topic":null}`, 400, anyError400),
 			send(http.MethodPost, "/connectors", `{"name":"${name}","config":{"connector.class":"FileStreamSink","topics":"x"}}`, 409,

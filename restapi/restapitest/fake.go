@@ -147,7 +147,8 @@ func validate(config map[string]string) (class, typ string, err error) {
 	spec, ok := fileSpec(cc)
 	if !ok {
 		return "", "", worker.Errorf(worker.KindBadRequest,
-			"Failed to find any class that implements Connector and which name matches %s, available connectors are: %s, %s", cc, FileSinkClass, FileSourceClass)
+			"Failed to find any class that implements Connector and which name matches %s, available connectors are: %s, %s", cc,
+			pluginDesc(FileSinkClass, "sink"), pluginDesc(FileSourceClass, "source"))
 	}
 	conn := file.Sink()
 	if spec.Type == sdk.Source {
@@ -490,6 +491,13 @@ func (h *Herder) ResetOffsets(ctx context.Context, name string) (string, error) 
 	return "The offsets for this connector have been reset successfully", nil
 }
 
+// pluginDesc renders a plugin as Kafka Connect's PluginDesc.toString does
+// (the fake's plugins are built in: location 'classpath').
+func pluginDesc(class, typ string) string {
+	return "PluginDesc{klass=class " + class + ", name='" + class + "', version='" + version + "', encodedVersion=" + version +
+		", type=" + typ + ", typeName='" + typ + "', location='classpath'}"
+}
+
 // Plugins implements worker.Herder.
 func (h *Herder) Plugins(_ context.Context, all bool) ([]worker.PluginInfo, error) {
 	out := []worker.PluginInfo{
@@ -545,7 +553,8 @@ func (h *Herder) ValidateConfig(ctx context.Context, plugin string, config map[s
 	spec, ok := fileSpec(config["connector.class"])
 	if !ok {
 		return sdk.ConfigInfos{}, worker.Errorf(worker.KindBadRequest,
-			"Failed to find any class that implements Connector and which name matches %s", config["connector.class"])
+			"Failed to find any class that implements Connector and which name matches %s, available connectors are: %s, %s", config["connector.class"],
+			pluginDesc(FileSinkClass, "sink"), pluginDesc(FileSourceClass, "source"))
 	}
 	conn := file.Sink()
 	if spec.Type == sdk.Source {
