@@ -280,3 +280,65 @@ func processTree(t testing.TB, root int) []proc {
 	}
 	return tree
 }
+
+// TestImageThirdPartyPlugin: a third-party connector (examples/ticker,
+// built static as the image has no libc) in a host directory mounted on
+// plugin.path is loaded by the worker in the image and runs as a plugin
+// process; the built-in connectors run the same way (the binary executes
+// itself).
+func TestImageThirdPartyPlugin(t *testing.T) {
+	t.Parallel()
+	image := tributaryImage(t)
+	plugins := hostDir(t)
+	run(t, filepath.Join(repoRoot(t), "examples"), []string{"CGO_ENABLED=0"}, "go", "build", "-o", filepath.Join(plugins, "ticker"), "./ticker")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := testcontainers.Run(ctx, image,
+		testcontainers.WithCmd("dev", "--plugin-path", "/opt/tributary/plugins"),
+		testcontainers.WithExposedPorts("8083/tcp"),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: plugins, Target: "/opt/tributary/plugins", ReadOnly: true})
+			bindLoopback(hc)
+		}),
+		testcontainers.WithWaitStrategy(wait.ForHTTP("/health").WithPort("8083/tcp").WithStartupTimeout(time.Minute)),
+	)
+	if c != nil {
+		terminate(t, c)
+	}
+	if err != nil {
+		t.Fatalf("run dev with a plugin path: %v", err)
+	}
+	url := restURL(t, c)
+	var list []struct {
+		Class string `json:"class"`
+	}
+	if code := getJSON(url+"/connector-plugins", &list); code != http.StatusOK {
+		t.Fatalf("GET /connector-plugins: %d", code)
+	}
+	var classes []string
+	for _, p := range list {
+		classes = append(classes, p.Class)
+	}
+	if !strings.Contains(strings.Join(classes, " "), "Ticker") {
+		t.Fatalf("the mounted plugin is not listed: %v", classes)
+	}
+	createConnector(t, url, "ticks", map[string]string{"connector.class": "Ticker", "topic": "ticks", "interval.ms": "10"})
+	eventually(t, time.Minute, "the ticker's offsets advancing", func() string {
+		var st connectorStatus
+		if code := getJSON(url+"/connectors/ticks/status", &st); code != http.StatusOK || !st.running(1) {
+			return fmt.Sprintf("status %d %+v", code, st)
+		}
+		var offsets struct {
+			Offsets []struct {
+				Offset map[string]any `json:"offset"`
+			} `json:"offsets"`
+		}
+		if code := getJSON(url+"/connectors/ticks/offsets", &offsets); code != http.StatusOK || len(offsets.Offsets) == 0 {
+			return fmt.Sprintf("offsets %d %+v", code, offsets)
+		}
+		if seq, _ := offsets.Offsets[0].Offset["seq"].(float64); seq < 10 {
+			return fmt.Sprintf("offset %v", offsets.Offsets[0].Offset)
+		}
+		return ""
+	})
+}
