@@ -91,6 +91,15 @@ func TestMongoPollKill9(t *testing.T) {
 	w.Kill()
 	w = restart() // same properties, same REST address
 	r.waitState("mg", "RUNNING", 1)
+	// The status topic still holds the killed worker's RUNNING, and the
+	// restarted one joins only once the old membership's session is over
+	// (about 10 s): wait for documents the restarted worker's task sends
+	// before looking for its plugin process. (A CI run found and killed
+	// the plugin process while it was still starting, which failed the
+	// connector at its start; its task, started afterwards, ran on, and the
+	// test waited for a FAILED task in vain.)
+	resumed := len(seen)
+	count(c.until(2*time.Minute, func(ev []mgEvent) bool { return distinct(seen, ev) >= resumed+200 }))
 
 	// Kill 3: the plugin process; the task fails, a REST restart resumes it.
 	var pid int
