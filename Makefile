@@ -23,11 +23,15 @@ MODULES := . sdk examples integration/ferretdb integration/mongocontainer
 
 .PHONY: build test check unit fuzz clean
 
-# The release binary leaves out the symbol table and DWARF (-s -w): 89 MB
-# -> 62 MB since the S3 sink (arrow-go, aws-sdk-go-v2); stack traces and
-# profiles keep their function names (they come from the pclntab).
+# Two executables: tributary (broker, worker, dev, CLI) and, beside it,
+# tributary-connectors, the plugin that serves the first-party connectors
+# (its drivers, aws-sdk-go-v2 and arrow-go stay out of the worker's and
+# broker's processes: Go initialises every linked package in each process).
+# The release binaries leave out the symbol table and DWARF (-s -w); stack
+# traces and profiles keep their function names (they come from the
+# pclntab).
 build:
-	$(GO) build -ldflags='-s -w' -o bin/tributary ./cmd/tributary
+	$(GO) build -ldflags='-s -w' -o bin/ ./cmd/tributary ./cmd/tributary-connectors
 
 # Everything CI runs: static checks, all tests (unit, integration with real
 # brokers and clients), then each fuzz target briefly.

@@ -42,7 +42,7 @@ type Config struct {
 	// or one level down, is a plugin.
 	PluginPath []string
 	// Builtin is the command line serving the first-party connectors,
-	// usually SelfCommand(); empty for none.
+	// usually BuiltinCommand(); empty for none.
 	Builtin []string
 	// Logger receives plugin logs (with connector and task attributes) and
 	// the host's own. Default: slog.Default().
@@ -113,14 +113,34 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// SelfCommand returns the command that re-executes the running binary in
-// plugin mode ("<binary> plugin"), which serves the first-party connectors.
-func SelfCommand() ([]string, error) {
+// BuiltinExecutable names the executable that serves the first-party
+// connectors (cmd/tributary-connectors), installed beside tributary. It is
+// not a mode of the tributary binary: Go runs the init of every package a
+// binary links in each process it starts, so a worker that linked the
+// connectors' drivers and Parquet writer paid for them at start even
+// with no connector to run.
+const BuiltinExecutable = "tributary-connectors"
+
+// BuiltinCommand returns the command that serves the first-party
+// connectors: BuiltinExecutable in the directory of the running binary,
+// else the one on PATH (as for `go run ./cmd/tributary`, whose binary lives
+// in a temporary directory).
+func BuiltinCommand() ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("plugins: locate the running binary: %w", err)
 	}
-	return []string{exe, "plugin"}, nil
+	beside := filepath.Join(filepath.Dir(exe), BuiltinExecutable)
+	if st, err := os.Stat(beside); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+		return []string{beside}, nil
+	}
+	if p, err := exec.LookPath(BuiltinExecutable); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return []string{abs}, nil
+		}
+	}
+	return nil, fmt.Errorf("plugins: the first-party connectors' executable %s is neither beside %s nor on PATH (build both: go build -o DIR ./cmd/tributary ./cmd/%s)",
+		BuiltinExecutable, exe, BuiltinExecutable)
 }
 
 // PluginInfo is one discovered connector and the command serving it.

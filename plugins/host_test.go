@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -104,6 +105,26 @@ func TestDiscoverSkipsNonExecutablesAndDirectories(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "does not exist") {
 		t.Errorf("the missing entry is not logged:\n%s", logs.String())
+	}
+}
+
+// TestBuiltinCommandFromPath: without tributary-connectors beside the
+// running binary (here the test binary), the one on PATH serves; without
+// either the error names the executable and how to build it. (Beside the
+// binary is how the end-to-end tests' workers find it.)
+func TestBuiltinCommandFromPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	if _, err := BuiltinCommand(); err == nil || !strings.Contains(err.Error(), BuiltinExecutable) ||
+		!strings.Contains(err.Error(), "./cmd/"+BuiltinExecutable) {
+		t.Errorf("none installed: %v; want an error naming %s and how to build it", err, BuiltinExecutable)
+	}
+	exe := filepath.Join(dir, BuiltinExecutable)
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if cmd, err := BuiltinCommand(); err != nil || !slices.Equal(cmd, []string{exe}) {
+		t.Errorf("on PATH: %v, %v; want [%s]", cmd, err, exe)
 	}
 }
 
