@@ -23,15 +23,16 @@ MODULES := . sdk examples integration/ferretdb integration/mongocontainer
 
 .PHONY: build test check unit fuzz clean
 
-# Two executables: tributary (broker, worker, dev, CLI) and, beside it,
-# tributary-connectors, the plugin that serves the first-party connectors
-# (its drivers, aws-sdk-go-v2 and arrow-go stay out of the worker's and
-# broker's processes: Go initialises every linked package in each process).
-# The release binaries leave out the symbol table and DWARF (-s -w); stack
-# traces and profiles keep their function names (they come from the
-# pclntab).
+# Every command under cmd/: tributary (broker, worker, dev, CLI) and,
+# beside it, the tributary-connector-* plugins that serve the first-party
+# connectors, one per family of libraries (basic, postgres, mongodb, s3):
+# Go initialises every linked package in each process, so the drivers,
+# aws-sdk-go-v2 and arrow-go stay out of the worker's and broker's
+# processes and out of each other's. The release binaries leave out the
+# symbol table and DWARF (-s -w); stack traces and profiles keep their
+# function names (they come from the pclntab).
 build:
-	$(GO) build -ldflags='-s -w' -o bin/ ./cmd/tributary ./cmd/tributary-connectors
+	$(GO) build -ldflags='-s -w' -o bin/ ./cmd/...
 
 # Everything CI runs: static checks, all tests (unit, integration with real
 # brokers and clients), then each fuzz target briefly.

@@ -114,7 +114,7 @@ func pluginChild(workerPid int) int {
 		for _, f := range strings.Fields(string(b)) {
 			pid, _ := strconv.Atoi(f)
 			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if strings.Contains(string(cmd), plugins.BuiltinExecutable) {
+			if strings.Contains(string(cmd), plugins.BuiltinPrefix+"postgres") {
 				return pid
 			}
 		}

@@ -39,7 +39,7 @@ type Options struct {
 	// worker (worker_id) unless rest.advertised.* say otherwise.
 	RESTAddr net.Addr
 	// Loader runs connectors; default: a plugins.Host serving the built-in
-	// connectors (plugins.BuiltinCommand) plus plugin.path.
+	// connectors (plugins.BuiltinCommands) plus plugin.path.
 	Loader plugins.Loader
 }
 
@@ -200,7 +200,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		// serves the plugins of plugin.path, as Kafka Connect runs with
 		// whatever plugins it finds; connectors of the missing classes fail
 		// their creation with "not found".
-		builtin, err := plugins.BuiltinCommand()
+		builtin, err := plugins.BuiltinCommands()
 		if err != nil {
 			log.Error("first-party connectors unavailable", "err", err)
 		}

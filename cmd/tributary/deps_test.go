@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -29,20 +30,31 @@ func deps(t *testing.T, pkg string) []string {
 	return lines
 }
 
-// TestBinaryLinksNoTestCode keeps the product binaries (tributary and
-// tributary-connectors) free of test code: franz-go's kfake, goleak, the
-// test harness and anything else under integration/ (the benchmark program
-// lives there), the SDK's acceptance kit, and the testing package. Two
-// libraries of the binaries import testing for exported test helpers
-// (go-plugin: plugin.TestPluginGRPCConn and the like; Apache Thrift, under
-// arrow-go's Parquet writer: thrift.TestLogger), so testing is linked; no
-// package of ours, nor any other, may import it.
+// mainPackages lists the main packages under cmd/: tributary and the
+// first-party connectors' executables, the product's binaries.
+func mainPackages(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "github.com/tributary-dev/tributary/cmd/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list cmd/...: %v\n%s", err, out)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestBinaryLinksNoTestCode keeps the product binaries (tributary and the
+// tributary-connector-* executables) free of test code: franz-go's kfake,
+// goleak, the test harness and anything else under integration/ (the
+// benchmark program lives there), the SDK's acceptance kit, and the
+// testing package. Two libraries of the binaries import testing for
+// exported test helpers (go-plugin: plugin.TestPluginGRPCConn and the like;
+// Apache Thrift, under arrow-go's Parquet writer: thrift.TestLogger), so
+// testing is linked; no package of ours, nor any other, may import it.
 func TestBinaryLinksNoTestCode(t *testing.T) {
 	testingAllowed := map[string]bool{
 		"github.com/hashicorp/go-plugin":         true,
 		"github.com/apache/thrift/lib/go/thrift": true,
 	}
-	for _, bin := range []string{".", "../tributary-connectors"} {
+	for _, bin := range mainPackages(t) {
 		for _, line := range deps(t, bin) {
 			f := strings.Fields(line)
 			p, imports := f[0], f[1:]
@@ -61,40 +73,70 @@ func TestBinaryLinksNoTestCode(t *testing.T) {
 	}
 }
 
-// TestBinaryLinksNoConnectors keeps the first-party connectors and their
-// libraries out of tributary: they run in tributary-connectors' processes.
-// Go initialises every package a binary links in every process it starts,
-// so with them linked an idle worker touched twice the pages (47 MB RSS
-// instead of 24-28; docs/benchmarks.md, "Idle memory"). The worker's
-// MongoDB transformations read BSON with the driver's bson package, which
-// stays allowed; its client does not.
-func TestBinaryLinksNoConnectors(t *testing.T) {
-	heavy := []string{
-		"github.com/tributary-dev/tributary/connectors",
-		"github.com/apache/arrow-go",
-		"github.com/apache/thrift",
-		"github.com/aws",
+// connectorLibraries names, for each executable of first-party
+// connectors, the packages (and their subpackages) that only it may link:
+// its connectors and their client libraries. The MongoDB driver's bson
+// package is not among them: the worker's transformations read BSON.
+var connectorLibraries = map[string][]string{
+	"tributary-connector-basic": {
+		"github.com/tributary-dev/tributary/connectors/file",
+		"github.com/tributary-dev/tributary/connectors/datagen",
+		"github.com/tributary-dev/tributary/connectors/discard",
+	},
+	"tributary-connector-postgres": {
+		"github.com/tributary-dev/tributary/connectors/postgres",
 		"github.com/jackc",
-		"github.com/parquet-go",
-		"github.com/hamba/avro",
+	},
+	"tributary-connector-mongodb": {
+		"github.com/tributary-dev/tributary/connectors/mongodb",
 		"go.mongodb.org/mongo-driver/v2/mongo",
 		"go.mongodb.org/mongo-driver/v2/x/mongo",
-	}
-	var linked []string
-	for _, line := range deps(t, ".") {
-		p := strings.Fields(line)[0]
-		if slices.ContainsFunc(heavy, func(h string) bool { return p == h || strings.HasPrefix(p, h+"/") }) {
-			linked = append(linked, p)
+	},
+	"tributary-connector-s3": {
+		"github.com/tributary-dev/tributary/connectors/s3",
+		"github.com/aws",
+		"github.com/apache/arrow-go",
+		"github.com/apache/thrift",
+		"github.com/hamba/avro",
+		"github.com/parquet-go",
+	},
+}
+
+// TestBinariesLinkOnlyTheirOwnConnectors keeps each family of first-party
+// connectors and its libraries in its own executable: out of tributary
+// (the broker, the worker, dev) and out of the other families'. Go
+// initialises every package a binary links in every process it starts:
+// with all connectors linked into tributary an idle worker's RSS went
+// from 28 to 47 MB, and a FileStream plugin process paid 43 MB for what
+// needs 17 (docs/benchmarks.md, "Idle memory"). No binary links the
+// connectors package itself (All, which imports every connector).
+func TestBinariesLinkOnlyTheirOwnConnectors(t *testing.T) {
+	for _, bin := range mainPackages(t) {
+		name := path.Base(bin)
+		if name != "tributary" && connectorLibraries[name] == nil {
+			t.Errorf("%s: a command of cmd/ that is neither tributary nor listed in connectorLibraries (list the libraries only it may link)", bin)
 		}
-	}
-	if len(linked) > 0 {
-		more := ""
-		if len(linked) > 10 {
-			more = " and " + strconv.Itoa(len(linked)-10) + " more"
-			linked = linked[:10]
+		var linked []string
+		for _, line := range deps(t, bin) {
+			p := strings.Fields(line)[0]
+			if p == "github.com/tributary-dev/tributary/connectors" {
+				linked = append(linked, p)
+			}
+			for other, libs := range connectorLibraries {
+				if other != name && slices.ContainsFunc(libs, func(l string) bool { return p == l || strings.HasPrefix(p, l+"/") }) {
+					linked = append(linked, p)
+				}
+			}
 		}
-		t.Errorf("cmd/tributary links %s%s: first-party connectors and their libraries belong in cmd/tributary-connectors",
-			strings.Join(linked, ", "), more)
+		if len(linked) > 0 {
+			more := ""
+			if len(linked) > 10 {
+				more = " and " + strconv.Itoa(len(linked)-10) + " more"
+				linked = linked[:10]
+			}
+			t.Errorf("%s links %s%s: each family of connectors and its libraries belong in its own tributary-connector-* executable",
+				name, strings.Join(linked, ", "), more)
+		}
 	}
 }
 

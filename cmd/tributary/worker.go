@@ -39,7 +39,7 @@ Main optional settings (defaults in brackets):
   listeners                           REST listener [http://:8083]
   plugin.path                         directories of third-party plugin executables
                                       (the first-party connectors come from the
-                                      tributary-connectors executable beside
+                                      tributary-connector-* executables beside
                                       tributary, else from PATH)
   offset.flush.interval.ms            [60000]
   task.shutdown.graceful.timeout.ms   [5000]

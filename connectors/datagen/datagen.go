@@ -44,7 +44,7 @@ var (
 func Connector() sdk.Connector {
 	return sdk.SourceConnector[Config]{
 		Class:   Class,
-		Version: "4.4.0-tributary", // Tributary's (worker.Version), checked by cmd/tributary-connectors' tests
+		Version: "4.4.0-tributary", // Tributary's (worker.Version), checked by cmd/tributary's tests
 		Doc:     "Generates keyed records with a schema.",
 		NewTask: func(c Config) sdk.SourceTask { return &task{cfg: c} },
 		TaskConfigs: func(_ context.Context, c Config, maxTasks int) ([]Config, error) {

@@ -22,7 +22,7 @@ type Config struct{}
 func Connector() sdk.Connector {
 	return sdk.SinkConnector[Config]{
 		Class:   Class,
-		Version: "4.4.0-tributary", // Tributary's (worker.Version), checked by cmd/tributary-connectors' tests
+		Version: "4.4.0-tributary", // Tributary's (worker.Version), checked by cmd/tributary's tests
 		Doc:     "Drops every record; reports everything delivered as durable.",
 		NewTask: func(Config) sdk.SinkTask { return task{} },
 	}

@@ -20,7 +20,7 @@ const (
 	SourceClass = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 	SinkClass   = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 	// version is Tributary's (worker.Version, what GET / reports); a test of
-	// cmd/tributary-connectors keeps the two equal.
+	// cmd/tributary keeps the two equal.
 	version = "4.4.0-tributary"
 )
 

@@ -19,7 +19,7 @@ import (
 const Class = "io.debezium.connector.mongodb.MongoDbConnector"
 
 // version is the connector's version: the worker's, as for every
-// first-party connector (cmd/tributary-connectors' TestFirstPartyVersionsMatchWorker).
+// first-party connector (cmd/tributary's TestFirstPartyVersionsMatchWorker).
 const version = "4.4.0-tributary"
 
 // Connector returns the MongoDB source connector.

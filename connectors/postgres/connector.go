@@ -15,7 +15,7 @@ import (
 const Class = "io.debezium.connector.postgresql.PostgresConnector"
 
 // Version is the connector's version: Tributary's (worker.Version), as every
-// first-party connector reports it; cmd/tributary-connectors' tests check they agree.
+// first-party connector reports it; cmd/tributary's tests check they agree.
 const Version = "4.4.0-tributary"
 
 // Connector returns the PostgreSQL change-data-capture source.

@@ -9,7 +9,7 @@ import (
 )
 
 // version is Tributary's (worker.Version), as every first-party connector
-// reports it; cmd/tributary-connectors' tests check they agree.
+// reports it; cmd/tributary's tests check they agree.
 const version = "4.4.0-tributary"
 
 // Connector returns the S3 sink connector.

@@ -21,8 +21,8 @@ import (
 // the module the harness belongs to), built at most once per test process
 // and shared by every test of the package, so that a package run links the
 // binary once instead of once per test. The first-party connectors'
-// executable (cmd/tributary-connectors) is built beside it, where the
-// binary's workers look for it. Both live under the user's cache directory
+// executables (cmd/tributary-connector-*) are built beside it, where the
+// binary's workers look for them. All live under the user's cache directory
 // (tributary/testbin/<hash of the module path>): `go build -o` leaves an
 // up-to-date binary alone, so a later run of unchanged sources does not
 // link them again either. A file lock serialises builds of the same module
@@ -46,8 +46,9 @@ var tributaryBin struct {
 	err  error
 }
 
-// buildTributary builds cmd/tributary and cmd/tributary-connectors into
-// their cache directory under a file lock and returns tributary's path.
+// buildTributary builds the commands of cmd/ (tributary and the
+// connectors' executables) into their cache directory under a file lock
+// and returns tributary's path.
 func buildTributary() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
@@ -75,16 +76,16 @@ func buildTributary() (string, error) {
 	}
 	// With -o naming a directory (the trailing separator), go build writes
 	// each command into it under its own name.
-	args = append(args, "-o", dir+string(filepath.Separator), "./cmd/tributary", "./cmd/tributary-connectors")
+	args = append(args, "-o", dir+string(filepath.Separator), "./cmd/...")
 	begin := time.Now()
 	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build cmd/tributary and cmd/tributary-connectors in %s: %w\n%s", root, err, out)
+		return "", fmt.Errorf("go build ./cmd/... in %s: %w\n%s", root, err, out)
 	}
 	bin := filepath.Join(dir, "tributary")
 	if d := time.Since(begin); d > 5*time.Second {
-		fmt.Fprintf(os.Stderr, "harness: built %s and tributary-connectors beside it in %v\n", bin, d.Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "harness: built %s and the connectors' executables beside it in %v\n", bin, d.Round(time.Millisecond))
 	}
 	return bin, nil
 }
