@@ -40,16 +40,22 @@ DOCKER ?= docker
 CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(REVISION)
 
-# The release binary leaves out the symbol table and DWARF (-s -w): 89 MB
-# -> 62 MB since the S3 sink (arrow-go, aws-sdk-go-v2); stack traces and
-# profiles keep their function names (they come from the pclntab).
+# Every command under cmd/: tributary (broker, worker, dev, CLI) and,
+# beside it, the tributary-connector-* plugins that serve the first-party
+# connectors, one per family of libraries (basic, postgres, mongodb, s3):
+# Go initialises every linked package in each process, so the drivers,
+# aws-sdk-go-v2 and arrow-go stay out of the worker's and broker's
+# processes and out of each other's. The release binaries leave out the
+# symbol table and DWARF (-s -w); stack traces and profiles keep their
+# function names (they come from the pclntab).
 build:
-	$(GO) build -ldflags='$(LDFLAGS)' -o bin/tributary ./cmd/tributary
+	$(GO) build -ldflags='$(LDFLAGS)' -o bin/ ./cmd/...
 
-# The container image's build context, bin/image: a static binary per
-# architecture of ARCHS (CGO_ENABLED=0, so the image needs no libc), and the
-# image's few files (docker/passwd and docker/group, this machine's CA
-# bundle, an empty /tmp; the data directory owned by the image's user).
+# The container image's build context, bin/image: the static executables of
+# cmd/ per architecture of ARCHS (CGO_ENABLED=0, so the image needs no libc)
+# in linux-ARCH/, and the image's few files (docker/passwd and
+# docker/group, this machine's CA bundle, an empty /tmp; the data
+# directory owned by the image's user).
 image-context:
 	@test -r $(CA_BUNDLE) || { echo "no CA bundle at $(CA_BUNDLE): apt-get install ca-certificates, or set CA_BUNDLE"; exit 1; }
 	rm -rf bin/image && mkdir -p bin/image/rootfs/etc/ssl/certs bin/image/rootfs/tmp bin/image/home/data
@@ -57,25 +63,10 @@ image-context:
 	cp docker/passwd docker/group bin/image/rootfs/etc/
 	cp $(CA_BUNDLE) bin/image/rootfs/etc/ssl/certs/ca-certificates.crt
 	@set -e; for arch in $(ARCHS); do \
-		echo "go build linux/$$arch"; \
+		echo "go build linux/$$arch ./cmd/..."; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags='$(LDFLAGS)' \
-			-o bin/image/tributary-linux-$$arch ./cmd/tributary; \
+			-o bin/image/linux-$$arch/ ./cmd/...; \
 	done
-
-# The image for this machine's architecture, tagged $(IMAGE):$(VERSION) and
-# $(IMAGE):latest, with the engine's classic builder or BuildKit alike.
-image: image-context
-	$(DOCKER) build -f docker/Dockerfile --build-arg TARGETARCH=$(firstword $(ARCHS)) \
-		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
-		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest bin/image
-
-# A release: linux/amd64 and linux/arm64 in one multi-arch manifest, pushed
-# to $(IMAGE) (docker buildx and a registry login needed; see the README).
-image-release:
-	$(MAKE) image-context ARCHS="$(subst linux/,,$(subst $(comma), ,$(PLATFORMS)))"
-	$(DOCKER) buildx build -f docker/Dockerfile --platform $(PLATFORMS) \
-		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
-		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest --push bin/image
 
 # Everything CI runs: static checks, all tests (unit, integration with real
 # brokers and clients), then each fuzz target briefly.

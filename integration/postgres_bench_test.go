@@ -48,7 +48,8 @@ import (
 //   - TRIBUTARY_PG_BENCH_RUNS: runs of our jobs and of the server's limits
 //     (1), each on its own slot over the same changes; medians reported;
 //   - TRIBUTARY_PG_BENCH_BINARIES: label=path,... builds of cmd/tributary
-//     to compare, alternated run by run (default: this tree's build);
+//     (each with its cmd/tributary-connector-* beside it) to compare,
+//     alternated run by run (default: this tree's build);
 //   - TRIBUTARY_PG_BENCH_NO_DEBEZIUM: leave Debezium out (it runs once);
 //   - TRIBUTARY_PG_BENCH_PERF: a directory for `perf record -g` profiles
 //     of the worker and plugin processes of each of our jobs, and the

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-dev/tributary/integration/harness"
+	"github.com/tributary-dev/tributary/plugins"
 )
 
 // offsetWatcher follows a worker's offsets topic and knows the latest
@@ -113,7 +114,7 @@ func pluginChild(workerPid int) int {
 		for _, f := range strings.Fields(string(b)) {
 			pid, _ := strconv.Atoi(f)
 			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if strings.Contains(string(cmd), "plugin") {
+			if strings.Contains(string(cmd), plugins.BuiltinPrefix+"postgres") {
 				return pid
 			}
 		}

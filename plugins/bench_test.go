@@ -48,7 +48,7 @@ func BenchmarkDatagen1KiB(b *testing.B) {
 	}
 	results := map[string][]result{}
 	plugin := func(b *testing.B) Loader {
-		h, err := NewHost(context.Background(), Config{Builtin: []string{exe}, Logger: quiet})
+		h, err := NewHost(context.Background(), Config{Builtin: [][]string{{exe}}, Logger: quiet})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -179,7 +179,7 @@ func BenchmarkDatagen1KiBAlternating(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := NewHost(ctx, Config{Builtin: []string{exe}, Logger: quiet})
+	h, err := NewHost(ctx, Config{Builtin: [][]string{{exe}}, Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@
 //   - Host runs each connector (its instance and its tasks on this worker)
 //     in a plugin process of its own, one gRPC stream per task: third-party
 //     executables found under plugin.path, and the first-party connectors
-//     by re-executing the running binary in plugin mode (SelfCommand). A
+//     through the tributary-connector-* executables (BuiltinCommands). A
 //     crash, exit or hang of a plugin fails only that connector's tasks,
 //     with the panic message and stack (or the tail of the plugin's stderr)
 //     as the trace; the host stays up and can start the tasks again.
@@ -18,10 +18,10 @@
 //
 // Usage sketch (the worker's task runner):
 //
-//	self, _ := plugins.SelfCommand()
+//	builtin, _ := plugins.BuiltinCommands()
 //	host, err := plugins.NewHost(ctx, plugins.Config{
 //		PluginPath: []string{"/opt/tributary/plugins"},
-//		Builtin:    self,
+//		Builtin:    builtin,
 //		Logger:     logger,
 //	})
 //	task, err := host.StartSourceTask(ctx, "FileStreamSource",

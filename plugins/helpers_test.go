@@ -148,7 +148,7 @@ func offsetsSinkConnector() sdk.Connector {
 // a source task, prints the plugin's pid and waits to be killed.
 func runTestHost() int {
 	exe, _ := os.Executable()
-	h, err := NewHost(context.Background(), Config{Builtin: []string{exe}})
+	h, err := NewHost(context.Background(), Config{Builtin: [][]string{{exe}}})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
@@ -218,7 +218,7 @@ func newTestHost(t *testing.T, mod func(*Config)) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Builtin: []string{exe}, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})), StopTimeout: 2 * time.Second}
+	cfg := Config{Builtin: [][]string{{exe}}, Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})), StopTimeout: 2 * time.Second}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -42,9 +42,9 @@ type Config struct {
 	// Connect's plugin.path). Each executable file directly in a directory,
 	// or one level down, is a plugin.
 	PluginPath []string
-	// Builtin is the command line serving the first-party connectors,
-	// usually SelfCommand(); empty for none.
-	Builtin []string
+	// Builtin lists the command lines serving the first-party connectors,
+	// usually BuiltinCommands(); empty for none.
+	Builtin [][]string
 	// Logger receives plugin logs (with connector and task attributes) and
 	// the host's own. Default: slog.Default().
 	Logger *slog.Logger
@@ -114,14 +114,49 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// SelfCommand returns the command that re-executes the running binary in
-// plugin mode ("<binary> plugin"), which serves the first-party connectors.
-func SelfCommand() ([]string, error) {
+// BuiltinPrefix begins the names of the executables that serve the
+// first-party connectors (cmd/tributary-connector-*: basic, postgres,
+// mongodb, s3), installed beside tributary. They are not a mode of the
+// tributary binary, nor one binary together: Go runs the init of every
+// package a binary links in each process it starts, so a worker that
+// linked the connectors, or a FileStream plugin that linked the drivers
+// and the Parquet writer, paid for them at start.
+const BuiltinPrefix = "tributary-connector-"
+
+// BuiltinCommands returns the commands that serve the first-party
+// connectors: the executables named BuiltinPrefix… in the directory of
+// the running binary, else those of the first PATH directory that holds
+// any (as for `go run ./cmd/tributary`, whose binary lives in a temporary
+// directory).
+func BuiltinCommands() ([][]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("plugins: locate the running binary: %w", err)
 	}
-	return []string{exe, "plugin"}, nil
+	for _, dir := range append([]string{filepath.Dir(exe)}, filepath.SplitList(os.Getenv("PATH"))...) {
+		if dir == "" {
+			continue
+		}
+		entries, _ := os.ReadDir(dir) // an unreadable PATH entry holds none
+		var cmds [][]string
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), BuiltinPrefix) {
+				continue
+			}
+			p, err := filepath.Abs(filepath.Join(dir, e.Name()))
+			if err != nil {
+				continue
+			}
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+				cmds = append(cmds, []string{p})
+			}
+		}
+		if len(cmds) > 0 {
+			return cmds, nil
+		}
+	}
+	return nil, fmt.Errorf("plugins: no executable of the first-party connectors (%s*) beside %s nor on PATH (build them with tributary: go build -o DIR/ ./cmd/...)",
+		BuiltinPrefix, exe)
 }
 
 // PluginInfo is one discovered connector and the command serving it.
@@ -254,16 +289,13 @@ func NewHost(ctx context.Context, cfg Config) (*Host, error) {
 	return h, nil
 }
 
-// Discover (re)scans the builtin command and plugin.path. Each executable
+// Discover (re)scans the builtin commands and plugin.path. Each executable
 // is started once and asked for its specification; results are cached by
 // the executable's SHA-256, in memory and in CacheDir. A plugin that fails
 // to start is logged and skipped; plugins claiming the same names are
 // settled by resolveNames.
 func (h *Host) Discover(ctx context.Context) error {
-	var cmds [][]string
-	if len(h.cfg.Builtin) > 0 {
-		cmds = append(cmds, h.cfg.Builtin)
-	}
+	cmds := slices.Clone(h.cfg.Builtin)
 	for _, dir := range h.cfg.PluginPath {
 		exes, err := findExecutables(dir, h.cfg.Logger)
 		if err != nil {
@@ -287,7 +319,7 @@ func (h *Host) Discover(ctx context.Context) error {
 		for _, s := range specs {
 			found = append(found, PluginInfo{Spec: s, Command: cmd, Hash: hash})
 		}
-		if builtin := i == 0 && len(h.cfg.Builtin) > 0; !builtin {
+		if builtin := i < len(h.cfg.Builtin); !builtin {
 			h.cfg.Logger.Info("plugin loaded from plugin.path", "path", cmd[0], "plugins", specSummary(specs))
 		}
 	}
@@ -310,7 +342,7 @@ func specSummary(specs []sdk.Spec) string {
 // resolveNames settles plugins that claim the same names, as Kafka Connect
 // does rather than refusing to start: of several plugins with one class,
 // the highest version is kept (the first found on a tie: the built-in
-// command, then plugin.path in order); an alias that is another plugin's
+// commands, then plugin.path in order); an alias that is another plugin's
 // class, or that two plugins share, is dropped for all of them, so that
 // each stays reachable by its class name. Each choice is logged.
 func resolveNames(found []PluginInfo, logger *slog.Logger) []PluginInfo {
@@ -535,8 +567,10 @@ func (h *Host) Location(class string) string {
 	if err != nil {
 		return ""
 	}
-	if len(h.cfg.Builtin) > 0 && slices.Equal(p.Command, h.cfg.Builtin) {
-		return Classpath
+	for _, b := range h.cfg.Builtin {
+		if slices.Equal(p.Command, b) {
+			return Classpath
+		}
 	}
 	abs, err := filepath.Abs(p.Command[0])
 	if err != nil {

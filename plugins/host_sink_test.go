@@ -142,7 +142,7 @@ func startFlaky(t *testing.T) (*hostSinkTask, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newTestHost(t, func(c *Config) { c.Builtin = []string{exe, testconn.FlakySinkArg} })
+	h := newTestHost(t, func(c *Config) { c.Builtin = [][]string{{exe, testconn.FlakySinkArg}} })
 	dir := t.TempDir()
 	st, err := h.StartSinkTask(context.Background(), testconn.FlakySinkClass, sdk.TaskInfo{Connector: "flaky"}, map[string]string{"dir": dir})
 	if err != nil {

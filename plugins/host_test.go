@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,7 +58,7 @@ func TestDiscoverBuiltinAndCacheByHash(t *testing.T) {
 	// A second host finds the spec in the cache and does not start the
 	// binary: prove it by making the binary unusable as a plugin launcher.
 	exe, _ := os.Executable()
-	h2, err := NewHost(context.Background(), Config{Builtin: []string{exe, "--not-a-plugin-flag"}, CacheDir: cache,
+	h2, err := NewHost(context.Background(), Config{Builtin: [][]string{{exe, "--not-a-plugin-flag"}}, CacheDir: cache,
 		ProtocolVersions: []int{99}})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +131,36 @@ func TestDiscoverSkipsNonExecutablesAndDirectories(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "does not exist") {
 		t.Errorf("the missing entry is not logged:\n%s", logs.String())
+	}
+}
+
+// TestBuiltinCommandsFromPath: without tributary-connector-* executables
+// beside the running binary (here the test binary), those of the first
+// PATH directory holding any serve; without any the error names them and
+// how to build them. (Beside the binary is how the end-to-end tests'
+// workers find them.)
+func TestBuiltinCommandsFromPath(t *testing.T) {
+	none, first, second := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("PATH", none)
+	if _, err := BuiltinCommands(); err == nil || !strings.Contains(err.Error(), BuiltinPrefix) ||
+		!strings.Contains(err.Error(), "./cmd/...") {
+		t.Errorf("none installed: %v; want an error naming %s* and how to build them", err, BuiltinPrefix)
+	}
+	write := func(dir, name string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	basic := write(first, BuiltinPrefix+"basic", 0o755)
+	s3 := write(first, BuiltinPrefix+"s3", 0o755)
+	write(first, BuiltinPrefix+"notes.txt", 0o644)
+	write(first, "other-plugin", 0o755)
+	write(second, BuiltinPrefix+"postgres", 0o755)
+	t.Setenv("PATH", strings.Join([]string{none, first, second}, string(filepath.ListSeparator)))
+	if cmds, err := BuiltinCommands(); err != nil || !slices.EqualFunc(cmds, [][]string{{basic}, {s3}}, slices.Equal) {
+		t.Errorf("on PATH: %v, %v; want [[%s] [%s]]", cmds, err, basic, s3)
 	}
 }
 
@@ -914,7 +945,7 @@ func newNoisyHost(t *testing.T, logger *slog.Logger) *Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := NewHost(context.Background(), Config{Builtin: []string{exe, noisyPluginArg}, Logger: logger, StopTimeout: 2 * time.Second})
+	h, err := NewHost(context.Background(), Config{Builtin: [][]string{{exe, noisyPluginArg}}, Logger: logger, StopTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -972,7 +1003,7 @@ func TestKillBoundedWhenOutputHeldOutsideGroup(t *testing.T) {
 	start := time.Now()
 	go func() {
 		// Discovery starts the plugin, reads its specification and stops it.
-		_, err := NewHost(context.Background(), Config{Builtin: []string{exe, setsidChildArg, pidFile}, Logger: logger})
+		_, err := NewHost(context.Background(), Config{Builtin: [][]string{{exe, setsidChildArg, pidFile}}, Logger: logger})
 		done <- err
 	}()
 	select {

@@ -39,7 +39,7 @@ type Options struct {
 	// worker (worker_id) unless rest.advertised.* say otherwise.
 	RESTAddr net.Addr
 	// Loader runs connectors; default: a plugins.Host serving the built-in
-	// connectors by re-executing this binary plus plugin.path.
+	// connectors (plugins.BuiltinCommands) plus plugin.path.
 	Loader plugins.Loader
 }
 
@@ -196,9 +196,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.h.stage.Store("starting the plugin host")
 	loader := w.opts.Loader
 	if loader == nil {
-		self, err := plugins.SelfCommand()
+		// Without the first-party connectors' executable the worker still
+		// serves the plugins of plugin.path, as Kafka Connect runs with
+		// whatever plugins it finds; connectors of the missing classes fail
+		// their creation with "not found".
+		builtin, err := plugins.BuiltinCommands()
 		if err != nil {
-			return fmt.Errorf("worker: %w", err)
+			log.Error("first-party connectors unavailable", "err", err)
 		}
 		// Specifications are cached by binary hash, so a restart runs only
 		// new or changed plugin executables.
@@ -206,7 +210,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		if d, err := os.UserCacheDir(); err == nil {
 			cacheDir = filepath.Join(d, "tributary", "plugin-specs")
 		}
-		host, err := plugins.NewHost(ctx, plugins.Config{PluginPath: w.cfg.PluginPath, Builtin: self, Logger: log,
+		host, err := plugins.NewHost(ctx, plugins.Config{PluginPath: w.cfg.PluginPath, Builtin: builtin, Logger: log,
 			StopTimeout: w.cfg.TaskShutdownTimeout, CacheDir: cacheDir})
 		if err != nil {
 			return fmt.Errorf("worker: plugins: %w", err)

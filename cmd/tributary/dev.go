@@ -20,6 +20,7 @@ import (
 	"github.com/tributary-dev/tributary/internal/dirlock"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/worker"
 )
 
@@ -32,8 +33,10 @@ const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's) in one process, on 127.0.0.1, with the built-in connectors
-(FileStreamSource/FileStreamSink, datagen, the Postgres source, the S3
-sink) and transformations available. State lives in the data directory, so
+(FileStreamSource/FileStreamSink, datagen, the Postgres and MongoDB
+sources, the S3 sink; served by the tributary-connector-* executables, from
+beside tributary or from PATH) and transformations available. State lives
+in the data directory, so
 a second start resumes where the first stopped. The data directory belongs
 to one process at a time (DIR/.lock): a second dev on it exits at once,
 naming the process that holds it.
@@ -229,6 +232,9 @@ func devSettings(props properties.Properties, file string, overrides []string) e
 // runDemo creates (or updates) the demo pipeline and prints its progress
 // until ctx ends.
 func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.Writer, logger *slog.Logger) error {
+	if _, err := plugins.BuiltinCommands(); err != nil {
+		return fmt.Errorf("the demo runs first-party connectors: %w", err)
+	}
 	out, err := filepath.Abs(filepath.Join(dataDir, "demo-output.txt"))
 	if err != nil {
 		return err

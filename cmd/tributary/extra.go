@@ -1,13 +1,12 @@
 package main
 
 // extraCommands returns the subcommands contributed by later parts of the
-// project (worker, dev, plugin mode); each part appends its own.
+// project (worker, dev, the connectors CLI); each part appends its own.
 func extraCommands() []command {
 	return []command{
 		connectorsCommand(),
 		devCommand(),
 		healthcheckCommand(),
-		pluginCommand(),
 		workerCommand(),
 	}
 }

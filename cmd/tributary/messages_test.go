@@ -6,20 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tributary-dev/tributary/connectors"
-	"github.com/tributary-dev/tributary/worker"
 )
-
-// TestFirstPartyVersionsMatchWorker: the first-party connectors report the
-// version GET / reports (they said 4.0.0-tributary under a 4.4.0 worker).
-func TestFirstPartyVersionsMatchWorker(t *testing.T) {
-	for _, c := range connectors.All() {
-		if s := c.Spec(); s.Version != worker.Version {
-			t.Errorf("%s reports version %q, the worker %q", s.Class, s.Version, worker.Version)
-		}
-	}
-}
 
 // TestDevHelpNamesOnlyRealFlags: dev --help mentioned a --verbose flag
 // that does not exist.

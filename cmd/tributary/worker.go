@@ -50,6 +50,9 @@ Main optional settings (defaults in brackets):
   bootstrap.servers                   [localhost:9092]
   listeners                           REST listener [http://:8083, all interfaces]
   plugin.path                         directories of third-party plugin executables
+                                      (the first-party connectors come from the
+                                      tributary-connector-* executables beside
+                                      tributary, else from PATH)
   offset.flush.interval.ms            [60000]
   task.shutdown.graceful.timeout.ms   [5000]
   config/offset/status.storage.replication.factor [3], offset.storage.partitions [25],

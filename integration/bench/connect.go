@@ -98,9 +98,10 @@ type Proc struct {
 	RSSLoadMB float64 `json:"rss_load_mb"`
 	RSSPeakMB float64 `json:"rss_peak_mb"`
 	// PSSLoadMB is the median proportional set size (Pss in
-	// /proc/<pid>/smaps_rollup) while records flowed: plugin processes
-	// re-execute the worker's binary and share its text pages, which a sum
-	// of RSS counts once per process.
+	// /proc/<pid>/smaps_rollup) while records flowed: plugin processes of
+	// one executable (tributary-connector-basic serves both FileStream
+	// connectors) share its text pages, which a sum of RSS counts once per
+	// process.
 	PSSLoadMB float64 `json:"pss_load_mb"`
 }
 

@@ -20,14 +20,16 @@ import (
 // BuildTributary returns the path of the tributary binary (cmd/tributary of
 // the module the harness belongs to), built at most once per test process
 // and shared by every test of the package, so that a package run links the
-// 90 MB binary once instead of once per test. The binary lives under the
-// user's cache directory (tributary/testbin/<hash of the module path>):
-// `go build -o` leaves an up-to-date binary alone, so a later run of
-// unchanged sources does not link it again either. A file lock serialises
-// builds of the same module by concurrent test processes (go test runs
-// packages side by side). Tests must treat the binary as read-only. With
-// TRIBUTARY_BUILD_RACE set it is built with the race detector (a race is
-// reported in the process's log).
+// binary once instead of once per test. The first-party connectors'
+// executables (cmd/tributary-connector-*) are built beside it, where the
+// binary's workers look for them. All live under the user's cache directory
+// (tributary/testbin/<hash of the module path>): `go build -o` leaves an
+// up-to-date binary alone, so a later run of unchanged sources does not
+// link them again either. A file lock serialises builds of the same module
+// by concurrent test processes (go test runs packages side by side). Tests
+// must treat the binaries as read-only. With TRIBUTARY_BUILD_RACE set they
+// are built with the race detector, in a race/ directory of their own (a
+// race is reported in the process's log).
 func BuildTributary(t testing.TB) string {
 	t.Helper()
 	tributaryBin.once.Do(func() { tributaryBin.path, tributaryBin.err = buildTributary() })
@@ -44,8 +46,9 @@ var tributaryBin struct {
 	err  error
 }
 
-// buildTributary builds cmd/tributary into its cache directory under a
-// file lock and returns its path.
+// buildTributary builds the commands of cmd/ (tributary and the
+// connectors' executables) into their cache directory under a file lock
+// and returns tributary's path.
 func buildTributary() (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
@@ -66,20 +69,23 @@ func buildTributary() (string, error) {
 		return "", err
 	}
 	defer unlock()
-	bin := filepath.Join(dir, "tributary")
-	args := []string{"build", "-o", bin}
+	args := []string{"build"}
 	if os.Getenv("TRIBUTARY_BUILD_RACE") != "" {
-		bin += "-race"
-		args = []string{"build", "-race", "-o", bin}
+		dir = filepath.Join(dir, "race")
+		args = append(args, "-race")
 	}
+	// With -o naming a directory (the trailing separator), go build writes
+	// each command into it under its own name.
+	args = append(args, "-o", dir+string(filepath.Separator), "./cmd/...")
 	begin := time.Now()
-	cmd := exec.Command("go", append(args, "./cmd/tributary")...)
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build cmd/tributary in %s: %w\n%s", root, err, out)
+		return "", fmt.Errorf("go build ./cmd/... in %s: %w\n%s", root, err, out)
 	}
+	bin := filepath.Join(dir, "tributary")
 	if d := time.Since(begin); d > 5*time.Second {
-		fmt.Fprintf(os.Stderr, "harness: built %s in %v\n", bin, d.Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "harness: built %s and the connectors' executables beside it in %v\n", bin, d.Round(time.Millisecond))
 	}
 	return bin, nil
 }

@@ -53,7 +53,7 @@ func pluginHost(t testing.TB) *plugins.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe}, Logger: quietLogger()})
+	h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: [][]string{{exe}}, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -529,7 +529,7 @@ func flakyLoader(t *testing.T, kind string) plugins.Loader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: []string{exe, testconn.FlakySinkArg}, Logger: quietLogger()})
+	h, err := plugins.NewHost(context.Background(), plugins.Config{Builtin: [][]string{{exe, testconn.FlakySinkArg}}, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

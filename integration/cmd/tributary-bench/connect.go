@@ -163,19 +163,20 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 	return 0
 }
 
-// buildTributary builds cmd/tributary into a temporary directory, for the
-// workers of the connect benchmark; cleanup removes it.
+// buildTributary builds cmd/tributary, and beside it the first-party
+// connectors' executables (cmd/tributary-connector-*, where its workers find
+// them), into a temporary directory, for the workers of the connect
+// benchmark; cleanup removes it.
 func buildTributary(ctx context.Context, progress io.Writer) (exe string, cleanup func(), err error) {
 	dir, err := os.MkdirTemp("", "tributary-bench-")
 	if err != nil {
 		return "", nil, err
 	}
-	exe = filepath.Join(dir, "tributary")
-	fmt.Fprintln(progress, "building cmd/tributary for the workers (go build; --tributary PATH skips this)")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", exe, "github.com/tributary-dev/tributary/cmd/tributary")
+	fmt.Fprintln(progress, "building cmd/... (tributary and the connectors' executables) for the workers (go build; --tributary PATH skips this)")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "github.com/tributary-dev/tributary/cmd/...")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
-		return "", nil, fmt.Errorf("go build cmd/tributary: %w\n%s", err, out)
+		return "", nil, fmt.Errorf("go build cmd/...: %w\n%s", err, out)
 	}
-	return exe, func() { os.RemoveAll(dir) }, nil
+	return filepath.Join(dir, "tributary"), func() { os.RemoveAll(dir) }, nil
 }
