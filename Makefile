@@ -68,6 +68,21 @@ image-context:
 			-o bin/image/linux-$$arch/ ./cmd/...; \
 	done
 
+# The image for this machine's architecture, tagged $(IMAGE):$(VERSION) and
+# $(IMAGE):latest, with the engine's classic builder or BuildKit alike.
+image: image-context
+	$(DOCKER) build -f docker/Dockerfile --build-arg TARGETARCH=$(firstword $(ARCHS)) \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest bin/image
+
+# A release: linux/amd64 and linux/arm64 in one multi-arch manifest, pushed
+# to $(IMAGE) (docker buildx and a registry login needed; see the README).
+image-release:
+	$(MAKE) image-context ARCHS="$(subst linux/,,$(subst $(comma), ,$(PLATFORMS)))"
+	$(DOCKER) buildx build -f docker/Dockerfile --platform $(PLATFORMS) \
+		--build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest --push bin/image
+
 # Everything CI runs: static checks, all tests (unit, integration with real
 # brokers and clients), then each fuzz target briefly.
 test: check unit fuzz
