@@ -189,7 +189,7 @@ func BenchmarkMongoSource(b *testing.B) {
 	}
 	waitTopicEnd(b, adm, "mb.bench.docs", int64(n))
 	snap := time.Since(start)
-	plugin := pluginChild(w.Pid())
+	plugin := pluginChild(w.Pid(), "mongodb")
 	cpuSnap := procCPU(w.Pid()) - cpu0 + procCPU(plugin)
 	pluginCPU0 := procCPU(plugin)
 	workerCPU0 := procCPU(w.Pid())
@@ -229,7 +229,7 @@ func BenchmarkMongoSource(b *testing.B) {
 	change := time.Since(start)
 	cpuChange := procCPU(w.Pid()) - workerCPU0
 	rss := rssSnap
-	if p2 := pluginChild(w.Pid()); p2 == plugin {
+	if p2 := pluginChild(w.Pid(), "mongodb"); p2 == plugin {
 		cpuChange += procCPU(plugin) - pluginCPU0
 		rss = procHWM(plugin)
 	} else if p2 != 0 { // the task runs in a new plugin process

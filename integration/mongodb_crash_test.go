@@ -104,7 +104,7 @@ func TestMongoPollKill9(t *testing.T) {
 	// Kill 3: the plugin process; the task fails, a REST restart resumes it.
 	var pid int
 	for deadline := time.Now().Add(20 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		pid = pluginChild(w.Pid())
+		pid = pluginChild(w.Pid(), "mongodb")
 	}
 	if pid == 0 {
 		t.Fatal("no plugin process under the worker")

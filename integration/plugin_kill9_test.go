@@ -3,7 +3,6 @@ package integration
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,15 +15,7 @@ import (
 // path open (a file connector's process holds its file), or 0.
 func pluginHolding(t *testing.T, workerPid int, path string) int {
 	t.Helper()
-	// A child is listed under the thread that started it.
-	var children []string
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", workerPid))
-	for _, task := range tasks {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", workerPid, task.Name()))
-		children = append(children, strings.Fields(string(b))...)
-	}
-	for _, f := range children {
-		pid, _ := strconv.Atoi(f)
+	for _, pid := range workerChildren(workerPid) {
 		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 		for _, fd := range fds {
 			if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); err == nil && target == path {

@@ -411,15 +411,10 @@ func peakRSS(pid int) int64 {
 // connector has its own).
 func pluginOf(workerPid int, _ string) int {
 	newest, best := 0, int64(-1)
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", workerPid))
-	for _, task := range tasks {
-		c, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", workerPid, task.Name()))
-		for _, f := range strings.Fields(string(c)) {
-			pid, _ := strconv.Atoi(f)
-			st, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
-			if err == nil && st.ModTime().UnixNano() > best {
-				newest, best = pid, st.ModTime().UnixNano()
-			}
+	for _, pid := range workerChildren(workerPid) {
+		st, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		if err == nil && st.ModTime().UnixNano() > best {
+			newest, best = pid, st.ModTime().UnixNano()
 		}
 	}
 	return newest

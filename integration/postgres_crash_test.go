@@ -106,17 +106,30 @@ func slotFlushLSN(t *testing.T, pg *harness.Postgres, slot string) uint64 {
 	return uint64(l)
 }
 
-// pluginChild returns the pid of a plugin process of the worker, or 0.
-func pluginChild(workerPid int) int {
+// workerChildren returns the pids of the worker's child processes (a child
+// is listed under the thread that started it).
+func workerChildren(workerPid int) []int {
+	var pids []int
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", workerPid))
 	for _, task := range tasks {
 		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", workerPid, task.Name()))
 		for _, f := range strings.Fields(string(b)) {
-			pid, _ := strconv.Atoi(f)
-			cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-			if strings.Contains(string(cmd), plugins.BuiltinPrefix+"postgres") {
-				return pid
+			if pid, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, pid)
 			}
+		}
+	}
+	return pids
+}
+
+// pluginChild returns the pid of a plugin process of the worker that runs
+// the executable of the connector family (postgres, mongodb, s3, basic), or
+// 0.
+func pluginChild(workerPid int, family string) int {
+	for _, pid := range workerChildren(workerPid) {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if strings.Contains(string(cmd), plugins.BuiltinPrefix+family) {
+			return pid
 		}
 	}
 	return 0
@@ -213,7 +226,7 @@ func TestPostgresKill9(t *testing.T) {
 	// The plugin process alone.
 	var pid int
 	for deadline := time.Now().Add(20 * time.Second); pid == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		pid = pluginChild(w.Pid())
+		pid = pluginChild(w.Pid(), "postgres")
 	}
 	if pid == 0 {
 		t.Fatal("no plugin process under the worker")

@@ -21,6 +21,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/tributary-dev/tributary/integration/harness"
+	"github.com/tributary-dev/tributary/worker"
 )
 
 func TestMain(m *testing.M) {
@@ -250,19 +251,8 @@ func createConnector(t *testing.T, url, name string, config map[string]string) {
 	}
 }
 
-// connectorStatus is GET /connectors/{name}/status.
-type connectorStatus struct {
-	Connector struct {
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-	} `json:"connector"`
-	Tasks []struct {
-		ID       int    `json:"id"`
-		State    string `json:"state"`
-		WorkerID string `json:"worker_id"`
-		Trace    string `json:"trace"`
-	} `json:"tasks"`
-}
+// connectorStatus is GET /connectors/{name}/status, as the worker writes it.
+type connectorStatus worker.ConnectorStateInfo
 
 // running reports whether the connector and tasks tasks all run.
 func (s connectorStatus) running(tasks int) bool {

@@ -118,14 +118,7 @@ func TestImageDevDemo(t *testing.T) {
 		}
 		return ""
 	})
-	out := filepath.Join(dir, "demo-output.txt")
-	eventually(t, time.Minute, "demo records and Parquet files in the mounted data directory", func() string {
-		n, files := len(demoIDs(t, out)), parquetFiles(filepath.Join(dir, "lake"))
-		if n < 1000 || files == 0 {
-			return fmt.Sprintf("%d records, %d Parquet files", n, files)
-		}
-		return ""
-	})
+	out := waitDemo(t, dir, 1000)
 
 	stop := func(round int) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -169,6 +162,22 @@ func TestImageDevDemo(t *testing.T) {
 	checkContiguous(t, demoIDs(t, out))
 }
 
+// waitDemo waits until the demo has written at least n records to the
+// data directory dir and a Parquet file to its lake, and returns the path of
+// its output file.
+func waitDemo(t *testing.T, dir string, n int) string {
+	t.Helper()
+	out := filepath.Join(dir, "demo-output.txt")
+	eventually(t, time.Minute, "demo records and Parquet files in the mounted data directory", func() string {
+		got, files := len(demoIDs(t, out)), parquetFiles(filepath.Join(dir, "lake"))
+		if got < n || files == 0 {
+			return fmt.Sprintf("%d records, %d Parquet files", got, files)
+		}
+		return ""
+	})
+	return out
+}
+
 // checkContiguous fails t unless ids are 0, 1, 2, ... each once.
 func checkContiguous(t *testing.T, ids []int) {
 	t.Helper()
@@ -201,14 +210,7 @@ func TestImageNonRootReadOnly(t *testing.T) {
 	if info.Config.User != "65532:65532" || !info.HostConfig.ReadonlyRootfs {
 		t.Errorf("user %q, read-only root %v", info.Config.User, info.HostConfig.ReadonlyRootfs)
 	}
-	out := filepath.Join(dir, "demo-output.txt")
-	eventually(t, time.Minute, "demo records and Parquet files on a read-only root", func() string {
-		n, files := len(demoIDs(t, out)), parquetFiles(filepath.Join(dir, "lake"))
-		if n < 500 || files == 0 {
-			return fmt.Sprintf("%d records, %d Parquet files", n, files)
-		}
-		return ""
-	})
+	waitDemo(t, dir, 500)
 	// The container's processes as the host sees them: dev and its plugin
 	// processes, none of them root.
 	procs := processTree(t, info.State.Pid)
