@@ -300,7 +300,12 @@ func runTool(ctx context.Context, java, jars string, stdin io.Reader, class stri
 // (javac beside java) or jars can be had.
 func RunJavaProgram(t testing.TB, source string, args ...string) []byte {
 	t.Helper()
-	jars := requireJars(t)
+	return runJavaProgram(t, requireJars(t), source, args...)
+}
+
+// runJavaProgram is RunJavaProgram with the jars of directory jars.
+func runJavaProgram(t testing.TB, jars, source string, args ...string) []byte {
+	t.Helper()
 	java := requireJava(t)
 	javac := filepath.Join(filepath.Dir(java), "javac")
 	if _, err := os.Stat(javac); err != nil {
