@@ -65,15 +65,15 @@ func icebergSource(pg *harness.Postgres, id string) map[string]string {
 // envelopes of topic directly.
 func icebergSink(l *icebergLake, topic, table string) map[string]string {
 	cfg := map[string]string{
-		"connector.class":                       "org.apache.iceberg.connect.IcebergSinkConnector",
-		"topics":                                topic,
-		"key.converter":                         "org.apache.kafka.connect.json.JsonConverter",
-		"value.converter":                       "org.apache.kafka.connect.json.JsonConverter",
-		"iceberg.tables":                        table,
-		"iceberg.tables.auto-create-enabled":    "true",
-		"iceberg.tables.upsert-mode-enabled":    "true",
-		"iceberg.tables.evolve-schema-enabled":  "true",
-		"iceberg.control.commit.interval-ms":    "1000",
+		"connector.class":                      "org.apache.iceberg.connect.IcebergSinkConnector",
+		"topics":                               topic,
+		"key.converter":                        "org.apache.kafka.connect.json.JsonConverter",
+		"value.converter":                      "org.apache.kafka.connect.json.JsonConverter",
+		"iceberg.tables":                       table,
+		"iceberg.tables.auto-create-enabled":   "true",
+		"iceberg.tables.upsert-mode-enabled":   "true",
+		"iceberg.tables.evolve-schema-enabled": "true",
+		"iceberg.control.commit.interval-ms":   "1000",
 	}
 	maps.Copy(cfg, l.sinkConfig())
 	return cfg

@@ -64,6 +64,7 @@ type icebergTable struct {
 	EqualityDeleteFiles int               `json:"equality_delete_files"`
 	Snapshots           int               `json:"snapshots"`
 	ReadBy              string            `json:"read_by"`
+	ReferencedFiles     []string          `json:"referenced_files"`
 }
 
 func (it *icebergTable) types() map[string]string {
@@ -298,4 +299,13 @@ func sameRows(want, got []map[string]any, key string) []string {
 		diffs = append(diffs[:10], fmt.Sprintf("… %d more", len(diffs)-10))
 	}
 	return diffs
+}
+
+// runPython runs a Python program given as text with args.
+func runPython(py, program string, args ...string) ([]byte, error) {
+	out, err := exec.Command(py, append([]string{"-c", program}, args...)...).Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return out, fmt.Errorf("%w\n%s", err, ee.Stderr)
+	}
+	return out, err
 }

@@ -70,13 +70,13 @@ def main():
     pos = [e for e in live if e["data_file"]["content"] == 1]
     eq = [e for e in live if e["data_file"]["content"] == 2]
     out.update(data_files=len(data), position_delete_files=len(pos), equality_delete_files=len(eq))
+    io = tbl.io
     if not eq:
         rows = tbl.scan().to_arrow().to_pylist()
         out["read_by"] = "pyiceberg scan"
     else:
         if pos:
             raise SystemExit("position and equality deletes together: not handled here")
-        io = tbl.io
         names = {f.field_id: f.name for f in schema.fields}
         deletes = []  # (sequence number, id column names, set of key tuples)
         for e in eq:
@@ -95,6 +95,14 @@ def main():
                 rows.append({f.name: r.get(f.name) for f in schema.fields})
         out["read_by"] = "pyiceberg manifests + pyarrow, equality deletes applied by the spec's rule"
     out["rows"] = [render(r) for r in rows]
+    # Every file any snapshot references (for the crash tests' count of
+    # files left unreferenced).
+    refs = set()
+    for s in tbl.metadata.snapshots:
+        for m in s.manifests(io=tbl.io):
+            for e in m.fetch_manifest_entry(io=tbl.io, discard_deleted=False):
+                refs.add(e.data_file.file_path)
+    out["referenced_files"] = sorted(refs)
     print(json.dumps(out))
 
 
