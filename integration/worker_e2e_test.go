@@ -54,9 +54,10 @@ type statusBody struct {
 		Trace string `json:"trace"`
 	} `json:"connector"`
 	Tasks []struct {
-		ID    int    `json:"id"`
-		State string `json:"state"`
-		Trace string `json:"trace"`
+		ID       int    `json:"id"`
+		State    string `json:"state"`
+		Trace    string `json:"trace"`
+		WorkerID string `json:"worker_id"`
 	} `json:"tasks"`
 }
 

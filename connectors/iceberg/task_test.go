@@ -244,3 +244,53 @@ func TestMalformedChangesNothing(t *testing.T) {
 		t.Errorf("changes kept after errors: %v", names)
 	}
 }
+
+// TestTwoTasksConflictRetry: two tasks own different partitions of one
+// table and commit on the same snapshot; the second commit conflicts, is
+// rebuilt on the new snapshot, and the table ends with both tasks' rows and
+// both partitions' offsets.
+func TestTwoTasksConflictRetry(t *testing.T) {
+	cfg := lakeConfig(t.TempDir())
+	ctx := context.Background()
+	tp0, tp1 := sdk.TopicPartition{Topic: "db.public.t", Partition: 0}, sdk.TopicPartition{Topic: "db.public.t", Partition: 1}
+	a, _ := openTask(t, cfg, 0)
+	b, _ := openTask(t, cfg, 1)
+	// A first commit makes the table, which both then load.
+	if err := a.Assigned(ctx, []sdk.TopicPartition{tp0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Put(ctx, []sdk.SinkRecord{event(0, 0, "c", 1, "a")}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if _, err := a.Flush(ctx, map[sdk.TopicPartition]int64{tp0: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Assigned(ctx, []sdk.TopicPartition{tp1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Put(ctx, []sdk.SinkRecord{event(0, 1, "u", 1, "a2")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Put(ctx, []sdk.SinkRecord{event(1, 0, "c", 2, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if _, err := a.Flush(ctx, map[sdk.TopicPartition]int64{tp0: 2}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Flush(ctx, map[sdk.TopicPartition]int64{tp1: 1}) // built on the snapshot before a's
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[tp1] != 1 {
+		t.Errorf("b's durable offsets %v, want %s at 1", got, tp1)
+	}
+	rows, props := readTable(t, cfg)
+	if want := map[int32]string{1: "a2", 2: "b"}; !maps.Equal(rows, want) {
+		t.Errorf("table %v, want %v", rows, want)
+	}
+	if o := props["kafka.connect.offsets.db.public.t.connect-lake"]; o != `{"0":2,"1":1}` {
+		t.Errorf("offsets %s", o)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -325,6 +326,15 @@ func records(as *arrow.Schema, rows []*schema.Struct) iter.Seq2[arrow.RecordBatc
 	}
 }
 
+// isConflict tells a commit refused because the table moved since it was
+// read: nothing was applied, and the commit may be rebuilt on the table as
+// it is now. Catalogs report it as table.ErrCommitFailed (REST's 409) or,
+// for the SQL catalog, as a failed requirement, which iceberg-go checks
+// before it writes anything.
+func isConflict(err error) bool {
+	return errors.Is(err, table.ErrCommitFailed) || strings.Contains(err.Error(), "requirement failed:")
+}
+
 // errStale is returned (wrapped) by commit when another task committed
 // partitions of this batch first: the batch is dropped, and the caller
 // rewinds the partitions to where the table stands.
@@ -374,10 +384,13 @@ func (w *tableWriter) commit(ctx context.Context) (map[sdk.TopicPartition]int64,
 			w.batch = newBatch(w.cfg.UpsertMode, w.in.keyed)
 			return nil, nil
 		}
-		if !errors.Is(err, table.ErrCommitFailed) || time.Now().After(deadline) {
-			// Any failure but a clean conflict leaves the commit's outcome
-			// unknown: the task fails, and its next run resumes from
-			// whatever offsets the table holds.
+		if !isConflict(err) || time.Now().After(deadline) {
+			// Any other failure may leave the commit's outcome unknown
+			// (the catalog may have applied it). The table is read again
+			// before the next attempt, whose offsets check tells: if the
+			// commit was applied, the table's offsets are past base, and
+			// the batch is dropped as stale instead of applied twice.
+			w.tbl = nil
 			return nil, fmt.Errorf("iceberg: commit to %s: %w", w.name, err)
 		}
 		w.log.Debug("commit conflict; retrying", "err", err, "attempt", attempt+1)
