@@ -1,11 +1,16 @@
 package harness
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // icebergJarsEnv names the environment variable that overrides the
@@ -62,4 +67,56 @@ func RequireIcebergJars(t testing.TB) string {
 func RunIcebergJava(t testing.TB, source string, args ...string) []byte {
 	t.Helper()
 	return runJavaProgram(t, RequireIcebergJars(t), source, args...)
+}
+
+// IcebergREST is a REST catalog served by testdata/IcebergRESTServer.java
+// (Apache Iceberg's CatalogHandlers over a JdbcCatalog) on a free
+// 127.0.0.1 port.
+type IcebergREST struct {
+	URL  string
+	proc *process
+}
+
+// StartIcebergREST compiles and starts the REST catalog server source with
+// Iceberg's jars, passing it the catalog properties props (uri, warehouse,
+// io-impl, s3.*), and waits until it listens. It stops with t.
+func StartIcebergREST(t testing.TB, source string, props map[string]string) *IcebergREST {
+	t.Helper()
+	jars := RequireIcebergJars(t)
+	java := requireJava(t)
+	javac := filepath.Join(filepath.Dir(java), "javac")
+	classes := t.TempDir()
+	if out, err := exec.Command(javac, "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", classpath(jars), source).CombinedOutput(); err != nil {
+		t.Fatalf("harness: javac %s: %v\n%s", source, err, out)
+	}
+	port := FreePort(t)
+	args := append(defaultJVMArgs(), "-Duser.timezone=UTC", "-cp", classes+string(os.PathListSeparator)+classpath(jars),
+		strings.TrimSuffix(filepath.Base(source), ".java"), "port="+strconv.Itoa(port))
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		args = append(args, k+"="+props[k])
+	}
+	dir := t.TempDir()
+	p, err := startProcess("iceberg-rest", java, args, dir, filepath.Join(dir, "rest.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("--- last lines of the REST catalog's log ---\n%s", p.tail(30))
+		}
+		p.Close()
+	})
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if b, _ := os.ReadFile(p.logPath); strings.Contains(string(b), "ready\n") {
+			break
+		}
+		if done, err := p.exited(); done {
+			t.Fatalf("harness: the REST catalog exited: %v\n%s", err, p.tail(30))
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("harness: the REST catalog is not ready after 60s\n%s", p.tail(30))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return &IcebergREST{URL: "http://127.0.0.1:" + strconv.Itoa(port), proc: p}
 }
