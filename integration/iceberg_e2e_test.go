@@ -84,9 +84,9 @@ func icebergSink(l *icebergLake, topic, table string) map[string]string {
 // streams inserts, updates (key changes included), deletes and a truncate;
 // the Iceberg sink applies the Debezium envelopes as upserts and deletes
 // to a table on versitygw with a SQL catalog on SQLite. The table read by
-// two independent readers, pyiceberg and Apache Iceberg's Java library
-// (iceberg-data's generic reader, which applies the equality deletes),
-// equals SELECT * FROM the source, row for row and type for type; its
+// three independent readers, Apache Iceberg's Java library (iceberg-data's
+// generic reader), DuckDB's iceberg extension (both apply the equality
+// deletes) and pyiceberg, equals SELECT * FROM the source, row for row and type for type; its
 // snapshots carry the topic's offsets.
 func TestPostgresToIceberg(t *testing.T) {
 	t.Parallel()
@@ -201,6 +201,10 @@ func TestPostgresToIceberg(t *testing.T) {
 	}
 	want := pgRows(t, conn, "SELECT * FROM orders")
 	java := lake.readJava(t, "shop.orders")
+	duck := lake.readDuck(t, "shop.orders")
+	if diffs := sameRows(want, duck.Rows, "id"); len(diffs) > 0 {
+		t.Errorf("%s reads %d rows, the source has %d; differences:\n%v", duck.ReadBy, len(duck.Rows), len(want), diffs)
+	}
 	for _, got := range []*icebergTable{java, it} {
 		if diffs := sameRows(want, got.Rows, "id"); len(diffs) > 0 {
 			t.Errorf("%s reads %d rows, the source has %d; differences:\n%v", got.ReadBy, len(got.Rows), len(want), diffs)
@@ -218,6 +222,6 @@ func TestPostgresToIceberg(t *testing.T) {
 	if got := java.Summary["kafka.connect.task-id"]; got != "lake-0" {
 		t.Errorf("summary task id %q", got)
 	}
-	t.Logf("%d rows; %d snapshots, %d data files, %d equality delete files; Java and pyiceberg (%s) agree with SELECT *",
-		len(want), java.Snapshots, java.DataFiles, it.EqualityDeleteFiles, it.ReadBy)
+	t.Logf("%d rows; %d snapshots, %d data files, %d equality delete files; Java, %s and pyiceberg (%s) agree with SELECT *",
+		len(want), java.Snapshots, java.DataFiles, it.EqualityDeleteFiles, duck.ReadBy, it.ReadBy)
 }

@@ -120,3 +120,31 @@ func StartIcebergREST(t testing.TB, source string, props map[string]string) *Ice
 	}
 	return &IcebergREST{URL: "http://127.0.0.1:" + strconv.Itoa(port), proc: p}
 }
+
+// DuckDBIcebergPython returns a Python interpreter with DuckDB 1.5.5 and
+// its iceberg, avro and httpfs extensions as PyPI packages
+// (duckdb-extension-*; DuckDB's INSTALL would download them from
+// extensions.duckdb.org, which tests cannot reach): $TRIBUTARY_DUCKDB_PYTHON,
+// else the virtualenv .ci/run makes (~/.cache/tributary/duckdb-iceberg). It
+// skips t when neither has them, naming what to install. A virtualenv of
+// its own: the extensions must match DuckDB's version exactly, and the main
+// one's DuckDB is newer.
+func DuckDBIcebergPython(t testing.TB) string {
+	t.Helper()
+	var cands []string
+	if p := os.Getenv("TRIBUTARY_DUCKDB_PYTHON"); p != "" {
+		cands = append(cands, p)
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		cands = append(cands, filepath.Join(home, ".cache", "tributary", "duckdb-iceberg", "bin", "python"))
+	}
+	for _, c := range cands {
+		if exec.Command(c, "-c", "import duckdb, duckdb_extension_iceberg, duckdb_extension_avro, duckdb_extension_httpfs, pytz").Run() == nil {
+			return c
+		}
+	}
+	t.Skipf("skipping: no Python with DuckDB's iceberg extension (python3 -m venv ~/.cache/tributary/duckdb-iceberg && " +
+		"~/.cache/tributary/duckdb-iceberg/bin/pip install duckdb==1.5.5 duckdb-extension-iceberg==1.5.5 " +
+		"duckdb-extension-avro==1.5.5 duckdb-extension-httpfs==1.5.5 pytz; .ci/run does this)")
+	return ""
+}
