@@ -68,7 +68,7 @@ func TestIcebergKill9(t *testing.T) {
 	topic := id + ".public.orders"
 	r.must("POST", "/connectors", map[string]any{"name": "src", "config": icebergSource(pg, id)}, 201)
 	r.waitState("src", "RUNNING", 1)
-	sink := icebergSink(lake, topic, "shop.orders")
+	sink := icebergSink(t, lake, topic, "shop.orders")
 	sink["iceberg.control.commit.interval-ms"] = "300"
 	r.must("POST", "/connectors", map[string]any{"name": "lake", "config": sink}, 201)
 	r.waitState("lake", "RUNNING", 1)

@@ -2,9 +2,13 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"os/exec"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,20 +65,22 @@ func icebergSource(pg *harness.Postgres, id string) map[string]string {
 	return cfg
 }
 
-// icebergSink is the Iceberg sink in upsert mode reading the Debezium
-// envelopes of topic directly.
-func icebergSink(l *icebergLake, topic, table string) map[string]string {
-	cfg := map[string]string{
-		"connector.class":                      "org.apache.iceberg.connect.IcebergSinkConnector",
-		"topics":                               topic,
-		"key.converter":                        "org.apache.kafka.connect.json.JsonConverter",
-		"value.converter":                      "org.apache.kafka.connect.json.JsonConverter",
-		"iceberg.tables":                       table,
-		"iceberg.tables.auto-create-enabled":   "true",
-		"iceberg.tables.upsert-mode-enabled":   "true",
-		"iceberg.tables.evolve-schema-enabled": "true",
-		"iceberg.control.commit.interval-ms":   "1000",
+// icebergREADMEQuery is the README's DuckDB query of the Iceberg table
+// ($METADATA: its current metadata file).
+const icebergREADMEQuery = `select id, customer, amount, placed, qty
+  from iceberg_scan('$METADATA') order by id`
+
+// icebergSink is the README's Iceberg sink (docs/lake/iceberg-sink.json:
+// upsert mode, the Debezium envelopes read directly) on topic and table,
+// with the test's catalog and warehouse.
+func icebergSink(t *testing.T, l *icebergLake, topic, table string) map[string]string {
+	_, cfg := lakeConnector(t, "iceberg-sink.json")
+	for _, k := range []string{"iceberg.catalog.type", "iceberg.catalog.uri", "iceberg.catalog.warehouse"} {
+		delete(cfg, k)
 	}
+	cfg["topics"] = topic
+	cfg["iceberg.tables"] = table
+	cfg["iceberg.control.commit.interval-ms"] = "1000"
 	maps.Copy(cfg, l.sinkConfig())
 	return cfg
 }
@@ -113,7 +119,7 @@ func TestPostgresToIceberg(t *testing.T) {
 	topic := id + ".public.orders"
 	r.must("POST", "/connectors", map[string]any{"name": "src", "config": icebergSource(pg, id)}, 201)
 	r.waitState("src", "RUNNING", 1)
-	r.must("POST", "/connectors", map[string]any{"name": "lake", "config": icebergSink(lake, topic, "shop.orders")}, 201)
+	r.must("POST", "/connectors", map[string]any{"name": "lake", "config": icebergSink(t, lake, topic, "shop.orders")}, 201)
 	r.waitState("lake", "RUNNING", 1)
 
 	// The snapshot, read by pyiceberg as a plain scan where it can.
@@ -204,6 +210,27 @@ func TestPostgresToIceberg(t *testing.T) {
 	duck := lake.readDuck(t, "shop.orders")
 	if diffs := sameRows(want, duck.Rows, "id"); len(diffs) > 0 {
 		t.Errorf("%s reads %d rows, the source has %d; differences:\n%v", duck.ReadBy, len(duck.Rows), len(want), diffs)
+	}
+	// The README's query gives the table's rows.
+	q := strings.ReplaceAll(icebergREADMEQuery, "iceberg_scan('$METADATA')", "$TABLE")
+	res, err := exec.Command(harness.DuckDBIcebergPython(t), "testdata/duckdb_iceberg.py", lake.duckConfig(), "shop.orders", q).Output()
+	if err != nil {
+		t.Fatalf("the README's query: %v", err)
+	}
+	var readme struct{ Rows [][]any }
+	if err := json.Unmarshal(res, &readme); err != nil {
+		t.Fatal(err)
+	}
+	var pgState []string
+	for _, r := range pgRows(t, conn, "SELECT id, customer, amount, placed, qty FROM orders ORDER BY id") {
+		pgState = append(pgState, fmt.Sprint(r["id"], r["customer"], r["amount"], r["placed"], r["qty"]))
+	}
+	var duckState []string
+	for _, r := range readme.Rows {
+		duckState = append(duckState, fmt.Sprint(r...))
+	}
+	if !slices.Equal(pgState, duckState) {
+		t.Errorf("the README's DuckDB query gives %v\nwant %v", duckState, pgState)
 	}
 	for _, got := range []*icebergTable{java, it} {
 		if diffs := sameRows(want, got.Rows, "id"); len(diffs) > 0 {

@@ -45,7 +45,7 @@ func TestIcebergRESTCatalog(t *testing.T) {
 	topic := id + ".public.orders"
 	r.must("POST", "/connectors", map[string]any{"name": "src", "config": icebergSource(pg, id)}, 201)
 	r.waitState("src", "RUNNING", 1)
-	sink := icebergSink(lake, topic, "shop.orders")
+	sink := icebergSink(t, lake, topic, "shop.orders")
 	maps.DeleteFunc(sink, func(k, _ string) bool { return k == "iceberg.catalog.uri" || k == "iceberg.catalog.warehouse" })
 	maps.Copy(sink, map[string]string{"iceberg.catalog.type": "rest", "iceberg.catalog.uri": rc.URL})
 	r.must("POST", "/connectors", map[string]any{"name": "lake", "config": sink}, 201)

@@ -65,7 +65,7 @@ func TestIcebergTwoTasksRebalance(t *testing.T) {
 	}
 	rs.must("POST", "/connectors", map[string]any{"name": "src", "config": icebergSource(pg, id)}, 201)
 	rs.waitState("src", "RUNNING", 1)
-	sink := icebergSink(lake, topic, "shop.orders")
+	sink := icebergSink(t, lake, topic, "shop.orders")
 	sink["tasks.max"] = "2"
 	sink["iceberg.control.commit.interval-ms"] = "500"
 	r.must("POST", "/connectors", map[string]any{"name": "lake", "config": sink}, 201)

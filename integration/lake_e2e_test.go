@@ -51,7 +51,7 @@ func TestLakeREADMEShowsTheTestedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"postgres-source.json", "s3-sink.json"} {
+	for _, f := range []string{"postgres-source.json", "s3-sink.json", "iceberg-sink.json"} {
 		b, err := os.ReadFile(filepath.Join("..", "docs", "lake", f))
 		if err != nil {
 			t.Fatal(err)
@@ -59,6 +59,9 @@ func TestLakeREADMEShowsTheTestedFiles(t *testing.T) {
 		if !strings.Contains(string(readme), string(b)) {
 			t.Errorf("README.md does not show docs/lake/%s as it is", f)
 		}
+	}
+	if !strings.Contains(string(readme), icebergREADMEQuery) {
+		t.Errorf("README.md does not show the Iceberg table's query as TestIcebergREADMEQuery runs it:\n%s", icebergREADMEQuery)
 	}
 	if !strings.Contains(string(readme), lakeLatestQuery) {
 		t.Errorf("README.md does not show the latest-row query as TestPostgresToS3Lake runs it:\n%s", lakeLatestQuery)

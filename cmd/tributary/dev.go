@@ -34,9 +34,9 @@ const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's) in one process, on 127.0.0.1, with the built-in connectors
 (FileStreamSource/FileStreamSink, datagen, the Postgres and MongoDB
-sources, the S3 sink; served by the tributary-connector-* executables, from
-beside tributary or from PATH) and transformations available. State lives
-in the data directory, so
+sources, the S3 and Iceberg sinks; served by the tributary-connector-*
+executables, from beside tributary or from PATH) and transformations
+available. State lives in the data directory, so
 a second start resumes where the first stopped. The data directory belongs
 to one process at a time (DIR/.lock): a second dev on it exits at once,
 naming the process that holds it.
@@ -52,9 +52,12 @@ Flags:
   --plugin-path DIRS  comma-separated directories (or executables) of
                       third-party connector plugins, as the worker's plugin.path
   --demo              also create a demo pipeline: datagen -> topic "demo" ->
-                      FileStreamSink writing DIR/demo-output.txt, and the S3
+                      FileStreamSink writing DIR/demo-output.txt, the S3
                       sink writing Parquet files to the local lake DIR/lake
                       (query it: duckdb -c "select * from 'DIR/lake/**/*.parquet'"),
+                      and the Iceberg sink keeping table demo.records (the
+                      latest record of each key) in the SQLite catalog
+                      DIR/iceberg/catalog.db, warehouse DIR/iceberg/warehouse;
                       and show progress
   --config FILE       a worker properties file (connect-distributed.properties
                       keys) whose settings replace dev's defaults below
@@ -243,6 +246,13 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 	if err != nil {
 		return err
 	}
+	ice, err := filepath.Abs(filepath.Join(dataDir, "iceberg"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(ice, 0o755); err != nil {
+		return err
+	}
 	// The demo records keep their schema in the topic (JsonConverter with
 	// schemas.enable=true) so that the lake gets typed Parquet columns.
 	withSchemas := func(m map[string]string) map[string]string {
@@ -266,6 +276,20 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 			"store.url": "file://" + lake, "format.class": "io.confluent.connect.s3.format.parquet.ParquetFormat",
 			"flush.size": "1000", "rotate.schedule.interval.ms": "10000", "timezone": "UTC",
 		})},
+		// The same stream as an Iceberg table on the embedded catalog (SQLite
+		// beside a local warehouse): one row per key, the latest record.
+		{"demo-iceberg", withSchemas(map[string]string{
+			"connector.class":                    "org.apache.iceberg.connect.IcebergSinkConnector",
+			"topics":                             "demo",
+			"iceberg.tables":                     "demo.records",
+			"iceberg.tables.auto-create-enabled": "true",
+			"iceberg.tables.upsert-mode-enabled": "true",
+			"iceberg.tables.default-id-columns":  "key",
+			"iceberg.control.commit.interval-ms": "10000",
+			"iceberg.catalog.type":               "sql",
+			"iceberg.catalog.uri":                "sqlite:///" + filepath.Join(ice, "catalog.db"),
+			"iceberg.catalog.warehouse":          "file://" + filepath.Join(ice, "warehouse"),
+		})},
 	}
 	h := rw.w.Herder()
 	for _, c := range pipeline {
@@ -273,7 +297,9 @@ func runDemo(ctx context.Context, rw *runningWorker, dataDir string, stdout io.W
 			return fmt.Errorf("create connector %s: %w", c.name, err)
 		}
 	}
-	fmt.Fprintf(stdout, "Demo pipeline: datagen -> topic demo -> %s\n  and -> Parquet files under %s (duckdb -c \"select count(*) from '%s/**/*.parquet'\")\n  curl -s %s/connectors?expand=status\n", out, lake, lake, rw.url)
+	fmt.Fprintf(stdout, "Demo pipeline: datagen -> topic demo -> %s\n  and -> Parquet files under %s (duckdb -c \"select count(*) from '%s/**/*.parquet'\")\n"+
+		"  and -> Iceberg table demo.records, the latest record per key, catalog %s (see the README's \"Postgres to an Iceberg table\")\n"+
+		"  curl -s %s/connectors?expand=status\n", out, lake, lake, filepath.Join(ice, "catalog.db"), rw.url)
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	last := -1

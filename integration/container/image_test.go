@@ -111,9 +111,9 @@ func TestImageDevDemo(t *testing.T) {
 	dir := hostDir(t)
 	c := startDev(t, image, dir, nil)
 	url := restURL(t, c)
-	eventually(t, 30*time.Second, "the demo's three connectors through the published REST port", func() string {
+	eventually(t, 30*time.Second, "the demo's four connectors through the published REST port", func() string {
 		var names []string
-		if code := getJSON(url+"/connectors", &names); code != http.StatusOK || len(names) != 3 {
+		if code := getJSON(url+"/connectors", &names); code != http.StatusOK || len(names) != 4 {
 			return fmt.Sprintf("GET /connectors: %d %v", code, names)
 		}
 		return ""
