@@ -148,3 +148,64 @@ func DuckDBIcebergPython(t testing.TB) string {
 		"duckdb-extension-avro==1.5.5 duckdb-extension-httpfs==1.5.5 pytz; .ci/run does this)")
 	return ""
 }
+
+// appInfoShim is org.apache.kafka.common.utils.AppInfoParser as Kafka 4.3
+// had it, delegating to its Kafka 4.4 home: Apache Iceberg 1.12's sink
+// calls AppInfoParser.getVersion(), and Kafka 4.4 moved the class to
+// ...utils.internals (fetch-jars.sh shims Debezium's Sanitizer the same
+// way).
+const appInfoShim = `package org.apache.kafka.common.utils;
+
+/** Kafka 4.3's AppInfoParser.getVersion, delegating to its Kafka 4.4 home (test harness only). */
+public final class AppInfoParser {
+    private AppInfoParser() {}
+    public static String getVersion() { return org.apache.kafka.common.utils.internals.AppInfoParser.getVersion(); }
+    public static String getCommitId() { return org.apache.kafka.common.utils.internals.AppInfoParser.getCommitId(); }
+}
+`
+
+// IcebergConnectPlugins returns a Kafka Connect plugin.path holding Apache
+// Iceberg's Kafka Connect sink (the jars of IcebergJarsDir, linked) with
+// the AppInfoParser shim Kafka Connect 4.4 needs for it, compiled against
+// the Kafka jars.
+func IcebergConnectPlugins(t testing.TB) string {
+	t.Helper()
+	jars := RequireIcebergJars(t)
+	kafka := requireJars(t)
+	java := requireJava(t)
+	bin := filepath.Dir(java)
+	plugins := t.TempDir()
+	dir := filepath.Join(plugins, "iceberg")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(jars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) == ".jar" {
+			if err := os.Symlink(filepath.Join(jars, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	build := t.TempDir()
+	src := filepath.Join(build, "src", "org", "apache", "kafka", "common", "utils")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "AppInfoParser.java"), []byte(appInfoShim), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	classes := filepath.Join(build, "classes")
+	if out, err := exec.Command(filepath.Join(bin, "javac"), "-nowarn", "--release", "17", "-cp", classpath(kafka), "-d", classes,
+		filepath.Join(src, "AppInfoParser.java")).CombinedOutput(); err != nil {
+		t.Fatalf("harness: javac AppInfoParser shim: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(filepath.Join(bin, "jar"), "cf", filepath.Join(dir, "kafka-4.4-appinfoparser-shim-for-iceberg.jar"),
+		"-C", classes, ".").CombinedOutput(); err != nil {
+		t.Fatalf("harness: jar AppInfoParser shim: %v\n%s", err, out)
+	}
+	return plugins
+}

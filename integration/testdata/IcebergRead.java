@@ -5,6 +5,7 @@
 // deletes and deletion vectors.
 //
 // Usage: java IcebergRead table=<ns.table> uri=jdbc:sqlite:<path> warehouse=<loc> [catalog property=value ...]
+//        java IcebergRead table=<ns.table> catalog-type=hadoop warehouse=<dir>
 //
 // It prints one JSON object: the schema (name, type, required; the
 // identifier fields), every row (decimals as text, dates and times in ISO
@@ -46,9 +47,20 @@ public class IcebergRead {
             props.put(kv.substring(0, i), kv.substring(i + 1));
         }
         String name = props.remove("table");
-        JdbcCatalog cat = new JdbcCatalog();
-        cat.setConf(new org.apache.hadoop.conf.Configuration());
-        cat.initialize(props.getOrDefault("catalog-name", "iceberg"), props);
+        // catalog-type=hadoop reads a HadoopCatalog (a warehouse directory
+        // with no database); otherwise the JDBC catalog at uri.
+        org.apache.iceberg.catalog.Catalog cat;
+        if ("hadoop".equals(props.remove("catalog-type"))) {
+            org.apache.iceberg.hadoop.HadoopCatalog hc = new org.apache.iceberg.hadoop.HadoopCatalog();
+            hc.setConf(new org.apache.hadoop.conf.Configuration());
+            hc.initialize(props.getOrDefault("catalog-name", "iceberg"), props);
+            cat = hc;
+        } else {
+            JdbcCatalog jc = new JdbcCatalog();
+            jc.setConf(new org.apache.hadoop.conf.Configuration());
+            jc.initialize(props.getOrDefault("catalog-name", "iceberg"), props);
+            cat = jc;
+        }
         Table t = cat.loadTable(TableIdentifier.parse(name));
         StringBuilder out = new StringBuilder("{\"schema\":[");
         boolean first = true;
@@ -102,7 +114,7 @@ public class IcebergRead {
         for (Snapshot ignored : t.snapshots()) n++;
         out.append(n).append('}');
         System.out.println(out);
-        cat.close();
+        if (cat instanceof java.io.Closeable) ((java.io.Closeable) cat).close();
     }
 
     static String str(String s) {
