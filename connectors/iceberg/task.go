@@ -242,6 +242,17 @@ func (t *sinkTask) Flush(ctx context.Context, given map[sdk.TopicPartition]int64
 				return nil, err
 			}
 		}
+		// Maintenance (off by default) is task 0's: one task rewrites a
+		// table at a time, and its commits assert the snapshot they were
+		// planned on, so a concurrent commit of another task wins.
+		if t.tc.Info().Task == 0 {
+			now := time.Now()
+			for _, name := range slices.Sorted(maps.Keys(t.tables)) {
+				if err := t.tables[name].maintain(ctx, now); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	out := make(map[sdk.TopicPartition]int64, len(given))
 	for tp, off := range given {

@@ -51,6 +51,8 @@ type tableWriter struct {
 	// created from it).
 	rowSchema *schema.Schema
 	stats     *commitStats
+	// lastMaintenance is when maintain last ran (the task's clock).
+	lastMaintenance time.Time
 }
 
 // commitStats counts what a task's commits wrote (logged with each).
@@ -65,7 +67,7 @@ func newTableWriter(name string, cat catalog.Catalog, cfg *Config, ex extra, in 
 	}
 	return &tableWriter{name: name, ident: ident, cat: cat, cfg: cfg, ex: ex, in: in, group: group, task: task,
 		idColumns: cfg.idColumns(ex, name), log: log.With("table", name), batch: newBatch(cfg.UpsertMode, in.keyed),
-		base: offsets{}, floor: map[sdk.TopicPartition]int64{}, stats: &commitStats{}}, nil
+		base: offsets{}, floor: map[sdk.TopicPartition]int64{}, stats: &commitStats{}, lastMaintenance: time.Now()}, nil
 }
 
 // load reads the table if it exists (tbl stays nil otherwise).
