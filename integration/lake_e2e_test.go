@@ -26,7 +26,7 @@ import (
 )
 
 // lakeConnector reads one of the README's connector files (docs/lake).
-func lakeConnector(t *testing.T, file string) (string, map[string]string) {
+func lakeConnector(t testing.TB, file string) (string, map[string]string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "docs", "lake", file))
 	if err != nil {

@@ -153,7 +153,7 @@ func richRecord(topic string, p int32, off int64) sdk.SinkRecord {
 func itoa(i int64) string { return big.NewInt(i).String() }
 
 // listKeys lists the bucket's keys, sorted.
-func listKeys(t *testing.T, s *harness.S3, bucket, prefix string) []string {
+func listKeys(t testing.TB, s *harness.S3, bucket, prefix string) []string {
 	t.Helper()
 	out, err := s.Client().ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: &bucket, Prefix: &prefix})
 	if err != nil {

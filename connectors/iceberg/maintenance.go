@@ -86,6 +86,7 @@ func (w *tableWriter) compact(ctx context.Context) (*table.RewriteResult, error)
 		return nil, err
 	}
 	if len(plan.Groups) == 0 {
+		w.log.Info("nothing to compact", "table", w.name, "files", plan.TotalInputFiles, "bytes", plan.TotalInputBytes)
 		return nil, nil
 	}
 	groups := make([]table.CompactionTaskGroup, len(plan.Groups))
@@ -114,7 +115,8 @@ func (w *tableWriter) compact(ctx context.Context) (*table.RewriteResult, error)
 	if err := txn.AssertRefSnapshotID(""); err != nil {
 		return nil, err
 	}
-	res, err := txn.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{SnapshotProps: props, ExtraDeleteFilesToRemove: dead})
+	res, err := txn.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{SnapshotProps: props, ExtraDeleteFilesToRemove: dead,
+		GroupOptions: []table.CompactionGroupOption{table.WithCompactionParquetRowGroupLimit(w.rowGroupLimit())}})
 	if err != nil {
 		return nil, err
 	}

@@ -450,7 +450,7 @@ func (w *tableWriter) commitOnce(ctx context.Context, to offsets) (committed boo
 		if err != nil {
 			return false, fmt.Errorf("iceberg: arrow schema: %w", err)
 		}
-		for df, err := range table.WriteRecords(ctx, w.tbl, as, records(as, p.rows)) {
+		for df, err := range table.WriteRecords(ctx, w.tbl, as, records(as, p.rows), table.WithParquetRowGroupLimit(w.rowGroupLimit())) {
 			if err != nil {
 				return false, fmt.Errorf("iceberg: write data files of %s: %w", w.name, err)
 			}
@@ -503,4 +503,29 @@ func (w *tableWriter) commitOnce(ctx context.Context, to offsets) (committed boo
 	w.stats.Rows += int64(len(p.rows))
 	w.stats.Deletes += int64(len(p.deletes))
 	return true, nil
+}
+
+// defaultRowGroupRows is the rows per Parquet row group the sink writes
+// (data files and compactions) when the table's
+// write.parquet.row-group-limit is not set. iceberg-go's own default, 1 Mi
+// rows, puts a compacted file of a typical CDC table in one row group,
+// which readers such as DuckDB and Trino scan with a single thread; 128 Ki
+// rows is close to DuckDB's own 122,880 and, for rows up to 1 KiB, within
+// Iceberg Java's 128 MiB (write.parquet.row-group-size-bytes).
+const defaultRowGroupRows = 128 << 10
+
+// rowGroupLimit is write.parquet.row-group-limit from
+// iceberg.tables.write-props.*, else from the table's properties, else
+// defaultRowGroupRows.
+func (w *tableWriter) rowGroupLimit() int {
+	vs := []string{w.ex.writeProps[table.ParquetRowGroupLimitKey]}
+	if w.tbl != nil {
+		vs = append(vs, w.tbl.Properties()[table.ParquetRowGroupLimitKey])
+	}
+	for _, v := range vs {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			return n
+		}
+	}
+	return defaultRowGroupRows
 }
