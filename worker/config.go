@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/kafkaauth"
 	"github.com/tributary-dev/tributary/internal/properties"
 )
 
@@ -61,6 +62,14 @@ type Config struct {
 	ConsumerConfig     map[string]string // consumer.* without the prefix
 	AdminConfig        map[string]string // admin.* without the prefix
 	ClientConfig       map[string]string // unprefixed client settings (security, client.id, …)
+	// OverridePolicy is connector.client.config.override.policy [All]
+	// (with connector.client.config.override.allowlist).
+	OverridePolicy OverridePolicy
+	// ProviderSettings are config.providers and config.providers.*: the
+	// config providers that resolve ${provider:path:key} references in
+	// connector configs (the worker's own properties are resolved before
+	// FromProperties; see ResolveReferences).
+	ProviderSettings map[string]string
 
 	// TaskConfigsTimeout bounds a connector's TaskConfigs: the driver waits
 	// for it off the herder's loop, then the connector fails. No Kafka
@@ -97,7 +106,7 @@ var workerKeys = func() map[string]bool {
 		"rest.advertised.port", "rest.advertised.listener", "offset.flush.interval.ms", "offset.flush.timeout.ms",
 		"task.shutdown.graceful.timeout.ms", "session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
 		"scheduled.rebalance.max.delay.ms", "connect.protocol", "rest.rebalance.hold.ms", "topic.tracking.enable", "topic.tracking.allow.reset",
-		"topic.creation.enable", "connector.client.config.override.policy", "worker.sync.timeout.ms",
+		"topic.creation.enable", "connector.client.config.override.policy", "connector.client.config.override.allowlist", "worker.sync.timeout.ms",
 		"worker.unsync.backoff.ms", "exactly.once.source.support", "inter.worker.key.generation.algorithm",
 		"inter.worker.key.size", "inter.worker.key.ttl.ms", "inter.worker.signature.algorithm",
 		"inter.worker.verification.algorithms", "config.providers", "access.control.allow.origin",
@@ -165,6 +174,8 @@ func DefaultConfig() Config {
 		ConsumerConfig:          map[string]string{},
 		AdminConfig:             map[string]string{},
 		ClientConfig:            map[string]string{},
+		OverridePolicy:          OverridePolicy{Name: "All"},
+		ProviderSettings:        map[string]string{},
 	}
 }
 
@@ -318,6 +329,16 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			boolean(k, &c.TopicTracking)
 		case "topic.tracking.allow.reset":
 			boolean(k, &c.TopicTrackingReset)
+		case "connector.client.config.override.policy":
+			pol, err := ParseOverridePolicy(v)
+			if err != nil {
+				bad(k, err.Error())
+			}
+			c.OverridePolicy.Name = pol.Name
+		case "connector.client.config.override.allowlist":
+			c.OverridePolicy.Allowlist = splitList(v)
+		case "config.providers":
+			c.ProviderSettings[k] = v
 		default:
 			switch {
 			case strings.HasPrefix(k, "config.storage."):
@@ -338,9 +359,13 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				c.ConsumerConfig[strings.TrimPrefix(k, "consumer.")] = v
 			case strings.HasPrefix(k, "admin."):
 				c.AdminConfig[strings.TrimPrefix(k, "admin.")] = v
-			case clientKeys[k]:
+			case strings.HasPrefix(k, "config.providers."):
+				c.ProviderSettings[k] = v
+			case clientKeys[k], kafkaauth.IsSecurityKey(k):
+				// ssl.* also serve the HTTPS listeners without their own
+				// listeners.https.* settings.
 				c.ClientConfig[k] = v
-			case strings.HasPrefix(k, "config.providers."), strings.HasPrefix(k, "listeners.https."), strings.HasPrefix(k, "ssl."):
+			case strings.HasPrefix(k, "listeners.https."):
 				warnings = append(warnings, fmt.Sprintf("%s is not supported yet and is ignored", k))
 			case !workerKeys[k]:
 				warnings = append(warnings, fmt.Sprintf("unknown worker property %q is ignored", k))
@@ -362,6 +387,16 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
 	return c, warnings, errors.Join(errs...)
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // parseRESTListener accepts "http://host:port" (the first of a list) and

@@ -96,7 +96,9 @@ func TestEnvOverrides(t *testing.T) {
 }
 
 func TestKafkaClientOpts(t *testing.T) {
-	opts, ignored, err := kafkaClientOpts(map[string]string{"linger.ms": "5", "acks": "1", "compression.type": "zstd", "ssl.truststore.location": "/x"})
+	// Security settings are clientSettings's (package kafkaauth); an
+	// unknown setting is reported.
+	opts, ignored, err := kafkaClientOpts(map[string]string{"linger.ms": "5", "acks": "1", "compression.type": "zstd", "ssl.truststore.location": "/x", "frobnicate": "1"})
 	if err != nil || len(opts) != 4 || len(ignored) != 1 {
 		t.Fatalf("opts %d ignored %v err %v", len(opts), ignored, err)
 	}

@@ -165,7 +165,7 @@ func (d *driver) validate(ctx context.Context, config map[string]string) (sdk.Co
 		// Kafka Connect answers 500 with the connector's message.
 		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %v", class, err)
 	}
-	return Validation(spec, d.converters(), config, pluginInfos), spec, nil
+	return Validation(spec, d.converters(), config, pluginInfos, d.clientOverrides()), spec, nil
 }
 
 // converters are the worker's converters, every connector's defaults.
@@ -660,3 +660,17 @@ func (d *driver) SyncConfigs(ctx context.Context) error {
 
 // HoldTimeout is rest.rebalance.hold.ms.
 func (d *driver) HoldTimeout() time.Duration { return d.cfg.RequestHold }
+
+// clientOverrides is what validating client overrides takes of the
+// worker: its override policy and the base of each kind of client (the
+// admin clients of connectors inherit the worker's top-level settings,
+// producers and consumers do not, as in Kafka Connect).
+func (d *driver) clientOverrides() ClientOverrides {
+	admin := maps.Clone(d.cfg.ClientConfig)
+	if admin == nil {
+		admin = map[string]string{}
+	}
+	maps.Copy(admin, d.cfg.AdminConfig)
+	return ClientOverrides{Policy: d.cfg.OverridePolicy, Base: map[string]map[string]string{
+		producerOverride: d.cfg.ProducerConfig, consumerOverride: d.cfg.ConsumerConfig, adminOverride: admin}}
+}

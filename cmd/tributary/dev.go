@@ -175,7 +175,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *pluginPath != "" || props["plugin.path"] == "" {
 		props["plugin.path"] = *pluginPath
 	}
-	wcfg, warnings, err := worker.FromProperties(props)
+	wcfg, warnings, err := loadWorkerConfig(props, os.Environ())
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1

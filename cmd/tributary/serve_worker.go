@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/tributary-dev/tributary/internal/loglevel"
@@ -27,7 +28,7 @@ func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, lo
 	if err != nil {
 		return nil, fmt.Errorf("REST listener %s: %w%s", cfg.Listener, err, portHint(err, portFix))
 	}
-	w, err := worker.New(cfg, worker.Options{Logger: logger, Loggers: loggers, RESTAddr: ln.Addr()})
+	w, err := worker.New(cfg, worker.Options{Logger: logger, Loggers: loggers, RESTAddr: ln.Addr(), Environ: os.Environ()})
 	if err != nil {
 		ln.Close()
 		return nil, err

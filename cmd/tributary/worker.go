@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tributary-dev/tributary/internal/properties"
 	"github.com/tributary-dev/tributary/worker"
 )
 
@@ -109,16 +110,22 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 2
 	}
-	cfg, warnings, err := worker.FromProperties(props)
-	if err != nil {
-		fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
-		return 2
-	}
 	if f.printConfig {
+		// The settings as given: references stay references, secrets
+		// are hidden.
+		if _, _, err := loadWorkerConfig(props, src.Environ); err != nil {
+			fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+			return 2
+		}
 		for _, line := range worker.Printable(props) {
 			fmt.Fprintln(stdout, line)
 		}
 		return 0
+	}
+	cfg, warnings, err := loadWorkerConfig(props, src.Environ)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return 2
 	}
 	for _, w := range warnings {
 		logger.Warn(w)
@@ -133,4 +140,15 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	return 0
+}
+
+// loadWorkerConfig resolves the config providers' references in the
+// worker's properties and parses them.
+func loadWorkerConfig(props properties.Properties, environ []string) (worker.Config, []string, error) {
+	resolved, warnings, err := worker.ResolveReferences(props, environ)
+	if err != nil {
+		return worker.Config{}, nil, err
+	}
+	cfg, more, err := worker.FromProperties(resolved)
+	return cfg, append(warnings, more...), err
 }
