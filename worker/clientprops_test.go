@@ -74,8 +74,8 @@ func TestLargeRequestSizes(t *testing.T) {
 
 func TestOverridePolicy(t *testing.T) {
 	conn := map[string]string{
-		"producer.override.sasl.jaas.config": `org.apache.kafka.common.security.plain.PlainLoginModule required username="c1" password="p";`,
-		"producer.override.linger.ms":        "5",
+		"producer.override.sasl.jaas.config":  `org.apache.kafka.common.security.plain.PlainLoginModule required username="c1" password="p";`,
+		"producer.override.linger.ms":         "5",
 		"consumer.override.security.protocol": "SASL_SSL",
 	}
 	base := map[string]map[string]string{producerOverride: {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}}
