@@ -377,7 +377,9 @@ func explainConnError(err error, sec *kafkaauth.Security) string {
 		return "the broker's certificate has expired (or is not valid yet): " + invalid.Error()
 	case errors.As(err, &hostname):
 		return "the broker's certificate is not for the host this worker dialled: fix the certificate or advertised.listeners, or set ssl.endpoint.identification.algorithm= (empty) to skip the check"
-	case strings.Contains(msg, "certificate required"):
+	case strings.Contains(msg, "certificate required"),
+		// Java's broker answers a missing certificate with this alert.
+		strings.Contains(msg, "tls: bad certificate") && sec != nil && sec.TLS != nil && len(sec.TLS.Certificates) == 0:
 		return "the broker requires a client certificate and this worker sent none: set ssl.keystore.location (or ssl.keystore.key and ssl.keystore.certificate.chain)"
 	case strings.Contains(msg, "tls: bad certificate"), strings.Contains(msg, "tls: certificate unknown"), strings.Contains(msg, "tls: unknown certificate authority"),
 		strings.Contains(msg, "tls: certificate expired"), strings.Contains(msg, "tls: certificate revoked"):

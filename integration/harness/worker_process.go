@@ -202,3 +202,67 @@ func (w *WorkerProcess) Exited() bool {
 		return false
 	}
 }
+
+// RunFailingWorker starts `bin worker` on props (written to
+// DIR/worker.properties) and waits for it to exit, at most within. It
+// fails t when the worker is still running then (it is killed) or exits 0,
+// and returns the worker's output and how long it ran.
+func RunFailingWorker(t testing.TB, bin, dir string, props map[string]string, within time.Duration) (string, time.Duration) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	propsPath := filepath.Join(dir, "worker.properties")
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf []byte
+	for _, k := range keys {
+		buf = fmt.Appendf(buf, "%s=%s\n", k, props[k])
+	}
+	if err := os.WriteFile(propsPath, buf, 0o644); err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	cmd := exec.Command(bin, "worker", propsPath)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	setProcAttr(cmd)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("harness: start worker: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("harness: the worker exited 0; its output:\n%s", out.String())
+		}
+	case <-time.After(within):
+		_ = killGroup(cmd)
+		<-done
+		t.Errorf("harness: the worker was still running after %v; its output:\n%s", within, out.String())
+	}
+	return out.String(), time.Since(start)
+}
+
+// lockedBuffer is a bytes.Buffer for a child's stdout and stderr at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
+}
