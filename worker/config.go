@@ -62,6 +62,12 @@ type Config struct {
 	ConsumerConfig     map[string]string // consumer.* without the prefix
 	AdminConfig        map[string]string // admin.* without the prefix
 	ClientConfig       map[string]string // unprefixed client settings (security, client.id, …)
+	// HideSecrets is rest.hide.secrets, Tributary's own [false, as Kafka
+	// Connect shows them]: GET /connectors/{name}/config and the other
+	// answers that carry a stored config show the literal values of
+	// secrets (PASSWORD keys, client security secrets) as [hidden];
+	// ${provider:path:key} references are shown as they are.
+	HideSecrets bool
 	// OverridePolicy is connector.client.config.override.policy [All]
 	// (with connector.client.config.override.allowlist).
 	OverridePolicy OverridePolicy
@@ -335,6 +341,8 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				bad(k, err.Error())
 			}
 			c.OverridePolicy.Name = pol.Name
+		case "rest.hide.secrets":
+			boolean(k, &c.HideSecrets)
 		case "connector.client.config.override.allowlist":
 			c.OverridePolicy.Allowlist = splitList(v)
 		case "config.providers":

@@ -15,7 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/configprovider"
 	"github.com/tributary-dev/tributary/internal/loglevel"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
@@ -46,6 +48,12 @@ type Options struct {
 	// AWS credential chain read: os.Environ() in a real worker; nil for
 	// none.
 	Environ []string
+	// Secrets collects the values the worker hides (connectors'
+	// passwords, what their references resolve to): give the same set to
+	// the log handler (redact.NewHandler) so that no log line shows them.
+	// Default: a set of the worker's own, which hides them from status
+	// traces and REST answers only.
+	Secrets *redact.Set
 }
 
 // Worker is one connect worker: stores, plugin host, herder and membership.
@@ -119,7 +127,19 @@ func New(cfg Config, opts Options) (*Worker, error) {
 			}
 		}
 	}
+	providers, err := configprovider.New(cfg.ProviderSettings, opts.Environ)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	if opts.Secrets == nil {
+		opts.Secrets = &redact.Set{}
+	}
+	for _, props := range []map[string]string{cfg.ClientConfig, cfg.ProducerConfig, cfg.ConsumerConfig, cfg.AdminConfig} {
+		opts.Secrets.Add(secretValues(sdk.Spec{}, props)...)
+	}
+	w.opts = opts
 	w.h = newDriver(cfg, w.logger, opts.Loggers, w.id)
+	w.h.providers, w.h.secrets = providers, opts.Secrets
 	return w, nil
 }
 

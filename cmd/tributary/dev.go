@@ -20,6 +20,7 @@ import (
 	"github.com/tributary-dev/tributary/internal/dirlock"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -116,7 +117,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	logger, loggers, err := newLevelLogger(stderr, *level)
+	secrets := &redact.Set{}
+	logger, loggers, err := newLevelLogger(stderr, *level, secrets)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 2
@@ -183,7 +185,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, wcfg, logger, loggers, "pass another --rest-port")
+	rw, err := startWorker(ctx, wcfg, logger, loggers, secrets, "pass another --rest-port")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/internal/loglevel"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/restapi"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -23,12 +24,12 @@ type runningWorker struct {
 // startWorker binds the REST listener, starts the worker and serves its REST
 // API. The worker stops when ctx is cancelled; done then yields Run's error.
 // portFix says how the user picks another REST port.
-func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, loggers *loglevel.Registry, portFix string) (*runningWorker, error) {
+func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, loggers *loglevel.Registry, secrets *redact.Set, portFix string) (*runningWorker, error) {
 	ln, err := net.Listen("tcp", cfg.Listener)
 	if err != nil {
 		return nil, fmt.Errorf("REST listener %s: %w%s", cfg.Listener, err, portHint(err, portFix))
 	}
-	w, err := worker.New(cfg, worker.Options{Logger: logger, Loggers: loggers, RESTAddr: ln.Addr(), Environ: os.Environ()})
+	w, err := worker.New(cfg, worker.Options{Logger: logger, Loggers: loggers, RESTAddr: ln.Addr(), Environ: os.Environ(), Secrets: secrets})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/worker"
 )
 
@@ -96,7 +97,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tributary worker: unexpected argument %q (see --help)\n", rest[len(rest)-1])
 		return 2
 	}
-	logger, loggers, err := newLevelLogger(stderr, f.level)
+	secrets := &redact.Set{}
+	logger, loggers, err := newLevelLogger(stderr, f.level, secrets)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 2
@@ -130,7 +132,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, cfg, logger, loggers, "change listeners")
+	rw, err := startWorker(ctx, cfg, logger, loggers, secrets, "change listeners")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 1

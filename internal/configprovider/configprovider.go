@@ -140,12 +140,41 @@ type Result struct {
 	Unresolved map[string][]string
 	// Secrets are the values substituted for references.
 	Secrets []string
+	// Refs maps each of Secrets to the (first) reference it replaced, so
+	// that values derived from resolved settings can be given their
+	// references back (see Unresolve).
+	Refs map[string]string
+}
+
+// Unresolve replaces, in v, every value that a reference resolved to
+// with that reference: a task config a connector derived from its
+// resolved config gets its references back before it is stored. Longer
+// values are replaced first.
+func (r Result) Unresolve(v string) string {
+	if len(r.Refs) == 0 || v == "" {
+		return v
+	}
+	vals := make([]string, 0, len(r.Refs))
+	for s := range r.Refs {
+		vals = append(vals, s)
+	}
+	sort.Slice(vals, func(i, j int) bool {
+		if len(vals[i]) != len(vals[j]) {
+			return len(vals[i]) > len(vals[j])
+		}
+		return vals[i] < vals[j]
+	})
+	pairs := make([]string, 0, 2*len(vals))
+	for _, s := range vals {
+		pairs = append(pairs, s, r.Refs[s])
+	}
+	return strings.NewReplacer(pairs...).Replace(v)
 }
 
 // Resolve replaces the references in config's values (see the package
 // documentation). config is not modified.
 func (s *Set) Resolve(config map[string]string) (Result, error) {
-	res := Result{Values: make(map[string]string, len(config)), Unresolved: map[string][]string{}}
+	res := Result{Values: make(map[string]string, len(config)), Unresolved: map[string][]string{}, Refs: map[string]string{}}
 	type pathKey struct{ provider, path string }
 	wanted := map[pathKey][]string{}
 	for _, v := range config {
@@ -193,6 +222,7 @@ func (s *Set) Resolve(config map[string]string) (Result, error) {
 			}
 			if val != "" && !slices.Contains(res.Secrets, val) {
 				res.Secrets = append(res.Secrets, val)
+				res.Refs[val] = m
 			}
 			return val
 		})

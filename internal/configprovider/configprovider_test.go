@@ -143,3 +143,23 @@ func TestAllowedPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestUnresolve(t *testing.T) {
+	t.Parallel()
+	s, err := New(map[string]string{"config.providers": "env", "config.providers.env.class": EnvVarClass}, []string{"PASS=s3cret", "USER=alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := map[string]string{"password": "${env:PASS}", "url": "pg://${env:USER}:${env:PASS}@h"}
+	res, err := s.Resolve(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A task config that renames the key and embeds the value.
+	if got := res.Unresolve("user=alice password=s3cret"); got != "user=${env:USER} password=${env:PASS}" {
+		t.Fatalf("got %q", got)
+	}
+	if got := res.Unresolve(res.Values["url"]); got != raw["url"] {
+		t.Fatalf("got %q", got)
+	}
+}
