@@ -39,7 +39,30 @@ type Config struct {
 	ValueConverterConfig    map[string]string // value.converter.* without the prefix
 	HeaderConverterConfig   map[string]string // header.converter.* without the prefix
 	PluginPath              []string          // plugin.path
-	Listener                string            // listeners: host:port [:8083]
+	Listener                string            // the first of listeners: host:port [:8083]
+	Listeners               []RESTListener    // listeners [http://:8083]
+	// AdminListeners is admin.listeners: nil when unset (the /admin
+	// endpoints are served on Listeners), empty when set to "" (they are
+	// served nowhere).
+	AdminListeners []RESTListener
+	// AdvertisedListener is rest.advertised.listener: http or https, the
+	// scheme other workers reach this one by ["": the first listener's].
+	AdvertisedListener string
+	// HTTPS are the TLS settings (ssl.* keys) of the HTTPS listeners and
+	// of the client that forwards requests to other workers: the
+	// listeners.https.* settings if there is any (without their prefix),
+	// else the top-level ssl.* ones, as Kafka Connect takes them
+	// (all or nothing).
+	HTTPS map[string]string
+	// AdminHTTPS are the same for admin.listeners (admin.listeners.https.*).
+	AdminHTTPS map[string]string
+	// RESTExtensions is rest.extension.classes.
+	RESTExtensions []string
+	// JAASConfigFile is java.security.auth.login.config, Tributary's
+	// worker property for what Kafka Connect takes as a JVM system
+	// property (-Djava.security.auth.login.config in KAFKA_OPTS): the JAAS
+	// file whose KafkaConnect section configures the basic-auth extension.
+	JAASConfigFile string
 	AdvertisedHost          string            // rest.advertised.host.name
 	AdvertisedPort          int               // rest.advertised.port
 	OffsetFlushInterval     time.Duration     // offset.flush.interval.ms [60000]
@@ -119,6 +142,7 @@ var workerKeys = func() map[string]bool {
 		"access.control.allow.methods", "admin.listeners", "rest.extension.classes", "client.id",
 		"metrics.sample.window.ms", "metrics.num.samples", "metrics.recording.level", "metric.reporters",
 		"key.converter.schemas.enable", "value.converter.schemas.enable", "response.http.headers.config",
+		"rest.hide.secrets", "java.security.auth.login.config",
 	} {
 		m[k] = true
 	}
@@ -281,11 +305,32 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				}
 			}
 		case "listeners":
-			l, err := parseRESTListener(v)
+			ls, err := parseRESTListeners(v)
+			if err != nil {
+				bad(k, err.Error())
+			} else if len(ls) == 0 {
+				bad(k, "must list at least one http:// or https:// listener")
+			} else {
+				c.Listeners, c.Listener = ls, ls[0].Addr
+			}
+		case "admin.listeners":
+			ls, err := parseRESTListeners(v)
 			if err != nil {
 				bad(k, err.Error())
 			}
-			c.Listener = l
+			c.AdminListeners = append([]RESTListener{}, ls...)
+		case "rest.advertised.listener":
+			switch strings.ToLower(v) {
+			case "http", "https":
+				c.AdvertisedListener = strings.ToLower(v)
+			case "":
+			default:
+				bad(k, "must be http or https")
+			}
+		case "rest.extension.classes":
+			c.RESTExtensions = splitList(v)
+		case "java.security.auth.login.config":
+			c.JAASConfigFile = v
 		case "rest.advertised.host.name":
 			c.AdvertisedHost = v
 		case "rest.advertised.port":
@@ -365,6 +410,7 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				c.ProducerConfig[strings.TrimPrefix(k, "producer.")] = v
 			case strings.HasPrefix(k, "consumer."):
 				c.ConsumerConfig[strings.TrimPrefix(k, "consumer.")] = v
+			case strings.HasPrefix(k, "admin.listeners.https."):
 			case strings.HasPrefix(k, "admin."):
 				c.AdminConfig[strings.TrimPrefix(k, "admin.")] = v
 			case strings.HasPrefix(k, "config.providers."):
@@ -373,12 +419,16 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				// ssl.* also serve the HTTPS listeners without their own
 				// listeners.https.* settings.
 				c.ClientConfig[k] = v
-			case strings.HasPrefix(k, "listeners.https."):
-				warnings = append(warnings, fmt.Sprintf("%s is not supported yet and is ignored", k))
+			case strings.HasPrefix(k, "listeners.https."), strings.HasPrefix(k, "admin.listeners.https."):
+				// Read below, all or nothing.
 			case !workerKeys[k]:
 				warnings = append(warnings, fmt.Sprintf("unknown worker property %q is ignored", k))
 			}
 		}
+	}
+	c.HTTPS, c.AdminHTTPS = httpsSettings(p, "listeners.https."), httpsSettings(p, "admin.listeners.https.")
+	if c.Listeners == nil {
+		c.Listeners = []RESTListener{{Scheme: "http", Addr: c.Listener}}
 	}
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		errs = append(errs, fmt.Errorf("heartbeat.interval.ms (%d) must be lower than session.timeout.ms (%d)", c.HeartbeatInterval.Milliseconds(), c.SessionTimeout.Milliseconds()))
@@ -407,22 +457,68 @@ func splitList(v string) []string {
 	return out
 }
 
-// parseRESTListener accepts "http://host:port" (the first of a list) and
-// returns host:port.
-func parseRESTListener(v string) (string, error) {
-	first := strings.TrimSpace(strings.Split(v, ",")[0])
-	u, err := url.Parse(first)
-	if err != nil || u.Host == "" {
-		return "", errors.New("must be http://host:port")
+// RESTListener is one REST listener: its scheme (http or https) and the
+// host:port it binds.
+type RESTListener struct {
+	Scheme, Addr string
+}
+
+// URL is the listener as listeners writes it.
+func (l RESTListener) URL() string { return l.Scheme + "://" + l.Addr }
+
+// parseRESTListeners reads a comma-separated list of http://host:port and
+// https://host:port (Kafka Connect's listeners and admin.listeners).
+func parseRESTListeners(v string) ([]RESTListener, error) {
+	var out []RESTListener
+	for _, item := range splitList(v) {
+		u, err := url.Parse(item)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("%q must be http://host:port or https://host:port", item)
+		}
+		scheme := strings.ToLower(u.Scheme)
+		if scheme != "http" && scheme != "https" {
+			return nil, fmt.Errorf("scheme %s is not supported (http and https are)", u.Scheme)
+		}
+		host, port, err := net.SplitHostPort(u.Host)
+		if err != nil {
+			return nil, fmt.Errorf("%q must be http://host:port or https://host:port", item)
+		}
+		out = append(out, RESTListener{Scheme: scheme, Addr: net.JoinHostPort(host, port)})
 	}
-	if u.Scheme != "http" {
-		return "", fmt.Errorf("scheme %s is not supported (only http)", u.Scheme)
+	return out, nil
+}
+
+// httpsSettings are the TLS settings of HTTPS listeners: those under
+// prefix (without it, as ssl.* keys) when there is any, else the top-level
+// ssl.* settings (Kafka Connect's valuesWithPrefixAllOrNothing).
+func httpsSettings(p properties.Properties, prefix string) map[string]string {
+	out := map[string]string{}
+	for k, v := range p {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			out[rest] = v
+		}
 	}
-	host, port, err := net.SplitHostPort(u.Host)
-	if err != nil {
-		return "", errors.New("must be http://host:port")
+	if len(out) > 0 {
+		return out
 	}
-	return net.JoinHostPort(host, port), nil
+	for k, v := range p {
+		if strings.HasPrefix(k, "ssl.") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// AdvertisedScheme is the scheme other workers reach this one by:
+// rest.advertised.listener, else the first listener's.
+func (c *Config) AdvertisedScheme() string {
+	if c.AdvertisedListener != "" {
+		return c.AdvertisedListener
+	}
+	if len(c.Listeners) > 0 {
+		return c.Listeners[0].Scheme
+	}
+	return "http"
 }
 
 // WorkerID is "<advertised host>:<advertised port>", as Kafka Connect names

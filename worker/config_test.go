@@ -61,7 +61,7 @@ func TestFromPropertiesErrors(t *testing.T) {
 	}{
 		"missing group":      {"group.id", "", "group.id: missing required"},
 		"bad flush":          {"offset.flush.interval.ms", "soon", "offset.flush.interval.ms"},
-		"bad listener":       {"listeners", "https://x:1", "only http"},
+		"bad listener":       {"listeners", "ftp://x:1", "http and https are"},
 		"bad rf":             {"config.storage.replication.factor", "0", "replication factor"},
 		"same topics":        {"status.storage.topic", "c", "must differ"},
 		"bad protocol":       {"connect.protocol", "fast", "eager, compatible or sessioned"},

@@ -177,7 +177,7 @@ func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, work
 		loggers = loglevel.New(logger.Handler(), slog.LevelInfo)
 	}
 	d := &driver{
-		cfg: cfg, logger: logger, workerID: workerID, url: "http://" + workerID,
+		cfg: cfg, logger: logger, workerID: workerID, url: cfg.AdvertisedScheme() + "://" + workerID,
 		loggers:   loggers,
 		events:    make(chan herder.Event, 256),
 		waiting:   map[herder.Token]chan herder.Result{},

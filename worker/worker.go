@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/internal/configprovider"
+	"github.com/tributary-dev/tributary/internal/kafkatls"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/plugins"
@@ -140,8 +142,39 @@ func New(cfg Config, opts Options) (*Worker, error) {
 	w.opts = opts
 	w.h = newDriver(cfg, w.logger, opts.Loggers, w.id)
 	w.h.providers, w.h.secrets = providers, opts.Secrets
+	if w.usesHTTPS() {
+		// The client that forwards requests to other workers: the
+		// listeners' TLS settings (listeners.https.*, else ssl.*), its
+		// key store sent as a client certificate, as Kafka Connect's.
+		tlsCfg, _, err := kafkatls.Client(cfg.HTTPS)
+		if err != nil {
+			return nil, fmt.Errorf("worker: the REST client's TLS settings (listeners.https.*, else ssl.*): %w", err)
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = tlsCfg
+		w.h.client = forwardClient{&http.Client{Timeout: 60 * time.Second, Transport: tr}}
+	}
 	return w, nil
 }
+
+// usesHTTPS reports whether a REST listener, or the advertised one, is
+// HTTPS.
+func (w *Worker) usesHTTPS() bool {
+	if w.cfg.AdvertisedScheme() == "https" {
+		return true
+	}
+	for _, l := range append(slices.Clone(w.cfg.Listeners), w.cfg.AdminListeners...) {
+		if l.Scheme == "https" {
+			return true
+		}
+	}
+	return false
+}
+
+// RESTClient is the HTTP client for requests to other workers (the REST
+// API forwards through it): with the listeners' TLS settings when they
+// use HTTPS.
+func (w *Worker) RESTClient() *http.Client { return w.h.client.Client }
 
 // Herder is what the REST API serves.
 func (w *Worker) Herder() Herder { return w.h }

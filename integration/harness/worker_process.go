@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -63,6 +66,48 @@ func WorkerProps(t testing.TB, bootstrap, group string, extra map[string]string)
 // of the test if still running.
 func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) *WorkerProcess {
 	t.Helper()
+	return StartWorkerProcessWith(t, bin, dir, props, WorkerAccess{})
+}
+
+// WorkerAccess is how a test reaches a worker whose REST API is secured:
+// the CA that signed its HTTPS certificate, a client certificate (PEM,
+// chain and key) for ssl.client.auth, basic credentials.
+type WorkerAccess struct {
+	CA, ClientCert string
+	User, Password string
+}
+
+// Client returns an HTTP client for a's worker: trusting a.CA, sending
+// a.ClientCert. (Credentials are the caller's to set.)
+func (a WorkerAccess) Client(t testing.TB) *http.Client {
+	t.Helper()
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if a.CA != "" {
+		b, err := os.ReadFile(a.CA)
+		if err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		cfg.RootCAs.AppendCertsFromPEM(b)
+	}
+	if a.ClientCert != "" {
+		c, err := tls.LoadX509KeyPair(a.ClientCert, a.ClientCert)
+		if err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+		cfg.Certificates = []tls.Certificate{c}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// StartWorkerProcessWith is StartWorkerProcess for a worker whose REST API
+// listens on https:// or requires credentials: its health is polled
+// through access.
+func StartWorkerProcessWith(t testing.TB, bin, dir string, props map[string]string, access WorkerAccess) *WorkerProcess {
+	t.Helper()
+	client := access.Client(t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
@@ -79,7 +124,7 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 	if err := os.WriteFile(propsPath, buf, 0o644); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
-	l, err := parseListenerURL(props["listeners"])
+	scheme, l, err := parseListenerURL(props["listeners"])
 	if err != nil {
 		t.Fatalf("harness: listeners: %v", err)
 	}
@@ -93,7 +138,7 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 	cmd := exec.Command(bin, "worker", propsPath)
 	cmd.Stdout, cmd.Stderr = f, f
 	setProcAttr(cmd)
-	w := &WorkerProcess{t: t, cmd: cmd, url: "http://" + l, logPath: logPath, logFile: f, done: make(chan struct{}), started: time.Now()}
+	w := &WorkerProcess{t: t, cmd: cmd, url: scheme + "://" + l, logPath: logPath, logFile: f, done: make(chan struct{}), started: time.Now()}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		t.Fatalf("harness: start worker: %v", err)
@@ -116,7 +161,11 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 			t.Fatalf("harness: worker exited during start-up: %v\n--- %s ---\n%s", w.waitErr, logPath, logTail(logPath, 40))
 		default:
 		}
-		resp, err := http.Get(w.url + "/health")
+		req, _ := http.NewRequest(http.MethodGet, w.url+"/health", nil)
+		if access.User != "" {
+			req.SetBasicAuth(access.User, access.Password)
+		}
+		resp, err := client.Do(req)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -132,16 +181,18 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 	}
 }
 
-func parseListenerURL(v string) (string, error) {
-	const prefix = "http://"
-	if len(v) <= len(prefix) || v[:len(prefix)] != prefix {
-		return "", fmt.Errorf("%q is not http://host:port", v)
+// parseListenerURL reads the first of listeners: its scheme and
+// host:port.
+func parseListenerURL(v string) (string, string, error) {
+	first, _, _ := strings.Cut(v, ",")
+	scheme, hp, ok := strings.Cut(strings.TrimSpace(first), "://")
+	if !ok || (scheme != "http" && scheme != "https") {
+		return "", "", fmt.Errorf("%q is not http://host:port or https://host:port", v)
 	}
-	hp := v[len(prefix):]
 	if _, _, err := net.SplitHostPort(hp); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return hp, nil
+	return scheme, hp, nil
 }
 
 // URL is the worker's REST base URL.
