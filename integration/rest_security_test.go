@@ -73,7 +73,7 @@ func TestRESTSecurity(t *testing.T) {
 	jaasFile := basicAuthFiles(t, "alice=alice-secret\nbob="+hash+"\n")
 	bin := harness.BuildTributary(t)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
-	access := harness.WorkerAccess{CA: pki.CA, ClientCert: pki.Client, User: "alice", Password: "alice-secret"}
+	access := harness.WorkerSetup{CA: pki.CA, ClientCert: pki.Client, User: "alice", Password: "alice-secret"}
 	dir := t.TempDir()
 	var workers []*harness.WorkerProcess
 	var admins []string
@@ -106,7 +106,7 @@ func TestRESTSecurity(t *testing.T) {
 	w0 := workers[0].URL()
 
 	// No client certificate: the TLS handshake fails.
-	noCert := harness.WorkerAccess{CA: pki.CA}.Client(t)
+	noCert := harness.WorkerSetup{CA: pki.CA}.Client(t)
 	if resp, err := noCert.Get(w0 + "/connectors"); err == nil {
 		resp.Body.Close()
 		t.Errorf("a client without a certificate was served: %s", resp.Status)
@@ -146,7 +146,7 @@ func TestRESTSecurity(t *testing.T) {
 
 	// /admin answers on the admin listeners only (TLS without client
 	// certificates there: the top-level ssl.* settings).
-	adminClient := harness.WorkerAccess{CA: pki.CA}.Client(t)
+	adminClient := harness.WorkerSetup{CA: pki.CA}.Client(t)
 	for i, admin := range admins {
 		req, _ := http.NewRequest("GET", admin+"/admin/loggers", nil)
 		req.SetBasicAuth("alice", "alice-secret")

@@ -192,7 +192,8 @@ func (a *api) authenticate(next http.Handler) http.Handler {
 			// Debug, as Kafka Connect: a mistyped password is not news.
 			a.log.Debug("rest: request failed authentication", "method", r.Method, "path", r.URL.Path, "user", user, "remote", r.RemoteAddr)
 			w.Header().Set("WWW-Authenticate", `Basic realm="Kafka Connect", charset="UTF-8"`)
-			w.Header().Set("Content-Type", "text/plain")
+			// Kafka Connect's answer says JSON, though it is not.
+			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = w.Write([]byte(Unauthorized))
 			return

@@ -219,7 +219,9 @@ func withReferences(infos sdk.ConfigInfos, raw map[string]string, res configprov
 	for i := range infos.Configs {
 		v := &infos.Configs[i].Value
 		seen[v.Name] = true
-		if r, ok := raw[v.Name]; ok && configprovider.HasReference(r) && v.Value != nil && *v.Value != redact.Hidden {
+		if r, ok := raw[v.Name]; ok && configprovider.HasReference(r) && v.Value != nil {
+			// A reference hides nothing, even for a PASSWORD key (Kafka
+			// Connect shows it too).
 			rv := r
 			v.Value = &rv
 		} else if v.Value != nil {

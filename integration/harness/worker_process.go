@@ -66,36 +66,47 @@ func WorkerProps(t testing.TB, bootstrap, group string, extra map[string]string)
 // of the test if still running.
 func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) *WorkerProcess {
 	t.Helper()
-	return StartWorkerProcessWith(t, bin, dir, props, WorkerAccess{})
+	return StartWorkerProcessWith(t, bin, dir, props, WorkerSetup{})
 }
 
-// WorkerAccess is how a test reaches a worker whose REST API is secured:
-// the CA that signed its HTTPS certificate, a client certificate (PEM,
-// chain and key) for ssl.client.auth, basic credentials.
-type WorkerAccess struct {
+// WorkerSetup is what a worker process needs besides its properties:
+// extra environment variables (KAFKA_OPTS, say), and how a test reaches a
+// worker whose REST API is secured: the CA that signed its HTTPS
+// certificate, a client certificate (PEM, chain and key) for
+// ssl.client.auth, basic credentials.
+type WorkerSetup struct {
+	Env            []string
 	CA, ClientCert string
 	User, Password string
 }
 
 // Client returns an HTTP client for a's worker: trusting a.CA, sending
 // a.ClientCert. (Credentials are the caller's to set.)
-func (a WorkerAccess) Client(t testing.TB) *http.Client {
+func (a WorkerSetup) Client(t testing.TB) *http.Client {
 	t.Helper()
+	for _, f := range []string{a.CA, a.ClientCert} {
+		if f == "" {
+			continue
+		}
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+	}
+	return a.client()
+}
+
+func (a WorkerSetup) client() *http.Client {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if a.CA != "" {
-		b, err := os.ReadFile(a.CA)
-		if err != nil {
-			t.Fatalf("harness: %v", err)
+		if b, err := os.ReadFile(a.CA); err == nil {
+			cfg.RootCAs = x509.NewCertPool()
+			cfg.RootCAs.AppendCertsFromPEM(b)
 		}
-		cfg.RootCAs = x509.NewCertPool()
-		cfg.RootCAs.AppendCertsFromPEM(b)
 	}
 	if a.ClientCert != "" {
-		c, err := tls.LoadX509KeyPair(a.ClientCert, a.ClientCert)
-		if err != nil {
-			t.Fatalf("harness: %v", err)
+		if c, err := tls.LoadX509KeyPair(a.ClientCert, a.ClientCert); err == nil {
+			cfg.Certificates = []tls.Certificate{c}
 		}
-		cfg.Certificates = []tls.Certificate{c}
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = cfg
@@ -104,8 +115,8 @@ func (a WorkerAccess) Client(t testing.TB) *http.Client {
 
 // StartWorkerProcessWith is StartWorkerProcess for a worker whose REST API
 // listens on https:// or requires credentials: its health is polled
-// through access.
-func StartWorkerProcessWith(t testing.TB, bin, dir string, props map[string]string, access WorkerAccess) *WorkerProcess {
+// through access, which also gives the process extra environment.
+func StartWorkerProcessWith(t testing.TB, bin, dir string, props map[string]string, access WorkerSetup) *WorkerProcess {
 	t.Helper()
 	client := access.Client(t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -136,6 +147,9 @@ func StartWorkerProcessWith(t testing.TB, bin, dir string, props map[string]stri
 	from, _ := f.Seek(0, io.SeekEnd) // where this run's lines begin
 	fmt.Fprintf(f, "=== harness: starting worker at %s ===\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(bin, "worker", propsPath)
+	if len(access.Env) > 0 {
+		cmd.Env = append(os.Environ(), access.Env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	setProcAttr(cmd)
 	w := &WorkerProcess{t: t, cmd: cmd, url: scheme + "://" + l, logPath: logPath, logFile: f, done: make(chan struct{}), started: time.Now()}
