@@ -76,6 +76,27 @@ A cluster: workers with the same group.id share the connectors and tasks.
                                       how the other workers reach this one
 Any worker takes REST writes and forwards them to the leader.
 
+Security (Kafka Connect's settings; see the README's Security section):
+  security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*
+                                      the worker's clients: PLAIN, SCRAM-SHA-256/512,
+                                      OAUTHBEARER, AWS_MSK_IAM; PEM, PKCS12, JKS.
+                                      Connectors' clients take producer.* and
+                                      consumer.* only: repeat them there
+  connector.client.config.override.policy
+                                      All, None, Principal or Allowlist [All]
+  config.providers, config.providers.NAME.class, .param.*
+                                      FileConfigProvider, DirectoryConfigProvider,
+                                      EnvVarConfigProvider: ${file:PATH:KEY} in
+                                      worker and connector settings
+  listeners=https://…, listeners.https.ssl.*, admin.listeners
+                                      HTTPS REST listeners (ssl.client.auth)
+  rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension
+  java.security.auth.login.config     the JAAS file of its KafkaConnect section
+                                      (or -Djava.security.auth.login.config in
+                                      KAFKA_OPTS)
+  rest.hide.secrets                   show literal secrets as [hidden] in stored
+                                      configs [false, as Kafka Connect]
+
 The REST API (Kafka Connect's) is served on listeners; GET /health answers 200
 once the worker is ready. SIGINT or SIGTERM stops the worker cleanly.
 
