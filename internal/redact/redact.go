@@ -7,6 +7,10 @@
 //
 // Values shorter than MinLength are not scrubbed from free text: hiding
 // every "1" would make logs unreadable, and such values are not secrets.
+// The attributes that name things (Structural: the logger, the connector,
+// the task, the worker, a class) are not scrubbed either: a development
+// password that is also a word of a logger's or a class's name (postgres,
+// tributary) must not make the logs unreadable.
 package redact
 
 import (
@@ -23,6 +27,9 @@ const Hidden = "[hidden]"
 
 // MinLength is the shortest value Scrub hides.
 const MinLength = 4
+
+// Structural are the log attributes the handler leaves as they are.
+var Structural = map[string]bool{"logger": true, "connector": true, "task": true, "worker": true, "class": true}
 
 // Set is a set of secret values, safe for concurrent use. The zero value
 // is empty and ready.
@@ -118,6 +125,9 @@ func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 }
 
 func (h *handler) attr(a slog.Attr) slog.Attr {
+	if Structural[a.Key] {
+		return a
+	}
 	v := a.Value.Resolve()
 	switch v.Kind() {
 	case slog.KindString:

@@ -28,11 +28,11 @@ func TestHandler(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	var s Set
-	log := slog.New(NewHandler(slog.NewTextHandler(&buf, nil), &s)).With("dsn", "postgres://u:pa55word@h/db")
+	log := slog.New(NewHandler(slog.NewTextHandler(&buf, nil), &s)).With("dsn", "postgres://u:pa55word@h/db", "logger", "dev.pa55word")
 	s.Add("pa55word") // after the logger was made
 	log.WithGroup("g").Info("login as u with pa55word failed", "err", errors.New("auth pa55word"), "n", 3, slog.Group("inner", "v", "pa55word"))
 	out := buf.String()
-	if strings.Contains(out, "pa55word") || strings.Count(out, Hidden) != 4 || !strings.Contains(out, "g.n=3") {
+	if strings.Count(out, "pa55word") != 1 || !strings.Contains(out, "logger=dev.pa55word") || strings.Count(out, Hidden) != 4 || !strings.Contains(out, "g.n=3") {
 		t.Fatalf("log line: %s", out)
 	}
 }
