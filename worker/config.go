@@ -21,26 +21,56 @@ type Config struct {
 	BootstrapServers []string // bootstrap.servers [localhost:9092]
 	GroupID          string   // group.id (required)
 
-	ConfigTopic           string // config.storage.topic (required)
-	OffsetTopic           string // offset.storage.topic (required)
-	StatusTopic           string // status.storage.topic (required)
-	ConfigReplication     int16  // config.storage.replication.factor [3; -1 broker default]
-	OffsetReplication     int16  // offset.storage.replication.factor [3]
-	StatusReplication     int16  // status.storage.replication.factor [3]
-	OffsetPartitions      int32  // offset.storage.partitions [25]
-	StatusPartitions      int32  // status.storage.partitions [5]
-	ConfigTopicSettings   map[string]string
-	OffsetTopicSettings   map[string]string
-	StatusTopicSettings   map[string]string
-	KeyConverter          string            // key.converter (required)
-	ValueConverter        string            // value.converter (required)
-	HeaderConverter       string            // header.converter [SimpleHeaderConverter]
-	KeyConverterConfig    map[string]string // key.converter.* without the prefix
-	ValueConverterConfig  map[string]string // value.converter.* without the prefix
-	HeaderConverterConfig map[string]string // header.converter.* without the prefix
-	PluginPath            []string          // plugin.path
-	Listener              string            // the first of listeners: host:port [:8083]
-	Listeners             []RESTListener    // listeners [http://:8083]
+	ConfigTopic             string // config.storage.topic (required)
+	OffsetTopic             string // offset.storage.topic (required)
+	StatusTopic             string // status.storage.topic (required)
+	ConfigReplication       int16  // config.storage.replication.factor [3; -1 broker default]
+	OffsetReplication       int16  // offset.storage.replication.factor [3]
+	StatusReplication       int16  // status.storage.replication.factor [3]
+	OffsetPartitions        int32  // offset.storage.partitions [25]
+	StatusPartitions        int32  // status.storage.partitions [5]
+	ConfigTopicSettings     map[string]string
+	OffsetTopicSettings     map[string]string
+	StatusTopicSettings     map[string]string
+	KeyConverter            string            // key.converter (required)
+	ValueConverter          string            // value.converter (required)
+	HeaderConverter         string            // header.converter [SimpleHeaderConverter]
+	KeyConverterConfig      map[string]string // key.converter.* without the prefix
+	ValueConverterConfig    map[string]string // value.converter.* without the prefix
+	HeaderConverterConfig   map[string]string // header.converter.* without the prefix
+	PluginPath              []string          // plugin.path
+	Listener                string            // listeners: host:port [:8083]
+	AdvertisedHost          string            // rest.advertised.host.name
+	AdvertisedPort          int               // rest.advertised.port
+	OffsetFlushInterval     time.Duration     // offset.flush.interval.ms [60000]
+	OffsetFlushTimeout      time.Duration     // offset.flush.timeout.ms [5000]
+	TaskShutdownTimeout     time.Duration     // task.shutdown.graceful.timeout.ms [5000]
+	SessionTimeout          time.Duration     // session.timeout.ms [10000]
+	HeartbeatInterval       time.Duration     // heartbeat.interval.ms [1000; Kafka Connect's is 3000]
+	RebalanceTimeout        time.Duration     // rebalance.timeout.ms [60000]
+	ScheduledRebalanceDelay time.Duration     // scheduled.rebalance.max.delay.ms [300000]
+	ConnectProtocol         string            // connect.protocol [sessioned]
+	KeyTTL                  time.Duration     // inter.worker.key.ttl.ms [3600000]
+	// RequestHold is how long a REST write waits for a rebalance in
+	// progress, or for a leader to be known, before it is answered 409
+	// (rest.rebalance.hold.ms, Tributary's own; 0 answers at once, as Kafka
+	// Connect does) [30000].
+	RequestHold        time.Duration
+	TopicTracking      bool              // topic.tracking.enable [true]
+	TopicTrackingReset bool              // topic.tracking.allow.reset [true]
+	ProducerConfig     map[string]string // producer.* without the prefix
+	ConsumerConfig     map[string]string // consumer.* without the prefix
+	AdminConfig        map[string]string // admin.* without the prefix
+	ClientConfig       map[string]string // unprefixed client settings (security, client.id, …)
+
+	// TaskConfigsTimeout bounds a connector's TaskConfigs: the driver waits
+	// for it off the herder's loop, then the connector fails. No Kafka
+	// Connect property; 0 means TaskConfigsTimeout.
+	TaskConfigsTimeout time.Duration
+
+	// Listeners are listeners [http://:8083]; Listener is the first's
+	// host:port.
+	Listeners []RESTListener
 	// AdminListeners is admin.listeners: nil when unset (the /admin
 	// endpoints are served on Listeners), empty when set to "" (they are
 	// served nowhere).
@@ -62,29 +92,7 @@ type Config struct {
 	// worker property for what Kafka Connect takes as a JVM system
 	// property (-Djava.security.auth.login.config in KAFKA_OPTS): the JAAS
 	// file whose KafkaConnect section configures the basic-auth extension.
-	JAASConfigFile          string
-	AdvertisedHost          string        // rest.advertised.host.name
-	AdvertisedPort          int           // rest.advertised.port
-	OffsetFlushInterval     time.Duration // offset.flush.interval.ms [60000]
-	OffsetFlushTimeout      time.Duration // offset.flush.timeout.ms [5000]
-	TaskShutdownTimeout     time.Duration // task.shutdown.graceful.timeout.ms [5000]
-	SessionTimeout          time.Duration // session.timeout.ms [10000]
-	HeartbeatInterval       time.Duration // heartbeat.interval.ms [1000; Kafka Connect's is 3000]
-	RebalanceTimeout        time.Duration // rebalance.timeout.ms [60000]
-	ScheduledRebalanceDelay time.Duration // scheduled.rebalance.max.delay.ms [300000]
-	ConnectProtocol         string        // connect.protocol [sessioned]
-	KeyTTL                  time.Duration // inter.worker.key.ttl.ms [3600000]
-	// RequestHold is how long a REST write waits for a rebalance in
-	// progress, or for a leader to be known, before it is answered 409
-	// (rest.rebalance.hold.ms, Tributary's own; 0 answers at once, as Kafka
-	// Connect does) [30000].
-	RequestHold        time.Duration
-	TopicTracking      bool              // topic.tracking.enable [true]
-	TopicTrackingReset bool              // topic.tracking.allow.reset [true]
-	ProducerConfig     map[string]string // producer.* without the prefix
-	ConsumerConfig     map[string]string // consumer.* without the prefix
-	AdminConfig        map[string]string // admin.* without the prefix
-	ClientConfig       map[string]string // unprefixed client settings (security, client.id, …)
+	JAASConfigFile string
 	// HideSecrets is rest.hide.secrets, Tributary's own [false, as Kafka
 	// Connect shows them]: GET /connectors/{name}/config and the other
 	// answers that carry a stored config show the literal values of
@@ -99,11 +107,6 @@ type Config struct {
 	// connector configs (the worker's own properties are resolved before
 	// FromProperties; see ResolveReferences).
 	ProviderSettings map[string]string
-
-	// TaskConfigsTimeout bounds a connector's TaskConfigs: the driver waits
-	// for it off the herder's loop, then the connector fails. No Kafka
-	// Connect property; 0 means TaskConfigsTimeout.
-	TaskConfigsTimeout time.Duration
 }
 
 // DefaultScheduledRebalanceDelay is Tributary's default for
