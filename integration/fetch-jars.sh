@@ -28,6 +28,27 @@ pom="$here/pom.xml"
 dest="${1:-${TRIBUTARY_JARS:-$HOME/.cache/tributary/jars/kafka-4.4.0}}"
 marker="$dest/.complete"
 
+# aws-msk-iam-auth and its AWS SDK (integration/msk-iam/pom.xml), for the
+# MSK IAM test, in a directory of their own beside dest: their Jackson and
+# Netty must not share a class path with Kafka's.
+msk_pom="$here/msk-iam/pom.xml"
+msk_dest="$(dirname "$dest")/aws-msk-iam-auth"
+msk_sum="$(sha256sum "$msk_pom" | cut -d' ' -f1)"
+if [[ ! -f "$msk_dest/.complete" || "$(cat "$msk_dest/.complete")" != "$msk_sum" ]] && command -v mvn >/dev/null 2>&1; then
+	echo "fetch-jars: resolving $msk_pom into $msk_dest"
+	msk_tmp="$(mktemp -d "$(dirname "$dest")/.fetch-msk.XXXXXX")"
+	mkdir -p "$(dirname "$dest")"
+	if mvn -q -B -f "$msk_pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$msk_tmp"; then
+		echo "$msk_sum" >"$msk_tmp/.complete"
+		rm -rf "$msk_dest"
+		mv -T "$msk_tmp" "$msk_dest" || rm -rf "$msk_tmp"
+	else
+		rm -rf "$msk_tmp"
+		echo "fetch-jars: could not resolve $msk_pom" >&2
+		exit 1
+	fi
+fi
+
 sum="$(cat "$pom" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
 if [[ -f "$marker" && "$(cat "$marker")" == "$sum" ]]; then
 	echo "fetch-jars: $dest is up to date"
