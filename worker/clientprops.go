@@ -219,7 +219,7 @@ func withOverrides(base, conn map[string]string, prefix string) map[string]strin
 // settings of each kind of client (by override prefix), with which the
 // security overrides are checked: an override of sasl.jaas.config alone
 // takes the mechanism from the worker's producer.* settings, say.
-func overrideErrors(conn map[string]string, policy OverridePolicy, base map[string]map[string]string) map[string]string {
+func overrideErrors(conn map[string]string, policy OverridePolicy, base map[string]map[string]string, jaasFile string) map[string]string {
 	errs := map[string]string{}
 	for _, prefix := range []string{producerOverride, consumerOverride, adminOverride} {
 		security := false
@@ -247,7 +247,7 @@ func overrideErrors(conn map[string]string, policy OverridePolicy, base map[stri
 		}
 		if security {
 			merged := withOverrides(securityOnly(base[prefix]), conn, prefix)
-			if _, err := kafkaauth.New(securityOnly(merged), kafkaauth.Options{}); err != nil {
+			if _, err := kafkaauth.New(securityOnly(merged), kafkaauth.Options{JAASFile: jaasFile}); err != nil {
 				slices.Sort(secKeys)
 				errs[secKeys[0]] = err.Error()
 			}
@@ -325,12 +325,12 @@ type clientSettings struct {
 // newClientSettings translates props (see kafkaClientOpts) and builds the
 // client's TLS and SASL configuration (package kafkaauth) from its
 // security settings.
-func newClientSettings(props map[string]string, environ []string) (*clientSettings, error) {
+func newClientSettings(props map[string]string, environ []string, jaasFile string) (*clientSettings, error) {
 	opts, ignored, err := kafkaClientOpts(props)
 	if err != nil {
 		return nil, err
 	}
-	sec, err := kafkaauth.New(securityOnly(props), kafkaauth.Options{Environ: environ})
+	sec, err := kafkaauth.New(securityOnly(props), kafkaauth.Options{Environ: environ, JAASFile: jaasFile})
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func TestConnectorClientOverrides(t *testing.T) {
 		"producer.override.acks":              "all",
 		"admin.override.request.timeout.ms":   "-5",
 		"consumer.override.no.such.property":  "x", // no franz-go equivalent: logged at start, not refused
-	}, OverridePolicy{}, nil)
+	}, OverridePolicy{}, nil, "")
 	want = map[string]string{
 		"consumer.override.auto.offset.reset": "must be earliest, latest or none",
 		"consumer.override.max.poll.records":  "must be a positive integer",
@@ -95,7 +95,7 @@ func TestOverridePolicy(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := overrideErrors(conn, p, base); !maps.Equal(got, want) {
+		if got := overrideErrors(conn, p, base, ""); !maps.Equal(got, want) {
 			t.Errorf("%s: %q, want %q", policy, got, want)
 		}
 	}
@@ -103,7 +103,7 @@ func TestOverridePolicy(t *testing.T) {
 		t.Error("policy Some accepted")
 	}
 	allow := OverridePolicy{Name: "Allowlist", Allowlist: []string{"linger.ms"}}
-	if got := overrideErrors(map[string]string{"producer.override.linger.ms": "1", "producer.override.acks": "1"}, allow, nil); len(got) != 1 || got["producer.override.acks"] == "" {
+	if got := overrideErrors(map[string]string{"producer.override.linger.ms": "1", "producer.override.acks": "1"}, allow, nil, ""); len(got) != 1 || got["producer.override.acks"] == "" {
 		t.Errorf("allowlist: %q", got)
 	}
 }

@@ -772,7 +772,7 @@ func (d *driver) clientOverrides() ClientOverrides {
 		admin = map[string]string{}
 	}
 	maps.Copy(admin, d.cfg.AdminConfig)
-	return ClientOverrides{Policy: d.cfg.OverridePolicy, Base: map[string]map[string]string{
+	return ClientOverrides{Policy: d.cfg.OverridePolicy, JAASFile: d.cfg.JAASConfigFile, Base: map[string]map[string]string{
 		producerOverride: d.cfg.ProducerConfig, consumerOverride: d.cfg.ConsumerConfig, adminOverride: admin}}
 }
 

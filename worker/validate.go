@@ -209,6 +209,9 @@ func ConnectorConfigDefs(spec sdk.Spec) []sdk.ConfigKeyInfo {
 type ClientOverrides struct {
 	Policy OverridePolicy
 	Base   map[string]map[string]string
+	// JAASFile is the worker's JAAS file (java.security.auth.login.config),
+	// whose KafkaClient section stands in for an unset sasl.jaas.config.
+	JAASFile string
 }
 
 // Converters names the worker's converters (key.converter,
@@ -409,7 +412,7 @@ func Validation(spec sdk.Spec, w Converters, config map[string]string, plugin sd
 	// Client overrides the client or the policy would refuse (Kafka
 	// Connect lists every override key; only refused ones are listed
 	// here, with the error).
-	errs := overrideErrors(config, clients.Policy, clients.Base)
+	errs := overrideErrors(config, clients.Policy, clients.Base, clients.JAASFile)
 	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		v := config[k]
 		msg := fmt.Sprintf("Invalid value %s for configuration %s: %s", v, k, errs[k])

@@ -93,16 +93,16 @@ func New(cfg Config, opts Options) (*Worker, error) {
 	w.logger = loglevel.Named(opts.Logger, "dev.tributary.worker").With("worker", w.id)
 	loglevel.Named(w.logger, "dev.tributary.worker.task") // listed before a task runs
 	var err error
-	if w.worker, err = newClientSettings(cfg.ClientConfig, opts.Environ); err != nil {
+	if w.worker, err = newClientSettings(cfg.ClientConfig, opts.Environ, cfg.JAASConfigFile); err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
 	adminProps := maps.Clone(cfg.ClientConfig)
 	maps.Copy(adminProps, cfg.AdminConfig)
-	if w.admin, err = newClientSettings(adminProps, opts.Environ); err != nil {
+	if w.admin, err = newClientSettings(adminProps, opts.Environ, cfg.JAASConfigFile); err != nil {
 		return nil, fmt.Errorf("worker: admin.%w", err)
 	}
 	for prefix, props := range map[string]map[string]string{"": cfg.ClientConfig, "producer.": cfg.ProducerConfig, "consumer.": cfg.ConsumerConfig, "admin.": cfg.AdminConfig} {
-		cs, err := newClientSettings(props, opts.Environ)
+		cs, err := newClientSettings(props, opts.Environ, cfg.JAASConfigFile)
 		if err != nil {
 			return nil, fmt.Errorf("worker: %s%w", prefix, err)
 		}
@@ -206,7 +206,7 @@ func (w *Worker) taskClientOpts(base, conn map[string]string, prefix string, id 
 		}
 	}
 	props := withOverrides(base, conn, prefix)
-	cs, err := newClientSettings(props, w.opts.Environ)
+	cs, err := newClientSettings(props, w.opts.Environ, w.cfg.JAASConfigFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("client settings (%s*, %s*): %w", strings.TrimSuffix(prefix, "override."), prefix, err)
 	}

@@ -173,5 +173,9 @@ func loadWorkerConfig(props properties.Properties, environ []string) (worker.Con
 		return worker.Config{}, nil, err
 	}
 	cfg, more, err := worker.FromProperties(resolved)
+	if cfg.JAASConfigFile == "" {
+		// Where Kafka Connect's users name the JAAS file: KAFKA_OPTS.
+		cfg.JAASConfigFile = jaasFileFromKafkaOpts(environ)
+	}
 	return cfg, append(warnings, more...), err
 }

@@ -61,6 +61,11 @@ type Options struct {
 	// HTTPClient fetches OAuth tokens and AWS credentials; nil builds one
 	// from the sasl.login.*.timeout.ms settings and the ssl.* trust.
 	HTTPClient *http.Client
+	// JAASFile is the JAAS login configuration file
+	// (java.security.auth.login.config) whose KafkaClient section stands
+	// in for an unset sasl.jaas.config, as in Kafka's clients; "" for
+	// none.
+	JAASFile string
 }
 
 // Security is a client's security configuration.
@@ -165,12 +170,29 @@ func (s *Security) sasl(props map[string]string, opts Options) error {
 		return errors.New("sasl.mechanism=GSSAPI: Kerberos is not supported; use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM")
 	}
 	raw := strings.TrimSpace(props["sasl.jaas.config"])
-	if raw == "" {
+	var mod jaas.Module
+	var err error
+	switch {
+	case raw != "":
+		if mod, err = jaas.ParseClient(raw); err != nil {
+			return fmt.Errorf("sasl.jaas.config: %w", err)
+		}
+	case opts.JAASFile != "":
+		// Kafka's fallback: the KafkaClient section of the JAAS file.
+		f, err := jaas.LoadFile(opts.JAASFile)
+		if err != nil {
+			return err
+		}
+		mods, err := f.Section("KafkaClient")
+		if err != nil {
+			return fmt.Errorf("sasl.jaas.config is not set, and the JAAS file %s has %w", opts.JAASFile, err)
+		}
+		if len(mods) != 1 {
+			return fmt.Errorf("JAAS file %s: section KafkaClient has %d login modules, should be 1 module", opts.JAASFile, len(mods))
+		}
+		mod = mods[0]
+	default:
 		return fmt.Errorf("sasl.jaas.config is not set: SASL mechanism %s needs it (for example %s)", mech, example(mech))
-	}
-	mod, err := jaas.ParseClient(raw)
-	if err != nil {
-		return fmt.Errorf("sasl.jaas.config: %w", err)
 	}
 	loginHandler := strings.TrimSpace(props["sasl.login.callback.handler.class"])
 	client := opts.HTTPClient

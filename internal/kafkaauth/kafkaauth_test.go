@@ -304,3 +304,19 @@ func TestAWSCredentialChain(t *testing.T) {
 		t.Fatalf("container credentials: %+v %v", got, err)
 	}
 }
+
+func TestJAASFileFallback(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "jaas.conf")
+	os.WriteFile(file, []byte("KafkaClient {\n  "+ScramModule+" required username=\"carol\" password=\"c\";\n};\nKafkaConnect { x.Y required; };\n"), 0o600)
+	props := map[string]string{"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256"}
+	s, err := New(props, Options{JAASFile: file})
+	if err != nil || s.Principal != "carol" {
+		t.Fatalf("%+v %v", s, err)
+	}
+	os.WriteFile(file, []byte("KafkaConnect { x.Y required; };\n"), 0o600)
+	if _, err := New(props, Options{JAASFile: file}); err == nil || !strings.Contains(err.Error(), "no KafkaClient section (it has KafkaConnect)") {
+		t.Fatalf("no KafkaClient section: %v", err)
+	}
+}
