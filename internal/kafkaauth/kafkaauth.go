@@ -131,7 +131,7 @@ func New(props map[string]string, opts Options) (*Security, error) {
 	case protocolPlaintext:
 		for _, k := range []string{"sasl.jaas.config", "sasl.mechanism", kafkatls.TruststoreLocation, kafkatls.KeystoreLocation} {
 			if strings.TrimSpace(props[k]) != "" {
-				s.Notes = append(s.Notes, fmt.Sprintf("%s is set but security.protocol is PLAINTEXT (the default): the SASL and SSL settings are not used", k))
+				s.Notes = append(s.Notes, fmt.Sprintf("%s is set but security.protocol is PLAINTEXT (the default): the Kafka clients do not use the SASL and SSL settings (an HTTPS REST listener may still use ssl.*)", k))
 				break
 			}
 		}
