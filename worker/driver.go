@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -11,7 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/configprovider"
+	"github.com/tributary-dev/tributary/internal/jaas"
+	"github.com/tributary-dev/tributary/internal/kafkaauth"
 	"github.com/tributary-dev/tributary/internal/loglevel"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/herder"
@@ -74,6 +79,11 @@ type driver struct {
 	start    taskStarter
 	member   membership
 	client   forwardClient
+	// providers resolve the references of connector configs when they
+	// start and when they are validated; secrets holds the values to hide
+	// (the worker's log handler scrubs them too, when it shares the set).
+	providers *configprovider.Set
+	secrets   *redact.Set
 
 	// The loop.
 	m       *herder.Machine
@@ -110,6 +120,10 @@ type liveConnector struct {
 	spec   sdk.Spec
 	cancel context.CancelFunc
 	done   chan struct{}
+	// raw is the connector's config as stored, resolved its resolution:
+	// task configs get their references back from them.
+	raw      map[string]string
+	resolved configprovider.Result
 }
 
 type liveTask struct {
@@ -163,14 +177,16 @@ func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, work
 		loggers = loglevel.New(logger.Handler(), slog.LevelInfo)
 	}
 	d := &driver{
-		cfg: cfg, logger: logger, workerID: workerID, url: "http://" + workerID,
-		loggers: loggers,
-		events:  make(chan herder.Event, 256),
-		waiting: map[herder.Token]chan herder.Result{},
-		chains:  map[string]chan struct{}{},
-		conns:   map[string]*liveConnector{},
-		tasks:   map[TaskID]*liveTask{},
-		client:  newForwardClient(),
+		cfg: cfg, logger: logger, workerID: workerID, url: cfg.AdvertisedScheme() + "://" + workerID,
+		loggers:   loggers,
+		events:    make(chan herder.Event, 256),
+		waiting:   map[herder.Token]chan herder.Result{},
+		chains:    map[string]chan struct{}{},
+		conns:     map[string]*liveConnector{},
+		tasks:     map[TaskID]*liveTask{},
+		client:    newForwardClient(),
+		providers: emptyProviders,
+		secrets:   &redact.Set{},
 	}
 	d.configQ.init()
 	d.statusQ.init()
@@ -482,13 +498,18 @@ func (d *driver) startConnector(a herder.StartConnector) {
 		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
 		return
 	}
-	conn, err := l.StartConnector(d.ctx, spec.Class, a.Name, resolve(a.Config))
+	res, err := d.resolve(a.Name, spec, a.Config)
+	if err != nil {
+		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	conn, err := l.StartConnector(d.ctx, spec.Class, a.Name, res.Values)
 	if err != nil {
 		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
 		return
 	}
 	cctx, cancel := context.WithCancel(d.ctx)
-	lc := &liveConnector{run: a.Run, conn: conn, spec: spec, cancel: cancel, done: make(chan struct{})}
+	lc := &liveConnector{run: a.Run, conn: conn, spec: spec, cancel: cancel, done: make(chan struct{}), raw: a.Config, resolved: res}
 	d.rmu.Lock()
 	d.conns[a.Name] = lc
 	d.rmu.Unlock()
@@ -541,7 +562,7 @@ func (d *driver) generate(a herder.GenerateTaskConfigs) {
 	}
 	taskClass := plugins.TaskClass(lc.spec.Class)
 	for i := range tcs {
-		tcs[i] = maps.Clone(tcs[i])
+		tcs[i] = unresolveTaskConfig(tcs[i], lc.raw, lc.resolved)
 		tcs[i]["task.class"] = taskClass
 	}
 	d.send(herder.TaskConfigsGenerated{Name: a.Name, Run: a.Run, Gen: a.Gen, Configs: tcs})
@@ -593,7 +614,17 @@ func (d *driver) startTask(a herder.StartTask) {
 		// being stopped).
 		go d.send(herder.TaskFailed{ID: a.ID, Run: a.Run, Trace: trace})
 	}
-	r, err := d.start(d.ctx, id, spec, resolve(a.Connector), resolve(a.Config), a.Paused, report)
+	conn, err := d.resolve(id.Connector, spec, a.Connector)
+	if err != nil {
+		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	tc, err := d.resolve(id.Connector, spec, a.Config)
+	if err != nil {
+		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	r, err := d.start(d.ctx, id, spec, conn.Values, tc.Values, a.Paused, report)
 	if err != nil {
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return
@@ -628,6 +659,76 @@ func (d *driver) stopTask(a herder.StopTask) {
 	d.send(herder.TaskStopped(a))
 }
 
-// resolve returns the config handed to plugins. Config providers
-// (${provider:path:key}) are resolved here once supported.
-func resolve(c map[string]string) map[string]string { return maps.Clone(c) }
+// emptyProviders resolve nothing (a driver made without a worker).
+var emptyProviders, _ = configprovider.New(nil, nil)
+
+// resolve returns the config handed to a plugin: c with its references
+// resolved by the worker's config providers, here, when the connector or
+// task starts, so that a secret changed on disk reaches a restarted task.
+// A reference that does not resolve stays as it is (Kafka's behaviour)
+// and is logged; a provider that cannot read fails the start. The values
+// of the connector's secrets (its PASSWORD keys, the client security
+// secrets of its overrides, whatever references resolved to) join the
+// worker's set of secrets to hide.
+func (d *driver) resolve(name string, spec sdk.Spec, c map[string]string) (configprovider.Result, error) {
+	res, err := d.providers.Resolve(c)
+	if err != nil {
+		return res, fmt.Errorf("config providers: %w", err)
+	}
+	d.secrets.Add(res.Secrets...)
+	d.secrets.Add(secretValues(spec, res.Values)...)
+	for _, k := range slices.Sorted(maps.Keys(res.Unresolved)) {
+		for _, why := range res.Unresolved[k] {
+			d.connLogger(name).Warn("a config reference did not resolve; the value is passed as it is", "property", k, "reference", why)
+		}
+	}
+	return res, nil
+}
+
+// unresolveTaskConfig gives a task config that the connector made from
+// its resolved config the references of raw back, so that the config
+// topic never holds what they resolved to: a key whose raw value holds a
+// reference and whose value is the resolved one gets the raw value (Kafka
+// Connect's reverse transformation), and any resolved value found in
+// another key (a renamed key, a value built from secrets) gets its
+// reference, which Kafka Connect does not do.
+func unresolveTaskConfig(tc, raw map[string]string, res configprovider.Result) map[string]string {
+	out := make(map[string]string, len(tc))
+	for k, v := range tc {
+		if rv, ok := raw[k]; ok && configprovider.HasReference(rv) && v == res.Values[k] {
+			out[k] = rv
+			continue
+		}
+		out[k] = res.Unresolve(v)
+	}
+	return out
+}
+
+// secretValues returns the values of config that are secrets: its PASSWORD
+// keys (by the plugin's definitions), the client security secrets
+// (producer.override.sasl.jaas.config and the like), and the passwords
+// within a JAAS configuration.
+func secretValues(spec sdk.Spec, config map[string]string) []string {
+	password := map[string]bool{}
+	for _, k := range spec.Config {
+		if k.Type == sdk.TypePassword {
+			password[k.Name] = true
+		}
+	}
+	var out []string
+	for k, v := range config {
+		if password[k] || kafkaauth.IsSecret(k) {
+			out = append(out, v)
+		}
+		if strings.HasSuffix(k, "sasl.jaas.config") {
+			if m, err := jaas.ParseClient(v); err == nil {
+				for o, ov := range m.Options {
+					if lo := strings.ToLower(o); strings.Contains(lo, "password") || strings.Contains(lo, "secret") || strings.Contains(lo, "token") {
+						out = append(out, ov)
+					}
+				}
+			}
+		}
+	}
+	return out
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/tributary-dev/tributary/broker"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/worker"
 )
 
@@ -188,18 +189,22 @@ func portHint(err error, fix string) string {
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	l, _, err := newLevelLogger(w, level)
+	l, _, err := newLevelLogger(w, level, nil)
 	return l, err
 }
 
 // newLevelLogger returns a text logger on w, named dev.tributary, whose
 // level and whose named children's levels can be changed at run time (the
 // worker's /admin/loggers endpoints do); level is the root logger's.
-func newLevelLogger(w io.Writer, level string) (*slog.Logger, *loglevel.Registry, error) {
+func newLevelLogger(w io.Writer, level string, secrets *redact.Set) (*slog.Logger, *loglevel.Registry, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	reg := loglevel.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: loglevel.All}), l)
+	var h slog.Handler = slog.NewTextHandler(w, &slog.HandlerOptions{Level: loglevel.All})
+	if secrets != nil {
+		h = redact.NewHandler(h, secrets)
+	}
+	reg := loglevel.New(h, l)
 	return reg.Logger("dev.tributary"), reg, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,6 +23,8 @@ const connectMainClass = "org.apache.kafka.connect.cli.ConnectDistributed"
 // Connect is a running Kafka Connect 4.4 distributed worker whose REST API
 // listens on 127.0.0.1.
 type Connect struct {
+	client  *http.Client
+	access  WorkerSetup
 	url     string
 	groupID string
 	dir     string
@@ -37,6 +40,14 @@ type connectConfig struct {
 	jvmArgs []string
 	timeout time.Duration
 	group   string
+	access  WorkerSetup
+}
+
+// WithConnectAccess tells the harness how to reach a worker whose REST
+// API is secured (HTTPS, client certificates, basic authentication) while
+// it waits for it; Connect.Client gives a client for it.
+func WithConnectAccess(a WorkerSetup) ConnectOption {
+	return func(c *connectConfig) { c.access = a }
 }
 
 // WithConnectGroup makes the worker a member of group, with the internal
@@ -170,6 +181,20 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 		"scheduled.rebalance.max.delay.ms":  "0",
 	}
 	maps.Copy(worker, cfg.props)
+	if l, ok := cfg.props["listeners"]; ok {
+		// The test's own listeners: the first is the URL.
+		scheme, hp, err := parseListenerURL(l)
+		if err != nil {
+			return nil, fmt.Errorf("harness: listeners: %w", err)
+		}
+		c.url = scheme + "://" + hp
+		if _, ok := cfg.props["rest.advertised.listener"]; !ok {
+			worker["rest.advertised.listener"] = scheme
+		}
+		if _, port, err := net.SplitHostPort(hp); err == nil {
+			worker["rest.advertised.port"] = port
+		}
+	}
 	propsPath := filepath.Join(dir, "connect-distributed.properties")
 	if err := writeProperties(propsPath, worker); err != nil {
 		return nil, err
@@ -190,7 +215,9 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 	}
 	proc.archive, proc.dump = archive, dump
 	c.proc = proc
-	if err := waitConnect(ctx, proc, c.url); err != nil {
+	c.client = cfg.access.client()
+	c.access = cfg.access
+	if err := waitConnect(ctx, proc, c.url, c.client, cfg.access); err != nil {
 		_ = proc.Close()
 		return nil, startError(proc, fmt.Errorf("harness: Kafka Connect at %s did not start: %w", c.url, err))
 	}
@@ -199,8 +226,7 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 
 // waitConnect polls the worker's REST API until GET / and GET /connectors
 // answer 200, the process exits or ctx ends.
-func waitConnect(ctx context.Context, p *process, url string) error {
-	client := &http.Client{Timeout: 2 * time.Second}
+func waitConnect(ctx context.Context, p *process, url string, client *http.Client, access WorkerSetup) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var lastErr error
@@ -208,9 +234,9 @@ func waitConnect(ctx context.Context, p *process, url string) error {
 		if done, werr := p.exited(); done {
 			return fmt.Errorf("process exited: %v", werr)
 		}
-		lastErr = getOK(ctx, client, url+"/")
+		lastErr = getOK(ctx, client, url+"/", access)
 		if lastErr == nil {
-			lastErr = getOK(ctx, client, url+"/connectors")
+			lastErr = getOK(ctx, client, url+"/connectors", access)
 			if lastErr == nil {
 				return nil
 			}
@@ -224,10 +250,13 @@ func waitConnect(ctx context.Context, p *process, url string) error {
 }
 
 // getOK GETs url and returns an error unless the status is 200.
-func getOK(ctx context.Context, client *http.Client, url string) error {
+func getOK(ctx context.Context, client *http.Client, url string, access WorkerSetup) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
+	}
+	if access.User != "" {
+		req.SetBasicAuth(access.User, access.Password)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -240,6 +269,10 @@ func getOK(ctx context.Context, client *http.Client, url string) error {
 	}
 	return nil
 }
+
+// Client returns an HTTP client for the worker's REST API (trusting the
+// CA of WithConnectAccess, sending its client certificate).
+func (c *Connect) Client() *http.Client { return c.client }
 
 // URL returns the base URL of the worker's REST API, without a trailing
 // slash.
