@@ -14,11 +14,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
 	"github.com/tributary-dev/tributary/worker/herder"
+	"github.com/tributary-dev/tributary/worker/metrics"
 	"github.com/tributary-dev/tributary/worker/store"
 	"github.com/tributary-dev/tributary/worker/task"
 	"github.com/tributary-dev/tributary/worker/transform"
@@ -41,6 +43,10 @@ type Options struct {
 	// Loader runs connectors; default: a plugins.Host serving the built-in
 	// connectors (plugins.BuiltinCommands) plus plugin.path.
 	Loader plugins.Loader
+	// Metrics is where the worker registers its metrics (Kafka Connect's
+	// groups, named by tributary.metrics.naming); nil: nowhere. The
+	// command creates it and serves it on /metrics.
+	Metrics prometheus.Registerer
 }
 
 // Worker is one connect worker: stores, plugin host, herder and membership.
@@ -83,7 +89,13 @@ func New(cfg Config, opts Options) (*Worker, error) {
 			w.logger.Warn("client property has no equivalent here and is ignored", "property", prefix+k)
 		}
 	}
-	w.h = newDriver(cfg, w.logger, opts.Loggers, w.id)
+	m := metrics.New(metrics.Config{Style: cfg.MetricsNaming, Window: cfg.MetricsWindow, WorkerID: w.id, Version: Version, Commit: Commit})
+	if opts.Metrics != nil {
+		if err := opts.Metrics.Register(m); err != nil {
+			return nil, fmt.Errorf("worker: metrics: %w", err)
+		}
+	}
+	w.h = newDriver(cfg, w.logger, opts.Loggers, w.id, m)
 	return w, nil
 }
 
@@ -316,7 +328,7 @@ func (w *Worker) converters(conn map[string]string) (key, value convert.Converte
 }
 
 func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) taskStarter {
-	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, report func(state, trace string)) (taskRunner, error) {
+	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
 		key, value, header, err := w.converters(conn)
 		if err != nil {
 			return nil, err
@@ -356,7 +368,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header, Transform: tf,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
-				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn),
+				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
 				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task")})
 			if err != nil {
 				st.Stop(ctx)
@@ -383,7 +395,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 				tf = chain.Sink
 			}
 			r, err := task.NewSink(task.SinkConfig{Info: info, Task: trackedSink{st, noter}, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]), Transform: tf,
-				Key: key, Value: value, Header: header, Status: reporter, Errors: w.errorPolicy(conn),
+				Key: key, Value: value, Header: header, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
 				// The Java consumer asks the broker to auto-create the topics
 				// it subscribes to (allow.auto.create.topics=true), and so
 				// does this one.

@@ -22,6 +22,7 @@ import (
 	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/worker/convert"
+	"github.com/tributary-dev/tributary/worker/metrics"
 )
 
 // SinkConfig configures a SinkRunner.
@@ -49,6 +50,9 @@ type SinkConfig struct {
 	// MaxPollRecords bounds a Put batch (max.poll.records, default 500).
 	MaxPollRecords int
 	Logger         *slog.Logger
+	// Metrics receives the task's Kafka Connect metrics; nil records
+	// nothing.
+	Metrics *metrics.Task
 }
 
 // SinkRunner runs one sink task.
@@ -296,6 +300,7 @@ func (r *SinkRunner) onAssigned(ctx context.Context, cl *kgo.Client, m map[strin
 	for t, ps := range m {
 		r.assigned[t] = append(r.assigned[t], ps...)
 	}
+	r.cfg.Metrics.SetPartitionCount(len(tps(r.assigned)))
 	r.pmu.Lock()
 	if r.paused {
 		cl.PauseFetchPartitions(m)
@@ -359,6 +364,24 @@ func (r *SinkRunner) revoke(ctx context.Context, m map[string][]int32, commit bo
 			r.assigned[t] = keep
 		}
 	}
+	r.cfg.Metrics.SetPartitionCount(len(tps(r.assigned)))
+	r.noteActive()
+}
+
+// noteActive records the records read and not yet committed
+// (sink-record-active-count: the consumed position minus the committed
+// offset, summed over the partitions); r.mu held.
+func (r *SinkRunner) noteActive() {
+	if r.cfg.Metrics == nil {
+		return
+	}
+	var n int64
+	for tp, c := range r.consumed {
+		if o, ok := r.committed[tp]; ok {
+			n += max(c-o, 0)
+		}
+	}
+	r.cfg.Metrics.SetSinkActive(n)
 }
 
 // flushCommit calls Flush with the consumed positions of parts (all when
@@ -368,6 +391,8 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 	if _, err := r.settle(ctx); err != nil {
 		return err
 	}
+	r.cfg.Metrics.NextCommitSeq()
+	began := time.Now()
 	offs := map[sdk.TopicPartition]int64{}
 	if parts == nil {
 		for tp, o := range r.consumed {
@@ -386,6 +411,7 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 	}
 	durable, err := r.cfg.Task.Flush(ctx, offs)
 	if err != nil {
+		r.cfg.Metrics.RecordCommit(time.Since(began), false)
 		if !flushFailed(err) {
 			r.fail(err, "flush") // a panic, or the task ended
 			return fmt.Errorf("task: flush: %w", err)
@@ -424,6 +450,7 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 		next[tp] = o
 	}
 	if len(commit) == 0 {
+		r.cfg.Metrics.RecordCommit(time.Since(began), true)
 		return nil
 	}
 	var commitErr error
@@ -447,6 +474,8 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 			r.committed[tp] = o
 		}
 	}
+	r.cfg.Metrics.RecordCommit(time.Since(began), commitErr == nil)
+	r.noteActive()
 	if commitErr != nil {
 		return fmt.Errorf("task: commit offsets: %w", commitErr)
 	}
@@ -576,6 +605,9 @@ func (r *SinkRunner) loop() {
 		})
 		r.mu.Lock()
 		recs := fetches.Records()
+		if len(recs) > 0 {
+			r.cfg.Metrics.RecordRead(len(recs))
+		}
 		if len(recs) == 0 {
 			r.applyRewinds() // none fetched in hand can be stale
 		}
@@ -639,6 +671,8 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 			if err != nil {
 				what := fmt.Sprintf("convert record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset)
 				if !r.cfg.Errors.TolerateAll {
+					r.cfg.Metrics.RecordFailure()
+					r.cfg.Metrics.RecordError()
 					r.fail(err, what)
 					return false
 				}
@@ -655,6 +689,8 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 					err = transformError(err)
 					what := fmt.Sprintf("transform record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset)
 					if !r.cfg.Errors.TolerateAll {
+						r.cfg.Metrics.RecordFailure()
+						r.cfg.Metrics.RecordError()
 						r.fail(err, what)
 						return false
 					}
@@ -689,6 +725,7 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 			batch = kept
 			chunk = slices.DeleteFunc(chunk, func(kr *kgo.Record) bool { return isStale(kr.Topic, kr.Partition) })
 		}
+		putBegan := time.Now()
 		for len(batch) > 0 {
 			err := r.cfg.Task.Put(r.runCtx, batch)
 			if err == nil {
@@ -707,10 +744,12 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 		}
 		// The task took the batch: a plugin's Put has encoded its values.
 		r.valueWriter.Reuse()
+		r.cfg.Metrics.RecordPut(len(batch), time.Since(putBegan))
 		for _, kr := range chunk {
 			r.consumed[sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}] = kr.Offset + 1
 			kr.Recycle()
 		}
+		r.noteActive()
 		addStale(r.applyRewinds()) // a synchronous task's requests from this Put
 	}
 	return !r.failed.Load()
