@@ -46,6 +46,9 @@ type Options struct {
 	// starts reading it; a body not received in time is a 408 and the
 	// connection is closed. 0 means DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// Metrics, when set, serves GET /metrics (the Prometheus text the
+	// command builds from its registry).
+	Metrics http.Handler
 }
 
 func (o *Options) validate() {
@@ -97,6 +100,11 @@ func New(h worker.Herder, opts Options) http.Handler {
 
 	r.Get("/", a.serverInfo)
 	r.Get("/health", a.health)
+	r.Get("/healthz", a.healthz)
+	r.Get("/readyz", a.readyz)
+	if opts.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", opts.Metrics)
+	}
 
 	r.Route("/connectors", func(r chi.Router) {
 		r.Get("/", a.listConnectors)

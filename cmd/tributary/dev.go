@@ -132,6 +132,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer lock.Release()
 	env := currentRunEnv()
+	// One registry for the broker and the worker, served on the REST
+	// listener's /metrics.
+	reg := newRegistry()
 	bcfg := broker.DefaultConfig()
 	bcfg.Listener = net.JoinHostPort(env.bindHost(), strconv.Itoa(*brokerPort))
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
@@ -183,7 +186,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, wcfg, logger, loggers, "pass another --rest-port")
+	rw, err := startWorker(ctx, wcfg, logger, loggers, reg, "pass another --rest-port")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1

@@ -123,7 +123,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, cfg, logger, loggers, "change listeners")
+	rw, err := startWorker(ctx, cfg, logger, loggers, newRegistry(), "change listeners")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 1
