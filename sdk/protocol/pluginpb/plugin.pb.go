@@ -17,6 +17,13 @@
 // AlterOffsets RPC, which a plugin built before it answers with gRPC's
 // Unimplemented: the host takes that as a connector without the hook.
 //
+// Also within version 2: a plugin's own metrics (KIP-877's monitorable
+// plugins). A host that serves them sets TaskStart.metrics_interval_ms and
+// ConnectorStart.metrics_interval_ms; a plugin that knows the field sends
+// a Metrics snapshot of what its task or connector registered at that
+// interval and once more as it ends, and one that does not sends none. The
+// host adds the connector and task labels.
+//
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
 
@@ -42,6 +49,58 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+type MetricType int32
+
+const (
+	MetricType_UNTYPED   MetricType = 0
+	MetricType_COUNTER   MetricType = 1
+	MetricType_GAUGE     MetricType = 2
+	MetricType_HISTOGRAM MetricType = 3
+)
+
+// Enum value maps for MetricType.
+var (
+	MetricType_name = map[int32]string{
+		0: "UNTYPED",
+		1: "COUNTER",
+		2: "GAUGE",
+		3: "HISTOGRAM",
+	}
+	MetricType_value = map[string]int32{
+		"UNTYPED":   0,
+		"COUNTER":   1,
+		"GAUGE":     2,
+		"HISTOGRAM": 3,
+	}
+)
+
+func (x MetricType) Enum() *MetricType {
+	p := new(MetricType)
+	*p = x
+	return p
+}
+
+func (x MetricType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MetricType) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[0].Descriptor()
+}
+
+func (MetricType) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[0]
+}
+
+func (x MetricType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MetricType.Descriptor instead.
+func (MetricType) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{0}
+}
 
 type SpecifyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -517,12 +576,14 @@ func (*ConnectorHostMessage_TaskConfigs) isConnectorHostMessage_Msg() {}
 func (*ConnectorHostMessage_Stop) isConnectorHostMessage_Msg() {}
 
 type ConnectorStart struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Class         string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
-	Connector     string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
-	Config        map[string]string      `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Class     string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	Connector string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
+	Config    map[string]string      `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// How often to send Metrics (0: never; see Metrics).
+	MetricsIntervalMs uint32 `protobuf:"varint,4,opt,name=metrics_interval_ms,json=metricsIntervalMs,proto3" json:"metrics_interval_ms,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ConnectorStart) Reset() {
@@ -574,6 +635,13 @@ func (x *ConnectorStart) GetConfig() map[string]string {
 		return x.Config
 	}
 	return nil
+}
+
+func (x *ConnectorStart) GetMetricsIntervalMs() uint32 {
+	if x != nil {
+		return x.MetricsIntervalMs
+	}
+	return 0
 }
 
 type TaskConfigsRequest struct {
@@ -761,6 +829,7 @@ type ConnectorPluginMessage struct {
 	//	*ConnectorPluginMessage_Reconfigure
 	//	*ConnectorPluginMessage_Failure
 	//	*ConnectorPluginMessage_Stopped
+	//	*ConnectorPluginMessage_Metrics
 	Msg           isConnectorPluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -848,6 +917,15 @@ func (x *ConnectorPluginMessage) GetStopped() *Stopped {
 	return nil
 }
 
+func (x *ConnectorPluginMessage) GetMetrics() *Metrics {
+	if x != nil {
+		if x, ok := x.Msg.(*ConnectorPluginMessage_Metrics); ok {
+			return x.Metrics
+		}
+	}
+	return nil
+}
+
 type isConnectorPluginMessage_Msg interface {
 	isConnectorPluginMessage_Msg()
 }
@@ -872,6 +950,10 @@ type ConnectorPluginMessage_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,5,opt,name=stopped,proto3,oneof"`
 }
 
+type ConnectorPluginMessage_Metrics struct {
+	Metrics *Metrics `protobuf:"bytes,6,opt,name=metrics,proto3,oneof"`
+}
+
 func (*ConnectorPluginMessage_Started) isConnectorPluginMessage_Msg() {}
 
 func (*ConnectorPluginMessage_TaskConfigs) isConnectorPluginMessage_Msg() {}
@@ -881,6 +963,8 @@ func (*ConnectorPluginMessage_Reconfigure) isConnectorPluginMessage_Msg() {}
 func (*ConnectorPluginMessage_Failure) isConnectorPluginMessage_Msg() {}
 
 func (*ConnectorPluginMessage_Stopped) isConnectorPluginMessage_Msg() {}
+
+func (*ConnectorPluginMessage_Metrics) isConnectorPluginMessage_Msg() {}
 
 // BatchLimits bound the batches a source plugin sends.
 type BatchLimits struct {
@@ -958,9 +1042,11 @@ type TaskStart struct {
 	// record flag): a source plugin may then write them, so that the host
 	// keeps each value encoded without walking it. A plugin that does not
 	// know the field writes values without.
-	ValueLengths  bool `protobuf:"varint,7,opt,name=value_lengths,json=valueLengths,proto3" json:"value_lengths,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ValueLengths bool `protobuf:"varint,7,opt,name=value_lengths,json=valueLengths,proto3" json:"value_lengths,omitempty"`
+	// How often to send Metrics (0: never; see Metrics).
+	MetricsIntervalMs uint32 `protobuf:"varint,8,opt,name=metrics_interval_ms,json=metricsIntervalMs,proto3" json:"metrics_interval_ms,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *TaskStart) Reset() {
@@ -1040,6 +1126,13 @@ func (x *TaskStart) GetValueLengths() bool {
 		return x.ValueLengths
 	}
 	return false
+}
+
+func (x *TaskStart) GetMetricsIntervalMs() uint32 {
+	if x != nil {
+		return x.MetricsIntervalMs
+	}
+	return 0
 }
 
 // SharedMemory is a region of slots * slot_bytes bytes (see sdk/protocol/shm)
@@ -1569,6 +1662,7 @@ type SourcePluginMessage struct {
 	//	*SourcePluginMessage_Failure
 	//	*SourcePluginMessage_Stopped
 	//	*SourcePluginMessage_SlotBatch
+	//	*SourcePluginMessage_Metrics
 	Msg           isSourcePluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1665,6 +1759,15 @@ func (x *SourcePluginMessage) GetSlotBatch() *SlotBatch {
 	return nil
 }
 
+func (x *SourcePluginMessage) GetMetrics() *Metrics {
+	if x != nil {
+		if x, ok := x.Msg.(*SourcePluginMessage_Metrics); ok {
+			return x.Metrics
+		}
+	}
+	return nil
+}
+
 type isSourcePluginMessage_Msg interface {
 	isSourcePluginMessage_Msg()
 }
@@ -1693,6 +1796,10 @@ type SourcePluginMessage_SlotBatch struct {
 	SlotBatch *SlotBatch `protobuf:"bytes,6,opt,name=slot_batch,json=slotBatch,proto3,oneof"`
 }
 
+type SourcePluginMessage_Metrics struct {
+	Metrics *Metrics `protobuf:"bytes,7,opt,name=metrics,proto3,oneof"`
+}
+
 func (*SourcePluginMessage_Started) isSourcePluginMessage_Msg() {}
 
 func (*SourcePluginMessage_Batch) isSourcePluginMessage_Msg() {}
@@ -1704,6 +1811,8 @@ func (*SourcePluginMessage_Failure) isSourcePluginMessage_Msg() {}
 func (*SourcePluginMessage_Stopped) isSourcePluginMessage_Msg() {}
 
 func (*SourcePluginMessage_SlotBatch) isSourcePluginMessage_Msg() {}
+
+func (*SourcePluginMessage_Metrics) isSourcePluginMessage_Msg() {}
 
 type TopicPartition struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -2208,6 +2317,7 @@ type SinkPluginMessage struct {
 	//	*SinkPluginMessage_Rewind
 	//	*SinkPluginMessage_Failure
 	//	*SinkPluginMessage_Stopped
+	//	*SinkPluginMessage_Metrics
 	Msg           isSinkPluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2295,6 +2405,15 @@ func (x *SinkPluginMessage) GetStopped() *Stopped {
 	return nil
 }
 
+func (x *SinkPluginMessage) GetMetrics() *Metrics {
+	if x != nil {
+		if x, ok := x.Msg.(*SinkPluginMessage_Metrics); ok {
+			return x.Metrics
+		}
+	}
+	return nil
+}
+
 type isSinkPluginMessage_Msg interface {
 	isSinkPluginMessage_Msg()
 }
@@ -2319,6 +2438,10 @@ type SinkPluginMessage_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,5,opt,name=stopped,proto3,oneof"`
 }
 
+type SinkPluginMessage_Metrics struct {
+	Metrics *Metrics `protobuf:"bytes,6,opt,name=metrics,proto3,oneof"`
+}
+
 func (*SinkPluginMessage_Started) isSinkPluginMessage_Msg() {}
 
 func (*SinkPluginMessage_Ack) isSinkPluginMessage_Msg() {}
@@ -2328,6 +2451,218 @@ func (*SinkPluginMessage_Rewind) isSinkPluginMessage_Msg() {}
 func (*SinkPluginMessage_Failure) isSinkPluginMessage_Msg() {}
 
 func (*SinkPluginMessage_Stopped) isSinkPluginMessage_Msg() {}
+
+func (*SinkPluginMessage_Metrics) isSinkPluginMessage_Msg() {}
+
+// Metrics is a snapshot of every series a task or connector registered
+// (sdk.Metrics): Prometheus metric families whose names and labels are the
+// plugin's. Each snapshot replaces the one before.
+type Metrics struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Families      []*MetricFamily        `protobuf:"bytes,1,rep,name=families,proto3" json:"families,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Metrics) Reset() {
+	*x = Metrics{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Metrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Metrics) ProtoMessage() {}
+
+func (x *Metrics) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Metrics.ProtoReflect.Descriptor instead.
+func (*Metrics) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *Metrics) GetFamilies() []*MetricFamily {
+	if x != nil {
+		return x.Families
+	}
+	return nil
+}
+
+type MetricFamily struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Help       string                 `protobuf:"bytes,2,opt,name=help,proto3" json:"help,omitempty"`
+	Type       MetricType             `protobuf:"varint,3,opt,name=type,proto3,enum=tributary.plugin.v1.MetricType" json:"type,omitempty"`
+	LabelNames []string               `protobuf:"bytes,4,rep,name=label_names,json=labelNames,proto3" json:"label_names,omitempty"`
+	// A histogram's upper bounds, ascending (+Inf implied).
+	Buckets       []float64 `protobuf:"fixed64,5,rep,packed,name=buckets,proto3" json:"buckets,omitempty"`
+	Metrics       []*Metric `protobuf:"bytes,6,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricFamily) Reset() {
+	*x = MetricFamily{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricFamily) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricFamily) ProtoMessage() {}
+
+func (x *MetricFamily) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetricFamily.ProtoReflect.Descriptor instead.
+func (*MetricFamily) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *MetricFamily) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MetricFamily) GetHelp() string {
+	if x != nil {
+		return x.Help
+	}
+	return ""
+}
+
+func (x *MetricFamily) GetType() MetricType {
+	if x != nil {
+		return x.Type
+	}
+	return MetricType_UNTYPED
+}
+
+func (x *MetricFamily) GetLabelNames() []string {
+	if x != nil {
+		return x.LabelNames
+	}
+	return nil
+}
+
+func (x *MetricFamily) GetBuckets() []float64 {
+	if x != nil {
+		return x.Buckets
+	}
+	return nil
+}
+
+func (x *MetricFamily) GetMetrics() []*Metric {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+// Metric is one series: its label values (in label_names' order) and
+// value; a histogram's count, sum and cumulative counts per bucket.
+type Metric struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LabelValues   []string               `protobuf:"bytes,1,rep,name=label_values,json=labelValues,proto3" json:"label_values,omitempty"`
+	Value         float64                `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
+	Count         uint64                 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	Sum           float64                `protobuf:"fixed64,4,opt,name=sum,proto3" json:"sum,omitempty"`
+	BucketCounts  []uint64               `protobuf:"varint,5,rep,packed,name=bucket_counts,json=bucketCounts,proto3" json:"bucket_counts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Metric) Reset() {
+	*x = Metric{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Metric) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Metric) ProtoMessage() {}
+
+func (x *Metric) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Metric.ProtoReflect.Descriptor instead.
+func (*Metric) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *Metric) GetLabelValues() []string {
+	if x != nil {
+		return x.LabelValues
+	}
+	return nil
+}
+
+func (x *Metric) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *Metric) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *Metric) GetSum() float64 {
+	if x != nil {
+		return x.Sum
+	}
+	return 0
+}
+
+func (x *Metric) GetBucketCounts() []uint64 {
+	if x != nil {
+		return x.BucketCounts
+	}
+	return nil
+}
 
 type AlterOffsetsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2352,7 +2687,7 @@ type AlterOffsetsRequest struct {
 
 func (x *AlterOffsetsRequest) Reset() {
 	*x = AlterOffsetsRequest{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2364,7 +2699,7 @@ func (x *AlterOffsetsRequest) String() string {
 func (*AlterOffsetsRequest) ProtoMessage() {}
 
 func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2377,7 +2712,7 @@ func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsetsRequest.ProtoReflect.Descriptor instead.
 func (*AlterOffsetsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AlterOffsetsRequest) GetClass() string {
@@ -2441,7 +2776,7 @@ type AlterOffsetsResponse struct {
 
 func (x *AlterOffsetsResponse) Reset() {
 	*x = AlterOffsetsResponse{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2788,7 @@ func (x *AlterOffsetsResponse) String() string {
 func (*AlterOffsetsResponse) ProtoMessage() {}
 
 func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2801,7 @@ func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsetsResponse.ProtoReflect.Descriptor instead.
 func (*AlterOffsetsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AlterOffsetsResponse) GetAccepted() bool {
@@ -2522,11 +2857,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2#.tributary.plugin.v1.ConnectorStartH\x00R\x05start\x12L\n" +
 	"\ftask_configs\x18\x02 \x01(\v2'.tributary.plugin.v1.TaskConfigsRequestH\x00R\vtaskConfigs\x12/\n" +
 	"\x04stop\x18\x03 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stopB\x05\n" +
-	"\x03msg\"\xc8\x01\n" +
+	"\x03msg\"\xf8\x01\n" +
 	"\x0eConnectorStart\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12G\n" +
-	"\x06config\x18\x03 \x03(\v2/.tributary.plugin.v1.ConnectorStart.ConfigEntryR\x06config\x1a9\n" +
+	"\x06config\x18\x03 \x03(\v2/.tributary.plugin.v1.ConnectorStart.ConfigEntryR\x06config\x12.\n" +
+	"\x13metrics_interval_ms\x18\x04 \x01(\rR\x11metricsIntervalMs\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"1\n" +
@@ -2541,19 +2877,20 @@ const file_plugin_proto_rawDesc = "" +
 	"\vTaskConfigs\x129\n" +
 	"\aconfigs\x18\x01 \x03(\v2\x1f.tributary.plugin.v1.TaskConfigR\aconfigs\x122\n" +
 	"\x05error\x18\x02 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x05error\"\r\n" +
-	"\vReconfigure\"\xda\x02\n" +
+	"\vReconfigure\"\x94\x03\n" +
 	"\x16ConnectorPluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x12E\n" +
 	"\ftask_configs\x18\x02 \x01(\v2 .tributary.plugin.v1.TaskConfigsH\x00R\vtaskConfigs\x12D\n" +
 	"\vreconfigure\x18\x03 \x01(\v2 .tributary.plugin.v1.ReconfigureH\x00R\vreconfigure\x128\n" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
-	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astoppedB\x05\n" +
+	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astopped\x128\n" +
+	"\ametrics\x18\x06 \x01(\v2\x1c.tributary.plugin.v1.MetricsH\x00R\ametricsB\x05\n" +
 	"\x03msg\"h\n" +
 	"\vBatchLimits\x12\x1f\n" +
 	"\vmax_records\x18\x01 \x01(\rR\n" +
 	"maxRecords\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\rR\bmaxBytes\x12\x1b\n" +
-	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xf7\x02\n" +
+	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xa7\x03\n" +
 	"\tTaskStart\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12\x12\n" +
@@ -2561,7 +2898,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06config\x18\x04 \x03(\v2*.tributary.plugin.v1.TaskStart.ConfigEntryR\x06config\x126\n" +
 	"\x05batch\x18\x05 \x01(\v2 .tributary.plugin.v1.BatchLimitsR\x05batch\x12F\n" +
 	"\rshared_memory\x18\x06 \x01(\v2!.tributary.plugin.v1.SharedMemoryR\fsharedMemory\x12#\n" +
-	"\rvalue_lengths\x18\a \x01(\bR\fvalueLengths\x1a9\n" +
+	"\rvalue_lengths\x18\a \x01(\bR\fvalueLengths\x12.\n" +
+	"\x13metrics_interval_ms\x18\b \x01(\rR\x11metricsIntervalMs\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
@@ -2596,7 +2934,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\tcommitted\x18\x03 \x01(\v2\x1e.tributary.plugin.v1.CommittedH\x00R\tcommitted\x12/\n" +
 	"\x04stop\x18\x04 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stop\x12<\n" +
 	"\tslot_free\x18\x05 \x01(\v2\x1d.tributary.plugin.v1.SlotFreeH\x00R\bslotFreeB\x05\n" +
-	"\x03msg\"\x84\x03\n" +
+	"\x03msg\"\xbe\x03\n" +
 	"\x13SourcePluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x128\n" +
 	"\x05batch\x18\x02 \x01(\v2 .tributary.plugin.v1.RecordBatchH\x00R\x05batch\x12=\n" +
@@ -2604,7 +2942,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
 	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astopped\x12?\n" +
 	"\n" +
-	"slot_batch\x18\x06 \x01(\v2\x1e.tributary.plugin.v1.SlotBatchH\x00R\tslotBatchB\x05\n" +
+	"slot_batch\x18\x06 \x01(\v2\x1e.tributary.plugin.v1.SlotBatchH\x00R\tslotBatch\x128\n" +
+	"\ametrics\x18\a \x01(\v2\x1c.tributary.plugin.v1.MetricsH\x00R\ametricsB\x05\n" +
 	"\x03msg\"\\\n" +
 	"\x0eTopicPartition\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
@@ -2636,14 +2975,31 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03Ack\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12=\n" +
 	"\aoffsets\x18\x02 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\aoffsets\x122\n" +
-	"\x05error\x18\x03 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x05error\"\xb1\x02\n" +
+	"\x05error\x18\x03 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x05error\"\xeb\x02\n" +
 	"\x11SinkPluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x12,\n" +
 	"\x03ack\x18\x02 \x01(\v2\x18.tributary.plugin.v1.AckH\x00R\x03ack\x129\n" +
 	"\x06rewind\x18\x03 \x01(\v2\x1f.tributary.plugin.v1.PartitionsH\x00R\x06rewind\x128\n" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
-	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astoppedB\x05\n" +
-	"\x03msg\"\x90\x03\n" +
+	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astopped\x128\n" +
+	"\ametrics\x18\x06 \x01(\v2\x1c.tributary.plugin.v1.MetricsH\x00R\ametricsB\x05\n" +
+	"\x03msg\"H\n" +
+	"\aMetrics\x12=\n" +
+	"\bfamilies\x18\x01 \x03(\v2!.tributary.plugin.v1.MetricFamilyR\bfamilies\"\xdd\x01\n" +
+	"\fMetricFamily\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04help\x18\x02 \x01(\tR\x04help\x123\n" +
+	"\x04type\x18\x03 \x01(\x0e2\x1f.tributary.plugin.v1.MetricTypeR\x04type\x12\x1f\n" +
+	"\vlabel_names\x18\x04 \x03(\tR\n" +
+	"labelNames\x12\x18\n" +
+	"\abuckets\x18\x05 \x03(\x01R\abuckets\x125\n" +
+	"\ametrics\x18\x06 \x03(\v2\x1b.tributary.plugin.v1.MetricR\ametrics\"\x8e\x01\n" +
+	"\x06Metric\x12!\n" +
+	"\flabel_values\x18\x01 \x03(\tR\vlabelValues\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x04R\x05count\x12\x10\n" +
+	"\x03sum\x18\x04 \x01(\x01R\x03sum\x12#\n" +
+	"\rbucket_counts\x18\x05 \x03(\x04R\fbucketCounts\"\x90\x03\n" +
 	"\x13AlterOffsetsRequest\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12L\n" +
@@ -2658,7 +3014,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x14AlterOffsetsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x126\n" +
 	"\arefused\x18\x02 \x01(\v2\x1c.tributary.plugin.v1.FailureR\arefused\x12 \n" +
-	"\vunsupported\x18\x03 \x01(\bR\vunsupported2\xd0\x04\n" +
+	"\vunsupported\x18\x03 \x01(\bR\vunsupported*@\n" +
+	"\n" +
+	"MetricType\x12\v\n" +
+	"\aUNTYPED\x10\x00\x12\v\n" +
+	"\aCOUNTER\x10\x01\x12\t\n" +
+	"\x05GAUGE\x10\x02\x12\r\n" +
+	"\tHISTOGRAM\x10\x032\xd0\x04\n" +
 	"\x06Plugin\x12T\n" +
 	"\aSpecify\x12#.tributary.plugin.v1.SpecifyRequest\x1a$.tributary.plugin.v1.SpecifyResponse\x12W\n" +
 	"\bValidate\x12$.tributary.plugin.v1.ValidateRequest\x1a%.tributary.plugin.v1.ValidateResponse\x12j\n" +
@@ -2679,117 +3041,128 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_plugin_proto_goTypes = []any{
-	(*SpecifyRequest)(nil),         // 0: tributary.plugin.v1.SpecifyRequest
-	(*SpecifyResponse)(nil),        // 1: tributary.plugin.v1.SpecifyResponse
-	(*ValidateRequest)(nil),        // 2: tributary.plugin.v1.ValidateRequest
-	(*ValidateResponse)(nil),       // 3: tributary.plugin.v1.ValidateResponse
-	(*Failure)(nil),                // 4: tributary.plugin.v1.Failure
-	(*Stop)(nil),                   // 5: tributary.plugin.v1.Stop
-	(*Started)(nil),                // 6: tributary.plugin.v1.Started
-	(*Stopped)(nil),                // 7: tributary.plugin.v1.Stopped
-	(*ConnectorHostMessage)(nil),   // 8: tributary.plugin.v1.ConnectorHostMessage
-	(*ConnectorStart)(nil),         // 9: tributary.plugin.v1.ConnectorStart
-	(*TaskConfigsRequest)(nil),     // 10: tributary.plugin.v1.TaskConfigsRequest
-	(*TaskConfig)(nil),             // 11: tributary.plugin.v1.TaskConfig
-	(*TaskConfigs)(nil),            // 12: tributary.plugin.v1.TaskConfigs
-	(*Reconfigure)(nil),            // 13: tributary.plugin.v1.Reconfigure
-	(*ConnectorPluginMessage)(nil), // 14: tributary.plugin.v1.ConnectorPluginMessage
-	(*BatchLimits)(nil),            // 15: tributary.plugin.v1.BatchLimits
-	(*TaskStart)(nil),              // 16: tributary.plugin.v1.TaskStart
-	(*SharedMemory)(nil),           // 17: tributary.plugin.v1.SharedMemory
-	(*SlotBatch)(nil),              // 18: tributary.plugin.v1.SlotBatch
-	(*SlotFree)(nil),               // 19: tributary.plugin.v1.SlotFree
-	(*RecordBatch)(nil),            // 20: tributary.plugin.v1.RecordBatch
-	(*OffsetsQuery)(nil),           // 21: tributary.plugin.v1.OffsetsQuery
-	(*OffsetsReply)(nil),           // 22: tributary.plugin.v1.OffsetsReply
-	(*Committed)(nil),              // 23: tributary.plugin.v1.Committed
-	(*SourceHostMessage)(nil),      // 24: tributary.plugin.v1.SourceHostMessage
-	(*SourcePluginMessage)(nil),    // 25: tributary.plugin.v1.SourcePluginMessage
-	(*TopicPartition)(nil),         // 26: tributary.plugin.v1.TopicPartition
-	(*Partitions)(nil),             // 27: tributary.plugin.v1.Partitions
-	(*Put)(nil),                    // 28: tributary.plugin.v1.Put
-	(*FlushRequest)(nil),           // 29: tributary.plugin.v1.FlushRequest
-	(*Stopping)(nil),               // 30: tributary.plugin.v1.Stopping
-	(*SinkHostMessage)(nil),        // 31: tributary.plugin.v1.SinkHostMessage
-	(*Ack)(nil),                    // 32: tributary.plugin.v1.Ack
-	(*SinkPluginMessage)(nil),      // 33: tributary.plugin.v1.SinkPluginMessage
-	(*AlterOffsetsRequest)(nil),    // 34: tributary.plugin.v1.AlterOffsetsRequest
-	(*AlterOffsetsResponse)(nil),   // 35: tributary.plugin.v1.AlterOffsetsResponse
-	nil,                            // 36: tributary.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                            // 37: tributary.plugin.v1.ConnectorStart.ConfigEntry
-	nil,                            // 38: tributary.plugin.v1.TaskConfig.ValuesEntry
-	nil,                            // 39: tributary.plugin.v1.TaskStart.ConfigEntry
-	nil,                            // 40: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	(MetricType)(0),                // 0: tributary.plugin.v1.MetricType
+	(*SpecifyRequest)(nil),         // 1: tributary.plugin.v1.SpecifyRequest
+	(*SpecifyResponse)(nil),        // 2: tributary.plugin.v1.SpecifyResponse
+	(*ValidateRequest)(nil),        // 3: tributary.plugin.v1.ValidateRequest
+	(*ValidateResponse)(nil),       // 4: tributary.plugin.v1.ValidateResponse
+	(*Failure)(nil),                // 5: tributary.plugin.v1.Failure
+	(*Stop)(nil),                   // 6: tributary.plugin.v1.Stop
+	(*Started)(nil),                // 7: tributary.plugin.v1.Started
+	(*Stopped)(nil),                // 8: tributary.plugin.v1.Stopped
+	(*ConnectorHostMessage)(nil),   // 9: tributary.plugin.v1.ConnectorHostMessage
+	(*ConnectorStart)(nil),         // 10: tributary.plugin.v1.ConnectorStart
+	(*TaskConfigsRequest)(nil),     // 11: tributary.plugin.v1.TaskConfigsRequest
+	(*TaskConfig)(nil),             // 12: tributary.plugin.v1.TaskConfig
+	(*TaskConfigs)(nil),            // 13: tributary.plugin.v1.TaskConfigs
+	(*Reconfigure)(nil),            // 14: tributary.plugin.v1.Reconfigure
+	(*ConnectorPluginMessage)(nil), // 15: tributary.plugin.v1.ConnectorPluginMessage
+	(*BatchLimits)(nil),            // 16: tributary.plugin.v1.BatchLimits
+	(*TaskStart)(nil),              // 17: tributary.plugin.v1.TaskStart
+	(*SharedMemory)(nil),           // 18: tributary.plugin.v1.SharedMemory
+	(*SlotBatch)(nil),              // 19: tributary.plugin.v1.SlotBatch
+	(*SlotFree)(nil),               // 20: tributary.plugin.v1.SlotFree
+	(*RecordBatch)(nil),            // 21: tributary.plugin.v1.RecordBatch
+	(*OffsetsQuery)(nil),           // 22: tributary.plugin.v1.OffsetsQuery
+	(*OffsetsReply)(nil),           // 23: tributary.plugin.v1.OffsetsReply
+	(*Committed)(nil),              // 24: tributary.plugin.v1.Committed
+	(*SourceHostMessage)(nil),      // 25: tributary.plugin.v1.SourceHostMessage
+	(*SourcePluginMessage)(nil),    // 26: tributary.plugin.v1.SourcePluginMessage
+	(*TopicPartition)(nil),         // 27: tributary.plugin.v1.TopicPartition
+	(*Partitions)(nil),             // 28: tributary.plugin.v1.Partitions
+	(*Put)(nil),                    // 29: tributary.plugin.v1.Put
+	(*FlushRequest)(nil),           // 30: tributary.plugin.v1.FlushRequest
+	(*Stopping)(nil),               // 31: tributary.plugin.v1.Stopping
+	(*SinkHostMessage)(nil),        // 32: tributary.plugin.v1.SinkHostMessage
+	(*Ack)(nil),                    // 33: tributary.plugin.v1.Ack
+	(*SinkPluginMessage)(nil),      // 34: tributary.plugin.v1.SinkPluginMessage
+	(*Metrics)(nil),                // 35: tributary.plugin.v1.Metrics
+	(*MetricFamily)(nil),           // 36: tributary.plugin.v1.MetricFamily
+	(*Metric)(nil),                 // 37: tributary.plugin.v1.Metric
+	(*AlterOffsetsRequest)(nil),    // 38: tributary.plugin.v1.AlterOffsetsRequest
+	(*AlterOffsetsResponse)(nil),   // 39: tributary.plugin.v1.AlterOffsetsResponse
+	nil,                            // 40: tributary.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                            // 41: tributary.plugin.v1.ConnectorStart.ConfigEntry
+	nil,                            // 42: tributary.plugin.v1.TaskConfig.ValuesEntry
+	nil,                            // 43: tributary.plugin.v1.TaskStart.ConfigEntry
+	nil,                            // 44: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	36, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
-	4,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
-	9,  // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
-	10, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
-	5,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	37, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
-	38, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
-	11, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
-	4,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
-	6,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	12, // 10: tributary.plugin.v1.ConnectorPluginMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigs
-	13, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
-	4,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	39, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
-	15, // 15: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
-	17, // 16: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
-	16, // 17: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	22, // 18: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
-	23, // 19: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
-	5,  // 20: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	19, // 21: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
-	6,  // 22: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
-	20, // 23: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
-	21, // 24: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
-	4,  // 25: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 26: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	18, // 27: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
-	26, // 28: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
-	20, // 29: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
-	26, // 30: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	16, // 31: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	28, // 32: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
-	27, // 33: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
-	27, // 34: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
-	29, // 35: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
-	5,  // 36: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	30, // 37: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
-	26, // 38: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	4,  // 39: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
-	6,  // 40: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	32, // 41: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
-	27, // 42: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
-	4,  // 43: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 44: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	40, // 45: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
-	26, // 46: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
-	26, // 47: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
-	4,  // 48: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
-	0,  // 49: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
-	2,  // 50: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
-	8,  // 51: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
-	24, // 52: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
-	31, // 53: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
-	34, // 54: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
-	1,  // 55: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
-	3,  // 56: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
-	14, // 57: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
-	25, // 58: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
-	33, // 59: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
-	35, // 60: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
-	55, // [55:61] is the sub-list for method output_type
-	49, // [49:55] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	40, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
+	5,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
+	10, // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
+	11, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
+	6,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	41, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
+	42, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
+	12, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
+	5,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
+	7,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	13, // 10: tributary.plugin.v1.ConnectorPluginMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigs
+	14, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
+	5,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	8,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	35, // 14: tributary.plugin.v1.ConnectorPluginMessage.metrics:type_name -> tributary.plugin.v1.Metrics
+	43, // 15: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
+	16, // 16: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
+	18, // 17: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
+	17, // 18: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	23, // 19: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
+	24, // 20: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
+	6,  // 21: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	20, // 22: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
+	7,  // 23: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
+	21, // 24: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
+	22, // 25: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
+	5,  // 26: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	8,  // 27: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	19, // 28: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
+	35, // 29: tributary.plugin.v1.SourcePluginMessage.metrics:type_name -> tributary.plugin.v1.Metrics
+	27, // 30: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
+	21, // 31: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
+	27, // 32: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	17, // 33: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	29, // 34: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
+	28, // 35: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
+	28, // 36: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
+	30, // 37: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
+	6,  // 38: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	31, // 39: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
+	27, // 40: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	5,  // 41: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
+	7,  // 42: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	33, // 43: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
+	28, // 44: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
+	5,  // 45: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	8,  // 46: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	35, // 47: tributary.plugin.v1.SinkPluginMessage.metrics:type_name -> tributary.plugin.v1.Metrics
+	36, // 48: tributary.plugin.v1.Metrics.families:type_name -> tributary.plugin.v1.MetricFamily
+	0,  // 49: tributary.plugin.v1.MetricFamily.type:type_name -> tributary.plugin.v1.MetricType
+	37, // 50: tributary.plugin.v1.MetricFamily.metrics:type_name -> tributary.plugin.v1.Metric
+	44, // 51: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	27, // 52: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
+	27, // 53: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
+	5,  // 54: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
+	1,  // 55: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
+	3,  // 56: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
+	9,  // 57: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
+	25, // 58: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
+	32, // 59: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
+	38, // 60: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
+	2,  // 61: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
+	4,  // 62: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
+	15, // 63: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
+	26, // 64: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
+	34, // 65: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
+	39, // 66: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
+	61, // [61:67] is the sub-list for method output_type
+	55, // [55:61] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2808,6 +3181,7 @@ func file_plugin_proto_init() {
 		(*ConnectorPluginMessage_Reconfigure)(nil),
 		(*ConnectorPluginMessage_Failure)(nil),
 		(*ConnectorPluginMessage_Stopped)(nil),
+		(*ConnectorPluginMessage_Metrics)(nil),
 	}
 	file_plugin_proto_msgTypes[24].OneofWrappers = []any{
 		(*SourceHostMessage_Start)(nil),
@@ -2823,6 +3197,7 @@ func file_plugin_proto_init() {
 		(*SourcePluginMessage_Failure)(nil),
 		(*SourcePluginMessage_Stopped)(nil),
 		(*SourcePluginMessage_SlotBatch)(nil),
+		(*SourcePluginMessage_Metrics)(nil),
 	}
 	file_plugin_proto_msgTypes[31].OneofWrappers = []any{
 		(*SinkHostMessage_Start)(nil),
@@ -2839,19 +3214,21 @@ func file_plugin_proto_init() {
 		(*SinkPluginMessage_Rewind)(nil),
 		(*SinkPluginMessage_Failure)(nil),
 		(*SinkPluginMessage_Stopped)(nil),
+		(*SinkPluginMessage_Metrics)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   41,
+			NumEnums:      1,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_plugin_proto_goTypes,
 		DependencyIndexes: file_plugin_proto_depIdxs,
+		EnumInfos:         file_plugin_proto_enumTypes,
 		MessageInfos:      file_plugin_proto_msgTypes,
 	}.Build()
 	File_plugin_proto = out.File

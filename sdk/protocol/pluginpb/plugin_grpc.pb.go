@@ -17,6 +17,13 @@
 // AlterOffsets RPC, which a plugin built before it answers with gRPC's
 // Unimplemented: the host takes that as a connector without the hook.
 //
+// Also within version 2: a plugin's own metrics (KIP-877's monitorable
+// plugins). A host that serves them sets TaskStart.metrics_interval_ms and
+// ConnectorStart.metrics_interval_ms; a plugin that knows the field sends
+// a Metrics snapshot of what its task or connector registered at that
+// interval and once more as it ends, and one that does not sends none. The
+// host adds the connector and task labels.
+//
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
 
