@@ -68,11 +68,23 @@ type Config struct {
 	// noValueLengths has source plugins write record values without their
 	// lengths, as plugins built with an older SDK do (for tests).
 	noValueLengths bool
+	// MetricsInterval is how often plugins send a snapshot of the metrics
+	// their tasks and connectors register (sdk.Metrics); default 1 s,
+	// negative: never.
+	MetricsInterval time.Duration
 	// ProtocolVersions the host offers, preferred first; default: the
 	// current one and every older one it still speaks. Offering fewer pins
 	// plugins to an older protocol (while a fleet of hosts is upgraded);
 	// a plugin that speaks none of them is refused with both lists.
 	ProtocolVersions []int
+}
+
+// metricsIntervalMs is the interval sent in TaskStart and ConnectorStart.
+func (c *Config) metricsIntervalMs() uint32 {
+	if c.MetricsInterval < 0 {
+		return 0
+	}
+	return uint32(max(c.MetricsInterval.Milliseconds(), 1))
 }
 
 // BatchLimits bound one record batch: it is sent when it holds MaxRecords
@@ -105,6 +117,9 @@ func (c *Config) validate() error {
 	}
 	if c.Batch.Linger <= 0 {
 		c.Batch.Linger = 5 * time.Millisecond
+	}
+	if c.MetricsInterval == 0 {
+		c.MetricsInterval = time.Second
 	}
 	if len(c.ProtocolVersions) == 0 {
 		for v := pluginpb.ProtocolVersion; v >= pluginpb.OldestProtocolVersion; v-- {

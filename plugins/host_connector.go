@@ -38,7 +38,7 @@ func (h *Host) StartConnector(ctx context.Context, class, name string, config ma
 		return nil, c.abandon(c.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", c.what, err)))
 	}
 	if err := c.send(&pluginpb.ConnectorHostMessage{Msg: &pluginpb.ConnectorHostMessage_Start{Start: &pluginpb.ConnectorStart{
-		Class: pi.Spec.Class, Connector: name, Config: config}}}); err != nil {
+		Class: pi.Spec.Class, Connector: name, Config: config, MetricsIntervalMs: h.cfg.metricsIntervalMs()}}}); err != nil {
 		return nil, c.abandon(c.p.wrap(fmt.Errorf("plugins: %s: start: %w", c.what, err)))
 	}
 	go c.recvLoop()
@@ -84,6 +84,8 @@ func (c *hostConnector) recvLoop() {
 			c.configs <- x.TaskConfigs
 		case *pluginpb.ConnectorPluginMessage_Reconfigure:
 			emit(ConnectorEvent{Reconfigure: true})
+		case *pluginpb.ConnectorPluginMessage_Metrics:
+			c.noteMetrics(x.Metrics)
 		case *pluginpb.ConnectorPluginMessage_Failure:
 			e := taskError(x.Failure)
 			if !c.isStarted {

@@ -43,6 +43,23 @@ type taskProc struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	// metrics is the plugin's last metrics snapshot.
+	metrics atomic.Pointer[[]sdk.MetricFamily]
+}
+
+// PluginMetrics implements MetricsReporter.
+func (t *taskProc) PluginMetrics() []sdk.MetricFamily {
+	if p := t.metrics.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// noteMetrics keeps a snapshot the plugin sent.
+func (t *taskProc) noteMetrics(m *pluginpb.Metrics) {
+	fams := metricsFromProto(m)
+	t.metrics.Store(&fams)
 }
 
 // open acquires connector's plugin process for the handle (what names it
@@ -349,7 +366,7 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config,
 		Batch: &pluginpb.BatchLimits{MaxRecords: uint32(h.cfg.Batch.MaxRecords), MaxBytes: uint32(h.cfg.Batch.MaxBytes),
 			LingerMs: uint32(max(1, h.cfg.Batch.Linger.Milliseconds()))},
-		ValueLengths: !h.cfg.noValueLengths,
+		ValueLengths: !h.cfg.noValueLengths, MetricsIntervalMs: h.cfg.metricsIntervalMs(),
 	}
 	if t.slots = h.offerSlots(t.logger); t.slots != nil {
 		start.SharedMemory = &pluginpb.SharedMemory{Name: t.slots.region.Name(), SlotBytes: uint32(t.slots.slotBytes), Slots: sharedSlots}
@@ -411,6 +428,8 @@ func (t *hostSourceTask) recvLoop() {
 		case *pluginpb.SourcePluginMessage_Offsets:
 			t.queries.Add(1)
 			go t.answer(x.Offsets)
+		case *pluginpb.SourcePluginMessage_Metrics:
+			t.noteMetrics(x.Metrics)
 		case *pluginpb.SourcePluginMessage_Failure:
 			e := taskError(x.Failure)
 			t.fail(e)
