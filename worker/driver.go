@@ -553,6 +553,9 @@ func (d *driver) startConnector(a herder.StartConnector) {
 		return
 	}
 	d.metrics.ConnectorStartup(true)
+	if mr, ok := conn.(plugins.MetricsReporter); ok {
+		d.metrics.SetConnectorPlugin(a.Name, mr)
+	}
 	cctx, cancel := context.WithCancel(d.ctx)
 	lc := &liveConnector{run: a.Run, conn: conn, spec: spec, cancel: cancel, done: make(chan struct{})}
 	d.rmu.Lock()

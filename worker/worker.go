@@ -361,6 +361,9 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
+			if mr, ok := st.(plugins.MetricsReporter); ok {
+				tm.SetPluginMetrics(mr)
+			}
 			var tf task.SourceTransform
 			if chain.Len() > 0 {
 				tf = chain.Source
@@ -389,6 +392,9 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			st, err := w.h.pl.Load().StartSinkTask(ctx, spec.Class, info, withTopics(tc, conn))
 			if err != nil {
 				return nil, err
+			}
+			if mr, ok := st.(plugins.MetricsReporter); ok {
+				tm.SetPluginMetrics(mr)
 			}
 			var tf task.SinkTransform
 			if chain.Len() > 0 {

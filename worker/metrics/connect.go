@@ -68,6 +68,7 @@ type rebalanceState struct {
 type connector struct {
 	kind                  Kind
 	class, version, state string
+	plugin                PluginReporter
 }
 
 // New returns a worker's metrics.
@@ -382,6 +383,12 @@ func (c *Connect) collect(w *writer, now time.Time) {
 		a(groupConnector, "connector-type", str(string(cn.kind)))
 		a(groupConnector, "connector-version", str(cn.version))
 		a(groupConnector, "status", str(cn.state))
+	}
+	w.flush()
+	for _, cn := range conns {
+		if cn.plugin != nil {
+			writePlugin(w, cn.plugin.PluginMetrics(), []string{"connector"}, []string{cn.name})
+		}
 	}
 	for _, t := range tasks {
 		t.collect(w, now)

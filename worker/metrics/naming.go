@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tributary-dev/tributary/sdk"
 )
 
 // Style is how Kafka Connect's MBean attributes are named as Prometheus
@@ -461,9 +463,25 @@ type pendingSeries struct {
 // descCache keeps the Descs of the series names and label sets seen, and
 // one help text per name (a family's series must share it).
 type descCache struct {
-	mu   sync.Mutex
-	m    map[string]*prometheus.Desc
-	help map[string]string
+	mu    sync.Mutex
+	m     map[string]*prometheus.Desc
+	help  map[string]string
+	types map[string]sdk.MetricType // plugins' families
+}
+
+// typeOK reports whether a plugin's family name has typ, the type the
+// first plugin to report it gave it: one name has one type.
+func (c *descCache) typeOK(name string, typ sdk.MetricType) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.types == nil {
+		c.types = map[string]sdk.MetricType{}
+	}
+	if t, ok := c.types[name]; ok {
+		return t == typ
+	}
+	c.types[name] = typ
+	return true
 }
 
 func (c *descCache) get(s *series) *prometheus.Desc {

@@ -114,6 +114,9 @@ type Task struct {
 	// task-error-metrics
 	failures, errs, skipped, retries, logged, dlqRequests, dlqFailures atomic.Int64
 	lastError                                                          atomic.Int64 // ms
+
+	// plugin reports the plugin's own series (SetPluginMetrics).
+	plugin atomic.Pointer[PluginReporter]
 }
 
 func newTask(id TaskID, kind Kind, w stats.Window, now func() time.Time) *Task {
@@ -366,4 +369,7 @@ func (t *Task) collect(w *writer, now time.Time) {
 	a(groupErrors, "deadletterqueue-produce-failures", num(float64(t.dlqFailures.Load())))
 	a(groupErrors, "last-error-timestamp", num(float64(t.lastError.Load())))
 	w.flush()
+	if r := t.plugin.Load(); r != nil {
+		writePlugin(w, (*r).PluginMetrics(), []string{"connector", "task"}, []string{conn, task})
+	}
 }
