@@ -79,14 +79,6 @@ type Config struct {
 	ProtocolVersions []int
 }
 
-// metricsIntervalMs is the interval sent in TaskStart and ConnectorStart.
-func (c *Config) metricsIntervalMs() uint32 {
-	if c.MetricsInterval < 0 {
-		return 0
-	}
-	return uint32(max(c.MetricsInterval.Milliseconds(), 1))
-}
-
 // BatchLimits bound one record batch: it is sent when it holds MaxRecords
 // records or MaxBytes bytes, or Linger after its first record.
 type BatchLimits struct {

@@ -38,13 +38,14 @@ func (h *Host) StartConnector(ctx context.Context, class, name string, config ma
 		return nil, c.abandon(c.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", c.what, err)))
 	}
 	if err := c.send(&pluginpb.ConnectorHostMessage{Msg: &pluginpb.ConnectorHostMessage_Start{Start: &pluginpb.ConnectorStart{
-		Class: pi.Spec.Class, Connector: name, Config: config, MetricsIntervalMs: h.cfg.metricsIntervalMs()}}}); err != nil {
+		Class: pi.Spec.Class, Connector: name, Config: config}}}); err != nil {
 		return nil, c.abandon(c.p.wrap(fmt.Errorf("plugins: %s: start: %w", c.what, err)))
 	}
 	go c.recvLoop()
 	if err := c.awaitStart(ctx, nil); err != nil {
 		return nil, err
 	}
+	c.watchMetrics(sctx, name, -1)
 	return c, nil
 }
 
@@ -84,8 +85,6 @@ func (c *hostConnector) recvLoop() {
 			c.configs <- x.TaskConfigs
 		case *pluginpb.ConnectorPluginMessage_Reconfigure:
 			emit(ConnectorEvent{Reconfigure: true})
-		case *pluginpb.ConnectorPluginMessage_Metrics:
-			c.noteMetrics(x.Metrics)
 		case *pluginpb.ConnectorPluginMessage_Failure:
 			e := taskError(x.Failure)
 			if !c.isStarted {

@@ -118,14 +118,14 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: open stream: %w", t.what, err)))
 	}
 	if err := t.send(&pluginpb.SinkHostMessage{Msg: &pluginpb.SinkHostMessage_Start{Start: &pluginpb.TaskStart{
-		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config,
-		MetricsIntervalMs: h.cfg.metricsIntervalMs()}}}); err != nil {
+		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config}}}); err != nil {
 		return nil, t.abandon(t.p.wrap(fmt.Errorf("plugins: %s: start: %w", t.what, err)))
 	}
 	go t.recvLoop()
 	if err := t.awaitStart(ctx, nil); err != nil {
 		return nil, err
 	}
+	t.watchMetrics(sctx, info.Connector, int32(info.Task))
 	return t, nil
 }
 
@@ -160,8 +160,6 @@ func (t *hostSinkTask) recvLoop() {
 			case t.rewound <- struct{}{}:
 			default: // already signalled
 			}
-		case *pluginpb.SinkPluginMessage_Metrics:
-			t.noteMetrics(x.Metrics)
 		case *pluginpb.SinkPluginMessage_Failure:
 			e := taskError(x.Failure)
 			t.fail(e)

@@ -91,7 +91,8 @@ type metricFamily struct {
 
 type metricSeries struct {
 	values []string
-	bits   atomic.Uint64 // a float64's
+	bits   atomic.Uint64  // a float64's
+	fn     func() float64 // WithFunc's
 	// histogram
 	counts []atomic.Uint64
 	count  atomic.Uint64
@@ -203,6 +204,16 @@ func (m *Metrics) GaugeFunc(name, help string, f func() float64) {
 // With returns the gauge of the label values, in the labels' order.
 func (v *GaugeVec) With(values ...string) *Gauge { return &Gauge{v.f.get(values)} }
 
+// WithFunc makes the series of the label values one whose value f
+// computes when the runtime takes a snapshot (f must be quick and safe to
+// call from any goroutine): a time since something, a queue's length.
+func (v *GaugeVec) WithFunc(f func() float64, values ...string) {
+	s := v.f.get(values)
+	v.f.mu.Lock()
+	s.fn = f
+	v.f.mu.Unlock()
+}
+
 // Gauge is one gauge series.
 type Gauge struct{ s *metricSeries }
 
@@ -274,8 +285,17 @@ func (m *Metrics) Snapshot() []MetricFamily {
 		if fn != nil {
 			mf.Metrics = append(mf.Metrics, MetricSample{Value: fn()})
 		}
-		for _, s := range series {
+		f.mu.RLock()
+		fns := make([]func() float64, len(series))
+		for i, s := range series {
+			fns[i] = s.fn
+		}
+		f.mu.RUnlock()
+		for i, s := range series {
 			ms := MetricSample{LabelValues: s.values, Value: math.Float64frombits(s.bits.Load())}
+			if fns[i] != nil {
+				ms.Value = fns[i]()
+			}
 			if f.typ == MetricHistogram {
 				ms.Count, ms.Sum = s.count.Load(), math.Float64frombits(s.sum.Load())
 				ms.BucketCounts = make([]uint64, len(s.counts))

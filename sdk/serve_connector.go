@@ -62,9 +62,10 @@ func (s *server) RunConnector(stream pluginpb.Plugin_RunConnectorServer) error {
 		cc.RaiseError(err)
 		return nil
 	}
-	stopMetrics := func() {}
+	stopMetrics := s.metrics.add(start.GetConnector(), -1, cc.metrics)
+	defer stopMetrics()
 	stop := func() error {
-		stopMetrics() // its last snapshot before the end
+		stopMetrics() // watchers get the last values before the end
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		return safeCall(func() error { return rc.Stop(sctx) })
@@ -73,9 +74,6 @@ func (s *server) RunConnector(stream pluginpb.Plugin_RunConnectorServer) error {
 		_ = stop()
 		return nil
 	}
-	stopMetrics = reportMetrics(cc.metrics, time.Duration(start.GetMetricsIntervalMs())*time.Millisecond, func(m *pluginpb.Metrics) error {
-		return send(&pluginpb.ConnectorPluginMessage{Msg: &pluginpb.ConnectorPluginMessage_Metrics{Metrics: m}})
-	})
 	for {
 		m, err := stream.Recv()
 		if err != nil {

@@ -112,9 +112,10 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 	info, logger, task, send, fail := st.info, st.logger, st.task, st.send, st.fail
 	ctx := stream.Context()
 	tc := &sinkTaskContext{info: info, logger: logger, send: send, metrics: NewMetrics()}
-	stopMetrics := func() {}
+	stopMetrics := s.metrics.add(info.Connector, int32(info.Task), tc.metrics)
+	defer stopMetrics()
 	closeTask := func() error {
-		stopMetrics() // its last snapshot before the end
+		stopMetrics() // watchers get the last values before the end
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		return safeCall(func() error { return task.Close(cctx) })
@@ -131,9 +132,6 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 		_ = closeTask()
 		return err
 	}
-	stopMetrics = reportMetrics(tc.metrics, time.Duration(st.start.GetMetricsIntervalMs())*time.Millisecond, func(m *pluginpb.Metrics) error {
-		return send(&pluginpb.SinkPluginMessage{Msg: &pluginpb.SinkPluginMessage_Metrics{Metrics: m}})
-	})
 	handler, _ := task.(PartitionsHandler)
 	// Each Put's bytes are a buffer of their own, never modified (see
 	// pluginpb.Codec), so decoded strings and bytes may point into them.

@@ -131,7 +131,8 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
 	tc := &sourceTaskContext{info: info, logger: logger, send: send, metrics: NewMetrics()}
-	stopMetrics := func() {}
+	stopMetrics := s.metrics.add(info.Connector, int32(info.Task), tc.metrics)
+	defer stopMetrics()
 	var slots *slotWriter
 	if ctx.Err() == nil { // an abandoned stream's region name may be another's by now
 		slots, err = openSlots(start.GetSharedMemory())
@@ -214,7 +215,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	}
 	var polledCh chan polled
 	finish := func(runErr error) error {
-		stopMetrics() // its last snapshot before the end
+		stopMetrics() // watchers get the last values before the end
 		var sendErr error
 		if runErr != nil {
 			sendErr = fail(runErr)
@@ -246,9 +247,6 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	if err := send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Started{Started: &pluginpb.Started{SharedMemory: slots != nil}}}); err != nil {
 		return finish(err)
 	}
-	stopMetrics = reportMetrics(tc.metrics, time.Duration(start.GetMetricsIntervalMs())*time.Millisecond, func(m *pluginpb.Metrics) error {
-		return send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Metrics{Metrics: m}})
-	})
 
 	limits := start.GetBatch()
 	maxRecords, maxBytes, linger := int(limits.GetMaxRecords()), int(limits.GetMaxBytes()), time.Duration(limits.GetLingerMs())*time.Millisecond

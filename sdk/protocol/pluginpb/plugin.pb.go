@@ -18,11 +18,9 @@
 // Unimplemented: the host takes that as a connector without the hook.
 //
 // Also within version 2: a plugin's own metrics (KIP-877's monitorable
-// plugins). A host that serves them sets TaskStart.metrics_interval_ms and
-// ConnectorStart.metrics_interval_ms; a plugin that knows the field sends
-// a Metrics snapshot of what its task or connector registered at that
-// interval and once more as it ends, and one that does not sends none. The
-// host adds the connector and task labels.
+// plugins), through the WatchMetrics RPC, which a plugin built before it
+// answers with Unimplemented (it has none). The host adds the connector
+// and task labels.
 //
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
@@ -576,14 +574,12 @@ func (*ConnectorHostMessage_TaskConfigs) isConnectorHostMessage_Msg() {}
 func (*ConnectorHostMessage_Stop) isConnectorHostMessage_Msg() {}
 
 type ConnectorStart struct {
-	state     protoimpl.MessageState `protogen:"open.v1"`
-	Class     string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
-	Connector string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
-	Config    map[string]string      `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	// How often to send Metrics (0: never; see Metrics).
-	MetricsIntervalMs uint32 `protobuf:"varint,4,opt,name=metrics_interval_ms,json=metricsIntervalMs,proto3" json:"metrics_interval_ms,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Class         string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	Connector     string                 `protobuf:"bytes,2,opt,name=connector,proto3" json:"connector,omitempty"`
+	Config        map[string]string      `protobuf:"bytes,3,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ConnectorStart) Reset() {
@@ -635,13 +631,6 @@ func (x *ConnectorStart) GetConfig() map[string]string {
 		return x.Config
 	}
 	return nil
-}
-
-func (x *ConnectorStart) GetMetricsIntervalMs() uint32 {
-	if x != nil {
-		return x.MetricsIntervalMs
-	}
-	return 0
 }
 
 type TaskConfigsRequest struct {
@@ -829,7 +818,6 @@ type ConnectorPluginMessage struct {
 	//	*ConnectorPluginMessage_Reconfigure
 	//	*ConnectorPluginMessage_Failure
 	//	*ConnectorPluginMessage_Stopped
-	//	*ConnectorPluginMessage_Metrics
 	Msg           isConnectorPluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -917,15 +905,6 @@ func (x *ConnectorPluginMessage) GetStopped() *Stopped {
 	return nil
 }
 
-func (x *ConnectorPluginMessage) GetMetrics() *Metrics {
-	if x != nil {
-		if x, ok := x.Msg.(*ConnectorPluginMessage_Metrics); ok {
-			return x.Metrics
-		}
-	}
-	return nil
-}
-
 type isConnectorPluginMessage_Msg interface {
 	isConnectorPluginMessage_Msg()
 }
@@ -950,10 +929,6 @@ type ConnectorPluginMessage_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,5,opt,name=stopped,proto3,oneof"`
 }
 
-type ConnectorPluginMessage_Metrics struct {
-	Metrics *Metrics `protobuf:"bytes,6,opt,name=metrics,proto3,oneof"`
-}
-
 func (*ConnectorPluginMessage_Started) isConnectorPluginMessage_Msg() {}
 
 func (*ConnectorPluginMessage_TaskConfigs) isConnectorPluginMessage_Msg() {}
@@ -963,8 +938,6 @@ func (*ConnectorPluginMessage_Reconfigure) isConnectorPluginMessage_Msg() {}
 func (*ConnectorPluginMessage_Failure) isConnectorPluginMessage_Msg() {}
 
 func (*ConnectorPluginMessage_Stopped) isConnectorPluginMessage_Msg() {}
-
-func (*ConnectorPluginMessage_Metrics) isConnectorPluginMessage_Msg() {}
 
 // BatchLimits bound the batches a source plugin sends.
 type BatchLimits struct {
@@ -1042,11 +1015,9 @@ type TaskStart struct {
 	// record flag): a source plugin may then write them, so that the host
 	// keeps each value encoded without walking it. A plugin that does not
 	// know the field writes values without.
-	ValueLengths bool `protobuf:"varint,7,opt,name=value_lengths,json=valueLengths,proto3" json:"value_lengths,omitempty"`
-	// How often to send Metrics (0: never; see Metrics).
-	MetricsIntervalMs uint32 `protobuf:"varint,8,opt,name=metrics_interval_ms,json=metricsIntervalMs,proto3" json:"metrics_interval_ms,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	ValueLengths  bool `protobuf:"varint,7,opt,name=value_lengths,json=valueLengths,proto3" json:"value_lengths,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskStart) Reset() {
@@ -1126,13 +1097,6 @@ func (x *TaskStart) GetValueLengths() bool {
 		return x.ValueLengths
 	}
 	return false
-}
-
-func (x *TaskStart) GetMetricsIntervalMs() uint32 {
-	if x != nil {
-		return x.MetricsIntervalMs
-	}
-	return 0
 }
 
 // SharedMemory is a region of slots * slot_bytes bytes (see sdk/protocol/shm)
@@ -1662,7 +1626,6 @@ type SourcePluginMessage struct {
 	//	*SourcePluginMessage_Failure
 	//	*SourcePluginMessage_Stopped
 	//	*SourcePluginMessage_SlotBatch
-	//	*SourcePluginMessage_Metrics
 	Msg           isSourcePluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1759,15 +1722,6 @@ func (x *SourcePluginMessage) GetSlotBatch() *SlotBatch {
 	return nil
 }
 
-func (x *SourcePluginMessage) GetMetrics() *Metrics {
-	if x != nil {
-		if x, ok := x.Msg.(*SourcePluginMessage_Metrics); ok {
-			return x.Metrics
-		}
-	}
-	return nil
-}
-
 type isSourcePluginMessage_Msg interface {
 	isSourcePluginMessage_Msg()
 }
@@ -1796,10 +1750,6 @@ type SourcePluginMessage_SlotBatch struct {
 	SlotBatch *SlotBatch `protobuf:"bytes,6,opt,name=slot_batch,json=slotBatch,proto3,oneof"`
 }
 
-type SourcePluginMessage_Metrics struct {
-	Metrics *Metrics `protobuf:"bytes,7,opt,name=metrics,proto3,oneof"`
-}
-
 func (*SourcePluginMessage_Started) isSourcePluginMessage_Msg() {}
 
 func (*SourcePluginMessage_Batch) isSourcePluginMessage_Msg() {}
@@ -1811,8 +1761,6 @@ func (*SourcePluginMessage_Failure) isSourcePluginMessage_Msg() {}
 func (*SourcePluginMessage_Stopped) isSourcePluginMessage_Msg() {}
 
 func (*SourcePluginMessage_SlotBatch) isSourcePluginMessage_Msg() {}
-
-func (*SourcePluginMessage_Metrics) isSourcePluginMessage_Msg() {}
 
 type TopicPartition struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -2317,7 +2265,6 @@ type SinkPluginMessage struct {
 	//	*SinkPluginMessage_Rewind
 	//	*SinkPluginMessage_Failure
 	//	*SinkPluginMessage_Stopped
-	//	*SinkPluginMessage_Metrics
 	Msg           isSinkPluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2405,15 +2352,6 @@ func (x *SinkPluginMessage) GetStopped() *Stopped {
 	return nil
 }
 
-func (x *SinkPluginMessage) GetMetrics() *Metrics {
-	if x != nil {
-		if x, ok := x.Msg.(*SinkPluginMessage_Metrics); ok {
-			return x.Metrics
-		}
-	}
-	return nil
-}
-
 type isSinkPluginMessage_Msg interface {
 	isSinkPluginMessage_Msg()
 }
@@ -2438,10 +2376,6 @@ type SinkPluginMessage_Stopped struct {
 	Stopped *Stopped `protobuf:"bytes,5,opt,name=stopped,proto3,oneof"`
 }
 
-type SinkPluginMessage_Metrics struct {
-	Metrics *Metrics `protobuf:"bytes,6,opt,name=metrics,proto3,oneof"`
-}
-
 func (*SinkPluginMessage_Started) isSinkPluginMessage_Msg() {}
 
 func (*SinkPluginMessage_Ack) isSinkPluginMessage_Msg() {}
@@ -2452,7 +2386,66 @@ func (*SinkPluginMessage_Failure) isSinkPluginMessage_Msg() {}
 
 func (*SinkPluginMessage_Stopped) isSinkPluginMessage_Msg() {}
 
-func (*SinkPluginMessage_Metrics) isSinkPluginMessage_Msg() {}
+type WatchMetricsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Connector string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	// The task's id; -1 for the connector instance.
+	Task          int32  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
+	IntervalMs    uint32 `protobuf:"varint,3,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchMetricsRequest) Reset() {
+	*x = WatchMetricsRequest{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchMetricsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchMetricsRequest) ProtoMessage() {}
+
+func (x *WatchMetricsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchMetricsRequest.ProtoReflect.Descriptor instead.
+func (*WatchMetricsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *WatchMetricsRequest) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *WatchMetricsRequest) GetTask() int32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *WatchMetricsRequest) GetIntervalMs() uint32 {
+	if x != nil {
+		return x.IntervalMs
+	}
+	return 0
+}
 
 // Metrics is a snapshot of every series a task or connector registered
 // (sdk.Metrics): Prometheus metric families whose names and labels are the
@@ -2466,7 +2459,7 @@ type Metrics struct {
 
 func (x *Metrics) Reset() {
 	*x = Metrics{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2478,7 +2471,7 @@ func (x *Metrics) String() string {
 func (*Metrics) ProtoMessage() {}
 
 func (x *Metrics) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2491,7 +2484,7 @@ func (x *Metrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metrics.ProtoReflect.Descriptor instead.
 func (*Metrics) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Metrics) GetFamilies() []*MetricFamily {
@@ -2516,7 +2509,7 @@ type MetricFamily struct {
 
 func (x *MetricFamily) Reset() {
 	*x = MetricFamily{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2528,7 +2521,7 @@ func (x *MetricFamily) String() string {
 func (*MetricFamily) ProtoMessage() {}
 
 func (x *MetricFamily) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2541,7 +2534,7 @@ func (x *MetricFamily) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricFamily.ProtoReflect.Descriptor instead.
 func (*MetricFamily) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *MetricFamily) GetName() string {
@@ -2601,7 +2594,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2613,7 +2606,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2626,7 +2619,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Metric) GetLabelValues() []string {
@@ -2687,7 +2680,7 @@ type AlterOffsetsRequest struct {
 
 func (x *AlterOffsetsRequest) Reset() {
 	*x = AlterOffsetsRequest{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2699,7 +2692,7 @@ func (x *AlterOffsetsRequest) String() string {
 func (*AlterOffsetsRequest) ProtoMessage() {}
 
 func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2712,7 +2705,7 @@ func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsetsRequest.ProtoReflect.Descriptor instead.
 func (*AlterOffsetsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AlterOffsetsRequest) GetClass() string {
@@ -2776,7 +2769,7 @@ type AlterOffsetsResponse struct {
 
 func (x *AlterOffsetsResponse) Reset() {
 	*x = AlterOffsetsResponse{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2788,7 +2781,7 @@ func (x *AlterOffsetsResponse) String() string {
 func (*AlterOffsetsResponse) ProtoMessage() {}
 
 func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2801,7 +2794,7 @@ func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsetsResponse.ProtoReflect.Descriptor instead.
 func (*AlterOffsetsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AlterOffsetsResponse) GetAccepted() bool {
@@ -2857,12 +2850,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2#.tributary.plugin.v1.ConnectorStartH\x00R\x05start\x12L\n" +
 	"\ftask_configs\x18\x02 \x01(\v2'.tributary.plugin.v1.TaskConfigsRequestH\x00R\vtaskConfigs\x12/\n" +
 	"\x04stop\x18\x03 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stopB\x05\n" +
-	"\x03msg\"\xf8\x01\n" +
+	"\x03msg\"\xc8\x01\n" +
 	"\x0eConnectorStart\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12G\n" +
-	"\x06config\x18\x03 \x03(\v2/.tributary.plugin.v1.ConnectorStart.ConfigEntryR\x06config\x12.\n" +
-	"\x13metrics_interval_ms\x18\x04 \x01(\rR\x11metricsIntervalMs\x1a9\n" +
+	"\x06config\x18\x03 \x03(\v2/.tributary.plugin.v1.ConnectorStart.ConfigEntryR\x06config\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"1\n" +
@@ -2877,20 +2869,19 @@ const file_plugin_proto_rawDesc = "" +
 	"\vTaskConfigs\x129\n" +
 	"\aconfigs\x18\x01 \x03(\v2\x1f.tributary.plugin.v1.TaskConfigR\aconfigs\x122\n" +
 	"\x05error\x18\x02 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x05error\"\r\n" +
-	"\vReconfigure\"\x94\x03\n" +
+	"\vReconfigure\"\xda\x02\n" +
 	"\x16ConnectorPluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x12E\n" +
 	"\ftask_configs\x18\x02 \x01(\v2 .tributary.plugin.v1.TaskConfigsH\x00R\vtaskConfigs\x12D\n" +
 	"\vreconfigure\x18\x03 \x01(\v2 .tributary.plugin.v1.ReconfigureH\x00R\vreconfigure\x128\n" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
-	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astopped\x128\n" +
-	"\ametrics\x18\x06 \x01(\v2\x1c.tributary.plugin.v1.MetricsH\x00R\ametricsB\x05\n" +
+	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astoppedB\x05\n" +
 	"\x03msg\"h\n" +
 	"\vBatchLimits\x12\x1f\n" +
 	"\vmax_records\x18\x01 \x01(\rR\n" +
 	"maxRecords\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\rR\bmaxBytes\x12\x1b\n" +
-	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xa7\x03\n" +
+	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xf7\x02\n" +
 	"\tTaskStart\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12\x12\n" +
@@ -2898,8 +2889,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06config\x18\x04 \x03(\v2*.tributary.plugin.v1.TaskStart.ConfigEntryR\x06config\x126\n" +
 	"\x05batch\x18\x05 \x01(\v2 .tributary.plugin.v1.BatchLimitsR\x05batch\x12F\n" +
 	"\rshared_memory\x18\x06 \x01(\v2!.tributary.plugin.v1.SharedMemoryR\fsharedMemory\x12#\n" +
-	"\rvalue_lengths\x18\a \x01(\bR\fvalueLengths\x12.\n" +
-	"\x13metrics_interval_ms\x18\b \x01(\rR\x11metricsIntervalMs\x1a9\n" +
+	"\rvalue_lengths\x18\a \x01(\bR\fvalueLengths\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
@@ -2934,7 +2924,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\tcommitted\x18\x03 \x01(\v2\x1e.tributary.plugin.v1.CommittedH\x00R\tcommitted\x12/\n" +
 	"\x04stop\x18\x04 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stop\x12<\n" +
 	"\tslot_free\x18\x05 \x01(\v2\x1d.tributary.plugin.v1.SlotFreeH\x00R\bslotFreeB\x05\n" +
-	"\x03msg\"\xbe\x03\n" +
+	"\x03msg\"\x84\x03\n" +
 	"\x13SourcePluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x128\n" +
 	"\x05batch\x18\x02 \x01(\v2 .tributary.plugin.v1.RecordBatchH\x00R\x05batch\x12=\n" +
@@ -2942,8 +2932,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
 	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astopped\x12?\n" +
 	"\n" +
-	"slot_batch\x18\x06 \x01(\v2\x1e.tributary.plugin.v1.SlotBatchH\x00R\tslotBatch\x128\n" +
-	"\ametrics\x18\a \x01(\v2\x1c.tributary.plugin.v1.MetricsH\x00R\ametricsB\x05\n" +
+	"slot_batch\x18\x06 \x01(\v2\x1e.tributary.plugin.v1.SlotBatchH\x00R\tslotBatchB\x05\n" +
 	"\x03msg\"\\\n" +
 	"\x0eTopicPartition\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
@@ -2975,15 +2964,19 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03Ack\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12=\n" +
 	"\aoffsets\x18\x02 \x03(\v2#.tributary.plugin.v1.TopicPartitionR\aoffsets\x122\n" +
-	"\x05error\x18\x03 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x05error\"\xeb\x02\n" +
+	"\x05error\x18\x03 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x05error\"\xb1\x02\n" +
 	"\x11SinkPluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x12,\n" +
 	"\x03ack\x18\x02 \x01(\v2\x18.tributary.plugin.v1.AckH\x00R\x03ack\x129\n" +
 	"\x06rewind\x18\x03 \x01(\v2\x1f.tributary.plugin.v1.PartitionsH\x00R\x06rewind\x128\n" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
-	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astopped\x128\n" +
-	"\ametrics\x18\x06 \x01(\v2\x1c.tributary.plugin.v1.MetricsH\x00R\ametricsB\x05\n" +
-	"\x03msg\"H\n" +
+	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astoppedB\x05\n" +
+	"\x03msg\"h\n" +
+	"\x13WatchMetricsRequest\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\x12\x12\n" +
+	"\x04task\x18\x02 \x01(\x05R\x04task\x12\x1f\n" +
+	"\vinterval_ms\x18\x03 \x01(\rR\n" +
+	"intervalMs\"H\n" +
 	"\aMetrics\x12=\n" +
 	"\bfamilies\x18\x01 \x03(\v2!.tributary.plugin.v1.MetricFamilyR\bfamilies\"\xdd\x01\n" +
 	"\fMetricFamily\x12\x12\n" +
@@ -3020,14 +3013,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\aUNTYPED\x10\x00\x12\v\n" +
 	"\aCOUNTER\x10\x01\x12\t\n" +
 	"\x05GAUGE\x10\x02\x12\r\n" +
-	"\tHISTOGRAM\x10\x032\xd0\x04\n" +
+	"\tHISTOGRAM\x10\x032\xaa\x05\n" +
 	"\x06Plugin\x12T\n" +
 	"\aSpecify\x12#.tributary.plugin.v1.SpecifyRequest\x1a$.tributary.plugin.v1.SpecifyResponse\x12W\n" +
 	"\bValidate\x12$.tributary.plugin.v1.ValidateRequest\x1a%.tributary.plugin.v1.ValidateResponse\x12j\n" +
 	"\fRunConnector\x12).tributary.plugin.v1.ConnectorHostMessage\x1a+.tributary.plugin.v1.ConnectorPluginMessage(\x010\x01\x12e\n" +
 	"\rRunSourceTask\x12&.tributary.plugin.v1.SourceHostMessage\x1a(.tributary.plugin.v1.SourcePluginMessage(\x010\x01\x12_\n" +
 	"\vRunSinkTask\x12$.tributary.plugin.v1.SinkHostMessage\x1a&.tributary.plugin.v1.SinkPluginMessage(\x010\x01\x12c\n" +
-	"\fAlterOffsets\x12(.tributary.plugin.v1.AlterOffsetsRequest\x1a).tributary.plugin.v1.AlterOffsetsResponseB:Z8github.com/tributary-dev/tributary/sdk/protocol/pluginpbb\x06proto3"
+	"\fAlterOffsets\x12(.tributary.plugin.v1.AlterOffsetsRequest\x1a).tributary.plugin.v1.AlterOffsetsResponse\x12X\n" +
+	"\fWatchMetrics\x12(.tributary.plugin.v1.WatchMetricsRequest\x1a\x1c.tributary.plugin.v1.Metrics0\x01B:Z8github.com/tributary-dev/tributary/sdk/protocol/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -3042,7 +3036,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_plugin_proto_goTypes = []any{
 	(MetricType)(0),                // 0: tributary.plugin.v1.MetricType
 	(*SpecifyRequest)(nil),         // 1: tributary.plugin.v1.SpecifyRequest
@@ -3079,25 +3073,26 @@ var file_plugin_proto_goTypes = []any{
 	(*SinkHostMessage)(nil),        // 32: tributary.plugin.v1.SinkHostMessage
 	(*Ack)(nil),                    // 33: tributary.plugin.v1.Ack
 	(*SinkPluginMessage)(nil),      // 34: tributary.plugin.v1.SinkPluginMessage
-	(*Metrics)(nil),                // 35: tributary.plugin.v1.Metrics
-	(*MetricFamily)(nil),           // 36: tributary.plugin.v1.MetricFamily
-	(*Metric)(nil),                 // 37: tributary.plugin.v1.Metric
-	(*AlterOffsetsRequest)(nil),    // 38: tributary.plugin.v1.AlterOffsetsRequest
-	(*AlterOffsetsResponse)(nil),   // 39: tributary.plugin.v1.AlterOffsetsResponse
-	nil,                            // 40: tributary.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                            // 41: tributary.plugin.v1.ConnectorStart.ConfigEntry
-	nil,                            // 42: tributary.plugin.v1.TaskConfig.ValuesEntry
-	nil,                            // 43: tributary.plugin.v1.TaskStart.ConfigEntry
-	nil,                            // 44: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	(*WatchMetricsRequest)(nil),    // 35: tributary.plugin.v1.WatchMetricsRequest
+	(*Metrics)(nil),                // 36: tributary.plugin.v1.Metrics
+	(*MetricFamily)(nil),           // 37: tributary.plugin.v1.MetricFamily
+	(*Metric)(nil),                 // 38: tributary.plugin.v1.Metric
+	(*AlterOffsetsRequest)(nil),    // 39: tributary.plugin.v1.AlterOffsetsRequest
+	(*AlterOffsetsResponse)(nil),   // 40: tributary.plugin.v1.AlterOffsetsResponse
+	nil,                            // 41: tributary.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                            // 42: tributary.plugin.v1.ConnectorStart.ConfigEntry
+	nil,                            // 43: tributary.plugin.v1.TaskConfig.ValuesEntry
+	nil,                            // 44: tributary.plugin.v1.TaskStart.ConfigEntry
+	nil,                            // 45: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	40, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
+	41, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
 	5,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
 	10, // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
 	11, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
 	6,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	41, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
-	42, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
+	42, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
+	43, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
 	12, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
 	5,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
 	7,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
@@ -3105,64 +3100,63 @@ var file_plugin_proto_depIdxs = []int32{
 	14, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
 	5,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
 	8,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	35, // 14: tributary.plugin.v1.ConnectorPluginMessage.metrics:type_name -> tributary.plugin.v1.Metrics
-	43, // 15: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
-	16, // 16: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
-	18, // 17: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
-	17, // 18: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	23, // 19: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
-	24, // 20: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
-	6,  // 21: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	20, // 22: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
-	7,  // 23: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
-	21, // 24: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
-	22, // 25: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
-	5,  // 26: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	8,  // 27: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	19, // 28: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
-	35, // 29: tributary.plugin.v1.SourcePluginMessage.metrics:type_name -> tributary.plugin.v1.Metrics
-	27, // 30: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
-	21, // 31: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
-	27, // 32: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	17, // 33: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	29, // 34: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
-	28, // 35: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
-	28, // 36: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
-	30, // 37: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
-	6,  // 38: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	31, // 39: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
-	27, // 40: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	5,  // 41: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
-	7,  // 42: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	33, // 43: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
-	28, // 44: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
-	5,  // 45: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	8,  // 46: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	35, // 47: tributary.plugin.v1.SinkPluginMessage.metrics:type_name -> tributary.plugin.v1.Metrics
-	36, // 48: tributary.plugin.v1.Metrics.families:type_name -> tributary.plugin.v1.MetricFamily
-	0,  // 49: tributary.plugin.v1.MetricFamily.type:type_name -> tributary.plugin.v1.MetricType
-	37, // 50: tributary.plugin.v1.MetricFamily.metrics:type_name -> tributary.plugin.v1.Metric
-	44, // 51: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
-	27, // 52: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
-	27, // 53: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
-	5,  // 54: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
-	1,  // 55: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
-	3,  // 56: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
-	9,  // 57: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
-	25, // 58: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
-	32, // 59: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
-	38, // 60: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
-	2,  // 61: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
-	4,  // 62: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
-	15, // 63: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
-	26, // 64: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
-	34, // 65: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
-	39, // 66: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
-	61, // [61:67] is the sub-list for method output_type
-	55, // [55:61] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	44, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
+	16, // 15: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
+	18, // 16: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
+	17, // 17: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	23, // 18: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
+	24, // 19: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
+	6,  // 20: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	20, // 21: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
+	7,  // 22: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
+	21, // 23: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
+	22, // 24: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
+	5,  // 25: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	8,  // 26: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	19, // 27: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
+	27, // 28: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
+	21, // 29: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
+	27, // 30: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	17, // 31: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	29, // 32: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
+	28, // 33: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
+	28, // 34: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
+	30, // 35: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
+	6,  // 36: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	31, // 37: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
+	27, // 38: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	5,  // 39: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
+	7,  // 40: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	33, // 41: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
+	28, // 42: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
+	5,  // 43: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	8,  // 44: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	37, // 45: tributary.plugin.v1.Metrics.families:type_name -> tributary.plugin.v1.MetricFamily
+	0,  // 46: tributary.plugin.v1.MetricFamily.type:type_name -> tributary.plugin.v1.MetricType
+	38, // 47: tributary.plugin.v1.MetricFamily.metrics:type_name -> tributary.plugin.v1.Metric
+	45, // 48: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	27, // 49: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
+	27, // 50: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
+	5,  // 51: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
+	1,  // 52: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
+	3,  // 53: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
+	9,  // 54: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
+	25, // 55: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
+	32, // 56: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
+	39, // 57: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
+	35, // 58: tributary.plugin.v1.Plugin.WatchMetrics:input_type -> tributary.plugin.v1.WatchMetricsRequest
+	2,  // 59: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
+	4,  // 60: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
+	15, // 61: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
+	26, // 62: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
+	34, // 63: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
+	40, // 64: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
+	36, // 65: tributary.plugin.v1.Plugin.WatchMetrics:output_type -> tributary.plugin.v1.Metrics
+	59, // [59:66] is the sub-list for method output_type
+	52, // [52:59] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3181,7 +3175,6 @@ func file_plugin_proto_init() {
 		(*ConnectorPluginMessage_Reconfigure)(nil),
 		(*ConnectorPluginMessage_Failure)(nil),
 		(*ConnectorPluginMessage_Stopped)(nil),
-		(*ConnectorPluginMessage_Metrics)(nil),
 	}
 	file_plugin_proto_msgTypes[24].OneofWrappers = []any{
 		(*SourceHostMessage_Start)(nil),
@@ -3197,7 +3190,6 @@ func file_plugin_proto_init() {
 		(*SourcePluginMessage_Failure)(nil),
 		(*SourcePluginMessage_Stopped)(nil),
 		(*SourcePluginMessage_SlotBatch)(nil),
-		(*SourcePluginMessage_Metrics)(nil),
 	}
 	file_plugin_proto_msgTypes[31].OneofWrappers = []any{
 		(*SinkHostMessage_Start)(nil),
@@ -3214,7 +3206,6 @@ func file_plugin_proto_init() {
 		(*SinkPluginMessage_Rewind)(nil),
 		(*SinkPluginMessage_Failure)(nil),
 		(*SinkPluginMessage_Stopped)(nil),
-		(*SinkPluginMessage_Metrics)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3222,7 +3213,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
