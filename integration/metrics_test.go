@@ -150,6 +150,19 @@ func TestMetricsPrometheus(t *testing.T) {
 	promEventually(t, prom, within, `sum(kafka_connect_sink_task_sink_record_send_total{connector="files-out"})`, scalarIs(200))
 	promEventually(t, prom, within, `sum(kafka_connect_sink_task_sink_record_read_total{connector="lake"})`, scalarIs(150))
 
+	// The plugins' own series: Debezium's of the PostgreSQL source, the S3
+	// sink's (150 records in files of 50).
+	promEventually(t, prom, within, `sum(debezium_metrics_RowsScanned{connector="pg",context="snapshot"})`, scalarIs(150))
+	promEventually(t, prom, within, `debezium_metrics_SnapshotCompleted{connector="pg",plugin="postgres",name="`+id+`"}`, scalarIs(1))
+	promEventually(t, prom, within, `debezium_metrics_Connected{connector="pg",context="streaming"}`, scalarIs(1))
+	promEventually(t, prom, within, `sum(tributary_s3_records_uploaded_total{connector="lake"})`, scalarIs(150))
+	promEventually(t, prom, within, `sum(tributary_s3_files_committed_total{connector="lake"})`, scalarIs(3))
+	promEventually(t, prom, within, `sum(tributary_s3_rotations_total{connector="lake",reason="flush_size"})`, scalarIs(3))
+	promEventually(t, prom, within, `sum(tributary_s3_upload_duration_seconds_count{connector="lake"})`, scalarIs(3))
+	promEventually(t, prom, within, `sum(tributary_s3_upload_errors_total{connector="lake"})`, func(s []harness.Sample) bool {
+		return len(s) == 0 || s[0].Value == 0
+	})
+
 	// Strimzi's alerts: the failed task's fires; no connector failed.
 	waitFor(t, "ConnectFailedTask firing", func() bool {
 		alerts, err := prom.Alerts(context.Background())

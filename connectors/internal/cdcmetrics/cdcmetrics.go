@@ -206,6 +206,13 @@ func (m *Metrics) TableRows(plugin, name, table string) *sdk.Gauge {
 	return m.rows.With(plugin, name, "snapshot", table)
 }
 
+// SetRemainingTables sets RemainingTableCount.
+func (m *Metrics) SetRemainingTables(n int) {
+	if m != nil {
+		m.remainingTables.Set(float64(n))
+	}
+}
+
 // SnapshotTableDone records that a table is read.
 func (m *Metrics) SnapshotTableDone() {
 	if m == nil {
