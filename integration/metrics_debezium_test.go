@@ -35,7 +35,8 @@ func scrape(t *testing.T, workerURL string) map[string]*dto.MetricFamily {
 }
 
 // sumOf adds the values of the series of name whose labels include kv
-// (name=value pairs); NaN when there is none.
+// (name=value pairs), the sample counts of summaries and histograms; NaN
+// when there is none.
 func sumOf(fams map[string]*dto.MetricFamily, name string, kv ...string) float64 {
 	f := fams[name]
 	if f == nil {
@@ -60,6 +61,10 @@ next:
 			sum += m.GetCounter().GetValue()
 		case m.Untyped != nil:
 			sum += m.GetUntyped().GetValue()
+		case m.Summary != nil: // its sample count
+			sum += float64(m.GetSummary().GetSampleCount())
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
 		default:
 			continue
 		}

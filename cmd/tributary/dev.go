@@ -140,6 +140,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
 	bcfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	bcfg.GroupInitialRebalanceDelay = 0
+	bcfg.Metrics = reg // served with the worker's on the REST listener's /metrics
 	b, err := broker.Open(bcfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --broker-port"))

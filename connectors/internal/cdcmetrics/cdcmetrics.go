@@ -54,7 +54,7 @@ type Metrics struct {
 	totalTables, remainingTables *sdk.Gauge
 	running, paused, aborted     *sdk.Gauge
 	completed, skipped           *sdk.Gauge
-	duration, pausedDuration     *sdk.Gauge
+	pausedDuration               *sdk.Gauge
 	connected, committed         *sdk.Gauge
 	unchanged                    *sdk.Gauge
 	snapStart                    atomic.Int64 // ms, 0: none
