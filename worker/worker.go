@@ -144,7 +144,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	start := time.Now()
 	log := w.logger
 	w.h.stage.Store("connecting to the Kafka cluster")
-	adminCl, err := kgo.NewClient(w.clientOpts(w.cfg.AdminConfig)...)
+	// Client ids as Kafka Connect's (ConnectUtils.clientIdBase: group.id
+	// and a dash), each client with its metrics.
+	cm := w.h.metrics
+	idBase := w.cfg.GroupID + "-"
+	clientMetrics := func(kind, id string) []kgo.Opt {
+		return append([]kgo.Opt{kgo.ClientID(id)}, cm.Client(kind, id).Opt()...)
+	}
+	adminCl, err := kgo.NewClient(append(w.clientOpts(w.cfg.AdminConfig), clientMetrics(metrics.ClientAdmin, idBase+"shared-admin")...)...)
 	if err != nil {
 		return fmt.Errorf("worker: admin client: %w", err)
 	}
@@ -158,12 +165,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.h.groups = kadmGroups{adm: adm}
 
 	w.h.stage.Store("reading the internal topics")
-	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string) store.Options {
+	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string, id string) store.Options {
 		return store.Options{Brokers: w.cfg.BootstrapServers, Topic: topic, Partitions: parts, ReplicationFactor: rf,
-			TopicConfigs: settings, ClientOpts: w.clientOpts(nil)[1:], Logger: loglevel.Named(log, "dev.tributary.worker.store")}
+			TopicConfigs: settings, ClientOpts: append(w.clientOpts(nil)[1:], clientMetrics(metrics.ClientConsumer, idBase+id)...),
+			Logger: loglevel.Named(log, "dev.tributary.worker.store")}
 	}
 	var opened atomic.Bool // restart requests older than the worker are history
-	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings),
+	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings, "configs"),
 		func(ev store.ConfigEvent) {
 			if ev.Kind == store.LoggerLevelSet {
 				// A cluster-scope PUT /admin/loggers, by any worker.
@@ -189,12 +197,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	opened.Store(true)
 	defer cfgStore.Close()
-	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings))
+	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets"))
 	if err != nil {
 		return fmt.Errorf("worker: offset topic %s: %w", w.cfg.OffsetTopic, err)
 	}
 	defer offStore.Close()
-	statStore, err := store.OpenStatusStore(ctx, storeOpts(w.cfg.StatusTopic, w.cfg.StatusPartitions, w.cfg.StatusReplication, w.cfg.StatusTopicSettings))
+	statStore, err := store.OpenStatusStore(ctx, storeOpts(w.cfg.StatusTopic, w.cfg.StatusPartitions, w.cfg.StatusReplication, w.cfg.StatusTopicSettings, "statuses"))
 	if err != nil {
 		return fmt.Errorf("worker: status topic %s: %w", w.cfg.StatusTopic, err)
 	}
@@ -241,7 +249,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.h.start = w.taskStarter(offStore, statuses)
 
 	w.h.stage.Store("joining the worker group")
-	cl, err := kgo.NewClient(w.clientOpts(nil)...)
+	cl, err := kgo.NewClient(append(w.clientOpts(nil), clientMetrics(metrics.ClientConnect, cm.ClientID())...)...)
 	if err != nil {
 		return fmt.Errorf("worker: group client: %w", err)
 	}

@@ -50,6 +50,7 @@ type sample struct {
 	count int64
 	sum   float64
 	max   float64
+	min   float64
 	ones  int64 // records of the value 1 (Frequencies of booleans)
 }
 
@@ -62,6 +63,7 @@ type Sampled struct {
 	// more for the sample that overlaps the start of the window.
 	samples []sample
 	total   float64
+	count   int64
 }
 
 // NewSampled returns an empty sensor.
@@ -82,7 +84,7 @@ func (s *Sampled) current(now int64) *sample {
 			copy(s.samples, s.samples[1:])
 			s.samples = s.samples[:n-1]
 		}
-		s.samples = append(s.samples, sample{start: now, max: math.Inf(-1)})
+		s.samples = append(s.samples, sample{start: now, max: math.Inf(-1), min: math.Inf(1)})
 	}
 	return &s.samples[len(s.samples)-1]
 }
@@ -96,10 +98,12 @@ func (s *Sampled) Record(now time.Time, v float64) {
 	c.count++
 	c.sum += v
 	c.max = max(c.max, v)
+	c.min = min(c.min, v)
 	if v == 1 {
 		c.ones++
 	}
 	s.total += v
+	s.count++
 	s.mu.Unlock()
 }
 
@@ -108,6 +112,40 @@ func (s *Sampled) Record(now time.Time, v float64) {
 // windows old.
 func (s *Sampled) live(x *sample, now int64) bool {
 	return now-x.last < int64(s.w.Samples)*s.w.Size.Milliseconds()
+}
+
+// Window is the sensor's window.
+func (s *Sampled) Window() Window { return s.w }
+
+// Count is the number of values recorded (Kafka's CumulativeCount).
+func (s *Sampled) Count() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.count
+}
+
+// CountRate is the number of values recorded per second, as Rate computes
+// it (Kafka's Rate over a WindowedCount).
+func (s *Sampled) CountRate(now time.Time) float64 { return s.rate(now, true) }
+
+// Min is the smallest value recorded in the live samples; NaN when there
+// are none (Kafka's Min).
+func (s *Sampled) Min(now time.Time) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := math.Inf(1)
+	var n int64
+	t := ms(now)
+	for i := range s.samples {
+		if x := &s.samples[i]; s.live(x, t) {
+			m = min(m, x.min)
+			n += x.count
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return m
 }
 
 // Total is the sum of every value recorded (Kafka's CumulativeSum).
@@ -120,7 +158,9 @@ func (s *Sampled) Total() float64 {
 // Rate is the sum of the values recorded in the live samples per second of
 // the time they span, as Kafka's Rate computes it: from the start of the
 // oldest live sample to now, and at least Samples-1 full windows.
-func (s *Sampled) Rate(now time.Time) float64 {
+func (s *Sampled) Rate(now time.Time) float64 { return s.rate(now, false) }
+
+func (s *Sampled) rate(now time.Time, counts bool) float64 {
 	t := ms(now)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,7 +168,11 @@ func (s *Sampled) Rate(now time.Time) float64 {
 	oldest := t // a purged sample restarts at now
 	for i := range s.samples {
 		if x := &s.samples[i]; s.live(x, t) {
-			sum += x.sum
+			if counts {
+				sum += float64(x.count)
+			} else {
+				sum += x.sum
+			}
 			oldest = min(oldest, x.start)
 		}
 	}

@@ -48,6 +48,9 @@ type Connect struct {
 	taskAttempts, taskOK, taskFailed atomic.Int64
 	connResults, taskResults         *stats.Sampled
 
+	cmu     sync.Mutex
+	clients []*Client // the worker's own Kafka clients
+
 	rmu        sync.Mutex
 	rebalance  rebalanceState
 	rebalTime  *stats.Sampled
@@ -84,6 +87,24 @@ func New(cfg Config) *Connect {
 		connResults: s(), taskResults: s(), rebalTime: s()}
 }
 
+// Client makes the metrics of one of the worker's own Kafka clients (the
+// admin client, the stores', the group member's: kind ClientConnect,
+// whose coordinator group carries assigned-connectors and -tasks); nil
+// for a nil *Connect.
+func (c *Connect) Client(kind, id string) *Client {
+	if c == nil {
+		return nil
+	}
+	cl := newClient(kind, id, &c.cfg)
+	c.cmu.Lock()
+	c.clients = append(c.clients, cl)
+	c.cmu.Unlock()
+	return cl
+}
+
+// ClientID is the group member's client id (connect-<worker id>).
+func (c *Connect) ClientID() string { return c.cfg.ClientID }
+
 // Now is the metrics' clock.
 func (c *Connect) Now() time.Time { return c.cfg.Now() }
 
@@ -94,7 +115,7 @@ func (c *Connect) StartTask(id TaskID, kind Kind) *Task {
 	if c == nil {
 		return nil
 	}
-	t := newTask(id, kind, c.cfg.Window, c.cfg.Now)
+	t := newTask(id, kind, &c.cfg)
 	c.mu.Lock()
 	c.tasks[id] = t
 	c.mu.Unlock()
@@ -285,7 +306,15 @@ func (c *Connect) Collect(ch chan<- prometheus.Metric) {
 }
 
 func (c *Connect) collect(w *writer, now time.Time) {
-	for _, id := range []string{c.cfg.WorkerID, c.cfg.ClientID} {
+	c.cmu.Lock()
+	clients := slices.Clone(c.clients)
+	c.cmu.Unlock()
+	member := slices.ContainsFunc(clients, func(cl *Client) bool { return cl.kind == ClientConnect && cl.id == c.cfg.ClientID })
+	ids := []string{c.cfg.WorkerID}
+	if !member {
+		ids = append(ids, c.cfg.ClientID) // else the member's client writes it
+	}
+	for _, id := range ids {
 		w.begin(bean{"connect", groupAppInfo, []tag{{"client-id", id}}})
 		w.attr("commit-id", str(c.cfg.Commit), help(groupAppInfo, "commit-id"))
 		w.attr("start-time-ms", num(float64(c.start.UnixMilli())), help(groupAppInfo, "start-time-ms"))
@@ -373,9 +402,21 @@ func (c *Connect) collect(w *writer, now time.Time) {
 	}
 	a(groupRebalance, "time-since-last-rebalance-ms", num(since))
 
-	w.begin(bean{"connect", groupCoord, []tag{{"client-id", c.cfg.ClientID}}})
-	a(groupCoord, "assigned-connectors", num(float64(c.assignedCs.Load())))
-	a(groupCoord, "assigned-tasks", num(float64(c.assignedTs.Load())))
+	assigned := func(w *writer) {
+		a(groupCoord, "assigned-connectors", num(float64(c.assignedCs.Load())))
+		a(groupCoord, "assigned-tasks", num(float64(c.assignedTs.Load())))
+	}
+	for _, cl := range clients {
+		if cl.kind == ClientConnect && cl.id == c.cfg.ClientID {
+			cl.collect(w, now, assigned)
+		} else {
+			cl.collect(w, now, nil)
+		}
+	}
+	if !member {
+		w.begin(bean{"connect", groupCoord, []tag{{"client-id", c.cfg.ClientID}}})
+		assigned(w)
+	}
 
 	for _, cn := range conns {
 		w.begin(bean{"connect", groupConnector, []tag{{"connector", cn.name}}})

@@ -267,11 +267,18 @@ func strimziName(b bean, attr string, v value, help string) (series, bool) {
 			return mk("kafka_"+snake(grp)+"_"+snake(n), prometheus.GaugeValue, v.num, help, lv...), true
 		}
 		return series{}, false
-	case strings.HasSuffix(b.group, "-metrics") && hasClient && len(b.tags) == 1:
+	case strings.HasSuffix(b.group, "-metrics") && hasClient && b.tags[0].k == "client-id":
+		// The generic client-id rule: its client-id=(.*) takes the
+		// properties after client-id too (a consumer's per-topic
+		// fetch-manager bean: clientid="…, topic=…").
 		if v.isStr {
 			return series{}, false
 		}
-		lv := []string{"clientid", jmxQuote(clientID)}
+		cv := jmxQuote(clientID)
+		for _, t := range b.tags[1:] {
+			cv += ", " + t.k + "=" + jmxQuote(t.v)
+		}
+		lv := []string{"clientid", cv}
 		if n, ok := capture(attr, []string{"-total"}); ok {
 			return mk("kafka_"+snake(grp)+"_"+snake(n), prometheus.CounterValue, v.num, help, lv...), true
 		}
@@ -347,8 +354,8 @@ func isLowerDash(s string) bool {
 	return true
 }
 
-// untypedName is how the exporter writes an untyped series: without a
-// _total suffix.
+// untypedName is how the exporter writes a series that is not a counter:
+// without a _total suffix.
 func untypedName(n string) string { return strings.TrimSuffix(n, "_total") }
 
 // confluentName applies Confluent's rules (lowercase names and label
@@ -361,7 +368,7 @@ func confluentName(b bean, attr string, v value, help string) (series, bool) {
 		return mk(untypedName(name), prometheus.UntypedValue, val, help, kv...), true
 	}
 	gauge := func(name string, val float64, kv ...string) (series, bool) {
-		return mk(name, prometheus.GaugeValue, val, help, kv...), true
+		return mk(untypedName(name), prometheus.GaugeValue, val, help, kv...), true
 	}
 	if b.domain != "connect" {
 		// kafka.producer, kafka.consumer (kafka.admin.client is not

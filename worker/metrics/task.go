@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -99,6 +100,10 @@ type Task struct {
 	id   TaskID
 	kind Kind
 	now  func() time.Time
+	cfg  *Config
+
+	cmu     sync.Mutex
+	clients []*Client // the task's Kafka clients
 
 	state stateTracker
 
@@ -117,19 +122,36 @@ type Task struct {
 
 	// plugin reports the plugin's own series (SetPluginMetrics).
 	plugin atomic.Pointer[PluginReporter]
+	// extra is a sink's lag and end-to-end latency.
+	extra sinkExtra
 }
 
-func newTask(id TaskID, kind Kind, w stats.Window, now func() time.Time) *Task {
-	s := func() *stats.Sampled { return stats.NewSampled(w) }
-	t := &Task{id: id, kind: kind, now: now,
+func newTask(id TaskID, kind Kind, cfg *Config) *Task {
+	s := func() *stats.Sampled { return stats.NewSampled(cfg.Window) }
+	t := &Task{id: id, kind: kind, now: cfg.Now, cfg: cfg,
 		commitTime: s(), commitResult: s(), batchSize: s()}
 	switch kind {
 	case Source:
 		t.poll, t.write, t.pollTime, t.activeSource = s(), s(), s(), s()
 	case Sink:
 		t.read, t.send, t.putTime, t.commitDone, t.commitSkip, t.activeSink = s(), s(), s(), s(), s(), s()
+		t.extra.init()
 	}
 	return t
+}
+
+// Client makes the metrics of one of the task's Kafka clients (its
+// producer or consumer), kept and served with the task's; nil for a nil
+// *Task.
+func (t *Task) Client(kind, id string) *Client {
+	if t == nil {
+		return nil
+	}
+	c := newClient(kind, id, t.cfg)
+	t.cmu.Lock()
+	t.clients = append(t.clients, c)
+	t.cmu.Unlock()
+	return c
 }
 
 // ID is the task's id.
@@ -369,6 +391,13 @@ func (t *Task) collect(w *writer, now time.Time) {
 	a(groupErrors, "deadletterqueue-produce-failures", num(float64(t.dlqFailures.Load())))
 	a(groupErrors, "last-error-timestamp", num(float64(t.lastError.Load())))
 	w.flush()
+	t.cmu.Lock()
+	clients := slices.Clone(t.clients)
+	t.cmu.Unlock()
+	for _, c := range clients {
+		c.collect(w, now, nil)
+	}
+	t.collectExtra(w.ch)
 	if r := t.plugin.Load(); r != nil {
 		writePlugin(w, (*r).PluginMetrics(), []string{"connector", "task"}, []string{conn, task})
 	}

@@ -31,8 +31,11 @@ func metricValue(t testing.TB, m *metrics.Connect, name, connector string) float
 		}
 		for _, s := range f.GetMetric() {
 			if label(s, "connector") == connector && label(s, "task") == "0" {
-				if s.Counter != nil {
+				switch {
+				case s.Counter != nil:
 					return s.GetCounter().GetValue()
+				case s.Histogram != nil:
+					return float64(s.GetHistogram().GetSampleCount())
 				}
 				return s.GetGauge().GetValue()
 			}
@@ -97,7 +100,7 @@ func TestRunnerMetrics(t *testing.T) {
 	// Sink: the 500 records into a file.
 	out := filepath.Join(t.TempDir(), "out.txt")
 	km := m.StartTask(metrics.TaskID{Connector: "snk", Task: 0}, metrics.Sink)
-	sr, _, _ := startFileSink(t, addr, "snk", 0, out, func(c *SinkConfig) { c.Metrics = km })
+	sr, _, _ := startFileSink(t, addr, "snk", 0, out, func(c *SinkConfig) { c.Metrics = km; c.LagInterval = 50 * time.Millisecond })
 	waitFor(t, 15*time.Second, "500 records put", func() bool {
 		return metricValue(t, m, "kafka_connect_sink_task_sink_record_send_total", "snk") == 500
 	})
@@ -116,7 +119,39 @@ func TestRunnerMetrics(t *testing.T) {
 	if got := metricValue(t, m, "kafka_connect_sink_task_offset_commit_seq_no", "snk"); got < 1 {
 		t.Errorf("commit seq no %v", got)
 	}
+	// Beyond Kafka: the sink's lag per partition, caught up, and the
+	// records' end-to-end latency.
+	waitFor(t, 10*time.Second, "sink lag 0 on both partitions", func() bool {
+		return sinkLag(t, m) == 0
+	})
+	if got := metricValue(t, m, "tributary_sink_e2e_latency_seconds", "snk"); got <= 0 {
+		t.Errorf("no end-to-end latency sample: %v", got)
+	}
 	if err := sr.Stop(stopCtx(t)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sinkLag sums tributary_sink_lag_records of the sink task snk-0; -1
+// when there are not its two partitions.
+func sinkLag(t testing.TB, m *metrics.Connect) float64 {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() == "tributary_sink_lag_records" {
+			if len(f.GetMetric()) != 2 {
+				return -1
+			}
+			sum := 0.0
+			for _, s := range f.GetMetric() {
+				sum += s.GetGauge().GetValue()
+			}
+			return sum
+		}
+	}
+	return -1
 }

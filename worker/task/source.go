@@ -52,9 +52,10 @@ type SourceConfig struct {
 
 // SourceRunner runs one source task.
 type SourceRunner struct {
-	cfg    SourceConfig
-	log    *slog.Logger
-	client *kgo.Client
+	cfg      SourceConfig
+	log      *slog.Logger
+	client   *kgo.Client
+	producer *metrics.Client // the producer's metrics
 	// keyBuf and valueBuf belong to the poll loop.
 	keyBuf, valueBuf convBuf
 	// rawValues: the value converter takes values left encoded (*wire.Raw)
@@ -146,8 +147,10 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	id := clientID("connector-producer", cfg.Info.Connector, cfg.Info.Task)
+	producer := cfg.Metrics.Client(metrics.ClientProducer, id)
 	opts := []kgo.Opt{
-		kgo.ClientID(clientID("connector-producer", cfg.Info.Connector, cfg.Info.Task)),
+		kgo.ClientID(id),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(explicitPartitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.ProducerLinger(5 * time.Millisecond),
@@ -157,11 +160,16 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.MaxBufferedBytes(32 << 20),
 	}
+	opts = append(opts, producer.Opt()...)
 	client, err := kgo.NewClient(append(opts, cfg.ClientOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("task: source producer: %w", err)
 	}
-	r := &SourceRunner{cfg: cfg, client: client, parts: map[string]*partState{},
+	producer.SetBuffer(func() (int64, int64) {
+		const total = 32 << 20 // MaxBufferedBytes above
+		return max(total-client.BufferedProduceBytes(), 0), total
+	})
+	r := &SourceRunner{cfg: cfg, client: client, producer: producer, parts: map[string]*partState{},
 		stopping: make(chan struct{}), done: make(chan struct{}), resumeCh: make(chan struct{}),
 		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
@@ -553,6 +561,7 @@ func corruptRecord(i int, err error) error {
 // task.
 func (r *SourceRunner) promise(kr *kgo.Record, err error) {
 	if err != nil {
+		r.producer.RecordError(kr.Topic)
 		r.fail(err, "produce to "+kr.Topic)
 		return
 	}
@@ -678,9 +687,11 @@ func (r *SourceRunner) stop(ctx context.Context) error {
 		<-r.done
 	}
 	var errs []error
+	flushed := time.Now()
 	if err := r.client.Flush(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("task: flush producer: %w", err))
 	}
+	r.producer.Flush(time.Since(flushed))
 	if err := r.commitOffsets(ctx); err != nil {
 		errs = append(errs, err)
 	}
