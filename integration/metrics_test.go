@@ -150,6 +150,18 @@ func TestMetricsPrometheus(t *testing.T) {
 	promEventually(t, prom, within, `sum(kafka_connect_sink_task_sink_record_send_total{connector="files-out"})`, scalarIs(200))
 	promEventually(t, prom, within, `sum(kafka_connect_sink_task_sink_record_read_total{connector="lake"})`, scalarIs(150))
 
+	// Beyond Kafka: the sinks' lag per partition goes to 0 once they caught
+	// up, their end offsets being the records in the topics.
+	promEventually(t, prom, within, `sum(tributary_sink_end_offset{connector="files-out"})`, scalarIs(200))
+	promEventually(t, prom, within, `sum(tributary_sink_lag_records{connector="files-out"})`, scalarIs(0))
+	promEventually(t, prom, within, `sum(tributary_sink_lag_records{connector="lake"})`, scalarIs(0))
+	promEventually(t, prom, within, `sum(tributary_sink_e2e_latency_seconds_count{connector="files-out"}) > 0`, func(s []harness.Sample) bool { return len(s) == 1 })
+	// The overview row's client series.
+	positive := func(s []harness.Sample) bool { return len(s) == 1 && s[0].Value > 0 }
+	promEventually(t, prom, within, `sum(kafka_producer_outgoing_byte_total)`, positive)
+	promEventually(t, prom, within, `sum(kafka_consumer_incoming_byte_total)`, positive)
+	promEventually(t, prom, within, `sum(kafka_admin_client_connection_count) + sum(kafka_producer_connection_count) + sum(kafka_consumer_connection_count)`, positive)
+
 	// The plugins' own series: Debezium's of the PostgreSQL source, the S3
 	// sink's (150 records in files of 50).
 	promEventually(t, prom, within, `sum(debezium_metrics_RowsScanned{connector="pg",context="snapshot"})`, scalarIs(150))
