@@ -427,7 +427,7 @@ func (c *Connect) collect(w *writer, now time.Time) {
 	}
 	w.flush()
 	for _, cn := range conns {
-		if cn.plugin != nil {
+		if cn.plugin != nil && w.ch != nil {
 			writePlugin(w, cn.plugin.PluginMetrics(), []string{"connector"}, []string{cn.name})
 		}
 	}

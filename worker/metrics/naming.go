@@ -460,6 +460,9 @@ type writer struct {
 
 	cur     bean
 	pending []pendingSeries
+	// seen, when set, receives every attribute instead of the channel
+	// (Describe).
+	seen func(b bean, attr string, v value, help string)
 }
 
 type pendingSeries struct {
@@ -519,6 +522,10 @@ func (w *writer) begin(b bean) {
 
 // attr adds one attribute of the current bean.
 func (w *writer) attr(attr string, v value, help string) {
+	if w.seen != nil {
+		w.seen(w.cur, attr, v, help)
+		return
+	}
 	s, ok := w.style.name(w.cur, attr, v, help)
 	if !ok {
 		return

@@ -397,8 +397,10 @@ func (t *Task) collect(w *writer, now time.Time) {
 	for _, c := range clients {
 		c.collect(w, now, nil)
 	}
-	t.collectExtra(w.ch)
-	if r := t.plugin.Load(); r != nil {
+	if w.ch != nil {
+		t.collectExtra(w.ch)
+	}
+	if r := t.plugin.Load(); r != nil && w.ch != nil {
 		writePlugin(w, (*r).PluginMetrics(), []string{"connector", "task"}, []string{conn, task})
 	}
 }
