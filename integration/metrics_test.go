@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
@@ -16,8 +17,56 @@ import (
 	"github.com/tributary-dev/tributary/integration/harness"
 )
 
-// rulesFile is the alerting rules Tributary ships.
-var rulesFile = filepath.Join("..", "docker", "monitoring", "tributary-rules.yml")
+// rulesFile is the alerting rules Tributary ships, dashboardFile its
+// Grafana dashboard.
+var (
+	rulesFile     = filepath.Join("..", "docker", "monitoring", "tributary-rules.yml")
+	dashboardFile = filepath.Join("..", "docker", "monitoring", "grafana", "tributary-connect.json")
+)
+
+// dashboardPanel is a panel of the Grafana dashboard with its queries,
+// the dashboard's variables ($job, $connector) set to match anything.
+type dashboardPanel struct {
+	title string
+	exprs []string
+}
+
+func dashboardPanels(t *testing.T) []dashboardPanel {
+	t.Helper()
+	b, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		UID    string
+		Panels []struct {
+			Type, Title string
+			Targets     []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("%s: %v", dashboardFile, err)
+	}
+	vars := strings.NewReplacer("$job", ".*", "$connector", ".*")
+	var out []dashboardPanel
+	for _, p := range d.Panels {
+		if p.Type == "row" {
+			continue
+		}
+		dp := dashboardPanel{title: p.Title}
+		for _, tg := range p.Targets {
+			dp.exprs = append(dp.exprs, vars.Replace(tg.Expr))
+		}
+		if len(dp.exprs) == 0 {
+			t.Errorf("%s: panel %q has no query", dashboardFile, p.Title)
+		}
+		out = append(out, dp)
+	}
+	if d.UID == "" || len(out) < 30 {
+		t.Fatalf("%s: uid %q, %d panels", dashboardFile, d.UID, len(out))
+	}
+	return out
+}
 
 // promEventually runs expr until check accepts its result, for up to
 // within; it fails the test with the last result otherwise.
@@ -192,6 +241,35 @@ func TestMetricsPrometheus(t *testing.T) {
 	for _, a := range alerts {
 		if a.Labels["alertname"] == "ConnectFailedConnector" || a.Labels["alertname"] == "ConnectWorkerDown" {
 			t.Errorf("alert %s %s: %v", a.Labels["alertname"], a.State, a.Labels)
+		}
+	}
+
+	// Every panel of the dashboard shows something: each of its queries is
+	// valid PromQL, and one at least has a result.
+	for _, p := range dashboardPanels(t) {
+		deadline := time.Now().Add(within)
+		for {
+			var errs []error
+			results := 0
+			for _, e := range p.exprs {
+				got, err := prom.Query(context.Background(), e)
+				if err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", e, err))
+				}
+				results += len(got)
+			}
+			if len(errs) > 0 {
+				t.Errorf("dashboard panel %q: %v", p.title, errs)
+				break
+			}
+			if results > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("dashboard panel %q: no query has a result: %q", p.title, p.exprs)
+				break
+			}
+			time.Sleep(time.Second)
 		}
 	}
 
