@@ -267,6 +267,23 @@ func (h *Histogram) Observe(v float64) {
 	addFloat(&h.s.sum, v)
 }
 
+// Families returns every family registered, in the order they were,
+// without their series: what a connector declares, for its
+// documentation (Tributary's README lists its connectors' series from
+// it).
+func (m *Metrics) Families() []MetricFamily {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]MetricFamily, len(m.fams))
+	for i, f := range m.fams {
+		out[i] = MetricFamily{Name: f.name, Help: f.help, Type: f.typ, LabelNames: slices.Clone(f.labels), Buckets: slices.Clone(f.buckets)}
+	}
+	return out
+}
+
 // Snapshot returns every family with its series' current values, in the
 // order they were registered.
 func (m *Metrics) Snapshot() []MetricFamily {

@@ -37,6 +37,16 @@ func TestMetricsSnapshot(t *testing.T) {
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Errorf("snapshot\n got %+v\nwant %+v", got, want)
 	}
+	var names []string
+	for _, f := range m.Families() {
+		if len(f.Metrics) != 0 {
+			t.Errorf("Families: %s has series", f.Name)
+		}
+		names = append(names, fmt.Sprint(f.Name, f.LabelNames))
+	}
+	if got, want := fmt.Sprint(names), "[debezium_metrics_RowsScanned[table] files_total[] upload_seconds[] queue[] unused[x]]"; got != want {
+		t.Errorf("Families: %s, want %s", got, want)
+	}
 }
 
 func TestMetricsOf(t *testing.T) {

@@ -9,27 +9,15 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/tributary-dev/tributary/worker/metrics"
 )
 
 // newRegistry is the process's metrics registry, the one every part that
-// records metrics (worker, broker) is given: no default registry. It holds
-// the Go runtime's and the process's collectors (go_*, process_*, the
-// names the Prometheus Go client gives them everywhere) and
-// tributary_info{version,commit} 1.
+// records metrics (worker, broker) is given (metrics.NewRegistry).
 func newRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name:        "tributary_info",
-			Help:        "The version and commit of the tributary binary (always 1).",
-			ConstLabels: prometheus.Labels{"version": version, "commit": buildCommit()},
-		}, func() float64 { return 1 }),
-	)
-	return reg
+	return metrics.NewRegistry(version, buildCommit())
 }
 
 // metricsHandler serves reg's series as Prometheus text (or OpenMetrics

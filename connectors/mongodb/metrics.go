@@ -33,6 +33,15 @@ func newTaskMetrics(reg *sdk.Metrics, prefix string) *taskMetrics {
 	return m
 }
 
+// MetricsDoc lists the families a task registers (their series carry the
+// connector and task labels the worker adds too): what Tributary's
+// README's list of series is generated from.
+func MetricsDoc() []sdk.MetricFamily {
+	reg := sdk.NewMetrics()
+	newTaskMetrics(reg, "<topic.prefix>")
+	return reg.Families()
+}
+
 // disconnected counts a lost connection in the context the task is in.
 func (m *taskMetrics) disconnected(snapshot bool) {
 	if m == nil {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/tributary-dev/tributary/connectors/internal/cdcmetrics"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -23,6 +25,23 @@ type slotMetrics struct {
 
 // walStatuses are pg_replication_slots.wal_status's values (PostgreSQL 13+).
 var walStatuses = []string{"reserved", "extended", "unreserved", "lost"}
+
+// registerMetrics registers a task's series in reg: Debezium's snapshot
+// and streaming metrics (server=topic.prefix) and the slot's.
+func registerMetrics(reg *sdk.Metrics, topicPrefix, slot string) (*cdcmetrics.Metrics, *slotMetrics) {
+	m := cdcmetrics.New(reg, "postgres", topicPrefix, time.Now)
+	m.Queue(reg, "postgres", topicPrefix, outBatches)
+	return m, newSlotMetrics(reg, slot)
+}
+
+// MetricsDoc lists the families a task registers (their series carry the
+// connector and task labels the worker adds too): what Tributary's
+// README's list of series is generated from.
+func MetricsDoc() []sdk.MetricFamily {
+	reg := sdk.NewMetrics()
+	registerMetrics(reg, "<topic.prefix>", "<slot.name>")
+	return reg.Families()
+}
 
 func newSlotMetrics(reg *sdk.Metrics, slot string) *slotMetrics {
 	g := func(name, help string) *sdk.Gauge { return reg.Gauge(name, help, "slot_name").With(slot) }

@@ -196,10 +196,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	}
 	t.filters = f
 	t.cat = newCatalog(&t.cfg, f, t.logger)
-	reg := sdk.MetricsOf(tc)
-	t.m = cdcmetrics.New(reg, "postgres", t.cfg.TopicPrefix, time.Now)
-	t.m.Queue(reg, "postgres", t.cfg.TopicPrefix, outBatches)
-	t.slot = newSlotMetrics(reg, t.cfg.SlotName)
+	t.m, t.slot = registerMetrics(sdk.MetricsOf(tc), t.cfg.TopicPrefix, t.cfg.SlotName)
 	if t.db, err = pgx.Connect(ctx, t.cfg.connString(false)); err != nil {
 		return fmt.Errorf("postgres: connect to %s:%d/%s: %w", t.cfg.Hostname, t.cfg.Port, t.cfg.DBName, err)
 	}

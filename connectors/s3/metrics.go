@@ -41,6 +41,15 @@ func newSinkMetrics(reg *sdk.Metrics) *sinkMetrics {
 	}
 }
 
+// MetricsDoc lists the families a task registers (their series carry the
+// connector and task labels the worker adds too): what Tributary's
+// README's list of series is generated from.
+func MetricsDoc() []sdk.MetricFamily {
+	reg := sdk.NewMetrics()
+	newSinkMetrics(reg)
+	return reg.Families()
+}
+
 func (m *sinkMetrics) rotated(topic, reason string) {
 	if m != nil {
 		m.rotations.With(topic, reason).Inc()

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,19 +109,20 @@ func typeName(t prometheus.ValueType) string {
 	return "untyped"
 }
 
-// descHelp and descLabels read a Desc's String():
-// Desc{fqName: "…", help: "…", constLabels: {}, variableLabels: {a,b}}.
+// descHelp and descLabels read a Desc's String(), Desc{fqName: "…",
+// help: "…", unit: "…", constLabels: {}, variableLabels: {a,b}}, whose
+// strings are Go-quoted.
 func descHelp(s string) string {
-	i := strings.Index(s, `help: "`)
+	i := strings.Index(s, "help: ")
 	if i < 0 {
 		return ""
 	}
-	rest := s[i+len(`help: "`):]
-	j := strings.Index(rest, `", constLabels`)
-	if j < 0 {
-		return rest
+	q, err := strconv.QuotedPrefix(s[i+len("help: "):])
+	if err != nil {
+		return ""
 	}
-	return strings.ReplaceAll(rest[:j], `\"`, `"`)
+	help, _ := strconv.Unquote(q)
+	return help
 }
 
 func descLabels(s string) []string {

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ func TestDescribe(t *testing.T) {
 	// records-lag-max of a partition, told apart by _objectname): key
 	// by both names.
 	for _, d := range docs {
-		if d.Type == "" || d.Help == "" {
+		if d.Type == "" || d.Help == "" || strings.Contains(d.Help, `"`) {
 			t.Errorf("%s/%s: type %q help %q", d.Name, d.Confluent, d.Type, d.Help)
 		}
 		byName[d.Name+" "+d.Confluent] = d
