@@ -39,7 +39,9 @@ beside tributary or from PATH) and transformations available. State lives
 in the data directory, so
 a second start resumes where the first stopped. The data directory belongs
 to one process at a time (DIR/.lock): a second dev on it exits at once,
-naming the process that holds it.
+naming the process that holds it. GET /metrics on the REST port serves the
+worker's and the broker's Prometheus series together; /healthz and /readyz
+are the probes (see tributary worker --help).
 
 Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
