@@ -18,16 +18,15 @@ import (
 	"github.com/tributary-dev/tributary/integration/harness"
 )
 
-// goldenRulesEnv names the directory of the JMX exporter rules files that
-// TestKafkaConnectMetricsGolden applies to a real Kafka Connect worker:
-// strimzi.yml (the metrics-config.yml of Strimzi's
+// goldenRulesDir holds the JMX exporter rules files users run Kafka
+// Connect with, copied unchanged from their projects (each file's header
+// says from where): strimzi.yml (the metrics-config.yml of Strimzi's
 // packaging/examples/metrics/kafka-connect-metrics.yaml), confluent.yml
 // (confluentinc/jmx-monitoring-stacks' shared-assets/jmx-exporter/kafka_connect.yml)
-// and debezium.yml (the two debezium_metrics rules of
-// debezium/debezium-examples' monitoring/debezium-jmx-exporter/config.yml,
-// as docs/monitoring.md quotes them). They are the users' files, not
-// Tributary's: the repository keeps only the series they produced.
-const goldenRulesEnv = "TRIBUTARY_METRICS_RULES"
+// and debezium.yml (debezium/debezium-examples'
+// monitoring/debezium-jmx-exporter/config.yml). TRIBUTARY_METRICS_RULES
+// names another directory of the same three files.
+var goldenRulesDir = filepath.Join("testdata", "jmx-exporter")
 
 // goldenStyles are the rules files and the golden lists they produce.
 var goldenStyles = []struct{ rules, golden string }{
@@ -36,24 +35,37 @@ var goldenStyles = []struct{ rules, golden string }{
 	{"debezium.yml", "kafka-connect-4.4.debezium.txt"},
 }
 
-// TestKafkaConnectMetricsGolden writes the golden lists of series in
-// testdata/metrics: it runs a Kafka Connect 4.4 worker with the Prometheus
-// JMX exporter's agent once per rules file, the pipeline of
-// TestMetricsSeriesMatchKafkaConnect (FileStream source and sink, Debezium
-// 3.6.1's PostgreSQL source after a snapshot, a sink of its topic),
-// scrapes each agent and keeps every series' type, name and label names
-// (with the values of the labels that name a state or a kind). It runs
-// only when TRIBUTARY_METRICS_RULES names the rules files' directory.
+// TestKafkaConnectMetricsGolden checks the golden lists of series in
+// worker/metrics/testdata against the real thing: it runs a Kafka
+// Connect 4.4 worker with the Prometheus JMX exporter's agent once per
+// rules file, the pipeline of TestMetricsSeriesMatchKafkaConnect
+// (FileStream source and sink, Debezium 3.6.1's PostgreSQL source after a
+// snapshot, a sink of its topic), scrapes each agent and keeps every
+// series' type, name and label names (with the values of the labels that
+// name a state or a kind). Every series it sees must be in the golden
+// list, which TestMetricsSeriesMatchKafkaConnect requires of Tributary:
+// so every series Kafka Connect exports for the pipeline, Tributary
+// exports. A series the golden list has and a run did not show (some
+// appear only after a rebalance or a retry) is logged. With
+// TRIBUTARY_UPDATE_GOLDEN=1 the lists are rewritten as the union of the
+// golden and the run's.
 func TestKafkaConnectMetricsGolden(t *testing.T) {
 	t.Parallel()
-	rulesDir := os.Getenv(goldenRulesEnv)
-	if rulesDir == "" {
-		t.Skipf("skipping: set %s to the directory of strimzi.yml, confluent.yml and debezium.yml to write the golden lists again", goldenRulesEnv)
+	if testing.Short() {
+		t.Skip("skipping: runs Kafka Connect with the JMX exporter three times")
+	}
+	rulesDir := goldenRulesDir
+	if d := os.Getenv("TRIBUTARY_METRICS_RULES"); d != "" {
+		rulesDir = d
+	}
+	if _, err := harness.JMXExporterAgent(); err != nil {
+		t.Skipf("skipping: %v", err)
 	}
 	harness.RequireDebezium(t)
 	pg := harness.StartPostgresT(t)
 	pg.Exec(t, metricsPipelineSchema)
 	bootstrap := harness.TributaryBroker(t).Bootstrap()
+	update := os.Getenv("TRIBUTARY_UPDATE_GOLDEN") != ""
 	// One worker per rules file: the agent registers its own series in
 	// one registry per JVM, so a second agent in the same JVM fails.
 	for i, s := range goldenStyles {
@@ -77,16 +89,38 @@ func TestKafkaConnectMetricsGolden(t *testing.T) {
 					os.WriteFile(filepath.Join(raw, s.golden), b, 0o644)
 				}
 			}
+			var golden []string
 			path := filepath.Join("..", "worker", "metrics", "testdata", s.golden)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
+			if _, err := os.Stat(path); err == nil || !update {
+				golden = readGolden(t, s.golden)
 			}
+			var missing []string
+			for _, l := range lines {
+				if !slices.Contains(golden, l) {
+					missing = append(missing, l)
+				}
+			}
+			for _, g := range golden {
+				if !slices.Contains(lines, g) {
+					t.Logf("%s: in the golden list, not in this run: %s", s.golden, g)
+				}
+			}
+			if !update {
+				if len(missing) > 0 {
+					t.Errorf("Kafka Connect exports %d series the golden list %s lacks (Tributary need not have them yet); rewrite it with TRIBUTARY_UPDATE_GOLDEN=1, then make Tributary export them:\n%s",
+						len(missing), s.golden, strings.Join(missing, "\n"))
+				}
+				return
+			}
+			all := append(golden, missing...)
+			slices.Sort(all)
 			header := fmt.Sprintf("# The series of a Kafka Connect 4.4 worker running the pipeline of TestMetricsSeriesMatchKafkaConnect,\n"+
-				"# exported by the Prometheus JMX exporter with the rules of %s; written by TestKafkaConnectMetricsGolden.\n", s.rules)
-			if err := os.WriteFile(path, []byte(header+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+				"# exported by the Prometheus JMX exporter with the rules of integration/testdata/jmx-exporter/%s;\n"+
+				"# checked and written by TestKafkaConnectMetricsGolden (TRIBUTARY_UPDATE_GOLDEN=1).\n", s.rules)
+			if err := os.WriteFile(path, []byte(header+strings.Join(all, "\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: %d series", path, len(lines))
+			t.Logf("%s: %d series (%d new)", path, len(all), len(missing))
 		})
 	}
 }

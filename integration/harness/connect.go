@@ -49,8 +49,12 @@ type connectConfig struct {
 // directory's agents/) with the rules file at config: it serves the
 // worker's MBeans as Prometheus series, named by those rules, at
 // MetricsURLs()[i] for the i-th such option. The metrics tests take
-// their golden lists of series from it.
+// their golden lists of series from it. A relative config is the test's
+// (its package directory's).
 func WithJMXExporter(config string) ConnectOption {
+	if abs, err := filepath.Abs(config); err == nil {
+		config = abs // the JVM runs in another directory
+	}
 	return func(c *connectConfig) { c.exporters = append(c.exporters, config) }
 }
 

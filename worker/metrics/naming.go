@@ -358,8 +358,9 @@ func isLowerDash(s string) bool {
 // without a _total suffix.
 func untypedName(n string) string { return strings.TrimSuffix(n, "_total") }
 
-// confluentName applies Confluent's rules (lowercase names and label
-// names; no type: untyped, which the exporter writes without _total).
+// confluentName applies Confluent's rules (lowercase label names; names
+// keep their case, and Kafka's are lowercase; no type: untyped, which the
+// exporter writes without _total).
 func confluentName(b bean, attr string, v value, help string) (series, bool) {
 	clientID, hasClient := b.tag("client-id")
 	connector, hasConn := b.tag("connector")
