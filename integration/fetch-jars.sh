@@ -118,6 +118,14 @@ javac -nowarn --release 17 -cp "$tmp/*" -d "$shim/classes" "$shim/src/org/apache
 jar cf "$tmp/kafka-4.4-sanitizer-shim-for-debezium.jar" -C "$shim/classes" .
 rm -rf "$shim"
 
+# The Prometheus JMX exporter's Java agent, which the metrics tests attach
+# to Kafka Connect to list the series its MBeans become under Strimzi's and
+# Confluent's exporter rules (the golden list of Tributary's /metrics). It
+# is kept out of the class path, in agents/.
+mvn -q -B -f "$pom" dependency:copy \
+	-Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$(sed -n 's:.*<jmx-exporter.version>\(.*\)</jmx-exporter.version>.*:\1:p' "$pom")" \
+	-DoutputDirectory="$tmp/agents"
+
 echo "$sum" >"$tmp/.complete"
 
 # Replace an old or partial directory; if another run finished first, keep it.

@@ -55,6 +55,10 @@ type Options struct {
 	Client *http.Client
 	// Admin says where the /admin endpoints are (admin.listeners).
 	Admin AdminRoutes
+	// Metrics, when set, serves GET /metrics (the Prometheus text the
+	// command builds from its registry) on the API's listeners, behind
+	// Auth like every other route.
+	Metrics http.Handler
 }
 
 // AdminRoutes says whether a handler serves the /admin endpoints, the
@@ -144,6 +148,11 @@ func New(h worker.Herder, opts Options) http.Handler {
 func (a *api) apiRoutes(r chi.Router) {
 	r.Get("/", a.serverInfo)
 	r.Get("/health", a.health)
+	r.Get("/healthz", a.healthz)
+	r.Get("/readyz", a.readyz)
+	if a.opts.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", a.opts.Metrics)
+	}
 
 	r.Route("/connectors", func(r chi.Router) {
 		r.Get("/", a.listConnectors)

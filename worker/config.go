@@ -13,6 +13,8 @@ import (
 
 	"github.com/tributary-dev/tributary/internal/kafkaauth"
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/internal/stats"
+	"github.com/tributary-dev/tributary/worker/metrics"
 )
 
 // Config is a worker's configuration, read from Kafka Connect's
@@ -62,6 +64,14 @@ type Config struct {
 	ConsumerConfig     map[string]string // consumer.* without the prefix
 	AdminConfig        map[string]string // admin.* without the prefix
 	ClientConfig       map[string]string // unprefixed client settings (security, client.id, …)
+
+	// MetricsWindow is metrics.sample.window.ms [30000] and
+	// metrics.num.samples [2]: the window of the *-rate, *-avg and *-max
+	// series.
+	MetricsWindow stats.Window
+	// MetricsNaming names the Prometheus series (tributary.metrics.naming,
+	// Tributary's own): strimzi [default] or confluent.
+	MetricsNaming metrics.Style
 
 	// TaskConfigsTimeout bounds a connector's TaskConfigs: the driver waits
 	// for it off the herder's loop, then the connector fails. No Kafka
@@ -145,7 +155,7 @@ var workerKeys = func() map[string]bool {
 		"access.control.allow.methods", "admin.listeners", "rest.extension.classes", "client.id",
 		"metrics.sample.window.ms", "metrics.num.samples", "metrics.recording.level", "metric.reporters",
 		"key.converter.schemas.enable", "value.converter.schemas.enable", "response.http.headers.config",
-		"rest.hide.secrets", "java.security.auth.login.config",
+		"rest.hide.secrets", "java.security.auth.login.config", "tributary.metrics.naming",
 	} {
 		m[k] = true
 	}
@@ -195,6 +205,7 @@ func DefaultConfig() Config {
 		ConnectProtocol:         "sessioned",
 		KeyTTL:                  time.Hour,
 		RequestHold:             30 * time.Second,
+		MetricsWindow:           stats.DefaultWindow,
 		TopicTracking:           true,
 		TopicTrackingReset:      true,
 		ConfigTopicSettings:     map[string]string{},
@@ -379,6 +390,21 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			default:
 				bad(k, "must be eager, compatible or sessioned")
 			}
+		case "metrics.sample.window.ms":
+			durMs(k, &c.MetricsWindow.Size, 1)
+		case "metrics.num.samples":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				bad(k, "must be an integer >= 1")
+			} else {
+				c.MetricsWindow.Samples = n
+			}
+		case "tributary.metrics.naming":
+			st, err := metrics.ParseStyle(v)
+			if err != nil {
+				bad(k, "must be strimzi (Strimzi's JMX exporter rules) or confluent (Confluent's and Aiven's)")
+			}
+			c.MetricsNaming = st
 		case "topic.tracking.enable":
 			boolean(k, &c.TopicTracking)
 		case "topic.tracking.allow.reset":

@@ -20,6 +20,7 @@ import (
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/herder"
+	"github.com/tributary-dev/tributary/worker/metrics"
 	"github.com/tributary-dev/tributary/worker/store"
 )
 
@@ -31,8 +32,8 @@ const TaskConfigsTimeout = 30 * time.Second
 const statusWriteTimeout = 10 * time.Second
 
 // taskStarter starts a task runner for a task (worker/task through the
-// worker); report receives its state changes.
-type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, report func(state, trace string)) (taskRunner, error)
+// worker), recording into tm; report receives its state changes.
+type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error)
 
 // groupOffsets reads and changes sink connectors' committed offsets.
 type groupOffsets interface {
@@ -84,6 +85,9 @@ type driver struct {
 	// (the worker's log handler scrubs them too, when it shares the set).
 	providers *configprovider.Set
 	secrets   *redact.Set
+	// metrics holds the worker's Kafka Connect metrics; the loop creates
+	// and removes the sets of connectors and tasks, as the core holds them.
+	metrics *metrics.Connect
 
 	// The loop.
 	m       *herder.Machine
@@ -169,7 +173,7 @@ func (q *queue[T]) drain() []T {
 	return out
 }
 
-func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, workerID string) *driver {
+func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, workerID string, m *metrics.Connect) *driver {
 	if cfg.TaskConfigsTimeout <= 0 {
 		cfg.TaskConfigsTimeout = TaskConfigsTimeout
 	}
@@ -187,6 +191,7 @@ func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, work
 		client:    newForwardClient(),
 		providers: emptyProviders,
 		secrets:   &redact.Set{},
+		metrics:   m,
 	}
 	d.configQ.init()
 	d.statusQ.init()
@@ -272,6 +277,51 @@ func (d *driver) step(ev herder.Event) {
 	for _, a := range d.m.Ready() {
 		d.perform(a)
 	}
+	d.syncMetrics()
+}
+
+// syncMetrics drops the metrics of the tasks the core no longer holds and
+// of the connectors it no longer owns (deleted, moved to another worker):
+// a failed task's stay until then, unlike Kafka Connect's.
+func (d *driver) syncMetrics() {
+	for _, id := range d.metrics.TaskIDs() {
+		if !d.m.HasTask(herder.TaskID{Connector: id.Connector, Task: id.Task}) {
+			d.metrics.RemoveTask(id)
+		}
+	}
+	for _, name := range d.metrics.ConnectorNames() {
+		if !d.m.OwnsConnector(name) {
+			d.metrics.RemoveConnector(name)
+		}
+	}
+}
+
+// noteStatus records a status this worker writes in the metrics: a
+// task's state if it runs here, a connector's if this worker owns it
+// (a paused or stopped one too, which runs nothing here).
+func (d *driver) noteStatus(a herder.PutStatus) {
+	if a.Task >= 0 {
+		d.metrics.SetTaskState(metrics.TaskID{Connector: a.Connector, Task: a.Task}, a.State)
+		return
+	}
+	if !d.m.OwnsConnector(a.Connector) {
+		return
+	}
+	if !d.metrics.HasConnector(a.Connector) {
+		d.noteConnector(a.Connector, d.configs.Snapshot().Connectors[a.Connector])
+	}
+	d.metrics.SetConnectorState(a.Connector, a.State)
+}
+
+// noteConnector makes the metrics of a connector this worker owns.
+func (d *driver) noteConnector(name string, config map[string]string) {
+	kind, class, version := metrics.Kind(""), config["connector.class"], ""
+	if l := d.pl.Load(); l != nil {
+		if spec, err := l.Spec(class); err == nil {
+			kind, class, version = metrics.Kind(spec.Type), spec.Class, spec.Version
+		}
+	}
+	d.metrics.SetConnector(name, kind, class, version)
 }
 
 // send hands an event to the loop (from any goroutine but the loop's).
@@ -421,13 +471,23 @@ func toTaskID(id herder.TaskID) TaskID { return TaskID{Connector: id.Connector, 
 func (d *driver) perform(a herder.Action) {
 	switch a := a.(type) {
 	case herder.StartConnector:
+		d.noteConnector(a.Name, a.Config)
 		d.chain("c/"+a.Name, func() { d.startConnector(a) })
 	case herder.StopConnector:
 		d.chain("c/"+a.Name, func() { d.stopConnector(a) })
 	case herder.GenerateTaskConfigs:
 		d.goBg(func() { d.generate(a) })
 	case herder.StartTask:
-		d.chain(taskKey(a.ID), func() { d.startTask(a) })
+		// The set is made here, on the loop, as syncMetrics drops it: a
+		// task stopped before its start goroutine runs leaves none behind.
+		kind := metrics.Source
+		if l := d.pl.Load(); l != nil {
+			if spec, err := l.Spec(a.Connector["connector.class"]); err == nil && spec.Type == sdk.Sink {
+				kind = metrics.Sink
+			}
+		}
+		tm := d.metrics.StartTask(metrics.TaskID{Connector: a.ID.Connector, Task: a.ID.Task}, kind)
+		d.chain(taskKey(a.ID), func() { d.startTask(a, tm) })
 	case herder.StopTask:
 		d.chain(taskKey(a.ID), func() { d.stopTask(a) })
 	case herder.PauseTask:
@@ -443,6 +503,9 @@ func (d *driver) perform(a herder.Action) {
 			}
 		})
 	case herder.PutStatus, herder.CleanStatuses:
+		if ps, ok := a.(herder.PutStatus); ok {
+			d.noteStatus(ps)
+		}
 		d.statusesPending.Add(1)
 		d.statusQ.push(a)
 	case herder.WriteConfigs:
@@ -495,18 +558,25 @@ func (d *driver) startConnector(a herder.StartConnector) {
 	l := d.pl.Load()
 	spec, err := l.Spec(a.Config["connector.class"])
 	if err != nil {
+		d.metrics.ConnectorStartup(false)
 		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
 		return
 	}
 	res, err := d.resolve(a.Name, spec, a.Config)
 	if err != nil {
+		d.metrics.ConnectorStartup(false)
 		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
 		return
 	}
 	conn, err := l.StartConnector(d.ctx, spec.Class, a.Name, res.Values)
 	if err != nil {
+		d.metrics.ConnectorStartup(false)
 		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
 		return
+	}
+	d.metrics.ConnectorStartup(true)
+	if mr, ok := conn.(plugins.MetricsReporter); ok {
+		d.metrics.SetConnectorPlugin(a.Name, mr)
 	}
 	cctx, cancel := context.WithCancel(d.ctx)
 	lc := &liveConnector{run: a.Run, conn: conn, spec: spec, cancel: cancel, done: make(chan struct{}), raw: a.Config, resolved: res}
@@ -599,10 +669,11 @@ func (d *driver) task(id TaskID, run uint64) *liveTask {
 	return nil
 }
 
-func (d *driver) startTask(a herder.StartTask) {
+func (d *driver) startTask(a herder.StartTask, tm *metrics.Task) {
 	id := toTaskID(a.ID)
 	spec, err := d.pl.Load().Spec(a.Connector["connector.class"])
 	if err != nil {
+		d.metrics.TaskStartup(false)
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return
 	}
@@ -616,15 +687,18 @@ func (d *driver) startTask(a herder.StartTask) {
 	}
 	conn, err := d.resolve(id.Connector, spec, a.Connector)
 	if err != nil {
+		d.metrics.TaskStartup(false)
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return
 	}
 	tc, err := d.resolve(id.Connector, spec, a.Config)
 	if err != nil {
+		d.metrics.TaskStartup(false)
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return
 	}
-	r, err := d.start(d.ctx, id, spec, conn.Values, tc.Values, a.Paused, report)
+	r, err := d.start(d.ctx, id, spec, conn.Values, tc.Values, a.Paused, tm, report)
+	d.metrics.TaskStartup(err == nil)
 	if err != nil {
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return

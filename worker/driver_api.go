@@ -47,6 +47,36 @@ func (d *driver) Health(ctx context.Context) error {
 	return nil
 }
 
+var _ Probes = (*driver)(nil)
+
+// Alive implements Probes.
+func (d *driver) Alive(ctx context.Context) error {
+	if !d.running.Load() {
+		return nil // starting (or stopping): not stuck
+	}
+	if _, err := d.request(ctx, herder.Ping{}); err != nil && KindOf(err) != KindUnavailable {
+		return Errorf(KindInternal, "The worker's herder loop did not answer: %s", err)
+	}
+	return nil
+}
+
+// Ready implements Probes.
+func (d *driver) Ready(ctx context.Context) error {
+	if !d.ready.Load() || !d.running.Load() {
+		return d.stillStarting()
+	}
+	if d.member != nil && d.member.Lease() <= 0 {
+		return Errorf(KindUnavailable, "The worker's membership in group %s has expired; it is rejoining", d.cfg.GroupID)
+	}
+	if err := d.configs.Refresh(ctx); err != nil {
+		return Errorf(KindUnavailable, "The worker cannot read the config topic %s to its end: %v", d.cfg.ConfigTopic, err)
+	}
+	if _, err := d.request(ctx, herder.Ping{}); err != nil {
+		return Errorf(KindUnavailable, "The worker's herder loop did not answer: %s", err)
+	}
+	return nil
+}
+
 // connectors is the config topic as the REST API shows it.
 func (d *driver) connectors() map[string]ConnectorSnapshot {
 	snap := d.configs.Snapshot()

@@ -41,7 +41,7 @@ func TestMergeValidationKeepsPluginErrors(t *testing.T) {
 // TestPluginCallsWhileStarting: until the plugin host is up, the plugin
 // endpoints and validation answer 503 (still starting), not a panic.
 func TestPluginCallsWhileStarting(t *testing.T) {
-	h := newDriver(Config{}, slog.New(slog.DiscardHandler), nil, "w1")
+	h := newDriver(Config{}, slog.New(slog.DiscardHandler), nil, "w1", nil)
 	h.stage.Store("starting the plugin host")
 	ctx := context.Background()
 	check := func(what string, err error) {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/tributary-dev/tributary/internal/configprovider"
 	"github.com/tributary-dev/tributary/internal/kafkatls"
 	"github.com/tributary-dev/tributary/internal/loglevel"
@@ -24,6 +25,7 @@ import (
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
 	"github.com/tributary-dev/tributary/worker/herder"
+	"github.com/tributary-dev/tributary/worker/metrics"
 	"github.com/tributary-dev/tributary/worker/store"
 	"github.com/tributary-dev/tributary/worker/task"
 	"github.com/tributary-dev/tributary/worker/transform"
@@ -56,6 +58,10 @@ type Options struct {
 	// Default: a set of the worker's own, which hides them from status
 	// traces and REST answers only.
 	Secrets *redact.Set
+	// Metrics is where the worker registers its metrics (Kafka Connect's
+	// groups, named by tributary.metrics.naming); nil: nowhere. The
+	// command creates it and serves it on /metrics.
+	Metrics prometheus.Registerer
 }
 
 // Worker is one connect worker: stores, plugin host, herder and membership.
@@ -140,7 +146,13 @@ func New(cfg Config, opts Options) (*Worker, error) {
 		opts.Secrets.Add(secretValues(sdk.Spec{}, props)...)
 	}
 	w.opts = opts
-	w.h = newDriver(cfg, w.logger, opts.Loggers, w.id)
+	m := metrics.New(metrics.Config{Style: cfg.MetricsNaming, Window: cfg.MetricsWindow, WorkerID: w.id, Version: Version, Commit: Commit})
+	if opts.Metrics != nil {
+		if err := opts.Metrics.Register(m); err != nil {
+			return nil, fmt.Errorf("worker: metrics: %w", err)
+		}
+	}
+	w.h = newDriver(cfg, w.logger, opts.Loggers, w.id, m)
 	w.h.providers, w.h.secrets = providers, opts.Secrets
 	if w.usesHTTPS() {
 		// The client that forwards requests to other workers: the
@@ -225,7 +237,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	start := time.Now()
 	log := w.logger
 	w.h.stage.Store("connecting to the Kafka cluster")
-	adminCl, err := kgo.NewClient(w.clientOpts(w.admin)...)
+	// Client ids as Kafka Connect's (ConnectUtils.clientIdBase: group.id
+	// and a dash), each client with its metrics.
+	cm := w.h.metrics
+	idBase := w.cfg.GroupID + "-"
+	clientMetrics := func(kind, id string) []kgo.Opt {
+		return append([]kgo.Opt{kgo.ClientID(id)}, cm.Client(kind, id).Opt()...)
+	}
+	adminCl, err := kgo.NewClient(append(w.clientOpts(w.admin), clientMetrics(metrics.ClientAdmin, idBase+"shared-admin")...)...)
 	if err != nil {
 		return fmt.Errorf("worker: admin client: %w", err)
 	}
@@ -242,12 +261,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.h.groups = kadmGroups{adm: adm}
 
 	w.h.stage.Store("reading the internal topics")
-	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string) store.Options {
+	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string, id string) store.Options {
 		return store.Options{Brokers: w.cfg.BootstrapServers, Topic: topic, Partitions: parts, ReplicationFactor: rf,
-			TopicConfigs: settings, ClientOpts: w.clientOpts(w.worker)[1:], Logger: loglevel.Named(log, "dev.tributary.worker.store")}
+			TopicConfigs: settings, ClientOpts: append(w.clientOpts(w.worker)[1:], clientMetrics(metrics.ClientConsumer, idBase+id)...),
+			Logger: loglevel.Named(log, "dev.tributary.worker.store")}
 	}
 	var opened atomic.Bool // restart requests older than the worker are history
-	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings),
+	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings, "configs"),
 		func(ev store.ConfigEvent) {
 			if ev.Kind == store.LoggerLevelSet {
 				// A cluster-scope PUT /admin/loggers, by any worker.
@@ -273,12 +293,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	opened.Store(true)
 	defer cfgStore.Close()
-	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings))
+	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets"))
 	if err != nil {
 		return fmt.Errorf("worker: offset topic %s: %w", w.cfg.OffsetTopic, err)
 	}
 	defer offStore.Close()
-	statStore, err := store.OpenStatusStore(ctx, storeOpts(w.cfg.StatusTopic, w.cfg.StatusPartitions, w.cfg.StatusReplication, w.cfg.StatusTopicSettings))
+	statStore, err := store.OpenStatusStore(ctx, storeOpts(w.cfg.StatusTopic, w.cfg.StatusPartitions, w.cfg.StatusReplication, w.cfg.StatusTopicSettings, "statuses"))
 	if err != nil {
 		return fmt.Errorf("worker: status topic %s: %w", w.cfg.StatusTopic, err)
 	}
@@ -325,7 +345,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.h.start = w.taskStarter(offStore, statuses)
 
 	w.h.stage.Store("joining the worker group")
-	cl, err := kgo.NewClient(w.clientOpts(w.worker)...)
+	cl, err := kgo.NewClient(append(w.clientOpts(w.worker), clientMetrics(metrics.ClientConnect, cm.ClientID())...)...)
 	if err != nil {
 		return fmt.Errorf("worker: group client: %w", err)
 	}
@@ -412,7 +432,7 @@ func (w *Worker) converters(conn map[string]string) (key, value convert.Converte
 }
 
 func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) taskStarter {
-	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, report func(state, trace string)) (taskRunner, error) {
+	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
 		key, value, header, err := w.converters(conn)
 		if err != nil {
 			return nil, err
@@ -445,6 +465,9 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
+			if mr, ok := st.(plugins.MetricsReporter); ok {
+				tm.SetPluginMetrics(mr)
+			}
 			var tf task.SourceTransform
 			if chain.Len() > 0 {
 				tf = chain.Source
@@ -452,7 +475,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header, Transform: tf,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
-				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn),
+				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
 				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task")})
 			if err != nil {
 				st.Stop(ctx)
@@ -474,12 +497,15 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
+			if mr, ok := st.(plugins.MetricsReporter); ok {
+				tm.SetPluginMetrics(mr)
+			}
 			var tf task.SinkTransform
 			if chain.Len() > 0 {
 				tf = chain.Sink
 			}
 			r, err := task.NewSink(task.SinkConfig{Info: info, Task: trackedSink{st, noter}, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]), Transform: tf,
-				Key: key, Value: value, Header: header, Status: reporter, Errors: w.errorPolicy(conn),
+				Key: key, Value: value, Header: header, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
 				// The Java consumer asks the broker to auto-create the topics
 				// it subscribes to (allow.auto.create.topics=true), and so
 				// does this one.

@@ -41,7 +41,9 @@ beside tributary or from PATH) and transformations available. State lives
 in the data directory, so
 a second start resumes where the first stopped. The data directory belongs
 to one process at a time (DIR/.lock): a second dev on it exits at once,
-naming the process that holds it.
+naming the process that holds it. GET /metrics on the REST port serves the
+worker's and the broker's Prometheus series together; /healthz and /readyz
+are the probes (see tributary worker --help).
 
 Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
@@ -143,11 +145,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer lock.Release()
 	env := currentRunEnv()
+	// One registry for the broker and the worker, served on the REST
+	// listener's /metrics.
+	reg := newRegistry()
 	bcfg := broker.DefaultConfig()
 	bcfg.Listener = net.JoinHostPort(env.bindHost(), strconv.Itoa(*brokerPort))
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
 	bcfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	bcfg.GroupInitialRebalanceDelay = 0
+	bcfg.Metrics = reg // served with the worker's on the REST listener's /metrics
 	b, err := broker.Open(bcfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --broker-port"))
@@ -208,7 +214,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, wcfg, logger, loggers, secrets, "pass another --rest-port")
+	rw, err := startWorker(ctx, wcfg, logger, loggers, secrets, reg, "pass another --rest-port")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1

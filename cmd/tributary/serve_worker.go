@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tributary-dev/tributary/internal/kafkatls"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/redact"
@@ -31,7 +33,10 @@ type runningWorker struct {
 // (behind basic authentication when rest.extension.classes asks for it).
 // The worker stops when ctx is cancelled; done then yields Run's error.
 // portFix says how the user picks another REST port.
-func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, loggers *loglevel.Registry, secrets *redact.Set, portFix string) (*runningWorker, error) {
+//
+// reg receives the worker's metrics, served with the rest of reg on GET
+// /metrics.
+func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, loggers *loglevel.Registry, secrets *redact.Set, reg *prometheus.Registry, portFix string) (*runningWorker, error) {
 	restLog := loglevel.Named(logger, "dev.tributary.restapi")
 	auth, err := restAuth(cfg, os.Environ(), restLog)
 	if err != nil {
@@ -92,14 +97,14 @@ func startWorker(ctx context.Context, cfg worker.Config, logger *slog.Logger, lo
 			break
 		}
 	}
-	w, err := worker.New(cfg, worker.Options{Logger: logger, Loggers: loggers, RESTAddr: first.ln.Addr(), Environ: os.Environ(), Secrets: secrets})
+	w, err := worker.New(cfg, worker.Options{Logger: logger, Loggers: loggers, RESTAddr: first.ln.Addr(), Environ: os.Environ(), Secrets: secrets, Metrics: reg})
 	if err != nil {
 		closeAll()
 		return nil, err
 	}
 	var srvs []*restapi.Server
 	for _, b := range lns {
-		srv := restapi.NewServer(restapi.New(w.Herder(), restapi.Options{Logger: restLog, Auth: auth, Client: w.RESTClient(), Admin: b.admin}), restLog)
+		srv := restapi.NewServer(restapi.New(w.Herder(), restapi.Options{Logger: restLog, Auth: auth, Client: w.RESTClient(), Admin: b.admin, Metrics: metricsHandler(reg)}), restLog)
 		srv.Start(b.ln)
 		srvs = append(srvs, srv)
 		what := "REST API listening"

@@ -100,6 +100,19 @@ Security (Kafka Connect's settings; see the README's Security section):
 The REST API (Kafka Connect's) is served on listeners; GET /health answers 200
 once the worker is ready. SIGINT or SIGTERM stops the worker cleanly.
 
+Metrics and probes, on the REST listener:
+  GET /metrics                        Prometheus text: Kafka Connect's metric
+                                      groups, the clients', sink lag, the
+                                      plugins' own (Debezium's, the S3 sink's)
+  GET /healthz, GET /readyz           alive; ready (joined the group, caught up
+                                      on the config topic, REST ready)
+  tributary.metrics.naming            strimzi (Strimzi's JMX exporter rules'
+                                      names) or confluent (Confluent's and
+                                      Aiven's) [strimzi]
+  metrics.sample.window.ms, metrics.num.samples
+                                      the window of the rates, averages and
+                                      maxima [30000, 2]
+
 Example:
   tributary worker config/connect-distributed.properties \
     --override bootstrap.servers=127.0.0.1:9092
@@ -153,7 +166,7 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, cfg, logger, loggers, secrets, "change listeners")
+	rw, err := startWorker(ctx, cfg, logger, loggers, secrets, newRegistry(), "change listeners")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 1

@@ -30,6 +30,9 @@ type Connect struct {
 	dir     string
 	proc    *process
 	startup time.Duration
+	// metricsURLs are the /metrics URLs of the JMX exporter agents
+	// (WithJMXExporter), in the order of their configurations.
+	metricsURLs []string
 }
 
 // ConnectOption configures KafkaConnect and StartKafkaConnect.
@@ -41,6 +44,8 @@ type connectConfig struct {
 	timeout time.Duration
 	group   string
 	access  WorkerSetup
+	// exporters are the rules files of the JMX exporter agents to attach.
+	exporters []string
 }
 
 // WithConnectAccess tells the harness how to reach a worker whose REST
@@ -48,6 +53,30 @@ type connectConfig struct {
 // it waits for it; Connect.Client gives a client for it.
 func WithConnectAccess(a WorkerSetup) ConnectOption {
 	return func(c *connectConfig) { c.access = a }
+}
+
+// WithJMXExporter attaches the Prometheus JMX exporter's Java agent
+// (jmx_prometheus_javaagent, which fetch-jars.sh copies to the jars
+// directory's agents/) with the rules file at config: it serves the
+// worker's MBeans as Prometheus series, named by those rules, at
+// MetricsURLs()[i] for the i-th such option. The metrics tests take
+// their golden lists of series from it. A relative config is the test's
+// (its package directory's).
+func WithJMXExporter(config string) ConnectOption {
+	if abs, err := filepath.Abs(config); err == nil {
+		config = abs // the JVM runs in another directory
+	}
+	return func(c *connectConfig) { c.exporters = append(c.exporters, config) }
+}
+
+// JMXExporterAgent returns the path of the JMX exporter's Java agent jar
+// in the jars directory, or an error wrapping ErrUnavailable.
+func JMXExporterAgent() (string, error) {
+	m, _ := filepath.Glob(filepath.Join(JarsDir(), "agents", "jmx_prometheus_javaagent-*.jar"))
+	if len(m) == 0 {
+		return "", fmt.Errorf("harness: no jmx_prometheus_javaagent jar in %s/agents (run: bash integration/fetch-jars.sh): %w", JarsDir(), ErrUnavailable)
+	}
+	return m[len(m)-1], nil
 }
 
 // WithConnectGroup makes the worker a member of group, with the internal
@@ -195,6 +224,21 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 			worker["rest.advertised.port"] = port
 		}
 	}
+	var agentArgs []string
+	if len(cfg.exporters) > 0 {
+		agent, err := JMXExporterAgent()
+		if err != nil {
+			return nil, err
+		}
+		ports, err := freePorts(len(cfg.exporters))
+		if err != nil {
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+		for i, rules := range cfg.exporters {
+			agentArgs = append(agentArgs, fmt.Sprintf("-javaagent:%s=127.0.0.1:%d:%s", agent, ports[i], rules))
+			c.metricsURLs = append(c.metricsURLs, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[i]))
+		}
+	}
 	propsPath := filepath.Join(dir, "connect-distributed.properties")
 	if err := writeProperties(propsPath, worker); err != nil {
 		return nil, err
@@ -205,7 +249,11 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 	}
 	argv := append(defaultJVMArgs(), cfg.jvmArgs...)
 	archive, dump := classArchive(java, jars, connectMainClass)
+	if len(agentArgs) > 0 {
+		archive, dump = "", "" // the archive is of the class path without the agent
+	}
 	argv = append(argv, archiveArgs(archive, dump)...)
+	argv = append(argv, agentArgs...)
 	argv = append(argv, "-Dlog4j2.configurationFile="+logCfg, "-cp", classpath(jars), connectMainClass, propsPath)
 
 	proc, err := startProcess("Kafka Connect", java, argv, dir, filepath.Join(dir, "connect.log"))
@@ -277,6 +325,10 @@ func (c *Connect) Client() *http.Client { return c.client }
 // URL returns the base URL of the worker's REST API, without a trailing
 // slash.
 func (c *Connect) URL() string { return c.url }
+
+// MetricsURLs returns the /metrics URLs of the JMX exporter agents
+// attached with WithJMXExporter, in the order of the options.
+func (c *Connect) MetricsURLs() []string { return c.metricsURLs }
 
 // GroupID returns the worker's group.id; its internal topics are named
 // GroupID()+"-configs", "-offsets" and "-status".
