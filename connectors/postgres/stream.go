@@ -197,7 +197,9 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 		}
 		if !now.Before(nextWALCheck) {
 			nextWALCheck = now.Add(slotCheckInterval)
-			s.checkSlot(ctx)
+			if err := s.checkSlot(ctx); err != nil {
+				return err
+			}
 		}
 		if f := s.flushed.Load(); f != s.sentFlush || !now.Before(nextStatus) {
 			if err := s.sendStatus(ctx, false); err != nil {
@@ -340,23 +342,31 @@ func (s *streamer) add(r sdk.SourceRecord) {
 const slotCheckInterval = 10 * time.Second
 
 // checkSlot reads the slot's state into the slot metrics, and warns (at
-// most once a minute) when it holds more WAL than configured.
-func (s *streamer) checkSlot(ctx context.Context) {
+// most once a minute) when it holds more WAL than configured. A lost
+// connection is returned, so that the stream fails with it and the task
+// reconnects (the query connection is closed by then, and the next use of
+// it would fail with pgx's "conn closed", which says nothing of why); any
+// other error is logged and the stream goes on without the slot's figures.
+func (s *streamer) checkSlot(ctx context.Context) error {
 	st, err := readSlotState(ctx, s.db, s.cfg.SlotName, s.hasWALStatus)
 	if err != nil {
+		if transient(err) || s.db.IsClosed() {
+			return fmt.Errorf("postgres: read the replication slot's state: %w", err)
+		}
 		s.logger.Warn("could not read the replication slot's state", "slot", s.cfg.SlotName, "error", err)
-		return
+		return nil
 	}
 	s.slot.set(st)
 	retained := st.retained
 	if s.cfg.WALWarnBytes <= 0 || time.Since(s.lastWarn) < time.Minute {
-		return
+		return nil
 	}
 	if retained > s.cfg.WALWarnBytes {
 		s.lastWarn = time.Now()
 		s.logger.Warn("the replication slot retains much WAL: the server keeps it until the connector confirms its position (is the task running, and are its offsets committed?)",
 			"slot", s.cfg.SlotName, "retained_bytes", retained, "retained", formatBytes(retained), "threshold_bytes", s.cfg.WALWarnBytes)
 	}
+	return nil
 }
 
 func formatBytes(n int64) string {
