@@ -186,6 +186,8 @@ func (b *Broker) appendPartition(p *partition, records []byte, now time.Time, sp
 			sp.BaseOffset = res.BaseOffset
 			first = false
 		}
+		p.topic.m.bytesIn.Add(int64(len(batch)))
+		p.topic.m.messagesIn.Add(int64(h.NumRecords))
 		sp.LogStartOffset = res.LogStart
 		// A duplicate is acknowledged like the original: only once the
 		// original is durable, so it waits for the partition's fsync too.

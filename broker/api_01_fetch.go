@@ -126,6 +126,36 @@ type fetchPart struct {
 	committedRead bool
 	aborted       []log.AbortedTxn
 	chunk         log.Chunk
+	from          int64 // the fetch offset
+}
+
+// fetched counts a fetch response's bytes and records, as written, per
+// topic (records are the offsets the chunks cover from the fetch offset).
+func (b *Broker) fetched(f *fetchReply) {
+	for i := range f.topics {
+		ft := &f.topics[i]
+		var bytes, recs int64
+		for j := range ft.parts {
+			p := &ft.parts[j]
+			if p.chunk.Len > 0 {
+				bytes += p.chunk.Len
+				recs += max(p.chunk.Next-p.from, 0)
+			}
+		}
+		if bytes == 0 {
+			continue
+		}
+		t := b.topic(ft.name)
+		if t == nil && ft.name == "" { // by topic id (Fetch v13)
+			b.mu.RLock()
+			t = b.topicIDs[ft.id]
+			b.mu.RUnlock()
+		}
+		if t != nil {
+			t.m.bytesOut.Add(bytes)
+			t.m.messagesOut.Add(recs)
+		}
+	}
 }
 
 func (f *fetchReply) release() {
@@ -187,7 +217,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest) *fetchReply {
 					fr.failed = true
 					break
 				}
-				fp.chunk = chunk
+				fp.chunk, fp.from = chunk, rp.FetchOffset
 				fr.bytes += chunk.Len
 				if fp.committedRead && chunk.Len > 0 {
 					fp.aborted = p.log.AbortedTxns(rp.FetchOffset, chunk.Next)

@@ -49,6 +49,9 @@ type Broker struct {
 	connMu sync.Mutex
 	conns  map[net.Conn]struct{}
 
+	// requests counts and times requests; nil without Config.Metrics.
+	requests *requestMetrics
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -61,6 +64,7 @@ type topic struct {
 	internal bool
 	parts    atomic.Pointer[[]*partition]
 	cfgs     atomic.Pointer[map[string]string] // overrides only
+	m        topicMetrics
 }
 
 func newTopic(name string, id [16]byte, configs map[string]string) *topic {
@@ -148,6 +152,13 @@ func Open(cfg Config) (*Broker, error) {
 	}
 	b.ln = ln
 	b.advHost, b.advPort = cfg.advertisedHostPort(ln.Addr())
+	if cfg.Metrics != nil {
+		b.requests = newRequestMetrics()
+		if err := cfg.Metrics.Register(brokerCollector{b}); err != nil {
+			ln.Close()
+			return fail(fmt.Errorf("broker: metrics: %w", err))
+		}
+	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	b.wg.Add(2)
 	go func() { defer b.wg.Done(); b.syncer.run(b.ctx) }()

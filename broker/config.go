@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tributary-dev/tributary/internal/properties"
 )
 
@@ -75,6 +77,13 @@ type Config struct {
 	TopicDefaults map[string]string
 	// Logger receives the broker's logs; nil discards them.
 	Logger *slog.Logger
+	// Metrics is where the broker registers its Prometheus series; nil:
+	// nowhere. The command creates it.
+	Metrics prometheus.Registerer
+	// MetricsListener is the host:port where `tributary broker` serves GET
+	// /metrics (tributary.metrics.listener, Tributary's own: http://host:port,
+	// default http://127.0.0.1:9404; empty: not served).
+	MetricsListener string
 }
 
 // DefaultConfig returns the defaults of DESIGN.md's command-line table.
@@ -99,6 +108,8 @@ func DefaultConfig() Config {
 		TransactionMaxTimeout:     15 * time.Minute,
 		TransactionAbortInterval:  10 * time.Second,
 		TransactionalIDExpiration: 7 * 24 * time.Hour,
+
+		MetricsListener: "127.0.0.1:9404",
 	}
 }
 
@@ -118,6 +129,7 @@ var brokerKeys = []struct{ name, def, doc string }{
 	{"socket.request.max.bytes", "104857600", "Largest request frame accepted."},
 	{"log.retention.check.interval.ms", "300000", "How often retention is applied."},
 	{"tributary.acks1.fsync", "false", "If true, acks=1 produce requests also wait for fsync."},
+	{"tributary.metrics.listener", "http://127.0.0.1:9404", "Where tributary broker serves GET /metrics (Prometheus text); empty: not served."},
 	{"group.initial.rebalance.delay.ms", "3000", "How long the first rebalance of an empty group waits for more members."},
 	{"group.min.session.timeout.ms", "6000", "Smallest session timeout a group member may ask for."},
 	{"group.max.session.timeout.ms", "1800000", "Largest session timeout a group member may ask for."},
@@ -245,6 +257,8 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			c.RetentionCheckInterval = time.Duration(n) * time.Millisecond
 		case "tributary.acks1.fsync":
 			c.Acks1WaitsForFsync, err = parseBool(v)
+		case "tributary.metrics.listener":
+			c.MetricsListener, err = parseMetricsListener(v)
 		case "group.initial.rebalance.delay.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms":
 			err = setGroupDuration(&c, k, v)
 		case "log.cleaner.enable":
@@ -396,4 +410,21 @@ func (c *Config) advertisedHostPort(bound net.Addr) (string, int32) {
 		n, _ = strconv.Atoi(bp)
 	}
 	return host, int32(n)
+}
+
+// parseMetricsListener reads tributary.metrics.listener: http://host:port,
+// or empty (not served); it returns host:port.
+func parseMetricsListener(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || u.Scheme != "http" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return "", errors.New("must be http://host:port, or empty")
+	}
+	if _, _, err := net.SplitHostPort(u.Host); err != nil {
+		return "", errors.New("must be http://host:port, or empty")
+	}
+	return u.Host, nil
 }

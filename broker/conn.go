@@ -10,6 +10,7 @@ import (
 	"net"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,6 +25,7 @@ const maxInflight = 64
 type reply struct {
 	corr     int32
 	key      int16
+	start    time.Time // when the request was read (kafka_network_requestmetrics_totaltimems)
 	flexible bool
 	ready    chan struct{} // nil when the response is ready at once
 	resp     kmsg.Response
@@ -73,10 +75,12 @@ func (c *conn) readLoop(replies chan<- *reply) error {
 		if _, err := io.ReadFull(br, frame); err != nil {
 			return fmt.Errorf("read request frame: %w", err)
 		}
+		start := time.Now()
 		r, err := c.handleFrame(frame)
 		if err != nil {
 			return err
 		}
+		r.start = start
 		select {
 		case replies <- r:
 		case <-c.b.ctx.Done():
@@ -115,6 +119,7 @@ func (c *conn) handleFrame(frame []byte) (r *reply, err error) {
 	if version < api.min || version > api.max {
 		return nil, fmt.Errorf("unsupported version %d of %s (supported %d-%d)", version, kmsg.NameForKey(key), api.min, api.max)
 	}
+	c.b.requests.request(key, version)
 	req.SetVersion(version)
 	if req.IsFlexible() {
 		kmsg.SkipTags(&rd)
@@ -185,6 +190,9 @@ func (c *conn) writeLoop(replies <-chan *reply) {
 		var err error
 		if r.fetch != nil {
 			err = c.writeFetch(bw, r)
+			if err == nil {
+				c.b.fetched(r.fetch)
+			}
 			r.fetch.release()
 		} else {
 			buf = appendResponse(buf[:0], r.corr, r.flexible && r.key != apiVersionsKey, r.resp)
@@ -196,6 +204,10 @@ func (c *conn) writeLoop(replies <-chan *reply) {
 		if err != nil {
 			broken = true
 			c.nc.Close()
+			continue
+		}
+		if !r.start.IsZero() {
+			c.b.requests.answered(r.key, r.start)
 		}
 	}
 	if !broken {

@@ -12,12 +12,13 @@
 # concurrent or interrupted run never leaves a half-filled directory behind.
 # The jars are never committed.
 #
-# connect-file (the FileStream connectors) is not on Maven Central for 4.4.0;
-# the pom takes 4.3.1, whose classes reference
+# connect-file (the FileStream connectors) and connect-basic-auth-extension
+# are not on Maven Central for 4.4.0; the pom takes 4.3.1, whose classes
+# reference
 # org.apache.kafka.common.utils.AppInfoParser, moved to
 # org.apache.kafka.common.utils.internals in 4.4. This script recompiles the
 # 4.3.1 sources against the 4.4.0 jars with that one import rewritten and
-# replaces the jar with connect-file-4.3.1-rebuilt-4.4.0.jar. Needs a JDK
+# replaces each jar with NAME-4.3.1-rebuilt-4.4.0.jar. Needs a JDK
 # (javac, jar) for that step. Debezium's PostgreSQL connector (3.6.1) needs
 # one class Kafka 4.4 moved; see the shim below.
 set -euo pipefail
@@ -26,6 +27,27 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 pom="$here/pom.xml"
 dest="${1:-${TRIBUTARY_JARS:-$HOME/.cache/tributary/jars/kafka-4.4.0}}"
 marker="$dest/.complete"
+
+# aws-msk-iam-auth and its AWS SDK (integration/msk-iam/pom.xml), for the
+# MSK IAM test, in a directory of their own beside dest: their Jackson and
+# Netty must not share a class path with Kafka's.
+msk_pom="$here/msk-iam/pom.xml"
+msk_dest="$(dirname "$dest")/aws-msk-iam-auth"
+msk_sum="$(sha256sum "$msk_pom" | cut -d' ' -f1)"
+if [[ ! -f "$msk_dest/.complete" || "$(cat "$msk_dest/.complete")" != "$msk_sum" ]] && command -v mvn >/dev/null 2>&1; then
+	echo "fetch-jars: resolving $msk_pom into $msk_dest"
+	msk_tmp="$(mktemp -d "$(dirname "$dest")/.fetch-msk.XXXXXX")"
+	mkdir -p "$(dirname "$dest")"
+	if mvn -q -B -f "$msk_pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$msk_tmp"; then
+		echo "$msk_sum" >"$msk_tmp/.complete"
+		rm -rf "$msk_dest"
+		mv -T "$msk_tmp" "$msk_dest" || rm -rf "$msk_tmp"
+	else
+		rm -rf "$msk_tmp"
+		echo "fetch-jars: could not resolve $msk_pom" >&2
+		exit 1
+	fi
+fi
 
 sum="$(cat "$pom" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
 if [[ -f "$marker" && "$(cat "$marker")" == "$sum" ]]; then
@@ -50,23 +72,30 @@ mvn -q -B -f "$pom" dependency:copy-dependencies \
 	-DincludeScope=runtime \
 	-DoutputDirectory="$tmp"
 
-# Rebuild connect-file against the 4.4.0 jars (see the header).
+# Rebuild connect-file and connect-basic-auth-extension against the 4.4.0
+# jars (see the header).
+rebuild_for_44() {
+	local artifact=$1 version=$2
+	local build="$tmp/.$artifact-build"
+	mkdir -p "$build/src" "$build/classes"
+	mvn -q -B -f "$pom" dependency:copy \
+		-Dartifact="org.apache.kafka:$artifact:$version:jar:sources" \
+		-DoutputDirectory="$build"
+	(cd "$build/src" && jar xf "$build/$artifact-$version-sources.jar")
+	find "$build/src" -name '*.java' -exec sed -i \
+		's/org\.apache\.kafka\.common\.utils\.AppInfoParser/org.apache.kafka.common.utils.internals.AppInfoParser/g' {} +
+	rm "$tmp/$artifact-$version.jar"
+	javac -nowarn --release 17 -encoding UTF-8 -cp "$tmp/*" -d "$build/classes" \
+		$(find "$build/src" -name '*.java')
+	cp -r "$build/src/META-INF" "$build/classes/"
+	rm -f "$build/classes/META-INF/MANIFEST.MF"
+	jar cf "$tmp/$artifact-$version-rebuilt-4.4.0.jar" -C "$build/classes" .
+	rm -rf "$build"
+}
 cf_version="$(sed -n 's:.*<connect-file.version>\(.*\)</connect-file.version>.*:\1:p' "$pom")"
-build="$tmp/.connect-file-build"
-mkdir -p "$build/src" "$build/classes"
-mvn -q -B -f "$pom" dependency:copy \
-	-Dartifact="org.apache.kafka:connect-file:$cf_version:jar:sources" \
-	-DoutputDirectory="$build"
-(cd "$build/src" && jar xf "$build/connect-file-$cf_version-sources.jar")
-find "$build/src" -name '*.java' -exec sed -i \
-	's/org\.apache\.kafka\.common\.utils\.AppInfoParser/org.apache.kafka.common.utils.internals.AppInfoParser/g' {} +
-rm "$tmp/connect-file-$cf_version.jar"
-javac -nowarn --release 17 -encoding UTF-8 -cp "$tmp/*" -d "$build/classes" \
-	$(find "$build/src" -name '*.java')
-cp -r "$build/src/META-INF" "$build/classes/"
-rm -f "$build/classes/META-INF/MANIFEST.MF"
-jar cf "$tmp/connect-file-$cf_version-rebuilt-4.4.0.jar" -C "$build/classes" .
-rm -rf "$build"
+rebuild_for_44 connect-file "$cf_version"
+ba_version="$(sed -n 's:.*<basic-auth-extension.version>\(.*\)</basic-auth-extension.version>.*:\1:p' "$pom")"
+rebuild_for_44 connect-basic-auth-extension "$ba_version"
 
 # Debezium 3.6.1 calls org.apache.kafka.common.utils.Sanitizer, which Kafka
 # 4.4 moved to ...utils.internals (the only class Debezium references that
@@ -88,6 +117,14 @@ JAVA
 javac -nowarn --release 17 -cp "$tmp/*" -d "$shim/classes" "$shim/src/org/apache/kafka/common/utils/Sanitizer.java"
 jar cf "$tmp/kafka-4.4-sanitizer-shim-for-debezium.jar" -C "$shim/classes" .
 rm -rf "$shim"
+
+# The Prometheus JMX exporter's Java agent, which the metrics tests attach
+# to Kafka Connect to list the series its MBeans become under Strimzi's and
+# Confluent's exporter rules (the golden list of Tributary's /metrics). It
+# is kept out of the class path, in agents/.
+mvn -q -B -f "$pom" dependency:copy \
+	-Dartifact="io.prometheus.jmx:jmx_prometheus_javaagent:$(sed -n 's:.*<jmx-exporter.version>\(.*\)</jmx-exporter.version>.*:\1:p' "$pom")" \
+	-DoutputDirectory="$tmp/agents"
 
 echo "$sum" >"$tmp/.complete"
 

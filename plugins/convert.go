@@ -51,3 +51,18 @@ func tpsToProto(tps []sdk.TopicPartition) *pluginpb.Partitions {
 	}
 	return ps
 }
+
+// metricsFromProto is a plugin's metrics snapshot.
+func metricsFromProto(m *pluginpb.Metrics) []sdk.MetricFamily {
+	out := make([]sdk.MetricFamily, 0, len(m.GetFamilies()))
+	for _, f := range m.GetFamilies() {
+		mf := sdk.MetricFamily{Name: f.GetName(), Help: f.GetHelp(), Type: sdk.MetricType(f.GetType()), LabelNames: f.GetLabelNames(),
+			Buckets: f.GetBuckets(), Metrics: make([]sdk.MetricSample, len(f.GetMetrics()))}
+		for i, s := range f.GetMetrics() {
+			mf.Metrics[i] = sdk.MetricSample{LabelValues: s.GetLabelValues(), Value: s.GetValue(), Count: s.GetCount(), Sum: s.GetSum(),
+				BucketCounts: s.GetBucketCounts()}
+		}
+		out = append(out, mf)
+	}
+	return out
+}

@@ -56,12 +56,14 @@ func crashyConnector() sdk.Connector {
 }
 
 type crashyTask struct {
-	cfg crashyConfig
-	n   int64
+	cfg    crashyConfig
+	n      int64
+	polled *sdk.Counter // its own metric: records polled, by topic
 }
 
 func (t *crashyTask) Open(_ context.Context, tc sdk.SourceTaskContext) error {
 	tc.Logger().Info("hello from plugin", "mode", t.cfg.Mode)
+	t.polled = sdk.MetricsOf(tc).Counter("test_polled_total", "Records polled.", "topic", "connector").With(t.cfg.Topic, "the plugin's")
 	if t.cfg.Mode == "openfail" {
 		return errors.New("cannot open: database unreachable")
 	}
@@ -90,6 +92,7 @@ func (t *crashyTask) Poll(ctx context.Context, _ int) ([]sdk.SourceRecord, error
 		}
 	}
 	t.n++
+	t.polled.Inc()
 	return []sdk.SourceRecord{{Partition: sdk.Partition{"p": "x"}, Offset: sdk.Offset{"n": t.n}, Topic: t.cfg.Topic,
 		ValueSchema: schema.Int64, Value: t.n}}, nil
 }

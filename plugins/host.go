@@ -68,6 +68,10 @@ type Config struct {
 	// noValueLengths has source plugins write record values without their
 	// lengths, as plugins built with an older SDK do (for tests).
 	noValueLengths bool
+	// MetricsInterval is how often plugins send a snapshot of the metrics
+	// their tasks and connectors register (sdk.Metrics); default 1 s,
+	// negative: never.
+	MetricsInterval time.Duration
 	// ProtocolVersions the host offers, preferred first; default: the
 	// current one and every older one it still speaks. Offering fewer pins
 	// plugins to an older protocol (while a fleet of hosts is upgraded);
@@ -105,6 +109,9 @@ func (c *Config) validate() error {
 	}
 	if c.Batch.Linger <= 0 {
 		c.Batch.Linger = 5 * time.Millisecond
+	}
+	if c.MetricsInterval == 0 {
+		c.MetricsInterval = time.Second
 	}
 	if len(c.ProtocolVersions) == 0 {
 		for v := pluginpb.ProtocolVersion; v >= pluginpb.OldestProtocolVersion; v-- {

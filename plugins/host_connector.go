@@ -45,6 +45,7 @@ func (h *Host) StartConnector(ctx context.Context, class, name string, config ma
 	if err := c.awaitStart(ctx, nil); err != nil {
 		return nil, err
 	}
+	c.watchMetrics(sctx, name, -1)
 	return c, nil
 }
 

@@ -125,6 +125,7 @@ func (h *Host) StartSinkTask(ctx context.Context, class string, info sdk.TaskInf
 	if err := t.awaitStart(ctx, nil); err != nil {
 		return nil, err
 	}
+	t.watchMetrics(sctx, info.Connector, int32(info.Task))
 	return t, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sync"
@@ -43,6 +44,62 @@ type taskProc struct {
 
 	stopOnce sync.Once
 	stopErr  error
+
+	// metrics is the plugin's last metrics snapshot; watchDone is closed
+	// when the watcher (watchMetrics) ended, nil when there is none.
+	metrics   atomic.Pointer[[]sdk.MetricFamily]
+	watchDone chan struct{}
+}
+
+// PluginMetrics implements MetricsReporter.
+func (t *taskProc) PluginMetrics() []sdk.MetricFamily {
+	if p := t.metrics.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// watchMetrics keeps the metrics snapshots the plugin streams for its
+// task (or connector, task -1), on a goroutine of its own until that
+// stream ends: with the task, with ctx (the task's), or at once for a
+// plugin without the RPC. A stream apart from the task's records, whose
+// flow control holds them while nobody takes them (a paused task).
+func (t *taskProc) watchMetrics(ctx context.Context, connector string, task int32) {
+	if t.h.cfg.MetricsInterval < 0 {
+		return
+	}
+	t.watchDone = make(chan struct{})
+	go func() {
+		defer close(t.watchDone)
+		st, err := t.p.rpc.WatchMetrics(ctx, &pluginpb.WatchMetricsRequest{Connector: connector, Task: task,
+			IntervalMs: uint32(max(t.h.cfg.MetricsInterval.Milliseconds(), 1))})
+		if err != nil {
+			return
+		}
+		for {
+			m, err := st.Recv()
+			if err != nil {
+				if s, ok := status.FromError(err); ok && s.Code() != codes.Unimplemented && s.Code() != codes.Canceled && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+					t.logger.Debug("metrics stream ended", "error", err)
+				}
+				return
+			}
+			fams := metricsFromProto(m)
+			t.metrics.Store(&fams)
+		}
+	}()
+}
+
+// endWatch waits a moment for the watcher to receive the last snapshot
+// the plugin sends as the task ends, before the task's context ends it.
+func (t *taskProc) endWatch() {
+	if t.watchDone == nil {
+		return
+	}
+	select {
+	case <-t.watchDone:
+	case <-time.After(time.Second):
+	}
 }
 
 // open acquires connector's plugin process for the handle (what names it
@@ -208,7 +265,11 @@ func (t *taskProc) stop(ctx context.Context, send func() error, waitOthers func(
 				<-t.done
 			}
 		}
+		t.endWatch()
 		t.cancel()
+		if t.watchDone != nil {
+			<-t.watchDone
+		}
 		if waitOthers != nil {
 			waitOthers()
 		}
@@ -363,6 +424,7 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 	if err := t.awaitStart(ctx, t.queries.Wait); err != nil {
 		return nil, err
 	}
+	t.watchMetrics(sctx, info.Connector, int32(info.Task))
 	return t, nil
 }
 

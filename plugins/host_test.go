@@ -430,6 +430,40 @@ func TestCrashIsolation(t *testing.T) {
 	assertRestartWorks(t, h)
 }
 
+// TestPluginMetricsChannel: a plugin's task registers a counter
+// (sdk.MetricsOf); the host receives its snapshots at the interval it asked
+// for, and keeps the last one, sent as the task failed, after it ended.
+func TestPluginMetricsChannel(t *testing.T) {
+	h := newTestHost(t, func(c *Config) { c.MetricsInterval = 20 * time.Millisecond })
+	ctx := context.Background()
+	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "c", Task: 0}, map[string]string{"mode": "panic", "after": "5", "topic": "t1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pollUntilError(t, task); err == nil {
+		t.Fatal("the task did not fail")
+	}
+	mr, ok := task.(MetricsReporter)
+	if !ok {
+		t.Fatalf("%T is not a MetricsReporter", task)
+	}
+	var fams []sdk.MetricFamily
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if fams = mr.PluginMetrics(); len(fams) == 1 && len(fams[0].Metrics) == 1 && fams[0].Metrics[0].Value == 5 {
+			break
+		}
+	}
+	want := "[{Name:test_polled_total Help:Records polled. Type:1 LabelNames:[topic connector] Buckets:[] " +
+		"Metrics:[{LabelValues:[t1 the plugin's] Value:5 Count:0 Sum:0 BucketCounts:[]}]}]"
+	if got := fmt.Sprintf("%+v", fams); got != want {
+		t.Errorf("plugin metrics\n got %s\nwant %s", got, want)
+	}
+	_ = task.Stop(ctx)
+	if got := fmt.Sprintf("%+v", mr.PluginMetrics()); got != want {
+		t.Errorf("plugin metrics after stop: %s", got)
+	}
+}
+
 // startCrashy starts a task of the crashy test connector (helpers_test.go).
 func startCrashy(t *testing.T, h *Host, info sdk.TaskInfo, cfg map[string]string) SourceTask {
 	t.Helper()

@@ -119,9 +119,13 @@ func asTaskError(err error) error {
 }
 
 type inConnectorContext struct {
-	logger *slog.Logger
-	events chan ConnectorEvent
+	logger  *slog.Logger
+	events  chan ConnectorEvent
+	metrics *sdk.Metrics
 }
+
+// Metrics is the connector's registry (sdk.MetricsOf).
+func (c *inConnectorContext) Metrics() *sdk.Metrics { return c.metrics }
 
 func (c *inConnectorContext) RequestTaskReconfiguration() {
 	select {
@@ -140,10 +144,14 @@ func (c *inConnectorContext) RaiseError(err error) {
 func (c *inConnectorContext) Logger() *slog.Logger { return c.logger }
 
 type inConnector struct {
-	rc     sdk.RunningConnector
-	events chan ConnectorEvent
-	once   sync.Once
+	rc      sdk.RunningConnector
+	events  chan ConnectorEvent
+	once    sync.Once
+	metrics *sdk.Metrics
 }
+
+// PluginMetrics implements MetricsReporter.
+func (c *inConnector) PluginMetrics() []sdk.MetricFamily { return c.metrics.Snapshot() }
 
 // StartConnector implements Loader.
 func (l *InProcess) StartConnector(ctx context.Context, class, name string, config map[string]string) (Connector, error) {
@@ -151,12 +159,12 @@ func (l *InProcess) StartConnector(ctx context.Context, class, name string, conf
 	if err != nil {
 		return nil, err
 	}
-	cc := &inConnectorContext{logger: l.logger.With("connector", name), events: make(chan ConnectorEvent, 16)}
+	cc := &inConnectorContext{logger: l.logger.With("connector", name), events: make(chan ConnectorEvent, 16), metrics: sdk.NewMetrics()}
 	var rc sdk.RunningConnector
 	if err := sdk.SafeCall(func() error { var err error; rc, err = c.Start(ctx, config, cc); return err }); err != nil {
 		return nil, asTaskError(err)
 	}
-	return &inConnector{rc: rc, events: cc.events}, nil
+	return &inConnector{rc: rc, events: cc.events, metrics: cc.metrics}, nil
 }
 
 func (c *inConnector) TaskConfigs(ctx context.Context, maxTasks int) ([]map[string]string, error) {
@@ -177,7 +185,11 @@ type inSourceContext struct {
 	info    sdk.TaskInfo
 	logger  *slog.Logger
 	offsets OffsetReader
+	metrics *sdk.Metrics
 }
+
+// Metrics is the task's registry (sdk.MetricsOf).
+func (c *inSourceContext) Metrics() *sdk.Metrics { return c.metrics }
 
 func (c *inSourceContext) Info() sdk.TaskInfo   { return c.info }
 func (c *inSourceContext) Logger() *slog.Logger { return c.logger }
@@ -204,6 +216,7 @@ func (c *inSourceContext) Offsets(ctx context.Context, ps []sdk.Partition) ([]sd
 }
 
 type inSourceTask struct {
+	metrics *sdk.Metrics
 	task    sdk.SourceTask
 	info    sdk.TaskInfo
 	logger  *slog.Logger
@@ -233,9 +246,9 @@ func (l *InProcess) StartSourceTask(ctx context.Context, class string, info sdk.
 		return nil, asTaskError(err)
 	}
 	logger := l.logger.With("connector", info.Connector, "task", info.Task)
-	tc := &inSourceContext{info: info, logger: logger, offsets: offsets}
+	tc := &inSourceContext{info: info, logger: logger, offsets: offsets, metrics: sdk.NewMetrics()}
 	pollCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := &inSourceTask{task: task, info: info, logger: logger, cancel: cancel, batches: make(chan []sdk.SourceRecord, 4), done: make(chan struct{})}
+	t := &inSourceTask{metrics: tc.metrics, task: task, info: info, logger: logger, cancel: cancel, batches: make(chan []sdk.SourceRecord, 4), done: make(chan struct{})}
 	if err := sdk.SafeCall(func() error { return task.Open(ctx, tc) }); err != nil {
 		cancel()
 		_ = sdk.SafeCall(func() error { return task.Close(context.WithoutCancel(ctx)) })
@@ -244,6 +257,9 @@ func (l *InProcess) StartSourceTask(ctx context.Context, class string, info sdk.
 	go t.run(pollCtx, l.maxRecords)
 	return t, nil
 }
+
+// PluginMetrics implements MetricsReporter.
+func (t *inSourceTask) PluginMetrics() []sdk.MetricFamily { return t.metrics.Snapshot() }
 
 func (t *inSourceTask) run(ctx context.Context, maxRecords int) {
 	defer close(t.done)
@@ -340,6 +356,7 @@ func (t *inSourceTask) Stop(ctx context.Context) error {
 type inSinkContext struct {
 	info    sdk.TaskInfo
 	logger  *slog.Logger
+	metrics *sdk.Metrics
 	mu      sync.Mutex
 	rewinds map[sdk.TopicPartition]int64
 	rewound chan struct{} // RewindRequested
@@ -347,6 +364,12 @@ type inSinkContext struct {
 
 func (c *inSinkContext) Info() sdk.TaskInfo   { return c.info }
 func (c *inSinkContext) Logger() *slog.Logger { return c.logger }
+
+// Metrics is the task's registry (sdk.MetricsOf).
+func (c *inSinkContext) Metrics() *sdk.Metrics { return c.metrics }
+
+// PluginMetrics implements MetricsReporter.
+func (t *inSinkTask) PluginMetrics() []sdk.MetricFamily { return t.tc.metrics.Snapshot() }
 func (c *inSinkContext) Rewind(offsets map[sdk.TopicPartition]int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -390,7 +413,8 @@ func (l *InProcess) StartSinkTask(ctx context.Context, class string, info sdk.Ta
 	if err := sdk.SafeCall(func() error { var err error; task, err = sp.NewSinkTask(config); return err }); err != nil {
 		return nil, asTaskError(err)
 	}
-	tc := &inSinkContext{info: info, logger: l.logger.With("connector", info.Connector, "task", info.Task), rewound: make(chan struct{}, 1)}
+	tc := &inSinkContext{info: info, logger: l.logger.With("connector", info.Connector, "task", info.Task), rewound: make(chan struct{}, 1),
+		metrics: sdk.NewMetrics()}
 	if err := sdk.SafeCall(func() error { return task.Open(ctx, tc) }); err != nil {
 		_ = sdk.SafeCall(func() error { return task.Close(context.WithoutCancel(ctx)) })
 		return nil, asTaskError(fmt.Errorf("open: %w", err))

@@ -194,6 +194,15 @@ type EndingSink interface {
 	Err() error
 }
 
+// MetricsReporter is implemented by connectors and tasks whose plugin
+// reports metrics of its own (sdk.Metrics, KIP-877): PluginMetrics is the
+// last snapshot (nil before the first), still there once the task or
+// connector ended, so that a failed task's last values stay visible. The
+// worker adds the connector and task labels.
+type MetricsReporter interface {
+	PluginMetrics() []sdk.MetricFamily
+}
+
 // OffsetsRefusedError is a connector's refusal of a change to its offsets;
 // Message is the connector's reason, worded for the user.
 type OffsetsRefusedError struct {

@@ -55,6 +55,59 @@ func (a *api) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusInternalServerError, WorkerStatus{Status: "unhealthy", Message: msg(unhealthyMessage)})
 }
 
+// Probe is the body of GET /healthz and GET /readyz.
+type Probe struct {
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+}
+
+// healthz is Kubernetes' liveness probe: 200 unless the worker is stuck
+// (its herder loop does not answer), then 503; a worker still starting is
+// alive. A Herder without Probes answers as /health does, but 200 while
+// starting.
+func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), a.opts.HealthTimeout)
+	defer cancel()
+	var err error
+	if p, ok := a.h.(worker.Probes); ok {
+		err = p.Alive(ctx)
+	} else if err = a.h.Health(ctx); worker.KindOf(err) == worker.KindUnavailable {
+		err = nil
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, Probe{Status: "unhealthy", Message: probeMessage(err)})
+		return
+	}
+	writeJSON(w, http.StatusOK, Probe{Status: "ok"})
+}
+
+// readyz is Kubernetes' readiness probe: 200 once the worker has joined
+// its group, read the config topic to its end and answers; 503 otherwise,
+// saying why.
+func (a *api) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), a.opts.HealthTimeout)
+	defer cancel()
+	var err error
+	if p, ok := a.h.(worker.Probes); ok {
+		err = p.Ready(ctx)
+	} else {
+		err = a.h.Health(ctx)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, Probe{Status: "not ready", Message: probeMessage(err)})
+		return
+	}
+	writeJSON(w, http.StatusOK, Probe{Status: "ready"})
+}
+
+func probeMessage(err error) string {
+	var we *worker.Error
+	if errors.As(err, &we) && we.Message != "" {
+		return we.Message
+	}
+	return err.Error()
+}
+
 // connectorName returns the {connector} path parameter, unescaped.
 func connectorName(r *http.Request) string {
 	return pathParam(r, "connector")

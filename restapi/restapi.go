@@ -46,7 +46,34 @@ type Options struct {
 	// starts reading it; a body not received in time is a 408 and the
 	// connection is closed. 0 means DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// Auth, when set, is the basic authentication every request but the
+	// internal ones must pass (Kafka Connect's
+	// BasicAuthSecurityRestExtension); nil serves everyone.
+	Auth *BasicAuth
+	// Client forwards requests to other workers (with the listeners' TLS
+	// settings when they use HTTPS); nil is a plain client.
+	Client *http.Client
+	// Admin says where the /admin endpoints are (admin.listeners).
+	Admin AdminRoutes
+	// Metrics, when set, serves GET /metrics (the Prometheus text the
+	// command builds from its registry) on the API's listeners, behind
+	// Auth like every other route.
+	Metrics http.Handler
 }
+
+// AdminRoutes says whether a handler serves the /admin endpoints, the
+// others, or both.
+type AdminRoutes int
+
+const (
+	// AdminWithAPI serves both (no admin.listeners).
+	AdminWithAPI AdminRoutes = iota
+	// AdminNone serves the API without /admin (a regular listener when
+	// admin.listeners is set, to another listener or to none).
+	AdminNone
+	// AdminOnly serves only /admin (an admin listener).
+	AdminOnly
+)
 
 func (o *Options) validate() {
 	if o.Logger == nil {
@@ -81,13 +108,21 @@ type api struct {
 // New returns the handler serving Kafka Connect's REST API on top of h.
 func New(h worker.Herder, opts Options) http.Handler {
 	opts.validate()
-	a := &api{h: h, opts: opts, log: opts.Logger, client: &http.Client{Timeout: opts.RequestTimeout}}
+	client := opts.Client
+	if client == nil {
+		client = &http.Client{}
+	}
+	client = &http.Client{Transport: client.Transport, Timeout: opts.RequestTimeout}
+	a := &api{h: h, opts: opts, log: opts.Logger, client: client}
 
 	r := chi.NewRouter()
 	r.Use(a.bodyDeadline)
 	r.Use(decodePaths)             // once, before routing, as Kafka Connect's Jetty
 	r.Use(middleware.StripSlashes) // Jersey accepts /connectors/ and /connectors/a/
 	r.Use(a.recoverer)
+	if opts.Auth != nil {
+		r.Use(a.authenticate)
+	}
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
 	})
@@ -95,8 +130,29 @@ func New(h worker.Herder, opts Options) http.Handler {
 		writeError(w, http.StatusMethodNotAllowed, "HTTP 405 Method Not Allowed")
 	})
 
+	if opts.Admin != AdminOnly {
+		a.apiRoutes(r)
+	}
+	if opts.Admin != AdminNone {
+		r.Route("/admin/loggers", func(r chi.Router) {
+			r.Get("/", a.loggers)
+			r.Get("/{logger}", a.logger)
+			r.Put("/{logger}", a.setLogger)
+		})
+	}
+	a.root = holdBodies(headAsGet(r))
+	return a.root
+}
+
+// apiRoutes are every route but /admin.
+func (a *api) apiRoutes(r chi.Router) {
 	r.Get("/", a.serverInfo)
 	r.Get("/health", a.health)
+	r.Get("/healthz", a.healthz)
+	r.Get("/readyz", a.readyz)
+	if a.opts.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", a.opts.Metrics)
+	}
 
 	r.Route("/connectors", func(r chi.Router) {
 		r.Get("/", a.listConnectors)
@@ -130,14 +186,6 @@ func New(h worker.Herder, opts Options) http.Handler {
 		r.Get("/{plugin}/config", a.pluginConfig)
 		r.Put("/{plugin}/config/validate", a.validate)
 	})
-
-	r.Route("/admin/loggers", func(r chi.Router) {
-		r.Get("/", a.loggers)
-		r.Get("/{logger}", a.logger)
-		r.Put("/{logger}", a.setLogger)
-	})
-	a.root = holdBodies(headAsGet(r))
-	return a.root
 }
 
 // headAsGet answers HEAD like GET (JAX-RS does); net/http drops the body.

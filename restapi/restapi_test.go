@@ -79,6 +79,66 @@ func TestHealth(t *testing.T) {
 	}
 }
 
+// probeHerder is a Herder with Kubernetes probes.
+type probeHerder struct {
+	*restapitest.Herder
+	alive, ready error
+}
+
+func (p probeHerder) Alive(context.Context) error { return p.alive }
+func (p probeHerder) Ready(context.Context) error { return p.ready }
+
+func TestProbes(t *testing.T) {
+	starting := worker.Errorf(worker.KindUnavailable, "Worker is still starting up. The worker is currently joining the worker group")
+	stuck := worker.Errorf(worker.KindInternal, "The worker's herder loop did not answer")
+	for _, tc := range []struct {
+		name   string
+		h      worker.Herder
+		path   string
+		status int
+		body   string
+	}{
+		{"alive", probeHerder{restapitest.NewHerder(), nil, starting}, "/healthz", 200, `{"status":"ok"}`},
+		{"stuck", probeHerder{restapitest.NewHerder(), stuck, stuck}, "/healthz", 503,
+			`{"status":"unhealthy","message":"The worker's herder loop did not answer"}`},
+		{"ready", probeHerder{restapitest.NewHerder(), nil, nil}, "/readyz", 200, `{"status":"ready"}`},
+		{"not ready", probeHerder{restapitest.NewHerder(), nil, starting}, "/readyz", 503,
+			`{"status":"not ready","message":"Worker is still starting up. The worker is currently joining the worker group"}`},
+		{"no probes: healthy", restapitest.NewHerder(), "/readyz", 200, `{"status":"ready"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := do(t, restapi.New(tc.h, restapi.Options{}), "GET", tc.path, "")
+			if w.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tc.status, w.Body)
+			}
+			jsonEq(t, w.Body.String(), tc.body)
+		})
+	}
+	// Without Probes, a worker still starting is alive and not ready.
+	f := restapitest.NewHerder()
+	f.SetHealth(starting)
+	if w := do(t, restapi.New(f, restapi.Options{}), "GET", "/healthz", ""); w.Code != 200 {
+		t.Errorf("/healthz of a starting worker: %d", w.Code)
+	}
+	if w := do(t, restapi.New(f, restapi.Options{}), "GET", "/readyz", ""); w.Code != 503 {
+		t.Errorf("/readyz of a starting worker: %d", w.Code)
+	}
+}
+
+func TestMetricsRoute(t *testing.T) {
+	h := restapi.New(restapitest.NewHerder(), restapi.Options{Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		io.WriteString(w, "up 1\n")
+	})})
+	w := do(t, h, "GET", "/metrics", "")
+	if w.Code != 200 || w.Body.String() != "up 1\n" {
+		t.Fatalf("GET /metrics: %d %q", w.Code, w.Body)
+	}
+	if w := do(t, restapi.New(restapitest.NewHerder(), restapi.Options{}), "GET", "/metrics", ""); w.Code != 404 {
+		t.Errorf("GET /metrics without a handler: %d, want 404", w.Code)
+	}
+}
+
 // errHerder fails every connector lookup with err.
 type errHerder struct {
 	*restapitest.Herder

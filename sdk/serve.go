@@ -214,6 +214,8 @@ type server struct {
 
 	manageMemory bool         // set the memory limit per running task
 	tasks        atomic.Int64 // running source and sink tasks
+
+	metrics metricsRegistry // the running tasks' and connectors' own metrics
 }
 
 func newServer(logger *slog.Logger, connectors []Connector) (*server, error) {

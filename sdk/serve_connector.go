@@ -12,11 +12,15 @@ import (
 )
 
 type connectorContext struct {
-	logger *slog.Logger
-	send   func(*pluginpb.ConnectorPluginMessage) error
+	logger  *slog.Logger
+	send    func(*pluginpb.ConnectorPluginMessage) error
+	metrics *Metrics
 }
 
 func (c *connectorContext) Logger() *slog.Logger { return c.logger }
+
+// Metrics is the connector's registry (MetricsOf).
+func (c *connectorContext) Metrics() *Metrics { return c.metrics }
 
 func (c *connectorContext) RequestTaskReconfiguration() {
 	if err := c.send(&pluginpb.ConnectorPluginMessage{Msg: &pluginpb.ConnectorPluginMessage_Reconfigure{Reconfigure: &pluginpb.Reconfigure{}}}); err != nil {
@@ -46,7 +50,7 @@ func (s *server) RunConnector(stream pluginpb.Plugin_RunConnectorServer) error {
 		defer sendMu.Unlock()
 		return stream.Send(m)
 	}
-	cc := &connectorContext{logger: s.logger.With("connector", start.GetConnector()), send: send}
+	cc := &connectorContext{logger: s.logger.With("connector", start.GetConnector()), send: send, metrics: NewMetrics()}
 	c, err := s.find(start.GetClass())
 	if err != nil {
 		cc.RaiseError(err)
@@ -58,7 +62,10 @@ func (s *server) RunConnector(stream pluginpb.Plugin_RunConnectorServer) error {
 		cc.RaiseError(err)
 		return nil
 	}
+	stopMetrics := s.metrics.add(start.GetConnector(), -1, cc.metrics)
+	defer stopMetrics()
 	stop := func() error {
+		stopMetrics() // watchers get the last values before the end
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		return safeCall(func() error { return rc.Stop(sctx) })

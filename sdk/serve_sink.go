@@ -15,9 +15,10 @@ import (
 )
 
 type sinkTaskContext struct {
-	info   TaskInfo
-	logger *slog.Logger
-	send   func(*pluginpb.SinkPluginMessage) error
+	info    TaskInfo
+	logger  *slog.Logger
+	send    func(*pluginpb.SinkPluginMessage) error
+	metrics *Metrics
 
 	mu sync.Mutex
 	// requested counts the Rewind messages sent; staleUntil holds, per
@@ -30,6 +31,9 @@ type sinkTaskContext struct {
 
 func (c *sinkTaskContext) Info() TaskInfo       { return c.info }
 func (c *sinkTaskContext) Logger() *slog.Logger { return c.logger }
+
+// Metrics is the task's registry (MetricsOf).
+func (c *sinkTaskContext) Metrics() *Metrics { return c.metrics }
 
 func (c *sinkTaskContext) Rewind(offsets map[TopicPartition]int64) {
 	if len(offsets) == 0 {
@@ -107,8 +111,11 @@ func (s *server) RunSinkTask(stream pluginpb.Plugin_RunSinkTaskServer) error {
 	}
 	info, logger, task, send, fail := st.info, st.logger, st.task, st.send, st.fail
 	ctx := stream.Context()
-	tc := &sinkTaskContext{info: info, logger: logger, send: send}
+	tc := &sinkTaskContext{info: info, logger: logger, send: send, metrics: NewMetrics()}
+	stopMetrics := s.metrics.add(info.Connector, int32(info.Task), tc.metrics)
+	defer stopMetrics()
 	closeTask := func() error {
+		stopMetrics() // watchers get the last values before the end
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
 		return safeCall(func() error { return task.Close(cctx) })

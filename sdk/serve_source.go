@@ -23,9 +23,10 @@ type sourceStream = pluginpb.Plugin_RunSourceTaskServer
 
 // sourceTaskContext implements SourceTaskContext over the stream.
 type sourceTaskContext struct {
-	info   TaskInfo
-	logger *slog.Logger
-	send   func(*pluginpb.SourcePluginMessage) error
+	info    TaskInfo
+	logger  *slog.Logger
+	send    func(*pluginpb.SourcePluginMessage) error
+	metrics *Metrics
 
 	mu      sync.Mutex
 	nextID  uint64
@@ -34,6 +35,9 @@ type sourceTaskContext struct {
 
 func (c *sourceTaskContext) Info() TaskInfo       { return c.info }
 func (c *sourceTaskContext) Logger() *slog.Logger { return c.logger }
+
+// Metrics is the task's registry (MetricsOf).
+func (c *sourceTaskContext) Metrics() *Metrics { return c.metrics }
 
 func (c *sourceTaskContext) Offset(ctx context.Context, p Partition) (Offset, error) {
 	offs, err := c.Offsets(ctx, []Partition{p})
@@ -126,7 +130,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	defer cancel()
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
-	tc := &sourceTaskContext{info: info, logger: logger, send: send}
+	tc := &sourceTaskContext{info: info, logger: logger, send: send, metrics: NewMetrics()}
+	stopMetrics := s.metrics.add(info.Connector, int32(info.Task), tc.metrics)
+	defer stopMetrics()
 	var slots *slotWriter
 	if ctx.Err() == nil { // an abandoned stream's region name may be another's by now
 		slots, err = openSlots(start.GetSharedMemory())
@@ -209,6 +215,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	}
 	var polledCh chan polled
 	finish := func(runErr error) error {
+		stopMetrics() // watchers get the last values before the end
 		var sendErr error
 		if runErr != nil {
 			sendErr = fail(runErr)

@@ -78,6 +78,20 @@ type Herder interface {
 	SetLogLevel(ctx context.Context, name, level, scope string) ([]string, error)
 }
 
+// Probes is implemented by a Herder that answers Kubernetes' probes:
+// GET /healthz (liveness) and GET /readyz (readiness). Errors are *Error
+// values as for Health.
+type Probes interface {
+	// Alive is nil unless the worker is stuck: its herder loop runs and
+	// does not answer within ctx. A worker still starting is alive.
+	Alive(ctx context.Context) error
+	// Ready is nil once the worker has joined its group (an assignment
+	// applied), caught up on the config topic (read to its end now), its
+	// membership is not lost and its herder loop answers: it can take
+	// requests and run its work.
+	Ready(ctx context.Context) error
+}
+
 // Cluster is implemented by a Herder whose worker is one of a group: the
 // REST layer forwards requests between workers and serves the internal
 // endpoints with it.

@@ -40,7 +40,7 @@ func TestConnectorClientOverrides(t *testing.T) {
 		"producer.override.acks":              "all",
 		"admin.override.request.timeout.ms":   "-5",
 		"consumer.override.no.such.property":  "x", // no franz-go equivalent: logged at start, not refused
-	})
+	}, OverridePolicy{}, nil, "")
 	want = map[string]string{
 		"consumer.override.auto.offset.reset": "must be earliest, latest or none",
 		"consumer.override.max.poll.records":  "must be a positive integer",
@@ -69,5 +69,41 @@ func TestLargeRequestSizes(t *testing.T) {
 			continue
 		}
 		cl.Close()
+	}
+}
+
+func TestOverridePolicy(t *testing.T) {
+	conn := map[string]string{
+		"producer.override.sasl.jaas.config":  `org.apache.kafka.common.security.plain.PlainLoginModule required username="c1" password="p";`,
+		"producer.override.linger.ms":         "5",
+		"consumer.override.security.protocol": "SASL_SSL",
+	}
+	base := map[string]map[string]string{producerOverride: {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN"}}
+	for policy, want := range map[string]map[string]string{
+		"All": {"consumer.override.security.protocol": "sasl.mechanism is not set, and Kafka's default, GSSAPI (Kerberos), is not supported: set PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM"},
+		"None": {
+			"producer.override.sasl.jaas.config":  "The 'None' policy does not allow 'sasl.jaas.config' to be overridden in the connector configuration.",
+			"producer.override.linger.ms":         "The 'None' policy does not allow 'linger.ms' to be overridden in the connector configuration.",
+			"consumer.override.security.protocol": "The 'None' policy does not allow 'security.protocol' to be overridden in the connector configuration.",
+		},
+		"org.apache.kafka.connect.connector.policy.PrincipalConnectorClientConfigOverridePolicy": {
+			"producer.override.linger.ms":         "The 'Principal' policy does not allow 'linger.ms' to be overridden in the connector configuration.",
+			"consumer.override.security.protocol": "sasl.mechanism is not set, and Kafka's default, GSSAPI (Kerberos), is not supported: set PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM",
+		},
+	} {
+		p, err := ParseOverridePolicy(policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := overrideErrors(conn, p, base, ""); !maps.Equal(got, want) {
+			t.Errorf("%s: %q, want %q", policy, got, want)
+		}
+	}
+	if _, err := ParseOverridePolicy("Some"); err == nil {
+		t.Error("policy Some accepted")
+	}
+	allow := OverridePolicy{Name: "Allowlist", Allowlist: []string{"linger.ms"}}
+	if got := overrideErrors(map[string]string{"producer.override.linger.ms": "1", "producer.override.acks": "1"}, allow, nil, ""); len(got) != 1 || got["producer.override.acks"] == "" {
+		t.Errorf("allowlist: %q", got)
 	}
 }

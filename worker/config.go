@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/kafkaauth"
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/internal/stats"
+	"github.com/tributary-dev/tributary/worker/metrics"
 )
 
 // Config is a worker's configuration, read from Kafka Connect's
@@ -62,10 +65,58 @@ type Config struct {
 	AdminConfig        map[string]string // admin.* without the prefix
 	ClientConfig       map[string]string // unprefixed client settings (security, client.id, …)
 
+	// MetricsWindow is metrics.sample.window.ms [30000] and
+	// metrics.num.samples [2]: the window of the *-rate, *-avg and *-max
+	// series.
+	MetricsWindow stats.Window
+	// MetricsNaming names the Prometheus series (tributary.metrics.naming,
+	// Tributary's own): strimzi [default] or confluent.
+	MetricsNaming metrics.Style
+
 	// TaskConfigsTimeout bounds a connector's TaskConfigs: the driver waits
 	// for it off the herder's loop, then the connector fails. No Kafka
 	// Connect property; 0 means TaskConfigsTimeout.
 	TaskConfigsTimeout time.Duration
+
+	// Listeners are listeners [http://:8083]; Listener is the first's
+	// host:port.
+	Listeners []RESTListener
+	// AdminListeners is admin.listeners: nil when unset (the /admin
+	// endpoints are served on Listeners), empty when set to "" (they are
+	// served nowhere).
+	AdminListeners []RESTListener
+	// AdvertisedListener is rest.advertised.listener: http or https, the
+	// scheme other workers reach this one by ["": the first listener's].
+	AdvertisedListener string
+	// HTTPS are the TLS settings (ssl.* keys) of the HTTPS listeners and
+	// of the client that forwards requests to other workers: the
+	// listeners.https.* settings if there is any (without their prefix),
+	// else the top-level ssl.* ones, as Kafka Connect takes them
+	// (all or nothing).
+	HTTPS map[string]string
+	// AdminHTTPS are the same for admin.listeners (admin.listeners.https.*).
+	AdminHTTPS map[string]string
+	// RESTExtensions is rest.extension.classes.
+	RESTExtensions []string
+	// JAASConfigFile is java.security.auth.login.config, Tributary's
+	// worker property for what Kafka Connect takes as a JVM system
+	// property (-Djava.security.auth.login.config in KAFKA_OPTS): the JAAS
+	// file whose KafkaConnect section configures the basic-auth extension.
+	JAASConfigFile string
+	// HideSecrets is rest.hide.secrets, Tributary's own [false, as Kafka
+	// Connect shows them]: GET /connectors/{name}/config and the other
+	// answers that carry a stored config show the literal values of
+	// secrets (PASSWORD keys, client security secrets) as [hidden];
+	// ${provider:path:key} references are shown as they are.
+	HideSecrets bool
+	// OverridePolicy is connector.client.config.override.policy [All]
+	// (with connector.client.config.override.allowlist).
+	OverridePolicy OverridePolicy
+	// ProviderSettings are config.providers and config.providers.*: the
+	// config providers that resolve ${provider:path:key} references in
+	// connector configs (the worker's own properties are resolved before
+	// FromProperties; see ResolveReferences).
+	ProviderSettings map[string]string
 }
 
 // DefaultScheduledRebalanceDelay is Tributary's default for
@@ -97,13 +148,14 @@ var workerKeys = func() map[string]bool {
 		"rest.advertised.port", "rest.advertised.listener", "offset.flush.interval.ms", "offset.flush.timeout.ms",
 		"task.shutdown.graceful.timeout.ms", "session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
 		"scheduled.rebalance.max.delay.ms", "connect.protocol", "rest.rebalance.hold.ms", "topic.tracking.enable", "topic.tracking.allow.reset",
-		"topic.creation.enable", "connector.client.config.override.policy", "worker.sync.timeout.ms",
+		"topic.creation.enable", "connector.client.config.override.policy", "connector.client.config.override.allowlist", "worker.sync.timeout.ms",
 		"worker.unsync.backoff.ms", "exactly.once.source.support", "inter.worker.key.generation.algorithm",
 		"inter.worker.key.size", "inter.worker.key.ttl.ms", "inter.worker.signature.algorithm",
 		"inter.worker.verification.algorithms", "config.providers", "access.control.allow.origin",
 		"access.control.allow.methods", "admin.listeners", "rest.extension.classes", "client.id",
 		"metrics.sample.window.ms", "metrics.num.samples", "metrics.recording.level", "metric.reporters",
 		"key.converter.schemas.enable", "value.converter.schemas.enable", "response.http.headers.config",
+		"rest.hide.secrets", "java.security.auth.login.config", "tributary.metrics.naming",
 	} {
 		m[k] = true
 	}
@@ -153,6 +205,7 @@ func DefaultConfig() Config {
 		ConnectProtocol:         "sessioned",
 		KeyTTL:                  time.Hour,
 		RequestHold:             30 * time.Second,
+		MetricsWindow:           stats.DefaultWindow,
 		TopicTracking:           true,
 		TopicTrackingReset:      true,
 		ConfigTopicSettings:     map[string]string{},
@@ -165,6 +218,8 @@ func DefaultConfig() Config {
 		ConsumerConfig:          map[string]string{},
 		AdminConfig:             map[string]string{},
 		ClientConfig:            map[string]string{},
+		OverridePolicy:          OverridePolicy{Name: "All"},
+		ProviderSettings:        map[string]string{},
 	}
 }
 
@@ -264,11 +319,32 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				}
 			}
 		case "listeners":
-			l, err := parseRESTListener(v)
+			ls, err := parseRESTListeners(v)
+			if err != nil {
+				bad(k, err.Error())
+			} else if len(ls) == 0 {
+				bad(k, "must list at least one http:// or https:// listener")
+			} else {
+				c.Listeners, c.Listener = ls, ls[0].Addr
+			}
+		case "admin.listeners":
+			ls, err := parseRESTListeners(v)
 			if err != nil {
 				bad(k, err.Error())
 			}
-			c.Listener = l
+			c.AdminListeners = append([]RESTListener{}, ls...)
+		case "rest.advertised.listener":
+			switch strings.ToLower(v) {
+			case "http", "https":
+				c.AdvertisedListener = strings.ToLower(v)
+			case "":
+			default:
+				bad(k, "must be http or https")
+			}
+		case "rest.extension.classes":
+			c.RESTExtensions = splitList(v)
+		case "java.security.auth.login.config":
+			c.JAASConfigFile = v
 		case "rest.advertised.host.name":
 			c.AdvertisedHost = v
 		case "rest.advertised.port":
@@ -314,10 +390,37 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			default:
 				bad(k, "must be eager, compatible or sessioned")
 			}
+		case "metrics.sample.window.ms":
+			durMs(k, &c.MetricsWindow.Size, 1)
+		case "metrics.num.samples":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				bad(k, "must be an integer >= 1")
+			} else {
+				c.MetricsWindow.Samples = n
+			}
+		case "tributary.metrics.naming":
+			st, err := metrics.ParseStyle(v)
+			if err != nil {
+				bad(k, "must be strimzi (Strimzi's JMX exporter rules) or confluent (Confluent's and Aiven's)")
+			}
+			c.MetricsNaming = st
 		case "topic.tracking.enable":
 			boolean(k, &c.TopicTracking)
 		case "topic.tracking.allow.reset":
 			boolean(k, &c.TopicTrackingReset)
+		case "connector.client.config.override.policy":
+			pol, err := ParseOverridePolicy(v)
+			if err != nil {
+				bad(k, err.Error())
+			}
+			c.OverridePolicy.Name = pol.Name
+		case "rest.hide.secrets":
+			boolean(k, &c.HideSecrets)
+		case "connector.client.config.override.allowlist":
+			c.OverridePolicy.Allowlist = splitList(v)
+		case "config.providers":
+			c.ProviderSettings[k] = v
 		default:
 			switch {
 			case strings.HasPrefix(k, "config.storage."):
@@ -336,16 +439,25 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				c.ProducerConfig[strings.TrimPrefix(k, "producer.")] = v
 			case strings.HasPrefix(k, "consumer."):
 				c.ConsumerConfig[strings.TrimPrefix(k, "consumer.")] = v
+			case strings.HasPrefix(k, "admin.listeners.https."):
 			case strings.HasPrefix(k, "admin."):
 				c.AdminConfig[strings.TrimPrefix(k, "admin.")] = v
-			case clientKeys[k]:
+			case strings.HasPrefix(k, "config.providers."):
+				c.ProviderSettings[k] = v
+			case clientKeys[k], kafkaauth.IsSecurityKey(k):
+				// ssl.* also serve the HTTPS listeners without their own
+				// listeners.https.* settings.
 				c.ClientConfig[k] = v
-			case strings.HasPrefix(k, "config.providers."), strings.HasPrefix(k, "listeners.https."), strings.HasPrefix(k, "ssl."):
-				warnings = append(warnings, fmt.Sprintf("%s is not supported yet and is ignored", k))
+			case strings.HasPrefix(k, "listeners.https."), strings.HasPrefix(k, "admin.listeners.https."):
+				// Read below, all or nothing.
 			case !workerKeys[k]:
 				warnings = append(warnings, fmt.Sprintf("unknown worker property %q is ignored", k))
 			}
 		}
+	}
+	c.HTTPS, c.AdminHTTPS = httpsSettings(p, "listeners.https."), httpsSettings(p, "admin.listeners.https.")
+	if c.Listeners == nil {
+		c.Listeners = []RESTListener{{Scheme: "http", Addr: c.Listener}}
 	}
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		errs = append(errs, fmt.Errorf("heartbeat.interval.ms (%d) must be lower than session.timeout.ms (%d)", c.HeartbeatInterval.Milliseconds(), c.SessionTimeout.Milliseconds()))
@@ -364,22 +476,78 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 	return c, warnings, errors.Join(errs...)
 }
 
-// parseRESTListener accepts "http://host:port" (the first of a list) and
-// returns host:port.
-func parseRESTListener(v string) (string, error) {
-	first := strings.TrimSpace(strings.Split(v, ",")[0])
-	u, err := url.Parse(first)
-	if err != nil || u.Host == "" {
-		return "", errors.New("must be http://host:port")
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
 	}
-	if u.Scheme != "http" {
-		return "", fmt.Errorf("scheme %s is not supported (only http)", u.Scheme)
+	return out
+}
+
+// RESTListener is one REST listener: its scheme (http or https) and the
+// host:port it binds.
+type RESTListener struct {
+	Scheme, Addr string
+}
+
+// URL is the listener as listeners writes it.
+func (l RESTListener) URL() string { return l.Scheme + "://" + l.Addr }
+
+// parseRESTListeners reads a comma-separated list of http://host:port and
+// https://host:port (Kafka Connect's listeners and admin.listeners).
+func parseRESTListeners(v string) ([]RESTListener, error) {
+	var out []RESTListener
+	for _, item := range splitList(v) {
+		u, err := url.Parse(item)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("%q must be http://host:port or https://host:port", item)
+		}
+		scheme := strings.ToLower(u.Scheme)
+		if scheme != "http" && scheme != "https" {
+			return nil, fmt.Errorf("scheme %s is not supported (http and https are)", u.Scheme)
+		}
+		host, port, err := net.SplitHostPort(u.Host)
+		if err != nil {
+			return nil, fmt.Errorf("%q must be http://host:port or https://host:port", item)
+		}
+		out = append(out, RESTListener{Scheme: scheme, Addr: net.JoinHostPort(host, port)})
 	}
-	host, port, err := net.SplitHostPort(u.Host)
-	if err != nil {
-		return "", errors.New("must be http://host:port")
+	return out, nil
+}
+
+// httpsSettings are the TLS settings of HTTPS listeners: those under
+// prefix (without it, as ssl.* keys) when there is any, else the top-level
+// ssl.* settings (Kafka Connect's valuesWithPrefixAllOrNothing).
+func httpsSettings(p properties.Properties, prefix string) map[string]string {
+	out := map[string]string{}
+	for k, v := range p {
+		if rest, ok := strings.CutPrefix(k, prefix); ok {
+			out[rest] = v
+		}
 	}
-	return net.JoinHostPort(host, port), nil
+	if len(out) > 0 {
+		return out
+	}
+	for k, v := range p {
+		if strings.HasPrefix(k, "ssl.") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// AdvertisedScheme is the scheme other workers reach this one by:
+// rest.advertised.listener, else the first listener's.
+func (c *Config) AdvertisedScheme() string {
+	if c.AdvertisedListener != "" {
+		return c.AdvertisedListener
+	}
+	if len(c.Listeners) > 0 {
+		return c.Listeners[0].Scheme
+	}
+	return "http"
 }
 
 // WorkerID is "<advertised host>:<advertised port>", as Kafka Connect names

@@ -61,7 +61,7 @@ func TestFromPropertiesErrors(t *testing.T) {
 	}{
 		"missing group":      {"group.id", "", "group.id: missing required"},
 		"bad flush":          {"offset.flush.interval.ms", "soon", "offset.flush.interval.ms"},
-		"bad listener":       {"listeners", "https://x:1", "only http"},
+		"bad listener":       {"listeners", "ftp://x:1", "http and https are"},
 		"bad rf":             {"config.storage.replication.factor", "0", "replication factor"},
 		"same topics":        {"status.storage.topic", "c", "must differ"},
 		"bad protocol":       {"connect.protocol", "fast", "eager, compatible or sessioned"},
@@ -96,7 +96,9 @@ func TestEnvOverrides(t *testing.T) {
 }
 
 func TestKafkaClientOpts(t *testing.T) {
-	opts, ignored, err := kafkaClientOpts(map[string]string{"linger.ms": "5", "acks": "1", "compression.type": "zstd", "ssl.truststore.location": "/x"})
+	// Security settings are clientSettings's (package kafkaauth); an
+	// unknown setting is reported.
+	opts, ignored, err := kafkaClientOpts(map[string]string{"linger.ms": "5", "acks": "1", "compression.type": "zstd", "ssl.truststore.location": "/x", "frobnicate": "1"})
 	if err != nil || len(opts) != 4 || len(ignored) != 1 {
 		t.Fatalf("opts %d ignored %v err %v", len(opts), ignored, err)
 	}

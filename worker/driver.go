@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -11,10 +12,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/configprovider"
+	"github.com/tributary-dev/tributary/internal/jaas"
+	"github.com/tributary-dev/tributary/internal/kafkaauth"
 	"github.com/tributary-dev/tributary/internal/loglevel"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/herder"
+	"github.com/tributary-dev/tributary/worker/metrics"
 	"github.com/tributary-dev/tributary/worker/store"
 )
 
@@ -26,8 +32,8 @@ const TaskConfigsTimeout = 30 * time.Second
 const statusWriteTimeout = 10 * time.Second
 
 // taskStarter starts a task runner for a task (worker/task through the
-// worker); report receives its state changes.
-type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, report func(state, trace string)) (taskRunner, error)
+// worker), recording into tm; report receives its state changes.
+type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error)
 
 // groupOffsets reads and changes sink connectors' committed offsets.
 type groupOffsets interface {
@@ -74,6 +80,14 @@ type driver struct {
 	start    taskStarter
 	member   membership
 	client   forwardClient
+	// providers resolve the references of connector configs when they
+	// start and when they are validated; secrets holds the values to hide
+	// (the worker's log handler scrubs them too, when it shares the set).
+	providers *configprovider.Set
+	secrets   *redact.Set
+	// metrics holds the worker's Kafka Connect metrics; the loop creates
+	// and removes the sets of connectors and tasks, as the core holds them.
+	metrics *metrics.Connect
 
 	// The loop.
 	m       *herder.Machine
@@ -110,6 +124,10 @@ type liveConnector struct {
 	spec   sdk.Spec
 	cancel context.CancelFunc
 	done   chan struct{}
+	// raw is the connector's config as stored, resolved its resolution:
+	// task configs get their references back from them.
+	raw      map[string]string
+	resolved configprovider.Result
 }
 
 type liveTask struct {
@@ -155,7 +173,7 @@ func (q *queue[T]) drain() []T {
 	return out
 }
 
-func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, workerID string) *driver {
+func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, workerID string, m *metrics.Connect) *driver {
 	if cfg.TaskConfigsTimeout <= 0 {
 		cfg.TaskConfigsTimeout = TaskConfigsTimeout
 	}
@@ -163,14 +181,17 @@ func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, work
 		loggers = loglevel.New(logger.Handler(), slog.LevelInfo)
 	}
 	d := &driver{
-		cfg: cfg, logger: logger, workerID: workerID, url: "http://" + workerID,
-		loggers: loggers,
-		events:  make(chan herder.Event, 256),
-		waiting: map[herder.Token]chan herder.Result{},
-		chains:  map[string]chan struct{}{},
-		conns:   map[string]*liveConnector{},
-		tasks:   map[TaskID]*liveTask{},
-		client:  newForwardClient(),
+		cfg: cfg, logger: logger, workerID: workerID, url: cfg.AdvertisedScheme() + "://" + workerID,
+		loggers:   loggers,
+		events:    make(chan herder.Event, 256),
+		waiting:   map[herder.Token]chan herder.Result{},
+		chains:    map[string]chan struct{}{},
+		conns:     map[string]*liveConnector{},
+		tasks:     map[TaskID]*liveTask{},
+		client:    newForwardClient(),
+		providers: emptyProviders,
+		secrets:   &redact.Set{},
+		metrics:   m,
 	}
 	d.configQ.init()
 	d.statusQ.init()
@@ -256,6 +277,51 @@ func (d *driver) step(ev herder.Event) {
 	for _, a := range d.m.Ready() {
 		d.perform(a)
 	}
+	d.syncMetrics()
+}
+
+// syncMetrics drops the metrics of the tasks the core no longer holds and
+// of the connectors it no longer owns (deleted, moved to another worker):
+// a failed task's stay until then, unlike Kafka Connect's.
+func (d *driver) syncMetrics() {
+	for _, id := range d.metrics.TaskIDs() {
+		if !d.m.HasTask(herder.TaskID{Connector: id.Connector, Task: id.Task}) {
+			d.metrics.RemoveTask(id)
+		}
+	}
+	for _, name := range d.metrics.ConnectorNames() {
+		if !d.m.OwnsConnector(name) {
+			d.metrics.RemoveConnector(name)
+		}
+	}
+}
+
+// noteStatus records a status this worker writes in the metrics: a
+// task's state if it runs here, a connector's if this worker owns it
+// (a paused or stopped one too, which runs nothing here).
+func (d *driver) noteStatus(a herder.PutStatus) {
+	if a.Task >= 0 {
+		d.metrics.SetTaskState(metrics.TaskID{Connector: a.Connector, Task: a.Task}, a.State)
+		return
+	}
+	if !d.m.OwnsConnector(a.Connector) {
+		return
+	}
+	if !d.metrics.HasConnector(a.Connector) {
+		d.noteConnector(a.Connector, d.configs.Snapshot().Connectors[a.Connector])
+	}
+	d.metrics.SetConnectorState(a.Connector, a.State)
+}
+
+// noteConnector makes the metrics of a connector this worker owns.
+func (d *driver) noteConnector(name string, config map[string]string) {
+	kind, class, version := metrics.Kind(""), config["connector.class"], ""
+	if l := d.pl.Load(); l != nil {
+		if spec, err := l.Spec(class); err == nil {
+			kind, class, version = metrics.Kind(spec.Type), spec.Class, spec.Version
+		}
+	}
+	d.metrics.SetConnector(name, kind, class, version)
 }
 
 // send hands an event to the loop (from any goroutine but the loop's).
@@ -405,13 +471,23 @@ func toTaskID(id herder.TaskID) TaskID { return TaskID{Connector: id.Connector, 
 func (d *driver) perform(a herder.Action) {
 	switch a := a.(type) {
 	case herder.StartConnector:
+		d.noteConnector(a.Name, a.Config)
 		d.chain("c/"+a.Name, func() { d.startConnector(a) })
 	case herder.StopConnector:
 		d.chain("c/"+a.Name, func() { d.stopConnector(a) })
 	case herder.GenerateTaskConfigs:
 		d.goBg(func() { d.generate(a) })
 	case herder.StartTask:
-		d.chain(taskKey(a.ID), func() { d.startTask(a) })
+		// The set is made here, on the loop, as syncMetrics drops it: a
+		// task stopped before its start goroutine runs leaves none behind.
+		kind := metrics.Source
+		if l := d.pl.Load(); l != nil {
+			if spec, err := l.Spec(a.Connector["connector.class"]); err == nil && spec.Type == sdk.Sink {
+				kind = metrics.Sink
+			}
+		}
+		tm := d.metrics.StartTask(metrics.TaskID{Connector: a.ID.Connector, Task: a.ID.Task}, kind)
+		d.chain(taskKey(a.ID), func() { d.startTask(a, tm) })
 	case herder.StopTask:
 		d.chain(taskKey(a.ID), func() { d.stopTask(a) })
 	case herder.PauseTask:
@@ -427,6 +503,9 @@ func (d *driver) perform(a herder.Action) {
 			}
 		})
 	case herder.PutStatus, herder.CleanStatuses:
+		if ps, ok := a.(herder.PutStatus); ok {
+			d.noteStatus(ps)
+		}
 		d.statusesPending.Add(1)
 		d.statusQ.push(a)
 	case herder.WriteConfigs:
@@ -479,16 +558,28 @@ func (d *driver) startConnector(a herder.StartConnector) {
 	l := d.pl.Load()
 	spec, err := l.Spec(a.Config["connector.class"])
 	if err != nil {
+		d.metrics.ConnectorStartup(false)
 		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
 		return
 	}
-	conn, err := l.StartConnector(d.ctx, spec.Class, a.Name, resolve(a.Config))
+	res, err := d.resolve(a.Name, spec, a.Config)
 	if err != nil {
+		d.metrics.ConnectorStartup(false)
 		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
 		return
+	}
+	conn, err := l.StartConnector(d.ctx, spec.Class, a.Name, res.Values)
+	if err != nil {
+		d.metrics.ConnectorStartup(false)
+		d.send(herder.ConnectorStarted{Name: a.Name, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	d.metrics.ConnectorStartup(true)
+	if mr, ok := conn.(plugins.MetricsReporter); ok {
+		d.metrics.SetConnectorPlugin(a.Name, mr)
 	}
 	cctx, cancel := context.WithCancel(d.ctx)
-	lc := &liveConnector{run: a.Run, conn: conn, spec: spec, cancel: cancel, done: make(chan struct{})}
+	lc := &liveConnector{run: a.Run, conn: conn, spec: spec, cancel: cancel, done: make(chan struct{}), raw: a.Config, resolved: res}
 	d.rmu.Lock()
 	d.conns[a.Name] = lc
 	d.rmu.Unlock()
@@ -541,7 +632,7 @@ func (d *driver) generate(a herder.GenerateTaskConfigs) {
 	}
 	taskClass := plugins.TaskClass(lc.spec.Class)
 	for i := range tcs {
-		tcs[i] = maps.Clone(tcs[i])
+		tcs[i] = unresolveTaskConfig(tcs[i], lc.raw, lc.resolved)
 		tcs[i]["task.class"] = taskClass
 	}
 	d.send(herder.TaskConfigsGenerated{Name: a.Name, Run: a.Run, Gen: a.Gen, Configs: tcs})
@@ -578,10 +669,11 @@ func (d *driver) task(id TaskID, run uint64) *liveTask {
 	return nil
 }
 
-func (d *driver) startTask(a herder.StartTask) {
+func (d *driver) startTask(a herder.StartTask, tm *metrics.Task) {
 	id := toTaskID(a.ID)
 	spec, err := d.pl.Load().Spec(a.Connector["connector.class"])
 	if err != nil {
+		d.metrics.TaskStartup(false)
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return
 	}
@@ -593,7 +685,20 @@ func (d *driver) startTask(a herder.StartTask) {
 		// being stopped).
 		go d.send(herder.TaskFailed{ID: a.ID, Run: a.Run, Trace: trace})
 	}
-	r, err := d.start(d.ctx, id, spec, resolve(a.Connector), resolve(a.Config), a.Paused, report)
+	conn, err := d.resolve(id.Connector, spec, a.Connector)
+	if err != nil {
+		d.metrics.TaskStartup(false)
+		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	tc, err := d.resolve(id.Connector, spec, a.Config)
+	if err != nil {
+		d.metrics.TaskStartup(false)
+		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
+		return
+	}
+	r, err := d.start(d.ctx, id, spec, conn.Values, tc.Values, a.Paused, tm, report)
+	d.metrics.TaskStartup(err == nil)
 	if err != nil {
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return
@@ -628,6 +733,76 @@ func (d *driver) stopTask(a herder.StopTask) {
 	d.send(herder.TaskStopped(a))
 }
 
-// resolve returns the config handed to plugins. Config providers
-// (${provider:path:key}) are resolved here once supported.
-func resolve(c map[string]string) map[string]string { return maps.Clone(c) }
+// emptyProviders resolve nothing (a driver made without a worker).
+var emptyProviders, _ = configprovider.New(nil, nil)
+
+// resolve returns the config handed to a plugin: c with its references
+// resolved by the worker's config providers, here, when the connector or
+// task starts, so that a secret changed on disk reaches a restarted task.
+// A reference that does not resolve stays as it is (Kafka's behaviour)
+// and is logged; a provider that cannot read fails the start. The values
+// of the connector's secrets (its PASSWORD keys, the client security
+// secrets of its overrides, whatever references resolved to) join the
+// worker's set of secrets to hide.
+func (d *driver) resolve(name string, spec sdk.Spec, c map[string]string) (configprovider.Result, error) {
+	res, err := d.providers.Resolve(c)
+	if err != nil {
+		return res, fmt.Errorf("config providers: %w", err)
+	}
+	d.secrets.Add(res.Secrets...)
+	d.secrets.Add(secretValues(spec, res.Values)...)
+	for _, k := range slices.Sorted(maps.Keys(res.Unresolved)) {
+		for _, why := range res.Unresolved[k] {
+			d.connLogger(name).Warn("a config reference did not resolve; the value is passed as it is", "property", k, "reference", why)
+		}
+	}
+	return res, nil
+}
+
+// unresolveTaskConfig gives a task config that the connector made from
+// its resolved config the references of raw back, so that the config
+// topic never holds what they resolved to: a key whose raw value holds a
+// reference and whose value is the resolved one gets the raw value (Kafka
+// Connect's reverse transformation), and any resolved value found in
+// another key (a renamed key, a value built from secrets) gets its
+// reference, which Kafka Connect does not do.
+func unresolveTaskConfig(tc, raw map[string]string, res configprovider.Result) map[string]string {
+	out := make(map[string]string, len(tc))
+	for k, v := range tc {
+		if rv, ok := raw[k]; ok && configprovider.HasReference(rv) && v == res.Values[k] {
+			out[k] = rv
+			continue
+		}
+		out[k] = res.Unresolve(v)
+	}
+	return out
+}
+
+// secretValues returns the values of config that are secrets: its PASSWORD
+// keys (by the plugin's definitions), the client security secrets
+// (producer.override.sasl.jaas.config and the like), and the passwords
+// within a JAAS configuration.
+func secretValues(spec sdk.Spec, config map[string]string) []string {
+	password := map[string]bool{}
+	for _, k := range spec.Config {
+		if k.Type == sdk.TypePassword {
+			password[k.Name] = true
+		}
+	}
+	var out []string
+	for k, v := range config {
+		if password[k] || kafkaauth.IsSecret(k) {
+			out = append(out, v)
+		}
+		if strings.HasSuffix(k, "sasl.jaas.config") {
+			if m, err := jaas.ParseClient(v); err == nil {
+				for o, ov := range m.Options {
+					if lo := strings.ToLower(o); strings.Contains(lo, "password") || strings.Contains(lo, "secret") || strings.Contains(lo, "token") {
+						out = append(out, ov)
+					}
+				}
+			}
+		}
+	}
+	return out
+}

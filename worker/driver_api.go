@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/internal/configprovider"
+	"github.com/tributary-dev/tributary/internal/kafkaauth"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/herder"
@@ -40,6 +43,36 @@ func (d *driver) Health(ctx context.Context) error {
 	}
 	if _, err := d.request(ctx, herder.Ping{}); err != nil {
 		return Errorf(KindInternal, "Worker was unable to handle this request and may be unable to handle other requests. %s", err)
+	}
+	return nil
+}
+
+var _ Probes = (*driver)(nil)
+
+// Alive implements Probes.
+func (d *driver) Alive(ctx context.Context) error {
+	if !d.running.Load() {
+		return nil // starting (or stopping): not stuck
+	}
+	if _, err := d.request(ctx, herder.Ping{}); err != nil && KindOf(err) != KindUnavailable {
+		return Errorf(KindInternal, "The worker's herder loop did not answer: %s", err)
+	}
+	return nil
+}
+
+// Ready implements Probes.
+func (d *driver) Ready(ctx context.Context) error {
+	if !d.ready.Load() || !d.running.Load() {
+		return d.stillStarting()
+	}
+	if d.member != nil && d.member.Lease() <= 0 {
+		return Errorf(KindUnavailable, "The worker's membership in group %s has expired; it is rejoining", d.cfg.GroupID)
+	}
+	if err := d.configs.Refresh(ctx); err != nil {
+		return Errorf(KindUnavailable, "The worker cannot read the config topic %s to its end: %v", d.cfg.ConfigTopic, err)
+	}
+	if _, err := d.request(ctx, herder.Ping{}); err != nil {
+		return Errorf(KindUnavailable, "The worker's herder loop did not answer: %s", err)
 	}
 	return nil
 }
@@ -110,7 +143,7 @@ func (d *driver) connectorType(config map[string]string) string {
 }
 
 func (d *driver) info(name string, cs ConnectorSnapshot) ConnectorInfo {
-	info := ConnectorInfo{Name: name, Config: maps.Clone(cs.Config), Tasks: []TaskID{}, Type: d.connectorType(cs.Config)}
+	info := ConnectorInfo{Name: name, Config: d.shown(cs.Config), Tasks: []TaskID{}, Type: d.connectorType(cs.Config)}
 	for i := range cs.Tasks {
 		info.Tasks = append(info.Tasks, TaskID{Connector: name, Task: i})
 	}
@@ -141,11 +174,41 @@ func (d *driver) ConnectorConfig(ctx context.Context, name string) (map[string]s
 	if err != nil {
 		return nil, err
 	}
-	return maps.Clone(cs.Config), nil
+	return d.shown(cs.Config), nil
+}
+
+// shown is a stored config as the REST API shows it: as stored (Kafka
+// Connect's answer), or with rest.hide.secrets the literal values of its
+// secrets (PASSWORD keys by the plugin's definitions, client security
+// secrets) replaced by [hidden]; references are shown, they hide nothing.
+func (d *driver) shown(c map[string]string) map[string]string {
+	out := maps.Clone(c)
+	if !d.cfg.HideSecrets {
+		return out
+	}
+	var spec sdk.Spec
+	if l := d.pl.Load(); l != nil {
+		spec, _ = l.Spec(c["connector.class"])
+	}
+	password := map[string]bool{}
+	for _, k := range spec.Config {
+		if k.Type == sdk.TypePassword {
+			password[k.Name] = true
+		}
+	}
+	for k, v := range out {
+		if (password[k] || kafkaauth.IsSecret(k) || secretKey(k)) && !configprovider.HasReference(v) && v != "" {
+			out[k] = redact.Hidden
+		}
+	}
+	return out
 }
 
 // validate checks a connector config the way Kafka Connect does before
-// anything is written.
+// anything is written: with its references resolved first (the plugin
+// validates what it will run with), but showing the references, not what
+// they resolved to, and hiding every secret in the messages; a reference
+// that does not resolve is an error on its key, naming it.
 func (d *driver) validate(ctx context.Context, config map[string]string) (sdk.ConfigInfos, sdk.Spec, error) {
 	class := strings.TrimSpace(config["connector.class"])
 	if class == "" {
@@ -159,13 +222,68 @@ func (d *driver) validate(ctx context.Context, config map[string]string) (sdk.Co
 	if err != nil {
 		return sdk.ConfigInfos{}, sdk.Spec{}, unknownConnectorClass(class, l)
 	}
-	pluginInfos, err := l.Validate(ctx, spec.Class, config)
+	res, err := d.providers.Resolve(config)
+	if err != nil {
+		return sdk.ConfigInfos{}, spec, Errorf(KindBadRequest, "Failed to resolve the config references of %s: %v", class, err)
+	}
+	var hide redact.Set
+	hide.Add(res.Secrets...)
+	hide.Add(secretValues(spec, res.Values)...)
+	d.secrets.Add(res.Secrets...)
+	d.secrets.Add(secretValues(spec, res.Values)...)
+	pluginInfos, err := l.Validate(ctx, spec.Class, res.Values)
 	if err != nil {
 		// The connector failed (a panic, a Check that could not run):
 		// Kafka Connect answers 500 with the connector's message.
-		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %v", class, err)
+		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %s", class, hide.Scrub(err.Error()))
 	}
-	return Validation(spec, d.converters(), config, pluginInfos), spec, nil
+	infos := Validation(spec, d.converters(), res.Values, pluginInfos, d.clientOverrides())
+	return withReferences(infos, config, res, &hide), spec, nil
+}
+
+// withReferences shows a validation's values as configured (a reference,
+// not what it resolved to), adds an error on each key whose reference did
+// not resolve, and hides secrets in values and messages.
+func withReferences(infos sdk.ConfigInfos, raw map[string]string, res configprovider.Result, hide *redact.Set) sdk.ConfigInfos {
+	seen := map[string]bool{}
+	for i := range infos.Configs {
+		v := &infos.Configs[i].Value
+		seen[v.Name] = true
+		if r, ok := raw[v.Name]; ok && configprovider.HasReference(r) && v.Value != nil {
+			// A reference hides nothing, even for a PASSWORD key (Kafka
+			// Connect shows it too).
+			rv := r
+			v.Value = &rv
+		} else if v.Value != nil {
+			sv := hide.Scrub(*v.Value)
+			v.Value = &sv
+		}
+		for j, e := range v.Errors {
+			v.Errors[j] = hide.Scrub(res.Unresolve(e))
+		}
+		for _, why := range res.Unresolved[v.Name] {
+			v.Errors = append(v.Errors, "The config reference "+why)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(res.Unresolved)) {
+		if seen[k] {
+			continue
+		}
+		r := raw[k]
+		msgs := []string{}
+		for _, why := range res.Unresolved[k] {
+			msgs = append(msgs, "The config reference "+why)
+		}
+		infos.Configs = append(infos.Configs, sdk.ConfigInfo{
+			Definition: sdk.ConfigKeyInfo{Name: k, Type: "STRING", Importance: "LOW", Width: "NONE", DisplayName: k, Dependents: []string{}},
+			Value:      sdk.ConfigValueInfo{Name: k, Value: &r, RecommendedValues: []string{}, Errors: msgs, Visible: true},
+		})
+	}
+	infos.ErrorCount = 0
+	for _, c := range infos.Configs {
+		infos.ErrorCount += len(c.Value.Errors)
+	}
+	return infos
 }
 
 // converters are the worker's converters, every connector's defaults.
@@ -213,11 +331,17 @@ func pluginDescs(l plugins.Loader) string {
 	return strings.Join(descs, ", ")
 }
 
+// formatConfig renders a config as Java's Map.toString would, but with
+// the values of secret-looking keys hidden (Kafka Connect prints them).
 func formatConfig(c map[string]string) string {
 	keys := slices.Sorted(maps.Keys(c))
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
-		parts = append(parts, k+"="+c[k])
+		v := c[k]
+		if secretKey(k) && !configprovider.HasReference(v) {
+			v = redact.Hidden
+		}
+		parts = append(parts, k+"="+v)
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
@@ -257,7 +381,7 @@ func (d *driver) putConfig(ctx context.Context, name string, config map[string]s
 	if r.Stale {
 		return false, ConnectorInfo{}, true, nil
 	}
-	info = ConnectorInfo{Name: name, Config: config, Tasks: []TaskID{}, Type: string(spec.Type)}
+	info = ConnectorInfo{Name: name, Config: d.shown(config), Tasks: []TaskID{}, Type: string(spec.Type)}
 	for i := 0; i < r.Tasks && !r.Created; i++ {
 		info.Tasks = append(info.Tasks, TaskID{Connector: name, Task: i})
 	}
@@ -365,7 +489,14 @@ func (d *driver) TaskConfigs(ctx context.Context, name string) ([]TaskInfo, erro
 	}
 	out := []TaskInfo{}
 	for i, tc := range cs.Tasks {
-		out = append(out, TaskInfo{ID: TaskID{Connector: name, Task: i}, Config: maps.Clone(tc)})
+		tc := maps.Clone(tc)
+		if d.cfg.HideSecrets {
+			tc = d.shown(withClass(tc, cs.Config))
+			if _, ok := cs.Tasks[i]["connector.class"]; !ok {
+				delete(tc, "connector.class")
+			}
+		}
+		out = append(out, TaskInfo{ID: TaskID{Connector: name, Task: i}, Config: tc})
 	}
 	return out, nil
 }
@@ -660,3 +791,26 @@ func (d *driver) SyncConfigs(ctx context.Context) error {
 
 // HoldTimeout is rest.rebalance.hold.ms.
 func (d *driver) HoldTimeout() time.Duration { return d.cfg.RequestHold }
+
+// clientOverrides is what validating client overrides takes of the
+// worker: its override policy and the base of each kind of client (the
+// admin clients of connectors inherit the worker's top-level settings,
+// producers and consumers do not, as in Kafka Connect).
+func (d *driver) clientOverrides() ClientOverrides {
+	admin := maps.Clone(d.cfg.ClientConfig)
+	if admin == nil {
+		admin = map[string]string{}
+	}
+	maps.Copy(admin, d.cfg.AdminConfig)
+	return ClientOverrides{Policy: d.cfg.OverridePolicy, JAASFile: d.cfg.JAASConfigFile, Base: map[string]map[string]string{
+		producerOverride: d.cfg.ProducerConfig, consumerOverride: d.cfg.ConsumerConfig, adminOverride: admin}}
+}
+
+// withClass is a task config with its connector's class, to look its
+// definitions up.
+func withClass(tc, conn map[string]string) map[string]string {
+	if _, ok := tc["connector.class"]; !ok {
+		tc["connector.class"] = conn["connector.class"]
+	}
+	return tc
+}

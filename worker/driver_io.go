@@ -72,9 +72,9 @@ func (d *driver) writeStatus(ctx context.Context, a herder.Action) {
 	case herder.PutStatus:
 		var err error
 		if a.Task < 0 {
-			err = d.statuses.PutConnector(ctx, a.Connector, ConnectorState{State: a.State, WorkerID: d.workerID, Trace: a.Trace}, a.Generation)
+			err = d.statuses.PutConnector(ctx, a.Connector, ConnectorState{State: a.State, WorkerID: d.workerID, Trace: d.secrets.Scrub(a.Trace)}, a.Generation)
 		} else {
-			err = d.statuses.PutTask(ctx, TaskID{Connector: a.Connector, Task: a.Task}, TaskState{ID: a.Task, State: a.State, WorkerID: d.workerID, Trace: a.Trace}, a.Generation)
+			err = d.statuses.PutTask(ctx, TaskID{Connector: a.Connector, Task: a.Task}, TaskState{ID: a.Task, State: a.State, WorkerID: d.workerID, Trace: d.secrets.Scrub(a.Trace)}, a.Generation)
 		}
 		if err != nil {
 			d.connLogger(a.Connector).Warn("writing a status failed", "task", a.Task, "state", a.State, "err", err)

@@ -15,7 +15,7 @@ import (
 // them answer 503 "still starting" instead of panicking on a nil backend,
 // and writes do too (the herder loop is not running yet).
 func TestAPIWhileStarting(t *testing.T) {
-	d := newDriver(Config{TopicTracking: true, TopicTrackingReset: true}, slog.New(slog.DiscardHandler), nil, "w1")
+	d := newDriver(Config{TopicTracking: true, TopicTrackingReset: true}, slog.New(slog.DiscardHandler), nil, "w1", nil)
 	ctx := context.Background()
 	check := func(what string, err error) {
 		t.Helper()

@@ -39,6 +39,7 @@ func (d *driver) joinGroup(ctx context.Context, cl *kgo.Client) (*member.Member,
 		ConfigOffset: d.configs.Offset,
 		Assign:       d.leaderAssign,
 		OnJoinPrepare: func(ctx context.Context, p member.Protocol, lost bool) {
+			d.metrics.RebalanceStarted()
 			if _, err := d.call(ctx, func(t herder.Token) herder.Event {
 				return herder.JoinPrepare{Reply: t, Lost: lost, Eager: !p.Incremental()}
 			}); err != nil {
@@ -70,6 +71,7 @@ func (d *driver) joinGroup(ctx context.Context, cl *kgo.Client) (*member.Member,
 				d.logger.Warn("applying the assignment was interrupted", "generation", g.ID, "err", err)
 				return
 			}
+			d.metrics.RebalanceCompleted(g.ID, string(g.Protocol), g.Assignment.LeaderURL, len(g.Connectors), len(g.Tasks))
 			if !d.ready.Swap(true) {
 				d.stage.Store("running")
 			}

@@ -3,9 +3,12 @@ package worker
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/tributary-dev/tributary/internal/configprovider"
+	"github.com/tributary-dev/tributary/internal/kafkaauth"
 	"github.com/tributary-dev/tributary/internal/properties"
 )
 
@@ -56,13 +59,54 @@ func (s Sources) Merge() (properties.Properties, error) {
 	return p, nil
 }
 
-// Load merges the sources and parses the result (see FromProperties).
+// Load merges the sources, resolves their references (see
+// ResolveReferences) and parses the result (see FromProperties).
 func (s Sources) Load() (Config, []string, error) {
 	p, err := s.Merge()
 	if err != nil {
 		return Config{}, nil, err
 	}
-	return FromProperties(p)
+	p, warnings, err := ResolveReferences(p, s.Environ)
+	if err != nil {
+		return Config{}, nil, err
+	}
+	c, more, err := FromProperties(p)
+	return c, append(warnings, more...), err
+}
+
+// ResolveReferences replaces the ${provider:[path:]key} references in
+// worker properties with what the config providers the properties
+// configure (config.providers, config.providers.NAME.class, …) give, as
+// Kafka does for every configuration (KIP-421). A reference that does not
+// resolve stays as it is, with a warning saying why; a provider that fails
+// (an unreadable file) is an error. environ is what ${env:…} reads.
+func ResolveReferences(p properties.Properties, environ []string) (properties.Properties, []string, error) {
+	providers, err := configprovider.New(p, environ)
+	if err != nil {
+		return nil, nil, err
+	}
+	in := map[string]string{}
+	for k, v := range p {
+		if !strings.HasPrefix(k, "config.providers") && configprovider.HasReference(v) {
+			in[k] = v
+		}
+	}
+	if len(in) == 0 {
+		return p, nil, nil
+	}
+	res, err := providers.Resolve(in)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config providers: %w", err)
+	}
+	out := maps.Clone(p)
+	maps.Copy(out, res.Values)
+	var warnings []string
+	for _, k := range slices.Sorted(maps.Keys(res.Unresolved)) {
+		for _, why := range res.Unresolved[k] {
+			warnings = append(warnings, fmt.Sprintf("%s: the reference %s; the value is used as it is", k, why))
+		}
+	}
+	return out, warnings, nil
 }
 
 // EnvOverrides turns Confluent-image style environment variables into
@@ -158,6 +202,9 @@ func ContainerDefaults() properties.Properties {
 // secretKey reports whether a setting's value is a secret that must not be
 // shown: a password, a secret, a JAAS configuration or a key's material.
 func secretKey(k string) bool {
+	if kafkaauth.IsSecret(k) {
+		return true
+	}
 	k = strings.ToLower(k)
 	for _, s := range []string{"password", "secret", "jaas.config", "credentials", "token", "keystore.key"} {
 		if strings.Contains(k, s) {

@@ -202,6 +202,18 @@ func ConnectorConfigDefs(spec sdk.Spec) []sdk.ConfigKeyInfo {
 	return out
 }
 
+// ClientOverrides is what validating a connector's client overrides takes
+// of the worker: connector.client.config.override.policy and the worker's
+// own settings of each kind of client, by override prefix
+// (producer.override. → the producer.* settings).
+type ClientOverrides struct {
+	Policy OverridePolicy
+	Base   map[string]map[string]string
+	// JAASFile is the worker's JAAS file (java.security.auth.login.config),
+	// whose KafkaClient section stands in for an unset sasl.jaas.config.
+	JAASFile string
+}
+
 // Converters names the worker's converters (key.converter,
 // value.converter, header.converter): the defaults of every connector's.
 type Converters struct {
@@ -356,8 +368,10 @@ func splitTopics(s string) []string {
 // worker's validation of the keys every connector has (with the worker's
 // converters w as the converters' defaults), then the plugin's validation
 // of its own keys (plugin), then the settings of the converters the config
-// names. Its name is the connector.class given.
-func Validation(spec sdk.Spec, w Converters, config map[string]string, plugin sdk.ConfigInfos) sdk.ConfigInfos {
+// names, then the client overrides (producer.override.* and the like)
+// against clients, the worker's override policy and client settings. Its
+// name is the connector.class given.
+func Validation(spec sdk.Spec, w Converters, config map[string]string, plugin sdk.ConfigInfos, clients ClientOverrides) sdk.ConfigInfos {
 	out := sdk.ConfigInfos{Name: config["connector.class"], Groups: commonGroups(spec.Type)}
 	out.Configs = commonConfigInfos(spec, w, config)
 	out.Configs, out.Groups = withTransforms(config, out.Configs, out.Groups)
@@ -395,9 +409,10 @@ func Validation(spec sdk.Spec, w Converters, config map[string]string, plugin sd
 		}
 		out.Configs = append(out.Configs, c)
 	}
-	// Client overrides the client would refuse (Kafka Connect lists every
-	// override key; only refused ones are listed here, with the error).
-	errs := overrideErrors(config)
+	// Client overrides the client or the policy would refuse (Kafka
+	// Connect lists every override key; only refused ones are listed
+	// here, with the error).
+	errs := overrideErrors(config, clients.Policy, clients.Base, clients.JAASFile)
 	for _, k := range slices.Sorted(maps.Keys(errs)) {
 		v := config[k]
 		msg := fmt.Sprintf("Invalid value %s for configuration %s: %s", v, k, errs[k])

@@ -20,7 +20,7 @@ func TestMergeValidationKeepsPluginErrors(t *testing.T) {
 		{Definition: sdk.ConfigKeyInfo{Name: "topics"}, Value: sdk.ConfigValueInfo{Name: "topics", Errors: []string{"only one topic"}}},
 		{Definition: sdk.ConfigKeyInfo{Name: "path"}, Value: sdk.ConfigValueInfo{Name: "path"}},
 	}}
-	out := Validation(testSpec(sdk.Sink), testConverters, config, plugin)
+	out := Validation(testSpec(sdk.Sink), testConverters, config, plugin, ClientOverrides{})
 	if out.ErrorCount != 1 {
 		t.Fatalf("error_count %d, want 1: %+v", out.ErrorCount, out.Errors())
 	}
@@ -41,7 +41,7 @@ func TestMergeValidationKeepsPluginErrors(t *testing.T) {
 // TestPluginCallsWhileStarting: until the plugin host is up, the plugin
 // endpoints and validation answer 503 (still starting), not a panic.
 func TestPluginCallsWhileStarting(t *testing.T) {
-	h := newDriver(Config{}, slog.New(slog.DiscardHandler), nil, "w1")
+	h := newDriver(Config{}, slog.New(slog.DiscardHandler), nil, "w1", nil)
 	h.stage.Store("starting the plugin host")
 	ctx := context.Background()
 	check := func(what string, err error) {
@@ -86,7 +86,7 @@ func TestValidateDeadLetterQueueAndOverrides(t *testing.T) {
 		for k, v := range tc.config {
 			config[k] = v
 		}
-		out := Validation(testSpec(sdk.Sink), testConverters, config, sdk.ConfigInfos{Name: "X"})
+		out := Validation(testSpec(sdk.Sink), testConverters, config, sdk.ConfigInfos{Name: "X"}, ClientOverrides{})
 		errs := out.Errors()
 		if tc.key == "" {
 			if out.ErrorCount != 0 {
@@ -109,7 +109,7 @@ func TestValidateTransforms(t *testing.T) {
 		"transforms": "route,bad,route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
 		"transforms.route.regex": "(.*)", "transforms.bad.type": "com.example.NoSuchTransform",
 		"predicates": "p", "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "t.*"}
-	out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{})
+	out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{}, ClientOverrides{})
 	want := map[string][]string{
 		"transforms":                   {"Invalid value [route, bad, route] for configuration transforms: Duplicate alias provided."},
 		"transforms.route.replacement": {`Missing required configuration "transforms.route.replacement" which has no default value.`},
@@ -145,7 +145,7 @@ func TestValidateTransforms(t *testing.T) {
 	delete(config, "transforms.bad.type")
 	config["transforms"] = "route"
 	config["transforms.route.replacement"] = "x-$1"
-	if out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{}); out.ErrorCount != 0 {
+	if out := Validation(testSpec(sdk.Source), testConverters, config, sdk.ConfigInfos{}, ClientOverrides{}); out.ErrorCount != 0 {
 		t.Errorf("valid chain: %v", out.Errors())
 	}
 }

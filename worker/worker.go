@@ -7,18 +7,25 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tributary-dev/tributary/internal/configprovider"
+	"github.com/tributary-dev/tributary/internal/kafkatls"
 	"github.com/tributary-dev/tributary/internal/loglevel"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/convert"
 	"github.com/tributary-dev/tributary/worker/herder"
+	"github.com/tributary-dev/tributary/worker/metrics"
 	"github.com/tributary-dev/tributary/worker/store"
 	"github.com/tributary-dev/tributary/worker/task"
 	"github.com/tributary-dev/tributary/worker/transform"
@@ -41,6 +48,20 @@ type Options struct {
 	// Loader runs connectors; default: a plugins.Host serving the built-in
 	// connectors (plugins.BuiltinCommands) plus plugin.path.
 	Loader plugins.Loader
+	// Environ is the environment the config providers (${env:…}) and the
+	// AWS credential chain read: os.Environ() in a real worker; nil for
+	// none.
+	Environ []string
+	// Secrets collects the values the worker hides (connectors'
+	// passwords, what their references resolve to): give the same set to
+	// the log handler (redact.NewHandler) so that no log line shows them.
+	// Default: a set of the worker's own, which hides them from status
+	// traces and REST answers only.
+	Secrets *redact.Set
+	// Metrics is where the worker registers its metrics (Kafka Connect's
+	// groups, named by tributary.metrics.naming); nil: nowhere. The
+	// command creates it and serves it on /metrics.
+	Metrics prometheus.Registerer
 }
 
 // Worker is one connect worker: stores, plugin host, herder and membership.
@@ -51,6 +72,9 @@ type Worker struct {
 	logger *slog.Logger
 	h      *driver
 	id     string
+	// worker and admin are the settings of the worker's own clients: the
+	// top-level client settings, and those with admin.* on top.
+	worker, admin *clientSettings
 }
 
 // New checks the configuration and prepares a worker; Run starts it.
@@ -74,18 +98,95 @@ func New(cfg Config, opts Options) (*Worker, error) {
 	w := &Worker{cfg: cfg, opts: opts, id: cfg.WorkerID(opts.RESTAddr)}
 	w.logger = loglevel.Named(opts.Logger, "dev.tributary.worker").With("worker", w.id)
 	loglevel.Named(w.logger, "dev.tributary.worker.task") // listed before a task runs
+	var err error
+	if w.worker, err = newClientSettings(cfg.ClientConfig, opts.Environ, cfg.JAASConfigFile); err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	adminProps := maps.Clone(cfg.ClientConfig)
+	maps.Copy(adminProps, cfg.AdminConfig)
+	if w.admin, err = newClientSettings(adminProps, opts.Environ, cfg.JAASConfigFile); err != nil {
+		return nil, fmt.Errorf("worker: admin.%w", err)
+	}
 	for prefix, props := range map[string]map[string]string{"": cfg.ClientConfig, "producer.": cfg.ProducerConfig, "consumer.": cfg.ConsumerConfig, "admin.": cfg.AdminConfig} {
-		_, ignored, err := kafkaClientOpts(props)
+		cs, err := newClientSettings(props, opts.Environ, cfg.JAASConfigFile)
 		if err != nil {
 			return nil, fmt.Errorf("worker: %s%w", prefix, err)
 		}
-		for _, k := range ignored {
+		for _, k := range cs.ignored {
 			w.logger.Warn("client property has no equivalent here and is ignored", "property", prefix+k)
 		}
+		for _, n := range cs.sec.Notes {
+			w.logger.Warn(prefix + n)
+		}
 	}
-	w.h = newDriver(cfg, w.logger, opts.Loggers, w.id)
+	// Kafka Connect's rule, and the mistake users make most: connector
+	// producers and consumers do not inherit the worker's security
+	// settings.
+	if w.worker.sec.Secured() {
+		for _, prefix := range []string{"producer.", "consumer."} {
+			props := cfg.ProducerConfig
+			if prefix == "consumer." {
+				props = cfg.ConsumerConfig
+			}
+			if _, set := props["security.protocol"]; !set {
+				w.logger.Warn("the worker connects to Kafka with security.protocol="+w.worker.sec.Protocol+
+					" but connectors' clients would connect with PLAINTEXT: as in Kafka Connect, they do not inherit the worker's security settings; repeat them under "+prefix+" (e.g. "+prefix+"security.protocol, "+prefix+"sasl.mechanism, "+prefix+"sasl.jaas.config, "+prefix+"ssl.truststore.location)",
+					"property", prefix+"security.protocol")
+			}
+		}
+	}
+	providers, err := configprovider.New(cfg.ProviderSettings, opts.Environ)
+	if err != nil {
+		return nil, fmt.Errorf("worker: %w", err)
+	}
+	if opts.Secrets == nil {
+		opts.Secrets = &redact.Set{}
+	}
+	for _, props := range []map[string]string{cfg.ClientConfig, cfg.ProducerConfig, cfg.ConsumerConfig, cfg.AdminConfig} {
+		opts.Secrets.Add(secretValues(sdk.Spec{}, props)...)
+	}
+	w.opts = opts
+	m := metrics.New(metrics.Config{Style: cfg.MetricsNaming, Window: cfg.MetricsWindow, WorkerID: w.id, Version: Version, Commit: Commit})
+	if opts.Metrics != nil {
+		if err := opts.Metrics.Register(m); err != nil {
+			return nil, fmt.Errorf("worker: metrics: %w", err)
+		}
+	}
+	w.h = newDriver(cfg, w.logger, opts.Loggers, w.id, m)
+	w.h.providers, w.h.secrets = providers, opts.Secrets
+	if w.usesHTTPS() {
+		// The client that forwards requests to other workers: the
+		// listeners' TLS settings (listeners.https.*, else ssl.*), its
+		// key store sent as a client certificate, as Kafka Connect's.
+		tlsCfg, _, err := kafkatls.Client(cfg.HTTPS)
+		if err != nil {
+			return nil, fmt.Errorf("worker: the REST client's TLS settings (listeners.https.*, else ssl.*): %w", err)
+		}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = tlsCfg
+		w.h.client = forwardClient{&http.Client{Timeout: 60 * time.Second, Transport: tr}}
+	}
 	return w, nil
 }
+
+// usesHTTPS reports whether a REST listener, or the advertised one, is
+// HTTPS.
+func (w *Worker) usesHTTPS() bool {
+	if w.cfg.AdvertisedScheme() == "https" {
+		return true
+	}
+	for _, l := range append(slices.Clone(w.cfg.Listeners), w.cfg.AdminListeners...) {
+		if l.Scheme == "https" {
+			return true
+		}
+	}
+	return false
+}
+
+// RESTClient is the HTTP client for requests to other workers (the REST
+// API forwards through it): with the listeners' TLS settings when they
+// use HTTPS.
+func (w *Worker) RESTClient() *http.Client { return w.h.client.Client }
 
 // Herder is what the REST API serves.
 func (w *Worker) Herder() Herder { return w.h }
@@ -93,37 +194,41 @@ func (w *Worker) Herder() Herder { return w.h }
 // ID is the worker id (advertised host:port).
 func (w *Worker) ID() string { return w.id }
 
-func (w *Worker) clientOpts(extra map[string]string) []kgo.Opt {
+// clientOpts are the options of one of the worker's own clients (cs: its
+// top-level settings or its admin settings).
+func (w *Worker) clientOpts(cs *clientSettings) []kgo.Opt {
 	// A short metadata min age lets clients see topics created a moment
 	// ago (internal topics at start, auto-created topics) without waiting
 	// for franz-go's default 5 s.
 	opts := []kgo.Opt{kgo.SeedBrokers(w.cfg.BootstrapServers...), kgo.MetadataMinAge(100 * time.Millisecond)}
-	merged := map[string]string{}
-	for k, v := range w.cfg.ClientConfig {
-		merged[k] = v
-	}
-	for k, v := range extra {
-		merged[k] = v
-	}
-	more, _, _ := kafkaClientOpts(merged) // checked in New
-	return append(opts, more...)
+	return append(opts, cs.opts...)
 }
 
 // taskClientOpts gives a task's producer or consumer the worker's
-// properties for it (base) with the connector's overrides (its keys under
-// prefix) on top, and returns the merged properties. An override the
-// client refuses fails the task; one it has no equivalent for is logged.
+// properties for it (base: producer.* or consumer.*, not the top-level
+// settings, as in Kafka Connect) with the connector's overrides (its keys
+// under prefix, which the override policy allows) on top, and returns the
+// merged properties. An override the client or the policy refuses fails
+// the task; one it has no equivalent for is logged.
 func (w *Worker) taskClientOpts(base, conn map[string]string, prefix string, id TaskID) ([]kgo.Opt, map[string]string, error) {
 	overrides := withOverrides(nil, conn, prefix)
-	_, ignored, err := kafkaClientOpts(overrides)
-	if err != nil {
-		return nil, nil, fmt.Errorf("client override %s%w", prefix, err)
-	}
-	for _, k := range ignored {
-		w.logger.Warn("client override has no equivalent here and is ignored", "connector", id.Connector, "task", id.Task, "property", prefix+k)
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
+		if msg := w.cfg.OverridePolicy.refuses(k); msg != "" {
+			return nil, nil, fmt.Errorf("client override %s%s: %s", prefix, k, msg)
+		}
 	}
 	props := withOverrides(base, conn, prefix)
-	return w.clientOpts(props), props, nil
+	cs, err := newClientSettings(props, w.opts.Environ, w.cfg.JAASConfigFile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("client settings (%s*, %s*): %w", strings.TrimSuffix(prefix, "override."), prefix, err)
+	}
+	for _, k := range cs.ignored {
+		if _, over := overrides[k]; over {
+			w.logger.Warn("client override has no equivalent here and is ignored", "connector", id.Connector, "task", id.Task, "property", prefix+k)
+		}
+	}
+	opts := append([]kgo.Opt{kgo.SeedBrokers(w.cfg.BootstrapServers...), kgo.MetadataMinAge(100 * time.Millisecond)}, cs.opts...)
+	return opts, props, nil
 }
 
 // Run starts the worker and blocks until ctx is cancelled, then stops every
@@ -132,7 +237,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	start := time.Now()
 	log := w.logger
 	w.h.stage.Store("connecting to the Kafka cluster")
-	adminCl, err := kgo.NewClient(w.clientOpts(w.cfg.AdminConfig)...)
+	// Client ids as Kafka Connect's (ConnectUtils.clientIdBase: group.id
+	// and a dash), each client with its metrics.
+	cm := w.h.metrics
+	idBase := w.cfg.GroupID + "-"
+	clientMetrics := func(kind, id string) []kgo.Opt {
+		return append([]kgo.Opt{kgo.ClientID(id)}, cm.Client(kind, id).Opt()...)
+	}
+	adminCl, err := kgo.NewClient(append(w.clientOpts(w.admin), clientMetrics(metrics.ClientAdmin, idBase+"shared-admin")...)...)
 	if err != nil {
 		return fmt.Errorf("worker: admin client: %w", err)
 	}
@@ -140,18 +252,22 @@ func (w *Worker) Run(ctx context.Context) error {
 	adm := kadm.NewClient(adminCl)
 	md, err := adm.BrokerMetadata(ctx)
 	if err != nil {
+		if why := explainConnError(err, w.admin.sec); why != "" {
+			return fmt.Errorf("worker: cannot connect to the Kafka cluster at %s: %s: %w", strings.Join(w.cfg.BootstrapServers, ","), why, err)
+		}
 		return fmt.Errorf("worker: cannot reach the Kafka cluster at %s: %w (check bootstrap.servers)", strings.Join(w.cfg.BootstrapServers, ","), err)
 	}
 	w.h.clusterID = md.Cluster
 	w.h.groups = kadmGroups{adm: adm}
 
 	w.h.stage.Store("reading the internal topics")
-	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string) store.Options {
+	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string, id string) store.Options {
 		return store.Options{Brokers: w.cfg.BootstrapServers, Topic: topic, Partitions: parts, ReplicationFactor: rf,
-			TopicConfigs: settings, ClientOpts: w.clientOpts(nil)[1:], Logger: loglevel.Named(log, "dev.tributary.worker.store")}
+			TopicConfigs: settings, ClientOpts: append(w.clientOpts(w.worker)[1:], clientMetrics(metrics.ClientConsumer, idBase+id)...),
+			Logger: loglevel.Named(log, "dev.tributary.worker.store")}
 	}
 	var opened atomic.Bool // restart requests older than the worker are history
-	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings),
+	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings, "configs"),
 		func(ev store.ConfigEvent) {
 			if ev.Kind == store.LoggerLevelSet {
 				// A cluster-scope PUT /admin/loggers, by any worker.
@@ -177,12 +293,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	opened.Store(true)
 	defer cfgStore.Close()
-	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings))
+	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets"))
 	if err != nil {
 		return fmt.Errorf("worker: offset topic %s: %w", w.cfg.OffsetTopic, err)
 	}
 	defer offStore.Close()
-	statStore, err := store.OpenStatusStore(ctx, storeOpts(w.cfg.StatusTopic, w.cfg.StatusPartitions, w.cfg.StatusReplication, w.cfg.StatusTopicSettings))
+	statStore, err := store.OpenStatusStore(ctx, storeOpts(w.cfg.StatusTopic, w.cfg.StatusPartitions, w.cfg.StatusReplication, w.cfg.StatusTopicSettings, "statuses"))
 	if err != nil {
 		return fmt.Errorf("worker: status topic %s: %w", w.cfg.StatusTopic, err)
 	}
@@ -229,7 +345,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.h.start = w.taskStarter(offStore, statuses)
 
 	w.h.stage.Store("joining the worker group")
-	cl, err := kgo.NewClient(w.clientOpts(nil)...)
+	cl, err := kgo.NewClient(append(w.clientOpts(w.worker), clientMetrics(metrics.ClientConnect, cm.ClientID())...)...)
 	if err != nil {
 		return fmt.Errorf("worker: group client: %w", err)
 	}
@@ -316,7 +432,7 @@ func (w *Worker) converters(conn map[string]string) (key, value convert.Converte
 }
 
 func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) taskStarter {
-	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, report func(state, trace string)) (taskRunner, error) {
+	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
 		key, value, header, err := w.converters(conn)
 		if err != nil {
 			return nil, err
@@ -349,6 +465,9 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
+			if mr, ok := st.(plugins.MetricsReporter); ok {
+				tm.SetPluginMetrics(mr)
+			}
 			var tf task.SourceTransform
 			if chain.Len() > 0 {
 				tf = chain.Source
@@ -356,7 +475,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header, Transform: tf,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
-				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn),
+				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
 				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task")})
 			if err != nil {
 				st.Stop(ctx)
@@ -378,12 +497,15 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
+			if mr, ok := st.(plugins.MetricsReporter); ok {
+				tm.SetPluginMetrics(mr)
+			}
 			var tf task.SinkTransform
 			if chain.Len() > 0 {
 				tf = chain.Sink
 			}
 			r, err := task.NewSink(task.SinkConfig{Info: info, Task: trackedSink{st, noter}, Topics: topics, TopicsRegex: strings.TrimSpace(conn["topics.regex"]), Transform: tf,
-				Key: key, Value: value, Header: header, Status: reporter, Errors: w.errorPolicy(conn),
+				Key: key, Value: value, Header: header, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
 				// The Java consumer asks the broker to auto-create the topics
 				// it subscribes to (allow.auto.create.topics=true), and so
 				// does this one.

@@ -421,6 +421,18 @@ func (c *Coordinator) DeleteGroups(to any, req *kmsg.DeleteGroupsRequest) {
 	c.reply(to, resp, wrote)
 }
 
+// EachOffset calls f with every committed offset of every group, in no
+// particular order (the broker's metrics: group lag).
+func (c *Coordinator) EachOffset(f func(group, topic string, partition int32, offset int64)) {
+	for id, g := range c.groups {
+		for topic, ps := range g.offsets {
+			for p, o := range ps {
+				f(id, topic, p, o.offset)
+			}
+		}
+	}
+}
+
 // Groups returns the ids of every group, sorted.
 func (c *Coordinator) Groups() []string {
 	ids := make([]string, 0, len(c.groups))

@@ -14,6 +14,7 @@ import (
 	"github.com/tributary-dev/tributary/broker"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/worker"
 )
 
@@ -100,6 +101,9 @@ Main settings (defaults in brackets):
   message.max.bytes                default max.message.bytes [1048588]
   socket.request.max.bytes         largest request accepted [104857600]
   tributary.acks1.fsync            make acks=1 wait for fsync too [false]
+  tributary.metrics.listener       where GET /metrics (Prometheus text) is served
+                                   [http://127.0.0.1:9404; in the container image
+                                   http://0.0.0.0:9404; empty: not served]
 
 Durability: a produce with acks=all (-1) is answered only after its data is
 fsynced; fsyncs are group-committed across connections and partitions.
@@ -145,6 +149,9 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if env.container && props["listeners"] == "" {
 		props["listeners"] = "PLAINTEXT://" + net.JoinHostPort(env.bindHost(), "9092")
 	}
+	if _, set := props["tributary.metrics.listener"]; env.container && !set {
+		props["tributary.metrics.listener"] = "http://" + net.JoinHostPort(env.bindHost(), "9404")
+	}
 	cfg, warnings, err := broker.FromProperties(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -161,10 +168,15 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	cfg.WildcardHost = env.hostname
 	cfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
+	reg := newRegistry()
+	cfg.Metrics = reg
 	b, err := broker.Open(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change listeners"))
 		return 1
+	}
+	if cfg.MetricsListener != "" {
+		defer serveMetrics(cfg.MetricsListener, reg, cfg.Logger)()
 	}
 	if err := b.Serve(ctx); err != nil {
 		logger.Error("broker failed", "err", err)
@@ -188,18 +200,22 @@ func portHint(err error, fix string) string {
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {
-	l, _, err := newLevelLogger(w, level)
+	l, _, err := newLevelLogger(w, level, nil)
 	return l, err
 }
 
 // newLevelLogger returns a text logger on w, named dev.tributary, whose
 // level and whose named children's levels can be changed at run time (the
 // worker's /admin/loggers endpoints do); level is the root logger's.
-func newLevelLogger(w io.Writer, level string) (*slog.Logger, *loglevel.Registry, error) {
+func newLevelLogger(w io.Writer, level string, secrets *redact.Set) (*slog.Logger, *loglevel.Registry, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
 	}
-	reg := loglevel.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: loglevel.All}), l)
+	var h slog.Handler = slog.NewTextHandler(w, &slog.HandlerOptions{Level: loglevel.All})
+	if secrets != nil {
+		h = redact.NewHandler(h, secrets)
+	}
+	reg := loglevel.New(h, l)
 	return reg.Logger("dev.tributary"), reg, nil
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -11,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -81,8 +84,20 @@ Subcommands:
   plugins [--all]               the installed connector plugins; with --all
                                 also converters, transforms and predicates
 
-Flags (--url applies to every subcommand; flags may come before or after NAME):
+Flags (--url and the security flags apply to every subcommand; flags may come
+before or after NAME):
   --url URL          the worker's REST API (default http://127.0.0.1:8083)
+  --user USER[:PASSWORD]
+                     HTTP basic credentials (Kafka Connect's basic-auth
+                     extension); also TRIBUTARY_USER, else the netrc entry of
+                     the worker's host (~/.netrc, $NETRC, --netrc-file)
+  --password PASS    the password of --user; also TRIBUTARY_PASSWORD (better
+                     than the command line, which other users can see)
+  --netrc-file FILE  read credentials from FILE instead of ~/.netrc
+  --cacert FILE      trust the CA certificates (PEM) of FILE for an https URL
+  --cert FILE        a client certificate (PEM; with its key unless --key)
+                     for a worker that requires one (ssl.client.auth)
+  --key FILE         the client certificate's private key (PEM)
   -f, --file FILE    the JSON file to send (create, put; apply takes several);
                      - reads standard input
   --expand WHAT      list: status or info (repeatable)
@@ -94,6 +109,10 @@ Flags (--url applies to every subcommand; flags may come before or after NAME):
 The worker's URL is --url when given, else the TRIBUTARY_URL environment
 variable when set, else http://127.0.0.1:8083 (where 'tributary dev' serves
 it). A URL without a scheme gets http://. Connector names are sent URL-escaped.
+
+A 401 ("User cannot access the resource.") means the worker requires
+credentials: give --user and --password (or TRIBUTARY_USER and
+TRIBUTARY_PASSWORD, or a netrc entry).
 
 Exit status: 0 on success; 1 when the worker answers with an error (its
 message and HTTP status go to stderr) or cannot be reached; 2 for a wrong
@@ -144,6 +163,12 @@ var connectorsSubs = []connectorsSub{
 // which apply to which subcommand.
 type connectorsFlags struct {
 	url          string
+	user         string
+	password     string
+	netrc        string
+	cacert       string
+	cert         string
+	key          string
 	files        multiFlag
 	expand       multiFlag
 	includeTasks bool
@@ -155,6 +180,12 @@ func (f *connectorsFlags) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("connectors", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.url, "url", "", "")
+	fs.StringVar(&f.user, "user", "", "")
+	fs.StringVar(&f.password, "password", "", "")
+	fs.StringVar(&f.netrc, "netrc-file", "", "")
+	fs.StringVar(&f.cacert, "cacert", "", "")
+	fs.StringVar(&f.cert, "cert", "", "")
+	fs.StringVar(&f.key, "key", "", "")
 	fs.Var(&f.files, "f", "")
 	fs.Var(&f.files, "file", "")
 	fs.Var(&f.expand, "expand", "")
@@ -244,6 +275,11 @@ func runConnectors(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
 		return 2
 	}
+	client, err := newRESTClient(&opts, base, os.Environ())
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+		return 2
+	}
 	name := ""
 	if sub.named {
 		name = pos[1]
@@ -265,7 +301,7 @@ func runConnectors(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		query.Set("connectorsOnly", "false")
 	}
 	if sub.name == "apply" {
-		return applyConnectors(ctx, base, opts.files, stdin, stdout, stderr)
+		return applyConnectors(ctx, client, base, opts.files, stdin, stdout, stderr)
 	}
 	var body []byte
 	if sub.needFile {
@@ -280,7 +316,7 @@ func runConnectors(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
-	status, resp, err := connectRequest(ctx, sub.method, target, body)
+	status, resp, err := connectRequest(ctx, client, sub.method, target, body)
 	if err != nil {
 		fmt.Fprintf(stderr, "%s: %s\n", prefix, describeConnectError(ctx, base, err))
 		return 1
@@ -319,7 +355,7 @@ func runConnectors(ctx context.Context, args []string, stdin io.Reader, stdout, 
 func checkConnectorsArgs(sub *connectorsSub, fs *flag.FlagSet, opts *connectorsFlags, args []string) string {
 	var msg string
 	fs.Visit(func(f *flag.Flag) {
-		if msg == "" && f.Name != "url" && !slices.Contains(sub.flags, f.Name) {
+		if msg == "" && !slices.Contains(globalConnectorsFlags, f.Name) && !slices.Contains(sub.flags, f.Name) {
 			dashes := "--"
 			if len(f.Name) == 1 {
 				dashes = "-"
@@ -478,7 +514,7 @@ func lineCol(data []byte, offset int64) (line, col int) {
 
 // connectRequest sends one request to the REST API and returns the status
 // and at most maxResponseBytes of the body.
-func connectRequest(ctx context.Context, method, target string, body []byte) (int, []byte, error) {
+func connectRequest(ctx context.Context, c *restClient, method, target string, body []byte) (int, []byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	var r io.Reader
@@ -493,7 +529,10 @@ func connectRequest(ctx context.Context, method, target string, body []byte) (in
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if c.user != "" {
+		req.SetBasicAuth(c.user, c.password)
+	}
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -535,6 +574,10 @@ func errorMessage(status int, body []byte) string {
 		return *e.Message
 	}
 	s := strings.Join(strings.Fields(string(body)), " ")
+	if status == http.StatusUnauthorized {
+		// Kafka Connect's basic-auth answer, not JSON.
+		return s + " (the worker requires credentials: --user and --password, TRIBUTARY_USER and TRIBUTARY_PASSWORD, or a netrc entry)"
+	}
 	if s == "" {
 		return http.StatusText(status)
 	}
@@ -547,14 +590,14 @@ func errorMessage(status int, body []byte) string {
 // applyConnectors creates or updates the connector of each file (Kafka
 // Connect's {"name", "config"} shape) with PUT /connectors/NAME/config, in
 // order, and stops at the first failure. It returns the exit code.
-func applyConnectors(ctx context.Context, base string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func applyConnectors(ctx context.Context, client *restClient, base string, files []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	for _, file := range files {
 		name, config, err := readNamedConnectorFile(file, stdin)
 		if err != nil {
 			fmt.Fprintf(stderr, "tributary connectors apply: %v\n", err)
 			return 1
 		}
-		status, resp, err := connectRequest(ctx, http.MethodPut, base+"/connectors/"+url.PathEscape(name)+"/config", config)
+		status, resp, err := connectRequest(ctx, client, http.MethodPut, base+"/connectors/"+url.PathEscape(name)+"/config", config)
 		if err != nil {
 			fmt.Fprintf(stderr, "tributary connectors apply: %s\n", describeConnectError(ctx, base, err))
 			return 1
@@ -590,4 +633,139 @@ func readNamedConnectorFile(file string, stdin io.Reader) (string, []byte, error
 		return "", nil, fmt.Errorf(`%s: no "name": apply needs {"name": "...", "config": {...}}`, file)
 	}
 	return c.Name, c.Config, nil
+}
+
+// globalConnectorsFlags apply to every subcommand.
+var globalConnectorsFlags = []string{"url", "user", "password", "netrc-file", "cacert", "cert", "key"}
+
+// restClient is the HTTP client of the connectors command and the basic
+// credentials it sends.
+type restClient struct {
+	http           *http.Client
+	user, password string
+}
+
+// newRESTClient builds the command's client: TLS with --cacert and
+// --cert/--key for an https URL; credentials from --user/--password, else
+// TRIBUTARY_USER/TRIBUTARY_PASSWORD, else the netrc entry of the URL's host.
+func newRESTClient(f *connectorsFlags, base string, environ []string) (*restClient, error) {
+	env := func(k string) string {
+		for _, kv := range slices.Backward(environ) {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	c := &restClient{user: f.user, password: f.password}
+	if c.user == "" {
+		c.user = env("TRIBUTARY_USER")
+	}
+	if u, p, ok := strings.Cut(c.user, ":"); ok {
+		c.user, c.password = u, p
+	}
+	if c.password == "" {
+		c.password = env("TRIBUTARY_PASSWORD")
+	}
+	u, _ := url.Parse(base)
+	if c.user == "" {
+		file := f.netrc
+		if file == "" {
+			file = env("NETRC")
+		}
+		if file == "" {
+			if home := env("HOME"); home != "" {
+				file = filepath.Join(home, ".netrc")
+			}
+		}
+		if file != "" {
+			user, pass, err := netrcLookup(file, u.Hostname(), f.netrc != "")
+			if err != nil {
+				return nil, err
+			}
+			c.user, c.password = user, pass
+		}
+	} else if c.password == "" && f.password == "" {
+		return nil, fmt.Errorf("--user %s: no password (give --password, TRIBUTARY_PASSWORD or --user USER:PASSWORD)", c.user)
+	}
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if f.cacert != "" {
+		b, err := os.ReadFile(f.cacert)
+		if err != nil {
+			return nil, fmt.Errorf("--cacert: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("--cacert %s: no PEM certificate in it", f.cacert)
+		}
+		tlsCfg.RootCAs = pool
+	}
+	if f.cert != "" || f.key != "" {
+		key := f.key
+		if key == "" {
+			key = f.cert
+		}
+		if f.cert == "" {
+			return nil, errors.New("--key needs --cert")
+		}
+		cert, err := tls.LoadX509KeyPair(f.cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("--cert/--key: %w", err)
+		}
+		tlsCfg.Certificates = []tls.Certificate{cert}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = tlsCfg
+	return &restClient{http: &http.Client{Transport: tr}, user: c.user, password: c.password}, nil
+}
+
+// netrcLookup returns the login and password of host's entry in a netrc
+// file (else of its default entry); a missing file is no entry unless
+// required.
+func netrcLookup(file, host string, required bool) (string, string, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		if !required && errors.Is(err, os.ErrNotExist) {
+			return "", "", nil
+		}
+		return "", "", fmt.Errorf("netrc: %w", err)
+	}
+	var user, pass, defUser, defPass string
+	var cur string // the machine of the entry being read; "\x00" for default
+	fields := strings.Fields(string(b))
+	for i := 0; i < len(fields); i++ {
+		next := func() string {
+			if i+1 < len(fields) {
+				i++
+				return fields[i]
+			}
+			return ""
+		}
+		switch fields[i] {
+		case "machine":
+			cur = next()
+		case "default":
+			cur = "\x00"
+		case "login":
+			v := next()
+			if cur == host {
+				user = v
+			} else if cur == "\x00" {
+				defUser = v
+			}
+		case "password":
+			v := next()
+			if cur == host {
+				pass = v
+			} else if cur == "\x00" {
+				defPass = v
+			}
+		case "account", "macdef":
+			next()
+		}
+	}
+	if user != "" {
+		return user, pass, nil
+	}
+	return defUser, defPass, nil
 }

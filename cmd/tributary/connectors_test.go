@@ -480,3 +480,36 @@ func TestSplitFlags(t *testing.T) {
 		t.Fatalf("flags %q, positional %q", flags, pos)
 	}
 }
+
+func TestConnectorsCredentials(t *testing.T) {
+	dir := t.TempDir()
+	netrc := filepath.Join(dir, "netrc")
+	os.WriteFile(netrc, []byte("machine other login x password y\nmachine 127.0.0.1 login alice password alice-secret\ndefault login d password dp\n"), 0o600)
+	for name, tc := range map[string]struct {
+		flags          connectorsFlags
+		environ        []string
+		user, password string
+		err            string
+	}{
+		"flags":          {connectorsFlags{user: "bob", password: "pw"}, nil, "bob", "pw", ""},
+		"user:password":  {connectorsFlags{user: "bob:p:w"}, nil, "bob", "p:w", ""},
+		"environment":    {connectorsFlags{}, []string{"TRIBUTARY_USER=eve", "TRIBUTARY_PASSWORD=epw"}, "eve", "epw", ""},
+		"netrc":          {connectorsFlags{netrc: netrc}, nil, "alice", "alice-secret", ""},
+		"NETRC":          {connectorsFlags{}, []string{"NETRC=" + netrc}, "alice", "alice-secret", ""},
+		"no netrc":       {connectorsFlags{}, []string{"HOME=" + dir}, "", "", ""},
+		"no password":    {connectorsFlags{user: "bob"}, nil, "", "", "no password"},
+		"missing netrc":  {connectorsFlags{netrc: filepath.Join(dir, "nope")}, nil, "", "", "netrc"},
+		"missing cacert": {connectorsFlags{cacert: filepath.Join(dir, "nope")}, nil, "", "", "--cacert"},
+	} {
+		c, err := newRESTClient(&tc.flags, "https://127.0.0.1:8443", tc.environ)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want %q", name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || c.user != tc.user || c.password != tc.password {
+			t.Errorf("%s: %+v %v", name, c, err)
+		}
+	}
+}

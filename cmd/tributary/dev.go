@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/tributary-dev/tributary/internal/dirlock"
 	"github.com/tributary-dev/tributary/internal/loglevel"
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/worker"
 )
@@ -29,7 +31,7 @@ func devCommand() command {
 }
 
 const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--plugin-path DIRS] [--demo]
-                     [--config FILE] [--override key=value]...
+                     [--secure] [--config FILE] [--override key=value]...
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
 Connect's) in one process, on 127.0.0.1, with the built-in connectors
@@ -39,7 +41,9 @@ executables, from beside tributary or from PATH) and transformations
 available. State lives in the data directory, so
 a second start resumes where the first stopped. The data directory belongs
 to one process at a time (DIR/.lock): a second dev on it exits at once,
-naming the process that holds it.
+naming the process that holds it. GET /metrics on the REST port serves the
+worker's and the broker's Prometheus series together; /healthz and /readyz
+are the probes (see tributary worker --help).
 
 Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
@@ -59,6 +63,13 @@ Flags:
                       latest record of each key) in the SQLite catalog
                       DIR/iceberg/catalog.db, warehouse DIR/iceberg/warehouse;
                       and show progress
+  --secure            serve the REST API over HTTPS with a self-signed
+                      certificate and HTTP basic authentication (user admin
+                      and a generated password, printed once, at the first
+                      --secure start); both are kept in DIR/secure. Without
+                      it the REST API is open to anyone who can reach the
+                      port, which is only this machine (127.0.0.1). The
+                      bundled broker stays PLAINTEXT on 127.0.0.1 either way
   --config FILE       a worker properties file (connect-distributed.properties
                       keys) whose settings replace dev's defaults below
   --override k=v      set one worker setting (repeatable; applied last)
@@ -99,6 +110,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pluginPath := fs.String("plugin-path", "", "")
 	level := fs.String("log-level", "warn", "")
 	configFile := fs.String("config", "", "")
+	secure := fs.Bool("secure", false, "")
 	var overrides multiFlag
 	fs.Var(&overrides, "override", "")
 	if err := fs.Parse(args); err != nil {
@@ -119,7 +131,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	logger, loggers, err := newLevelLogger(stderr, *level)
+	secrets := &redact.Set{}
+	logger, loggers, err := newLevelLogger(stderr, *level, secrets)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 2
@@ -135,11 +148,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	defer lock.Release()
 	env := currentRunEnv()
+	// One registry for the broker and the worker, served on the REST
+	// listener's /metrics.
+	reg := newRegistry()
 	bcfg := broker.DefaultConfig()
 	bcfg.Listener = net.JoinHostPort(env.bindHost(), strconv.Itoa(*brokerPort))
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
 	bcfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	bcfg.GroupInitialRebalanceDelay = 0
+	bcfg.Metrics = reg // served with the worker's on the REST listener's /metrics
 	b, err := broker.Open(bcfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --broker-port"))
@@ -170,6 +187,20 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"session.timeout.ms":                "10000",
 		"heartbeat.interval.ms":             "1000",
 	}
+	var sec *devSecurity
+	if *secure {
+		hosts := []string{"127.0.0.1", "localhost"}
+		if env.container {
+			if h, err := os.Hostname(); err == nil {
+				hosts = append(hosts, h)
+			}
+		}
+		if sec, err = setUpDevSecurity(*dataDir, hosts); err != nil {
+			fmt.Fprintf(stderr, "tributary dev: --secure: %v\n", err)
+			return 1
+		}
+		maps.Copy(props, sec.workerProps(net.JoinHostPort(env.bindHost(), strconv.Itoa(*restPort))))
+	}
 	if err := devSettings(props, *configFile, overrides); err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v (see --help)\n", err)
 		return 2
@@ -178,7 +209,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *pluginPath != "" || props["plugin.path"] == "" {
 		props["plugin.path"] = *pluginPath
 	}
-	wcfg, warnings, err := worker.FromProperties(props)
+	wcfg, warnings, err := loadWorkerConfig(props, os.Environ())
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1
@@ -186,17 +217,49 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, wcfg, logger, loggers, "pass another --rest-port")
+	rw, err := startWorker(ctx, wcfg, logger, loggers, secrets, reg, "pass another --rest-port")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v\n", err)
 		return 1
 	}
-	if err := waitHealthy(ctx, rw.url); err != nil {
+	var healthClient *http.Client
+	user, password := "", ""
+	if sec != nil {
+		if healthClient, err = sec.client(); err != nil {
+			fmt.Fprintf(stderr, "tributary dev: %v\n", err)
+			return 1
+		}
+		user, password = devUser, sec.password
+		if password == "" {
+			user = "" // an earlier start's password: /health is checked in the worker
+		}
+	}
+	if user == "" && sec != nil {
+		err = waitHerderHealthy(ctx, rw)
+	} else {
+		err = waitHealthy(ctx, rw.url, healthClient, user, password)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: worker did not become ready: %v\n", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "Tributary dev is ready in %s\n  Kafka bootstrap: %s\n  REST API:        %s\n  data:            %s\n",
 		time.Since(start).Round(time.Millisecond), b.Addr(), rw.url, *dataDir)
+	switch {
+	case sec == nil && env.container:
+		fmt.Fprintln(stdout, "  security:        none: the REST API and the broker are open to anyone who reaches the container's ports (--secure for HTTPS and a password)")
+	case sec == nil:
+		fmt.Fprintln(stdout, "  security:        none: the REST API and the broker are open to anyone on this machine, and only this machine (127.0.0.1; --secure for HTTPS and a password)")
+	default:
+		fmt.Fprintf(stdout, "  security:        HTTPS (self-signed: trust %s) and basic authentication, user %s\n", sec.certPEM, devUser)
+		if sec.password != "" {
+			fmt.Fprintf(stdout, "  password:        %s   (shown this once; delete %s for a new one)\n", sec.password, filepath.Join(sec.dir, "credentials.properties"))
+		} else {
+			fmt.Fprintf(stdout, "  password:        the one shown at the first --secure start (delete %s for a new one)\n", filepath.Join(sec.dir, "credentials.properties"))
+		}
+		fmt.Fprintf(stdout, "  try:             TRIBUTARY_PASSWORD=... tributary connectors list --url %s --cacert %s --user %s\n", rw.url, sec.certPEM, devUser)
+		fmt.Fprintln(stdout, "  the broker:      PLAINTEXT on 127.0.0.1 (not secured by --secure)")
+	}
 	if *demo {
 		if err := runDemo(ctx, rw, *dataDir, stdout, logger); err != nil && !errors.Is(err, context.Canceled) {
 			fmt.Fprintf(stderr, "tributary dev: demo: %v\n", err)

@@ -8,11 +8,17 @@ import (
 )
 
 // waitHealthy polls GET /health until it answers 200.
-func waitHealthy(ctx context.Context, url string) error {
+func waitHealthy(ctx context.Context, url string, client *http.Client, user, password string) error {
+	if client == nil {
+		client = http.DefaultClient
+	}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
-		resp, err := http.DefaultClient.Do(req)
+		if user != "" {
+			req.SetBasicAuth(user, password)
+		}
+		resp, err := client.Do(req)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -23,6 +29,26 @@ func waitHealthy(ctx context.Context, url string) error {
 			if err == nil {
 				err = fmt.Errorf("GET /health answered %s", resp.Status)
 			}
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitHerderHealthy waits for the worker's own health check (for a REST
+// API the caller cannot authenticate to).
+func waitHerderHealthy(ctx context.Context, rw *runningWorker) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := rw.w.Herder().Health(ctx)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
 			return err
 		}
 		select {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"flag"
@@ -36,6 +37,10 @@ or curl to run. It asks, in order:
   2. if nothing listens there, the Kafka listener (a broker): ready when it
      answers an ApiVersions request without an error.
 
+A REST API behind basic authentication (rest.extension.classes) is asked
+with the credentials of TRIBUTARY_USER and TRIBUTARY_PASSWORD; an HTTPS one
+on 127.0.0.1 without checking its certificate.
+
 Flags:
   --url URL          the REST API [http://127.0.0.1:8083, or the port of
                      CONNECT_LISTENERS when that variable is set]
@@ -69,7 +74,7 @@ func runHealthcheck(ctx context.Context, args []string, getenv func(string) stri
 	if *restURL == "" {
 		*restURL = healthURL(getenv("CONNECT_LISTENERS"))
 	}
-	err := checkREST(ctx, *restURL, *timeout)
+	err := checkREST(ctx, *restURL, *timeout, getenv("TRIBUTARY_USER"), getenv("TRIBUTARY_PASSWORD"))
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		if kerr := checkKafka(ctx, *kafka, *timeout); kerr != nil {
 			fmt.Fprintf(stderr, "tributary healthcheck: not ready: nothing listens at %s, and the Kafka listener: %v\n", *restURL, kerr)
@@ -99,20 +104,34 @@ func healthURL(listeners string) string {
 	return scheme + "://" + net.JoinHostPort("127.0.0.1", u.Port())
 }
 
-// checkREST asks base/health once.
-func checkREST(ctx context.Context, base string, timeout time.Duration) error {
+// checkREST asks base/health once, with basic credentials when user is
+// set. An HTTPS listener on the loopback is asked without checking its
+// certificate: the probe runs beside the process it probes.
+func checkREST(ctx context.Context, base string, timeout time.Duration, user, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(base, "/")+"/health", nil)
 	if err != nil {
 		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if user != "" {
+		req.SetBasicAuth(user, password)
+	}
+	client := http.DefaultClient
+	if ip := net.ParseIP(req.URL.Hostname()); req.URL.Scheme == "https" && (ip.IsLoopback() || req.URL.Hostname() == "localhost") {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.TLSClientConfig = &tls.Config{InsecureSkipVerify: true} // loopback only: see above
+		client = &http.Client{Transport: tr}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode == http.StatusUnauthorized {
+		return fmt.Errorf("GET %s answered %s: the REST API requires credentials: set TRIBUTARY_USER and TRIBUTARY_PASSWORD", req.URL, resp.Status)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s answered %s: %s", req.URL, resp.Status, strings.TrimSpace(string(body)))
 	}

@@ -105,3 +105,23 @@ func TestHealthcheck(t *testing.T) {
 		})
 	}
 }
+
+// TestHealthcheckSecured: an HTTPS REST API on the loopback behind basic
+// authentication is ready with TRIBUTARY_USER and TRIBUTARY_PASSWORD, and
+// says what is missing without them.
+func TestHealthcheckSecured(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "alice" || p != "pw" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	if err := checkREST(context.Background(), srv.URL, 5e9, "alice", "pw"); err != nil {
+		t.Errorf("with credentials: %v", err)
+	}
+	if err := checkREST(context.Background(), srv.URL, 5e9, "", ""); err == nil || !strings.Contains(err.Error(), "set TRIBUTARY_USER and TRIBUTARY_PASSWORD") {
+		t.Errorf("without credentials: %v", err)
+	}
+}

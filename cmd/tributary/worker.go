@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/internal/redact"
 	"github.com/tributary-dev/tributary/worker"
 )
 
@@ -74,8 +76,42 @@ A cluster: workers with the same group.id share the connectors and tasks.
                                       how the other workers reach this one
 Any worker takes REST writes and forwards them to the leader.
 
+Security (Kafka Connect's settings; see the README's Security section):
+  security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*
+                                      the worker's clients: PLAIN, SCRAM-SHA-256/512,
+                                      OAUTHBEARER, AWS_MSK_IAM; PEM, PKCS12, JKS.
+                                      Connectors' clients take producer.* and
+                                      consumer.* only: repeat them there
+  connector.client.config.override.policy
+                                      All, None, Principal or Allowlist [All]
+  config.providers, config.providers.NAME.class, .param.*
+                                      FileConfigProvider, DirectoryConfigProvider,
+                                      EnvVarConfigProvider: ${file:PATH:KEY} in
+                                      worker and connector settings
+  listeners=https://…, listeners.https.ssl.*, admin.listeners
+                                      HTTPS REST listeners (ssl.client.auth)
+  rest.extension.classes=org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension
+  java.security.auth.login.config     the JAAS file of its KafkaConnect section
+                                      (or -Djava.security.auth.login.config in
+                                      KAFKA_OPTS)
+  rest.hide.secrets                   show literal secrets as [hidden] in stored
+                                      configs [false, as Kafka Connect]
+
 The REST API (Kafka Connect's) is served on listeners; GET /health answers 200
 once the worker is ready. SIGINT or SIGTERM stops the worker cleanly.
+
+Metrics and probes, on the REST listener:
+  GET /metrics                        Prometheus text: Kafka Connect's metric
+                                      groups, the clients', sink lag, the
+                                      plugins' own (Debezium's, the S3 sink's)
+  GET /healthz, GET /readyz           alive; ready (joined the group, caught up
+                                      on the config topic, REST ready)
+  tributary.metrics.naming            strimzi (Strimzi's JMX exporter rules'
+                                      names) or confluent (Confluent's and
+                                      Aiven's) [strimzi]
+  metrics.sample.window.ms, metrics.num.samples
+                                      the window of the rates, averages and
+                                      maxima [30000, 2]
 
 Example:
   tributary worker config/connect-distributed.properties \
@@ -95,7 +131,8 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tributary worker: unexpected argument %q (see --help)\n", rest[len(rest)-1])
 		return 2
 	}
-	logger, loggers, err := newLevelLogger(stderr, f.level)
+	secrets := &redact.Set{}
+	logger, loggers, err := newLevelLogger(stderr, f.level, secrets)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 2
@@ -109,21 +146,27 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 2
 	}
-	cfg, warnings, err := worker.FromProperties(props)
-	if err != nil {
-		fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
-		return 2
-	}
 	if f.printConfig {
+		// The settings as given: references stay references, secrets
+		// are hidden.
+		if _, _, err := loadWorkerConfig(props, src.Environ); err != nil {
+			fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+			return 2
+		}
 		for _, line := range worker.Printable(props) {
 			fmt.Fprintln(stdout, line)
 		}
 		return 0
 	}
+	cfg, warnings, err := loadWorkerConfig(props, src.Environ)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary worker: invalid configuration: %s\n", strings.ReplaceAll(err.Error(), "\n", "; "))
+		return 2
+	}
 	for _, w := range warnings {
 		logger.Warn(w)
 	}
-	rw, err := startWorker(ctx, cfg, logger, loggers, "change listeners")
+	rw, err := startWorker(ctx, cfg, logger, loggers, secrets, newRegistry(), "change listeners")
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary worker: %v\n", err)
 		return 1
@@ -133,4 +176,19 @@ func runWorker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	return 0
+}
+
+// loadWorkerConfig resolves the config providers' references in the
+// worker's properties and parses them.
+func loadWorkerConfig(props properties.Properties, environ []string) (worker.Config, []string, error) {
+	resolved, warnings, err := worker.ResolveReferences(props, environ)
+	if err != nil {
+		return worker.Config{}, nil, err
+	}
+	cfg, more, err := worker.FromProperties(resolved)
+	if cfg.JAASConfigFile == "" {
+		// Where Kafka Connect's users name the JAAS file: KAFKA_OPTS.
+		cfg.JAASConfigFile = jaasFileFromKafkaOpts(environ)
+	}
+	return cfg, append(warnings, more...), err
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/event"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -35,12 +36,17 @@ func Connector() sdk.Connector {
 }
 
 // newClient connects (lazily) to the server of cfg.
-func newClient(cfg *Config) (*mongo.Client, error) {
+// newClient connects to the server; monitor, when not nil, watches the
+// topology (the task's count of primary elections).
+func newClient(cfg *Config, monitor *event.ServerMonitor) (*mongo.Client, error) {
 	opts := options.Client().ApplyURI(cfg.ConnectionString.Value()).
 		SetAppName("tributary").
 		SetConnectTimeout(cfg.ConnectTimeout).
 		SetServerSelectionTimeout(cfg.SelectionTimeout).
 		SetHeartbeatInterval(cfg.HeartbeatFreq)
+	if monitor != nil {
+		opts.SetServerMonitor(monitor)
+	}
 	if cfg.User != "" {
 		opts.SetAuth(options.Credential{Username: cfg.User, Password: cfg.Password.Value(), AuthSource: cfg.AuthSource, PasswordSet: true})
 	}
@@ -64,7 +70,7 @@ func newClient(cfg *Config) (*mongo.Client, error) {
 // check is the live part of validation: the server answers, accepts the
 // credentials, and has change streams if the capture mode needs them.
 func check(ctx context.Context, cfg Config) error {
-	c, err := newClient(&cfg)
+	c, err := newClient(&cfg, nil)
 	if err != nil {
 		return sdk.FieldError{Key: "mongodb.connection.string", Message: err.Error()}
 	}

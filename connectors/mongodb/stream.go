@@ -51,6 +51,8 @@ type streamer struct {
 	idleToken    bson.Raw
 	snapshotDone bool               // initial_only: nothing to stream
 	pending      []sdk.SourceRecord // records for the next poll
+	// scanned holds the collections' RowsScanned series.
+	scanned map[string]*sdk.Gauge
 }
 
 func newStreamer(ctx context.Context, t *task) (*streamer, error) {
@@ -85,6 +87,7 @@ func newStreamer(ctx context.Context, t *task) (*streamer, error) {
 		if mode == SnapshotAlways {
 			return s, s.beginSnapshot(ctx)
 		}
+		t.m.SnapshotSkipped()
 		if mode == SnapshotInitialOnly {
 			s.snapshotDone = true
 			t.log.Info("snapshot.mode=initial_only and the snapshot is complete: nothing to do")
@@ -222,8 +225,19 @@ func (s *streamer) beginSnapshot(ctx context.Context) error {
 	}
 	nss = slices.DeleteFunc(nss, func(n namespace) bool { return !s.t.f.snapshotted(n.String()) })
 	s.t.log.Info("snapshot begins", "collections", len(nss), "resume_token", tokenDisplay(pos.token))
+	s.snapshotStarted(nss, 0)
 	s.snap, err = newSnapshotReader(s.t.client, s.t.cfg.SnapshotFetchSize, nss, 0, nil)
 	return err
+}
+
+// snapshotStarted records a snapshot of nss starting at nss[i].
+func (s *streamer) snapshotStarted(nss []namespace, i int) {
+	names := make([]string, len(nss))
+	for j, n := range nss {
+		names[j] = n.String()
+	}
+	s.t.m.SnapshotStarted(names)
+	s.t.m.SetRemainingTables(len(nss) - i)
 }
 
 // resumeSnapshot goes on with a snapshot a restart interrupted.
@@ -249,8 +263,25 @@ func (s *streamer) resumeSnapshot(ctx context.Context, off sdk.Offset) error {
 		}
 	}
 	s.t.log.Info("resuming the interrupted snapshot", "collection", coll)
+	s.snapshotStarted(nss, i)
 	s.snap, err = newSnapshotReader(s.t.client, s.t.cfg.SnapshotFetchSize, nss, i, after)
 	return err
+}
+
+// rowsOf is the RowsScanned series of a collection.
+func (s *streamer) rowsOf(ns namespace) *sdk.Gauge {
+	if s.t.m == nil {
+		return nil
+	}
+	if s.scanned == nil {
+		s.scanned = map[string]*sdk.Gauge{}
+	}
+	g := s.scanned[ns.String()]
+	if g == nil {
+		g = s.t.m.TableRows("mongodb", s.t.cfg.TopicPrefix, ns.String())
+		s.scanned[ns.String()] = g
+	}
+	return g
 }
 
 func tokenDisplay(tok bson.Raw) string {
@@ -287,6 +318,7 @@ func (s *streamer) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecor
 	for len(recs) < max && !s.snap.done() {
 		doc, ns, err := s.snap.next(ctx)
 		if err != nil {
+			s.t.m.disconnected(true)
 			if len(recs) > 0 {
 				s.peek = recs[len(recs)-1:]
 				return recs[:len(recs)-1], nil // the error comes again
@@ -301,6 +333,10 @@ func (s *streamer) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecor
 			return nil, err
 		}
 		recs = append(recs, r)
+		s.t.m.SnapshotRow(s.rowsOf(ns))
+	}
+	if m := s.t.m; m != nil && s.snap != nil {
+		m.SetRemainingTables(len(s.snap.nss) - s.snap.i)
 	}
 	if !s.snap.done() {
 		if len(recs) > 0 {
@@ -319,6 +355,7 @@ func (s *streamer) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecor
 	// snapshot (the stream resumes from the start position).
 	s.snap.close(ctx)
 	s.snap = nil
+	s.t.m.SnapshotCompleted()
 	recs = append(recs, sdk.SourceRecord{Partition: s.part, Offset: s.start.offset()}) // offset only
 	s.t.log.Info("snapshot complete; streaming changes from its start position", "resume_token", tokenDisplay(s.start.token))
 	if s.t.cfg.SnapshotMode == SnapshotInitialOnly {
@@ -352,6 +389,7 @@ func (s *streamer) pollStream(ctx context.Context, max int) ([]sdk.SourceRecord,
 			return nil, s.streamError(ctx, fmt.Errorf("mongodb: open the change stream: %w", err))
 		}
 		s.cs = cs
+		s.t.m.SetConnected(true)
 		s.idleToken = nil
 	}
 	var recs []sdk.SourceRecord
@@ -418,6 +456,7 @@ func (s *streamer) appendEvent(recs []sdk.SourceRecord, ev *changeEvent) ([]sdk.
 	}
 	s.last = pos
 	if !s.t.f.collection(ev.db, ev.coll) {
+		s.t.m.Filtered()
 		return append(recs, sdk.SourceRecord{Partition: s.part, Offset: off}), nil
 	}
 	var r sdk.SourceRecord
@@ -427,6 +466,19 @@ func (s *streamer) appendEvent(recs []sdk.SourceRecord, ev *changeEvent) ([]sdk.
 	}
 	if !ok {
 		return append(recs, sdk.SourceRecord{Partition: s.part, Offset: off}), nil
+	}
+	if m := s.t.m; m != nil {
+		m.Event(opOf(ev.op))
+		// Handed out with this poll: its lag is a MilliSecondsBehindSource sample.
+		switch {
+		case ev.wallTime != 0:
+			m.Queued(time.UnixMilli(ev.wallTime))
+		case ev.hasTime:
+			m.Queued(time.Unix(int64(ev.clusterT), 0))
+		default:
+			m.Queued(time.Time{})
+		}
+		m.Delivered()
 	}
 	r.Partition, r.Offset = s.part, off
 	if ev.wallTime != 0 {
@@ -494,6 +546,8 @@ func (s *streamer) streamError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return nil
 	}
+	s.t.m.SetConnected(false)
+	s.t.m.disconnected(false)
 	if !historyLost(err) {
 		return transient(ctx, err)
 	}

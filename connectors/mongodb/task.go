@@ -23,6 +23,7 @@ type task struct {
 
 	stream *streamer
 	poll   *poller
+	m      *taskMetrics
 }
 
 func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
@@ -33,7 +34,8 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	}
 	t.f = f
 	t.env = newEnvelopes(t.cfg.TopicPrefix, f)
-	if t.client, err = newClient(&t.cfg); err != nil {
+	t.m = newTaskMetrics(sdk.MetricsOf(tc), t.cfg.TopicPrefix)
+	if t.client, err = newClient(&t.cfg, t.m.monitor()); err != nil {
 		return err
 	}
 	if t.cfg.changeStreams() {

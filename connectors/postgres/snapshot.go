@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/tributary-dev/tributary/connectors/internal/cdcmetrics"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -33,6 +34,7 @@ type snapshotter struct {
 
 	rows     atomic.Int64
 	doneTabs atomic.Int64
+	m        *cdcmetrics.Metrics
 }
 
 // snapshotBatch is the size of the snapshot pipeline's batches. Small
@@ -116,6 +118,7 @@ func (s *snapshotter) merge(ctx context.Context, in <-chan []sdk.SourceRecord, o
 	var held *sdk.SourceRecord
 	first := true
 	send := func(b []sdk.SourceRecord) error {
+		s.m.Queued(time.Time{})
 		select {
 		case out <- b:
 			return nil
@@ -200,6 +203,7 @@ func (s *snapshotter) worker(ctx context.Context, queue <-chan *table, out chan<
 			return err
 		}
 		s.doneTabs.Add(1)
+		s.m.SnapshotTableDone()
 	}
 	_, _ = conn.Exec(ctx, "COMMIT")
 	return nil
@@ -220,7 +224,8 @@ func (s *snapshotter) readTable(ctx context.Context, conn *pgx.Conn, t *table, t
 	if selectList == "" {
 		selectList = "NULL"
 	}
-	r := &rowReader{s: s, t: t, cols: cols, txID: txID, out: out, ctx: ctx, vals: make([]any, len(t.columns))}
+	r := &rowReader{s: s, t: t, cols: cols, txID: txID, out: out, ctx: ctx, vals: make([]any, len(t.columns)),
+		scanned: s.m.TableRows("postgres", s.cfg.TopicPrefix, t.id.String())}
 	var n int64
 	var err error
 	if len(t.pk) > 0 {
@@ -333,6 +338,8 @@ type rowReader struct {
 	rows    int64             // rows of the current chunk
 	lastKey []string
 	err     error
+	// scanned is the table's RowsScanned.
+	scanned *sdk.Gauge
 }
 
 func (r *rowReader) Write(p []byte) (int, error) {
@@ -375,6 +382,7 @@ func (r *rowReader) Write(p []byte) (int, error) {
 	}
 	r.rows++
 	r.s.rows.Add(1)
+	r.s.m.SnapshotRow(r.scanned)
 	if err := r.emit(); err != nil {
 		r.err = err
 		return 0, err

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/tributary-dev/tributary/connectors/internal/cdcmetrics"
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/schema"
 )
@@ -91,6 +92,14 @@ type streamer struct {
 	oldTuple   []tupleColumn
 	beforeVals []any // scratch of change
 	afterVals  []any
+
+	m            *cdcmetrics.Metrics
+	slot         *slotMetrics
+	hasWALStatus bool // PostgreSQL 13 or later
+	// batchSrc is when the batch's first change was committed (zero
+	// while it holds none): MilliSecondsBehindSource.
+	batchSrc time.Time
+	lastWarn time.Time // of the retained WAL
 }
 
 // scratch returns buf resized to n cleared elements.
@@ -123,6 +132,8 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 	if s.started != nil {
 		s.started.Store(true)
 	}
+	s.m.SetConnected(true)
+	defer s.m.SetConnected(false)
 	s.logger.Info("streaming changes", "slot", s.cfg.SlotName, "from", formatLSN(s.start), "publication", s.cfg.PublicationName,
 		"protocol", map[bool]int{false: 1, true: 2}[s.v2], "streaming_in_progress", s.v2)
 	s.rels = map[uint32]*relState{}
@@ -133,7 +144,7 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 	if s.cfg.HeartbeatInterval > 0 {
 		nextHeartbeat = now.Add(s.cfg.HeartbeatInterval)
 	}
-	nextWALCheck := now.Add(10 * time.Second)
+	nextWALCheck := now // the slot's metrics at once, then every slotCheckInterval
 	var rc recvContext
 	defer rc.stop()
 	for {
@@ -185,8 +196,10 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 			}
 		}
 		if !now.Before(nextWALCheck) {
-			nextWALCheck = now.Add(time.Minute)
-			s.checkRetainedWAL(ctx)
+			nextWALCheck = now.Add(slotCheckInterval)
+			if err := s.checkSlot(ctx); err != nil {
+				return err
+			}
 		}
 		if f := s.flushed.Load(); f != s.sentFlush || !now.Before(nextStatus) {
 			if err := s.sendStatus(ctx, false); err != nil {
@@ -247,6 +260,8 @@ func (s *streamer) flush(ctx context.Context, out chan<- []sdk.SourceRecord) err
 	}
 	t := time.NewTicker(s.cfg.StatusInterval)
 	defer t.Stop()
+	s.m.Queued(s.batchSrc)
+	s.batchSrc = time.Time{}
 	for {
 		select {
 		case out <- s.batch:
@@ -322,22 +337,36 @@ func (s *streamer) add(r sdk.SourceRecord) {
 	s.batch = append(s.batch, r)
 }
 
-// checkRetainedWAL warns when the slot holds more WAL than configured.
-func (s *streamer) checkRetainedWAL(ctx context.Context) {
-	if s.cfg.WALWarnBytes <= 0 {
-		return
-	}
-	var retained int64
-	err := s.db.QueryRow(ctx, `SELECT coalesce(pg_current_wal_lsn() - restart_lsn, 0)::bigint FROM pg_replication_slots WHERE slot_name = $1`,
-		s.cfg.SlotName).Scan(&retained)
+// slotCheckInterval is how often the stream reads its slot's state (the
+// slot metrics, the retained-WAL warning).
+const slotCheckInterval = 10 * time.Second
+
+// checkSlot reads the slot's state into the slot metrics, and warns (at
+// most once a minute) when it holds more WAL than configured. A lost
+// connection is returned, so that the stream fails with it and the task
+// reconnects (the query connection is closed by then, and the next use of
+// it would fail with pgx's "conn closed", which says nothing of why); any
+// other error is logged and the stream goes on without the slot's figures.
+func (s *streamer) checkSlot(ctx context.Context) error {
+	st, err := readSlotState(ctx, s.db, s.cfg.SlotName, s.hasWALStatus)
 	if err != nil {
-		s.logger.Warn("could not read the WAL the slot retains", "slot", s.cfg.SlotName, "error", err)
-		return
+		if transient(err) || s.db.IsClosed() {
+			return fmt.Errorf("postgres: read the replication slot's state: %w", err)
+		}
+		s.logger.Warn("could not read the replication slot's state", "slot", s.cfg.SlotName, "error", err)
+		return nil
+	}
+	s.slot.set(st)
+	retained := st.retained
+	if s.cfg.WALWarnBytes <= 0 || time.Since(s.lastWarn) < time.Minute {
+		return nil
 	}
 	if retained > s.cfg.WALWarnBytes {
+		s.lastWarn = time.Now()
 		s.logger.Warn("the replication slot retains much WAL: the server keeps it until the connector confirms its position (is the task running, and are its offsets committed?)",
 			"slot", s.cfg.SlotName, "retained_bytes", retained, "retained", formatBytes(retained), "threshold_bytes", s.cfg.WALWarnBytes)
 	}
+	return nil
 }
 
 func formatBytes(n int64) string {
@@ -464,6 +493,9 @@ func (s *streamer) begin(final uint64, ts time.Time, xid uint32) {
 // commit ends the transaction committed at commit, whose record ends at
 // end.
 func (s *streamer) commit(commit, end uint64) {
+	if !s.skipTx {
+		s.m.Committed()
+	}
 	s.inTx = false
 	s.lastCommit = end // Debezium's "last commit LSN" in source.sequence is the commit's end
 	if end > s.walEnd {
@@ -690,6 +722,7 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 		return r.err
 	}
 	if t == nil {
+		s.m.Filtered() // a table the publication has and the filters leave out
 		return nil
 	}
 	if lsn != s.curLSN {
@@ -721,11 +754,14 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 	now := time.Now()
 	switch kind {
 	case 'I':
-		if !s.cfg.skipped(opCreate) {
+		if s.cfg.skipped(opCreate) {
+			s.m.Filtered()
+		} else {
 			s.emit(t, lsn, opCreate, nil, after, keyStruct(t, after), now, "INSERT", nil)
 		}
 	case 'U':
 		if s.cfg.skipped(opUpdate) {
+			s.m.Filtered()
 			return nil
 		}
 		newKey := keyStruct(t, after)
@@ -746,6 +782,7 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 		s.emit(t, lsn, opUpdate, before, after, newKey, now, "UPDATE", nil)
 	case 'D':
 		if s.cfg.skipped(opDelete) {
+			s.m.Filtered()
 			return nil
 		}
 		key := keyStruct(t, before)
@@ -776,6 +813,10 @@ func (s *streamer) emit(t *table, lsn uint64, op string, before, after []any, ke
 	pos, skip := s.next(lsn)
 	if skip {
 		return
+	}
+	s.m.Event(cdcmetrics.Op(op[0]))
+	if s.batchSrc.IsZero() {
+		s.batchSrc = pos.commitTs
 	}
 	var b, a *schema.Struct
 	if before != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/tributary-dev/tributary/connectors/internal/cdcmetrics"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
@@ -41,6 +42,7 @@ type task struct {
 	flushed atomic.Uint64
 
 	pg14      bool
+	pg13      bool        // the slot has wal_status and safe_wal_size
 	streaming atomic.Bool // the stream (not the snapshot) is running
 	// snapshotting: Open took a snapshot (stream: changes follow it);
 	// snapDone is set once all its rows went out. A snapshot that lost
@@ -53,7 +55,16 @@ type task struct {
 	// stream restarted after a lost connection resumes after it.
 	lastPolled sdk.Offset
 	restarts   int
+
+	// m is Debezium's snapshot and streaming metrics, slot the
+	// replication slot's (nil until Open).
+	m    *cdcmetrics.Metrics
+	slot *slotMetrics
 }
+
+// outBatches is the capacity, in batches, of the queue between the
+// snapshot or stream and Poll.
+const outBatches = 4
 
 func newTask(c Config) *task {
 	return &task{cfg: c, part: sdk.Partition{"server": c.TopicPrefix}}
@@ -185,6 +196,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	}
 	t.filters = f
 	t.cat = newCatalog(&t.cfg, f, t.logger)
+	t.m, t.slot = registerMetrics(sdk.MetricsOf(tc), t.cfg.TopicPrefix, t.cfg.SlotName)
 	if t.db, err = pgx.Connect(ctx, t.cfg.connString(false)); err != nil {
 		return fmt.Errorf("postgres: connect to %s:%d/%s: %w", t.cfg.Hostname, t.cfg.Port, t.cfg.DBName, err)
 	}
@@ -263,7 +275,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 		stream = false
 	}
 
-	t.out = make(chan []sdk.SourceRecord, 4)
+	t.out = make(chan []sdk.SourceRecord, outBatches)
 	t.done = make(chan struct{})
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t.cancel, t.pctx = cancel, pctx
@@ -277,11 +289,12 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 		return fmt.Errorf("postgres: replication connection: %w", err)
 	}
 	pg14 := version >= 140000
-	t.pg14 = pg14
+	t.pg14, t.pg13 = pg14, version >= 130000
 	if snapshot {
 		t.snapshotting, t.stream = true, stream
 		return t.startSnapshot(ctx, slot)
 	}
+	t.m.SnapshotSkipped()
 	start := uint64(0)
 	if !slot.exists {
 		res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
@@ -337,23 +350,31 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 		}
 		tables = append(tables, tb)
 	}
-	snap := &snapshotter{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, name: res.SnapshotName, lsn: uint64(cp), tables: tables}
+	snap := &snapshotter{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, name: res.SnapshotName, lsn: uint64(cp), tables: tables, m: t.m}
+	names := make([]string, len(tables))
+	for i, tb := range tables {
+		names[i] = tb.id.String()
+	}
+	t.m.SnapshotStarted(names)
 	strm := t.newStreamer(uint64(cp), resumePoint{}, t.pg14)
 	t.snapDone.Store(false)
 	t.newChannels()
 	t.startProduce(t.pctx, func(ctx context.Context, out chan<- []sdk.SourceRecord) error {
 		if err := snap.run(ctx, out); err != nil {
+			t.m.SnapshotAborted()
 			return err
 		}
 		if snap.rows.Load() == 0 {
 			// Record that the snapshot is complete.
 			now := time.Now()
+			t.m.Queued(time.Time{})
 			select {
 			case out <- []sdk.SourceRecord{{Partition: t.part, Offset: sdk.Offset{offLSN: int64(cp), offLSNProc: int64(cp), offTsUsec: now.UnixMicro()}}}:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
+		t.m.SnapshotCompleted()
 		t.snapDone.Store(true)
 		if !stream {
 			t.logger.Info("snapshot.mode=initial_only: the snapshot is complete, no changes are streamed")
@@ -366,7 +387,8 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 
 func (t *task) newStreamer(start uint64, resume resumePoint, pg14 bool) *streamer {
 	s := &streamer{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, db: t.db, repl: t.repl,
-		start: start, resume: resume, pg14: pg14, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, started: &t.streaming}
+		start: start, resume: resume, pg14: pg14, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, started: &t.streaming,
+		m: t.m, slot: t.slot, hasWALStatus: t.pg13}
 	s.walEnd = start
 	s.hbPos = start
 	return s
@@ -487,6 +509,7 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 				return nil, nil
 			}
 			t.pending = b
+			t.m.Delivered()
 		case <-ctx.Done():
 			return nil, nil
 		}
@@ -600,8 +623,9 @@ func (t *task) newChannels() {
 	t.mu.Lock()
 	t.err = nil
 	t.mu.Unlock()
-	t.out = make(chan []sdk.SourceRecord, 4)
+	t.out = make(chan []sdk.SourceRecord, outBatches)
 	t.done = make(chan struct{})
+	t.m.Requeued() // what the last producer queued is dropped
 }
 
 // errSlotInUse: the replication slot is held by another connection.

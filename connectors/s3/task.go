@@ -78,6 +78,7 @@ func (t *sinkTask) Open(ctx context.Context, tc sdk.SinkTaskContext) error {
 		return err
 	}
 	t.ws = ws
+	ws.m = newSinkMetrics(sdk.MetricsOf(tc))
 	ws.up = newUploader(t.cfg.Conditional && deterministic(&t.cfg, ws.part))
 	t.tps = map[sdk.TopicPartition]*tpWriter{}
 	// The SDK gives a plugin process a small soft memory limit per task;

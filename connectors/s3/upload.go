@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // uploadJob is one rotation of a Kafka partition: the closed files to
@@ -38,11 +39,19 @@ func newUploader(ifAbsent bool) *uploader {
 func (u *uploader) run() {
 	defer close(u.done)
 	for job := range u.jobs {
+		m, topic := job.w.m, job.w.tp.Topic
 		for _, o := range job.outs {
+			began, size := time.Now(), o.sp.written
 			if err := o.upload(u.ifAbsent); err != nil {
 				job.err = fmt.Errorf("s3 sink: upload %s: %w", o.key, err)
+				m.failed(topic)
 				break
 			}
+			records := 0
+			if o.value {
+				records = o.n
+			}
+			m.uploaded(topic, records, size, time.Since(began))
 		}
 		if job.err != nil {
 			for _, o := range job.outs {

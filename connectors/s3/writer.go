@@ -17,6 +17,7 @@ import (
 // an open file.
 type output struct {
 	key    string
+	value  bool // the value file (its records count as uploaded)
 	format format
 	sp     *spool
 	rw     recordWriter // made with the first record's schema
@@ -128,6 +129,7 @@ type writers struct {
 	spillDir    string
 	conditional bool
 	up          *uploader
+	m           *sinkMetrics
 }
 
 // tpWriter writes the records of one Kafka partition: Confluent's
@@ -199,6 +201,7 @@ func (w *tpWriter) file(ctx context.Context, encoded string, start int64) *openF
 	}
 	f := &openFile{}
 	f.value = w.newOutput(ctx, w.fileKey(encoded, start, w.values.ext()), w.values)
+	f.value.value = true
 	if w.cfg.StoreKeys {
 		f.keys = w.newOutput(ctx, w.fileKey(encoded, start, ".keys"+w.keys.ext()), w.keys)
 	}
@@ -265,15 +268,15 @@ func (w *tpWriter) write(ctx context.Context, r *sdk.SinkRecord, nowMs int64) er
 			return errFatal{err}
 		}
 		if change && w.count > 0 {
-			if err := w.commit(ctx); err != nil {
+			if err := w.commit(ctx, rotateSchema); err != nil {
 				return err
 			}
 			w.schemas[encoded] = r.ValueSchema
 			w.base, w.hasBase = ts, w.part.extract != nil
 			continue
 		}
-		if w.rotateOnTime(encoded, ts, nowMs) {
-			if err := w.commit(ctx); err != nil {
+		if reason := w.rotateOnTime(encoded, ts, nowMs); reason != "" {
+			if err := w.commit(ctx, reason); err != nil {
 				return err
 			}
 			w.setNextScheduled(nowMs)
@@ -306,19 +309,24 @@ func (w *tpWriter) write(ctx context.Context, r *sdk.SinkRecord, nowMs int64) er
 	w.last = r.Offset
 	w.count++
 	if w.count >= int(w.cfg.FlushSize) {
-		return w.commit(ctx)
+		return w.commit(ctx, rotateFlushSize)
 	}
 	return nil
 }
 
-func (w *tpWriter) rotateOnTime(encoded string, ts, nowMs int64) bool {
+// rotateOnTime returns why the files rotate before a record of ts whose
+// encoded partition is encoded, "" when they do not.
+func (w *tpWriter) rotateOnTime(encoded string, ts, nowMs int64) string {
 	if w.count <= 0 {
-		return false
+		return ""
 	}
-	periodic := w.cfg.RotateMs > 0 && w.part.extract != nil &&
-		(ts-w.base >= w.cfg.RotateMs || encoded != w.current)
-	scheduled := w.cfg.ScheduleMs > 0 && nowMs >= w.nextScheduled
-	return periodic || scheduled
+	if w.cfg.RotateMs > 0 && w.part.extract != nil && (ts-w.base >= w.cfg.RotateMs || encoded != w.current) {
+		return rotateInterval
+	}
+	if w.cfg.ScheduleMs > 0 && nowMs >= w.nextScheduled {
+		return rotateSchedule
+	}
+	return ""
 }
 
 // tick is called without records (from Flush): scheduled rotation, and
@@ -332,7 +340,11 @@ func (w *tpWriter) tick(ctx context.Context, nowMs int64) error {
 	if !scheduled && !wall {
 		return nil
 	}
-	if err := w.commit(ctx); err != nil {
+	reason := rotateSchedule
+	if !scheduled {
+		reason = rotateWallclock
+	}
+	if err := w.commit(ctx, reason); err != nil {
 		return err
 	}
 	w.setNextScheduled(nowMs)
@@ -343,7 +355,8 @@ func (w *tpWriter) tick(ctx context.Context, nowMs int64) error {
 // uploader together (keys and headers objects before the values object, in
 // the order of their encoded partitions); once uploaded, everything up to
 // the last record is durable.
-func (w *tpWriter) commit(ctx context.Context) error {
+func (w *tpWriter) commit(ctx context.Context, reason string) error {
+	w.m.rotated(w.tp.Topic, reason)
 	names := make([]string, 0, len(w.files))
 	for n := range w.files {
 		names = append(names, n)

@@ -85,8 +85,15 @@ type ConnectOptions struct {
 	// Dir is where working directories are created (default $TMPDIR).
 	Dir string
 	// Timeout bounds each pipeline run.
-	Timeout  time.Duration
-	Progress io.Writer
+	Timeout time.Duration
+	// Baseline is a tributary binary built without metrics (the
+	// connectors' executables beside it), PipelineMetrics's reference;
+	// Rounds its rounds (DefaultRounds) and ScrapeInterval how often its
+	// scraped variant is scraped (1 s).
+	Baseline       string
+	Rounds         int
+	ScrapeInterval time.Duration
+	Progress       io.Writer
 }
 
 // Proc is one process's memory.
@@ -138,7 +145,10 @@ type ConnectReport struct {
 	Broker      string            `json:"broker"`
 	Results     []*PipelineResult `json:"results"`
 	KafkaBroker string            `json:"kafka_connect_broker,omitempty"`
-	Elapsed     float64           `json:"elapsed_seconds"`
+	// Metrics is PipelineMetrics's result, MetricsError why it failed.
+	Metrics      *MetricsOverhead `json:"metrics_overhead,omitempty"`
+	MetricsError string           `json:"metrics_error,omitempty"`
+	Elapsed      float64          `json:"elapsed_seconds"`
 }
 
 func (r *ConnectReport) find(runtime, pipeline string) *PipelineResult {
@@ -153,6 +163,9 @@ func (r *ConnectReport) find(runtime, pipeline string) *PipelineResult {
 // Failed reports whether a pipeline failed (a skipped Kafka Connect is not
 // a failure).
 func (r *ConnectReport) Failed() bool {
+	if r.MetricsError != "" {
+		return true
+	}
 	for _, x := range r.Results {
 		if x.Error != "" {
 			return true
@@ -223,6 +236,16 @@ func RunConnect(ctx context.Context, o ConnectOptions) (*ConnectReport, error) {
 	if slices.Contains(o.Pipelines, PipelineSMT) {
 		if err := runFilePipelines(ctx, o, logf, adm, bootstrap, work, rep, true); err != nil {
 			return rep, err
+		}
+	}
+	if slices.Contains(o.Pipelines, PipelineMetrics) {
+		m, err := runMetricsOverhead(ctx, o, logf, adm, bootstrap, work)
+		rep.Metrics = m
+		if err != nil {
+			rep.MetricsError = err.Error()
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
 		}
 	}
 	rep.Elapsed = time.Since(begin).Seconds()
@@ -890,8 +913,27 @@ var (
 
 // WriteText prints the results and the targets table.
 func (r *ConnectReport) WriteText(out io.Writer) error {
-	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(out, "Connect worker benchmark: %s/%s, %d CPUs, %s; broker: %s\n\n", r.Host.GOOS, r.Host.GOARCH, r.Host.CPUs, r.Host.GoVersion, r.Broker)
+	if len(r.Results) > 0 {
+		if err := r.writePipelines(out); err != nil {
+			return err
+		}
+	}
+	if r.Metrics != nil {
+		if err := r.Metrics.writeText(out); err != nil {
+			return err
+		}
+	}
+	if r.MetricsError != "" {
+		fmt.Fprintf(out, "\nmetrics overhead failed: %s\n", firstLines(r.MetricsError, 3))
+	}
+	fmt.Fprintf(out, "\n(%.0f s in all)\n", r.Elapsed)
+	return nil
+}
+
+// writePipelines prints the pipelines' results and the targets table.
+func (r *ConnectReport) writePipelines(out io.Writer) error {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "runtime\tpipeline\trecords\tvalue B\trecords/s\tCPU µs/record\tready\tworker RSS idle/load/peak MB\tplugins RSS idle/load MB\ttotal RSS idle/load/peak MB\ttotal PSS load MB\t")
 	for _, x := range r.Results {
 		switch {
@@ -979,7 +1021,7 @@ func (r *ConnectReport) WriteText(out io.Writer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\n(%.0f s in all)\n", r.Elapsed)
+	fmt.Fprintln(out)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -22,11 +23,16 @@ const connectMainClass = "org.apache.kafka.connect.cli.ConnectDistributed"
 // Connect is a running Kafka Connect 4.4 distributed worker whose REST API
 // listens on 127.0.0.1.
 type Connect struct {
+	client  *http.Client
+	access  WorkerSetup
 	url     string
 	groupID string
 	dir     string
 	proc    *process
 	startup time.Duration
+	// metricsURLs are the /metrics URLs of the JMX exporter agents
+	// (WithJMXExporter), in the order of their configurations.
+	metricsURLs []string
 }
 
 // ConnectOption configures KafkaConnect and StartKafkaConnect.
@@ -37,6 +43,40 @@ type connectConfig struct {
 	jvmArgs []string
 	timeout time.Duration
 	group   string
+	access  WorkerSetup
+	// exporters are the rules files of the JMX exporter agents to attach.
+	exporters []string
+}
+
+// WithConnectAccess tells the harness how to reach a worker whose REST
+// API is secured (HTTPS, client certificates, basic authentication) while
+// it waits for it; Connect.Client gives a client for it.
+func WithConnectAccess(a WorkerSetup) ConnectOption {
+	return func(c *connectConfig) { c.access = a }
+}
+
+// WithJMXExporter attaches the Prometheus JMX exporter's Java agent
+// (jmx_prometheus_javaagent, which fetch-jars.sh copies to the jars
+// directory's agents/) with the rules file at config: it serves the
+// worker's MBeans as Prometheus series, named by those rules, at
+// MetricsURLs()[i] for the i-th such option. The metrics tests take
+// their golden lists of series from it. A relative config is the test's
+// (its package directory's).
+func WithJMXExporter(config string) ConnectOption {
+	if abs, err := filepath.Abs(config); err == nil {
+		config = abs // the JVM runs in another directory
+	}
+	return func(c *connectConfig) { c.exporters = append(c.exporters, config) }
+}
+
+// JMXExporterAgent returns the path of the JMX exporter's Java agent jar
+// in the jars directory, or an error wrapping ErrUnavailable.
+func JMXExporterAgent() (string, error) {
+	m, _ := filepath.Glob(filepath.Join(JarsDir(), "agents", "jmx_prometheus_javaagent-*.jar"))
+	if len(m) == 0 {
+		return "", fmt.Errorf("harness: no jmx_prometheus_javaagent jar in %s/agents (run: bash integration/fetch-jars.sh): %w", JarsDir(), ErrUnavailable)
+	}
+	return m[len(m)-1], nil
 }
 
 // WithConnectGroup makes the worker a member of group, with the internal
@@ -170,6 +210,35 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 		"scheduled.rebalance.max.delay.ms":  "0",
 	}
 	maps.Copy(worker, cfg.props)
+	if l, ok := cfg.props["listeners"]; ok {
+		// The test's own listeners: the first is the URL.
+		scheme, hp, err := parseListenerURL(l)
+		if err != nil {
+			return nil, fmt.Errorf("harness: listeners: %w", err)
+		}
+		c.url = scheme + "://" + hp
+		if _, ok := cfg.props["rest.advertised.listener"]; !ok {
+			worker["rest.advertised.listener"] = scheme
+		}
+		if _, port, err := net.SplitHostPort(hp); err == nil {
+			worker["rest.advertised.port"] = port
+		}
+	}
+	var agentArgs []string
+	if len(cfg.exporters) > 0 {
+		agent, err := JMXExporterAgent()
+		if err != nil {
+			return nil, err
+		}
+		ports, err := freePorts(len(cfg.exporters))
+		if err != nil {
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+		for i, rules := range cfg.exporters {
+			agentArgs = append(agentArgs, fmt.Sprintf("-javaagent:%s=127.0.0.1:%d:%s", agent, ports[i], rules))
+			c.metricsURLs = append(c.metricsURLs, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[i]))
+		}
+	}
 	propsPath := filepath.Join(dir, "connect-distributed.properties")
 	if err := writeProperties(propsPath, worker); err != nil {
 		return nil, err
@@ -180,7 +249,11 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 	}
 	argv := append(defaultJVMArgs(), cfg.jvmArgs...)
 	archive, dump := classArchive(java, jars, connectMainClass)
+	if len(agentArgs) > 0 {
+		archive, dump = "", "" // the archive is of the class path without the agent
+	}
 	argv = append(argv, archiveArgs(archive, dump)...)
+	argv = append(argv, agentArgs...)
 	argv = append(argv, "-Dlog4j2.configurationFile="+logCfg, "-cp", classpath(jars), connectMainClass, propsPath)
 
 	proc, err := startProcess("Kafka Connect", java, argv, dir, filepath.Join(dir, "connect.log"))
@@ -190,7 +263,9 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 	}
 	proc.archive, proc.dump = archive, dump
 	c.proc = proc
-	if err := waitConnect(ctx, proc, c.url); err != nil {
+	c.client = cfg.access.client()
+	c.access = cfg.access
+	if err := waitConnect(ctx, proc, c.url, c.client, cfg.access); err != nil {
 		_ = proc.Close()
 		return nil, startError(proc, fmt.Errorf("harness: Kafka Connect at %s did not start: %w", c.url, err))
 	}
@@ -199,8 +274,7 @@ func startConnectOnce(ctx context.Context, dir, bootstrap, java, jars string, cf
 
 // waitConnect polls the worker's REST API until GET / and GET /connectors
 // answer 200, the process exits or ctx ends.
-func waitConnect(ctx context.Context, p *process, url string) error {
-	client := &http.Client{Timeout: 2 * time.Second}
+func waitConnect(ctx context.Context, p *process, url string, client *http.Client, access WorkerSetup) error {
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
 	var lastErr error
@@ -208,9 +282,9 @@ func waitConnect(ctx context.Context, p *process, url string) error {
 		if done, werr := p.exited(); done {
 			return fmt.Errorf("process exited: %v", werr)
 		}
-		lastErr = getOK(ctx, client, url+"/")
+		lastErr = getOK(ctx, client, url+"/", access)
 		if lastErr == nil {
-			lastErr = getOK(ctx, client, url+"/connectors")
+			lastErr = getOK(ctx, client, url+"/connectors", access)
 			if lastErr == nil {
 				return nil
 			}
@@ -224,10 +298,13 @@ func waitConnect(ctx context.Context, p *process, url string) error {
 }
 
 // getOK GETs url and returns an error unless the status is 200.
-func getOK(ctx context.Context, client *http.Client, url string) error {
+func getOK(ctx context.Context, client *http.Client, url string, access WorkerSetup) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("build request: %w", err)
+	}
+	if access.User != "" {
+		req.SetBasicAuth(access.User, access.Password)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -241,9 +318,17 @@ func getOK(ctx context.Context, client *http.Client, url string) error {
 	return nil
 }
 
+// Client returns an HTTP client for the worker's REST API (trusting the
+// CA of WithConnectAccess, sending its client certificate).
+func (c *Connect) Client() *http.Client { return c.client }
+
 // URL returns the base URL of the worker's REST API, without a trailing
 // slash.
 func (c *Connect) URL() string { return c.url }
+
+// MetricsURLs returns the /metrics URLs of the JMX exporter agents
+// attached with WithJMXExporter, in the order of the options.
+func (c *Connect) MetricsURLs() []string { return c.metricsURLs }
 
 // GroupID returns the worker's group.id; its internal topics are named
 // GroupID()+"-configs", "-offsets" and "-status".

@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,6 +33,16 @@ type DevProcess struct {
 	done     chan struct{}
 	waitErr  error
 	killOnce sync.Once
+	from     int64 // where this run's output begins in the log
+}
+
+// Output is what this run of the process has written so far.
+func (p *DevProcess) Output() string {
+	b, err := os.ReadFile(p.logPath)
+	if err != nil || int64(len(b)) < p.from {
+		return ""
+	}
+	return string(b[p.from:])
 }
 
 // StartDevProcess starts `bin dev --data-dir dataDir` with its Kafka
@@ -37,6 +50,8 @@ type DevProcess struct {
 // plus extra arguments, and waits until GET /health answers 200. Output is
 // appended to dataDir+".log", so restarts on one directory share one log
 // file. The process is killed at the end of the test if still running.
+// With --secure among extra, the REST API is https:// and the process is
+// ready when its banner says so.
 func StartDevProcess(t testing.TB, bin, dataDir string, brokerPort, restPort int, extra ...string) *DevProcess {
 	t.Helper()
 	logPath := dataDir + ".log"
@@ -44,7 +59,9 @@ func StartDevProcess(t testing.TB, bin, dataDir string, brokerPort, restPort int
 	if err != nil {
 		t.Fatalf("harness: open dev log: %v", err)
 	}
+	from, _ := f.Seek(0, io.SeekEnd) // where this run's output begins
 	fmt.Fprintf(f, "=== harness: starting tributary dev at %s ===\n", time.Now().Format(time.RFC3339Nano))
+	secure := slices.Contains(extra, "--secure")
 	args := append([]string{"dev", "--data-dir", dataDir,
 		"--broker-port", strconv.Itoa(brokerPort), "--rest-port", strconv.Itoa(restPort), "--log-level", "info"}, extra...)
 	cmd := exec.Command(bin, args...)
@@ -56,7 +73,10 @@ func StartDevProcess(t testing.TB, bin, dataDir string, brokerPort, restPort int
 	}
 	p := &DevProcess{t: t, cmd: cmd, dataDir: dataDir, logPath: logPath, logFile: f, done: make(chan struct{}),
 		broker: net.JoinHostPort("127.0.0.1", strconv.Itoa(brokerPort)),
-		url:    "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(restPort))}
+		url:    "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(restPort)), from: from}
+	if secure {
+		p.url = "https" + strings.TrimPrefix(p.url, "http")
+	}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
@@ -69,7 +89,12 @@ func StartDevProcess(t testing.TB, bin, dataDir string, brokerPort, restPort int
 			t.Fatalf("harness: tributary dev exited during start-up: %v\n--- %s ---\n%s", p.waitErr, logPath, logTail(logPath, 40))
 		default:
 		}
-		if resp, err := http.Get(p.url + "/health"); err == nil {
+		if secure {
+			// HTTPS and a password the test learns from the banner.
+			if strings.Contains(p.Output(), "Tributary dev is ready") {
+				return p
+			}
+		} else if resp, err := http.Get(p.url + "/health"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return p

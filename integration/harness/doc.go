@@ -46,6 +46,13 @@
 // way, and only then) starts through testcontainers-go and removes when the
 // tests end (StartMongoContainer); else the tests skip, naming both ways.
 //
+// Prometheus (StartPrometheusT) runs from Debian's prometheus package
+// (apt-get install prometheus, or $TRIBUTARY_PROMETHEUS): a server on a
+// free 127.0.0.1 port, its storage in a temporary directory, scraping the
+// test's targets every second and evaluating the rule files it is given
+// (their alerts' for: durations shortened, so that a test sees them fire);
+// tests skip when the binary is missing.
+//
 // The end-to-end tests run in parallel (t.Parallel, `make test` allows 4 at
 // a time), so everything the harness starts is private to the test that
 // asked for it (free ports, t.TempDir, its own processes), and what is

@@ -66,7 +66,7 @@ func RequireIcebergJars(t testing.TB) string {
 // path instead of Kafka's.
 func RunIcebergJava(t testing.TB, source string, args ...string) []byte {
 	t.Helper()
-	return runJavaProgram(t, RequireIcebergJars(t), source, args...)
+	return RunJavaProgramWith(t, source, []string{classpath(RequireIcebergJars(t))}, args...)
 }
 
 // IcebergREST is a REST catalog served by testdata/IcebergRESTServer.java

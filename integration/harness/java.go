@@ -37,7 +37,7 @@ const noFetchEnv = "TRIBUTARY_NO_FETCH"
 // requiredJars returns globs that must all match in a usable jars directory.
 func requiredJars() []string {
 	return []string{"kafka_2.13-*.jar", "kafka-tools-*.jar", "connect-runtime-*.jar", "connect-file-*.jar", "connect-json-*.jar",
-		"connect-transforms-*.jar", "debezium-connect-plugins-*.jar"}
+		"connect-transforms-*.jar", "debezium-connect-plugins-*.jar", "connect-basic-auth-extension-*.jar"}
 }
 
 // JarsDir returns the directory holding the Apache Kafka / Kafka Connect
@@ -300,24 +300,26 @@ func runTool(ctx context.Context, java, jars string, stdin io.Reader, class stri
 // (javac beside java) or jars can be had.
 func RunJavaProgram(t testing.TB, source string, args ...string) []byte {
 	t.Helper()
-	return runJavaProgram(t, requireJars(t), source, args...)
+	return RunJavaProgramWith(t, source, []string{classpath(requireJars(t))}, args...)
 }
 
-// runJavaProgram is RunJavaProgram with the jars of directory jars.
-func runJavaProgram(t testing.TB, jars, source string, args ...string) []byte {
+// RunJavaProgramWith is RunJavaProgram with its own class path (entries
+// such as "dir/*").
+func RunJavaProgramWith(t testing.TB, source string, cp []string, args ...string) []byte {
 	t.Helper()
 	java := requireJava(t)
 	javac := filepath.Join(filepath.Dir(java), "javac")
 	if _, err := os.Stat(javac); err != nil {
 		t.Skipf("skipping: no javac beside %s (install a JDK %d+)", java, MinJavaVersion)
 	}
+	cpath := strings.Join(cp, string(os.PathListSeparator))
 	classes := t.TempDir()
-	if out, err := exec.Command(javac, "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", classpath(jars), source).CombinedOutput(); err != nil {
+	if out, err := exec.Command(javac, "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", cpath, source).CombinedOutput(); err != nil {
 		t.Fatalf("harness: javac %s: %v\n%s", source, err, out)
 	}
 	class := strings.TrimSuffix(filepath.Base(source), ".java")
 	argv := append(defaultJVMArgs(), "-Duser.timezone=UTC", "-Duser.language=en", "-Duser.country=US",
-		"-cp", classes+string(os.PathListSeparator)+classpath(jars), class)
+		"-cp", classes+string(os.PathListSeparator)+cpath, class)
 	cmd := exec.Command(java, append(argv, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -325,6 +327,20 @@ func runJavaProgram(t testing.TB, jars, source string, args ...string) []byte {
 		t.Fatalf("harness: java %s: %v\n%s", class, err, tailLines(stderr.Bytes(), 30))
 	}
 	return stdout.Bytes()
+}
+
+// MSKJars returns the class path of aws-msk-iam-auth and its AWS SDK
+// (integration/msk-iam/pom.xml, fetched by fetch-jars.sh beside the Kafka
+// jars) with Kafka's kafka-clients, skipping t when they are missing.
+func MSKJars(t testing.TB) []string {
+	t.Helper()
+	kafka := requireJars(t)
+	dir := filepath.Join(filepath.Dir(kafka), "aws-msk-iam-auth")
+	if m, _ := filepath.Glob(filepath.Join(dir, "aws-msk-iam-auth-*.jar")); len(m) == 0 {
+		t.Skipf("skipping: aws-msk-iam-auth not in %s (run: bash integration/fetch-jars.sh)", dir)
+	}
+	clients, _ := filepath.Glob(filepath.Join(kafka, "kafka-clients-*.jar"))
+	return append([]string{filepath.Join(dir, "*")}, clients...)
 }
 
 // classArchive returns the class-data sharing archive for running class

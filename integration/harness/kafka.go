@@ -36,20 +36,55 @@ const defaultStartTimeout = 3 * time.Minute
 type Kafka struct {
 	bootstrap  string
 	controller string
-	dir        string
-	java       string
-	jars       string
-	proc       *process
-	startup    time.Duration
+	// secured are the addresses of the secured listeners (see
+	// WithSecurity), by name.
+	secured map[string]string
+	dir     string
+	java    string
+	jars    string
+	proc    *process
+	startup time.Duration
 }
 
 // KafkaOption configures ApacheKafka and StartApacheKafka.
 type KafkaOption func(*kafkaConfig)
 
 type kafkaConfig struct {
-	props   map[string]string
-	jvmArgs []string
-	timeout time.Duration
+	props    map[string]string
+	jvmArgs  []string
+	timeout  time.Duration
+	security *KafkaSecurity
+}
+
+// Names of the secured listeners WithSecurity adds.
+const (
+	// ListenerSASLSSL is SASL_SSL with PLAIN and SCRAM-SHA-512.
+	ListenerSASLSSL = "SASLSSL"
+	// ListenerMTLS is SSL requiring a client certificate signed by the
+	// PKI's CA.
+	ListenerMTLS = "MTLS"
+	// ListenerOAuth is SASL_PLAINTEXT with OAUTHBEARER, the tokens
+	// checked by Kafka's default (unsecured JWT) validator.
+	ListenerOAuth = "OAUTH"
+)
+
+// KafkaSecurity describes the secured listeners of a broker, beside its
+// PLAINTEXT one (which the harness itself uses).
+type KafkaSecurity struct {
+	// PKI gives the broker its certificate (PKI.Server) and the CA it
+	// trusts for client certificates.
+	PKI *PKI
+	// PlainUsers are the PLAIN users (name → password).
+	PlainUsers map[string]string
+	// ScramUsers are the SCRAM-SHA-512 users, created when the storage
+	// is formatted (kafka-storage format --add-scram).
+	ScramUsers map[string]string
+}
+
+// WithSecurity adds the listeners ListenerSASLSSL, ListenerMTLS and
+// ListenerOAuth; Kafka.Listener gives their addresses.
+func WithSecurity(s KafkaSecurity) KafkaOption {
+	return func(c *kafkaConfig) { c.security = &s }
 }
 
 // WithServerProperty sets a server.properties entry, overriding the
@@ -139,7 +174,11 @@ func StartApacheKafka(ctx context.Context, dir string, props map[string]string, 
 // startKafkaOnce formats fresh storage in dir and starts the broker on new
 // free ports.
 func startKafkaOnce(ctx context.Context, dir, java, jars string, cfg *kafkaConfig) (*Kafka, error) {
-	ports, err := freePorts(2)
+	nports := 2
+	if cfg.security != nil {
+		nports += 3
+	}
+	ports, err := freePorts(nports)
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}
@@ -177,6 +216,36 @@ func startKafkaOnce(ctx context.Context, dir, java, jars string, cfg *kafkaConfi
 		"group.initial.rebalance.delay.ms":                 "0",
 		"auto.create.topics.enable":                        "true",
 	}
+	var formatArgs []string
+	if sec := cfg.security; sec != nil {
+		k.secured = map[string]string{}
+		for i, name := range []string{ListenerSASLSSL, ListenerMTLS, ListenerOAuth} {
+			k.secured[name] = "127.0.0.1:" + strconv.Itoa(ports[2+i])
+			server["listeners"] += "," + name + "://" + k.secured[name]
+			server["advertised.listeners"] += "," + name + "://" + k.secured[name]
+		}
+		server["listener.security.protocol.map"] += ",SASLSSL:SASL_SSL,MTLS:SSL,OAUTH:SASL_PLAINTEXT"
+		var users strings.Builder
+		for _, u := range slices.Sorted(maps.Keys(sec.PlainUsers)) {
+			fmt.Fprintf(&users, " user_%s=%q", u, sec.PlainUsers[u])
+		}
+		maps.Copy(server, map[string]string{
+			"ssl.keystore.type":                                    "PEM",
+			"ssl.keystore.location":                                sec.PKI.Server,
+			"ssl.truststore.type":                                  "PEM",
+			"ssl.truststore.location":                              sec.PKI.CA,
+			"listener.name.saslssl.sasl.enabled.mechanisms":        "PLAIN,SCRAM-SHA-512",
+			"listener.name.saslssl.plain.sasl.jaas.config":         "org.apache.kafka.common.security.plain.PlainLoginModule required" + users.String() + ";",
+			"listener.name.saslssl.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+			"listener.name.mtls.ssl.client.auth":                   "required",
+			"listener.name.oauth.sasl.enabled.mechanisms":          "OAUTHBEARER",
+			"listener.name.oauth.oauthbearer.sasl.jaas.config":     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub=\"broker\";",
+			"sasl.enabled.mechanisms":                              "PLAIN,SCRAM-SHA-512,OAUTHBEARER",
+		})
+		for _, u := range slices.Sorted(maps.Keys(sec.ScramUsers)) {
+			formatArgs = append(formatArgs, "--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", u, sec.ScramUsers[u]))
+		}
+	}
 	maps.Copy(server, cfg.props)
 	propsPath := filepath.Join(dir, "server.properties")
 	if err := writeProperties(propsPath, server); err != nil {
@@ -201,6 +270,7 @@ func startKafkaOnce(ctx context.Context, dir, java, jars string, cfg *kafkaConfi
 	format = append(format, cp...)
 	format = append(format, storageToolClass,
 		"format", "--cluster-id", clusterID, "--config", propsPath, "--ignore-formatted")
+	format = append(format, formatArgs...)
 	fcmd := exec.CommandContext(ctx, java, format...)
 	fcmd.Dir = dir
 	setProcAttr(fcmd)
@@ -320,6 +390,10 @@ func escapeProperty(s string, key bool) string {
 
 // Bootstrap returns the broker's host:port.
 func (k *Kafka) Bootstrap() string { return k.bootstrap }
+
+// Listener returns the host:port of a secured listener (ListenerSASLSSL,
+// ListenerMTLS, ListenerOAuth); "" without WithSecurity.
+func (k *Kafka) Listener(name string) string { return k.secured[name] }
 
 // Pid returns the broker's java process id (benchmarks read its CPU time).
 func (k *Kafka) Pid() int { return k.proc.cmd.Process.Pid }

@@ -205,7 +205,15 @@ func logTail(path string, n int) string {
 	if err != nil {
 		return fmt.Sprintf("(cannot read %s: %v)", path, err)
 	}
-	return tailLines(b, n)
+	// The JVM's class-data archive warnings, written at exit, would hide
+	// why it exited.
+	var kept []byte
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		if !bytes.Contains(l, []byte("][cds]")) {
+			kept = append(kept, l...)
+		}
+	}
+	return tailLines(kept, n)
 }
 
 // followReady copies a child's stdout to log, line by line, and sends the
@@ -290,11 +298,34 @@ func startRetrying[T any](start func() (T, error)) (T, error) {
 // startError wraps err with the tail of the process log, and with
 // errPortInUse when the process died failing to bind a port.
 func startError(p *process, err error) error {
-	err = fmt.Errorf("%w\n--- last lines of %s ---\n%s", err, p.logPath, p.tail(40))
+	err = fmt.Errorf("%w\n--- last lines of %s ---\n%s%s", err, p.logPath, p.tail(40), javaErrors(p.logPath, 20))
 	if done, _ := p.exited(); done {
 		if b, rerr := os.ReadFile(p.logPath); rerr == nil && bytes.Contains(b, []byte("Address already in use")) {
 			return fmt.Errorf("%w: %w", errPortInUse, err)
 		}
 	}
 	return err
+}
+
+// javaErrors returns the ERROR lines and exceptions of a Java component's
+// log (at most n), which a start-up failure's tail may have scrolled
+// past; "" when there are none.
+func javaErrors(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, " ERROR ") || strings.Contains(l, "Exception:") || strings.HasPrefix(strings.TrimSpace(l), "Caused by:") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		return ""
+	}
+	if len(keep) > n {
+		keep = keep[:n]
+	}
+	return "\n--- errors and exceptions ---\n" + strings.Join(keep, "\n")
 }

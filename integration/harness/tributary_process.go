@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -101,6 +102,8 @@ type BrokerProcess struct {
 	logFile *os.File
 	done    chan struct{}
 	waitErr error
+	// metricsURL is the base URL of GET /metrics.
+	metricsURL string
 
 	killOnce sync.Once
 }
@@ -123,8 +126,15 @@ func StartBrokerProcess(t testing.TB, bin, dir string, port int, overrides ...st
 		"--override", "log.dirs=" + dir,
 		"--override", "listeners=PLAINTEXT://" + addr,
 	}
+	// GET /metrics on a port of its own (the default, 9404, is every
+	// broker's); an override wins.
+	metricsURL := "http://127.0.0.1:" + strconv.Itoa(FreePort(t))
+	args = append(args, "--override", "tributary.metrics.listener="+metricsURL)
 	for _, o := range overrides {
 		args = append(args, "--override", o)
+		if strings.HasPrefix(o, "tributary.metrics.listener=") {
+			metricsURL = strings.TrimPrefix(o, "tributary.metrics.listener=")
+		}
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
@@ -133,7 +143,7 @@ func StartBrokerProcess(t testing.TB, bin, dir string, port int, overrides ...st
 		f.Close()
 		t.Fatalf("harness: start broker: %v", err)
 	}
-	p := &BrokerProcess{t: t, cmd: cmd, addr: addr, logPath: logPath, logFile: f, done: make(chan struct{})}
+	p := &BrokerProcess{t: t, cmd: cmd, addr: addr, logPath: logPath, logFile: f, done: make(chan struct{}), metricsURL: metricsURL}
 	go func() {
 		p.waitErr = cmd.Wait()
 		close(p.done)
@@ -162,6 +172,10 @@ func StartBrokerProcess(t testing.TB, bin, dir string, port int, overrides ...st
 
 // Addr is the broker's host:port.
 func (p *BrokerProcess) Addr() string { return p.addr }
+
+// MetricsURL is the base URL of the broker's GET /metrics ("" when an
+// override turned it off).
+func (p *BrokerProcess) MetricsURL() string { return p.metricsURL }
 
 // LogPath is the file the broker's output goes to.
 func (p *BrokerProcess) LogPath() string { return p.logPath }

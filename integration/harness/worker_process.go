@@ -1,6 +1,8 @@
 package harness
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -63,6 +66,59 @@ func WorkerProps(t testing.TB, bootstrap, group string, extra map[string]string)
 // of the test if still running.
 func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) *WorkerProcess {
 	t.Helper()
+	return StartWorkerProcessWith(t, bin, dir, props, WorkerSetup{})
+}
+
+// WorkerSetup is what a worker process needs besides its properties:
+// extra environment variables (KAFKA_OPTS, say), and how a test reaches a
+// worker whose REST API is secured: the CA that signed its HTTPS
+// certificate, a client certificate (PEM, chain and key) for
+// ssl.client.auth, basic credentials.
+type WorkerSetup struct {
+	Env            []string
+	CA, ClientCert string
+	User, Password string
+}
+
+// Client returns an HTTP client for a's worker: trusting a.CA, sending
+// a.ClientCert. (Credentials are the caller's to set.)
+func (a WorkerSetup) Client(t testing.TB) *http.Client {
+	t.Helper()
+	for _, f := range []string{a.CA, a.ClientCert} {
+		if f == "" {
+			continue
+		}
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+	}
+	return a.client()
+}
+
+func (a WorkerSetup) client() *http.Client {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if a.CA != "" {
+		if b, err := os.ReadFile(a.CA); err == nil {
+			cfg.RootCAs = x509.NewCertPool()
+			cfg.RootCAs.AppendCertsFromPEM(b)
+		}
+	}
+	if a.ClientCert != "" {
+		if c, err := tls.LoadX509KeyPair(a.ClientCert, a.ClientCert); err == nil {
+			cfg.Certificates = []tls.Certificate{c}
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = cfg
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// StartWorkerProcessWith is StartWorkerProcess for a worker whose REST API
+// listens on https:// or requires credentials: its health is polled
+// through access, which also gives the process extra environment.
+func StartWorkerProcessWith(t testing.TB, bin, dir string, props map[string]string, access WorkerSetup) *WorkerProcess {
+	t.Helper()
+	client := access.Client(t)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
@@ -79,7 +135,7 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 	if err := os.WriteFile(propsPath, buf, 0o644); err != nil {
 		t.Fatalf("harness: %v", err)
 	}
-	l, err := parseListenerURL(props["listeners"])
+	scheme, l, err := parseListenerURL(props["listeners"])
 	if err != nil {
 		t.Fatalf("harness: listeners: %v", err)
 	}
@@ -91,9 +147,12 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 	from, _ := f.Seek(0, io.SeekEnd) // where this run's lines begin
 	fmt.Fprintf(f, "=== harness: starting worker at %s ===\n", time.Now().Format(time.RFC3339Nano))
 	cmd := exec.Command(bin, "worker", propsPath)
+	if len(access.Env) > 0 {
+		cmd.Env = append(os.Environ(), access.Env...)
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	setProcAttr(cmd)
-	w := &WorkerProcess{t: t, cmd: cmd, url: "http://" + l, logPath: logPath, logFile: f, done: make(chan struct{}), started: time.Now()}
+	w := &WorkerProcess{t: t, cmd: cmd, url: scheme + "://" + l, logPath: logPath, logFile: f, done: make(chan struct{}), started: time.Now()}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		t.Fatalf("harness: start worker: %v", err)
@@ -116,7 +175,11 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 			t.Fatalf("harness: worker exited during start-up: %v\n--- %s ---\n%s", w.waitErr, logPath, logTail(logPath, 40))
 		default:
 		}
-		resp, err := http.Get(w.url + "/health")
+		req, _ := http.NewRequest(http.MethodGet, w.url+"/health", nil)
+		if access.User != "" {
+			req.SetBasicAuth(access.User, access.Password)
+		}
+		resp, err := client.Do(req)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -132,16 +195,18 @@ func StartWorkerProcess(t testing.TB, bin, dir string, props map[string]string) 
 	}
 }
 
-func parseListenerURL(v string) (string, error) {
-	const prefix = "http://"
-	if len(v) <= len(prefix) || v[:len(prefix)] != prefix {
-		return "", fmt.Errorf("%q is not http://host:port", v)
+// parseListenerURL reads the first of listeners: its scheme and
+// host:port.
+func parseListenerURL(v string) (string, string, error) {
+	first, _, _ := strings.Cut(v, ",")
+	scheme, hp, ok := strings.Cut(strings.TrimSpace(first), "://")
+	if !ok || (scheme != "http" && scheme != "https") {
+		return "", "", fmt.Errorf("%q is not http://host:port or https://host:port", v)
 	}
-	hp := v[len(prefix):]
 	if _, _, err := net.SplitHostPort(hp); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return hp, nil
+	return scheme, hp, nil
 }
 
 // URL is the worker's REST base URL.
@@ -201,4 +266,68 @@ func (w *WorkerProcess) Exited() bool {
 	default:
 		return false
 	}
+}
+
+// RunFailingWorker starts `bin worker` on props (written to
+// DIR/worker.properties) and waits for it to exit, at most within. It
+// fails t when the worker is still running then (it is killed) or exits 0,
+// and returns the worker's output and how long it ran.
+func RunFailingWorker(t testing.TB, bin, dir string, props map[string]string, within time.Duration) (string, time.Duration) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	propsPath := filepath.Join(dir, "worker.properties")
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf []byte
+	for _, k := range keys {
+		buf = fmt.Appendf(buf, "%s=%s\n", k, props[k])
+	}
+	if err := os.WriteFile(propsPath, buf, 0o644); err != nil {
+		t.Fatalf("harness: %v", err)
+	}
+	cmd := exec.Command(bin, "worker", propsPath)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	setProcAttr(cmd)
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("harness: start worker: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("harness: the worker exited 0; its output:\n%s", out.String())
+		}
+	case <-time.After(within):
+		_ = killGroup(cmd)
+		<-done
+		t.Errorf("harness: the worker was still running after %v; its output:\n%s", within, out.String())
+	}
+	return out.String(), time.Since(start)
+}
+
+// lockedBuffer is a bytes.Buffer for a child's stdout and stderr at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b = append(l.b, p...)
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.b)
 }

@@ -9,6 +9,7 @@ package properties
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -108,11 +109,12 @@ func splitLine(s string) (string, string, error) {
 	}
 	k, err := unescape(key)
 	if err != nil {
-		return "", "", err
+		return "", "", fmt.Errorf("key: %w", err)
 	}
 	v, err := unescape(rest)
 	if err != nil {
-		return "", "", err
+		// Not quoting the value: it may be a password.
+		return "", "", fmt.Errorf("value of %s: %w", k, err)
 	}
 	return k, v, nil
 }
@@ -143,11 +145,11 @@ func unescape(s string) (string, error) {
 			b.WriteByte('\f')
 		case 'u':
 			if i+5 > len(s) {
-				return "", fmt.Errorf("malformed \\u escape in %q", s)
+				return "", errors.New("malformed \\uxxxx escape")
 			}
 			r, err := strconv.ParseUint(s[i+1:i+5], 16, 32)
 			if err != nil {
-				return "", fmt.Errorf("malformed \\u escape in %q", s)
+				return "", errors.New("malformed \\uxxxx escape")
 			}
 			b.WriteRune(rune(r))
 			i += 4
@@ -156,7 +158,7 @@ func unescape(s string) (string, error) {
 		}
 	}
 	if !utf8.ValidString(b.String()) {
-		return "", fmt.Errorf("invalid UTF-8 in %q", s)
+		return "", errors.New("invalid UTF-8")
 	}
 	return b.String(), nil
 }
@@ -179,4 +181,44 @@ func ParseOverride(s string) (string, string, error) {
 		return "", "", fmt.Errorf("override %q is not key=value", s)
 	}
 	return k, v, nil
+}
+
+// Format writes p as a properties file that Parse reads back to p: one
+// "key=value" line per key, sorted, with what would be read otherwise
+// escaped.
+func Format(p Properties) string {
+	var b strings.Builder
+	for _, k := range p.Keys() {
+		b.WriteString(escape(k, true))
+		b.WriteByte('=')
+		b.WriteString(escape(p[k], false))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func escape(s string, key bool) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case key && (r == '=' || r == ':' || r == ' ' || r == '#' || r == '!'):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case i == 0 && (r == ' ' || (key && (r == '#' || r == '!'))):
+			b.WriteString(`\ `)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

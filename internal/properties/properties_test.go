@@ -1,8 +1,10 @@
 package properties
 
 import (
+	"maps"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestParse(t *testing.T) {
@@ -58,13 +60,31 @@ func TestParseOverride(t *testing.T) {
 	}
 }
 
+// FuzzParse checks that Parse never panics and that Format writes what it
+// read so that Parse reads it back the same.
 func FuzzParse(f *testing.F) {
-	f.Add("a=b\nc:d\\\n e\n#x\n")
-	f.Add("\\u00e9=\\t")
+	for _, s := range []string{
+		"a=b\n", "# c\n! d\nk : v\n", "k v\\\n  w\n", "es\\=c\\:k = \\u00e9\\t\n", "x=\\", "=\n", " \\ lead=  \\ v\n",
+		"a=b\nc:d\\\n e\n#x\n", "\\u00e9=\\t",
+		"sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"p\";\n",
+	} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return
+		}
 		p, err := Parse(strings.NewReader(s))
-		if err == nil && p == nil {
-			t.Fatal("nil properties without error")
+		if err != nil {
+			return
+		}
+		out := Format(p)
+		again, err := Parse(strings.NewReader(out))
+		if err != nil {
+			t.Fatalf("%q read as %q, written as %q, which does not parse: %v", s, p, out, err)
+		}
+		if !maps.Equal(p, again) {
+			t.Fatalf("%q read as %q, written as %q, read back as %q", s, p, out, again)
 		}
 	})
 }

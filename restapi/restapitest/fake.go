@@ -158,7 +158,7 @@ func validate(config map[string]string) (class, typ string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if err := worker.ValidationError(worker.Validation(spec, fakeConverters, config, own)); err != nil {
+	if err := worker.ValidationError(worker.Validation(spec, fakeConverters, config, own, worker.ClientOverrides{})); err != nil {
 		return "", "", err
 	}
 	return spec.Class, string(spec.Type), nil
@@ -564,7 +564,7 @@ func (h *Herder) ValidateConfig(ctx context.Context, plugin string, config map[s
 	if err != nil {
 		return sdk.ConfigInfos{}, err
 	}
-	return worker.Validation(spec, fakeConverters, config, own), nil
+	return worker.Validation(spec, fakeConverters, config, own, worker.ClientOverrides{}), nil
 }
 
 // Loggers implements worker.Herder.

@@ -206,6 +206,19 @@ func (m *Machine) Generation() int32 {
 	return m.gen
 }
 
+// HasTask reports whether the machine holds the task: starting, running,
+// stopping, or failed here (a failed task stays until it is restarted,
+// deleted or assigned elsewhere). The driver keeps a task's metrics while
+// it does.
+func (m *Machine) HasTask(id TaskID) bool { return m.tasks[id] != nil }
+
+// OwnsConnector reports whether the connector is this worker's, in the
+// config topic and assigned here (running, paused, stopped or failed).
+func (m *Machine) OwnsConnector(name string) bool {
+	_, exists := m.snap.Connectors[name]
+	return exists && m.ownConns[name]
+}
+
 // active: a member of a generation, caught up, not rebalancing.
 func (m *Machine) active() bool {
 	return m.assigned && !m.rebalancing && m.catchingUp < 0 && !m.lost

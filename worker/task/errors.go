@@ -139,7 +139,12 @@ func setupDLQ(ctx context.Context, cl *kgo.Client, p ErrorPolicy) error {
 func (r *SinkRunner) tolerateSink(ctx context.Context, kr *kgo.Record, err error) error {
 	p := &r.cfg.Errors
 	stage := stageOf(err)
+	m := r.cfg.Metrics
+	m.RecordFailure()
+	m.RecordSkipped()
+	m.RecordError()
 	if p.Log {
+		m.RecordErrorLogged()
 		attrs := []any{"stage", stage, "class", p.classOf(err), "err", err}
 		if p.LogMessages {
 			attrs = append(attrs, "topic", kr.Topic, "partition", kr.Partition, "offset", kr.Offset, "timestamp", kr.Timestamp.UnixMilli())
@@ -166,8 +171,10 @@ func (r *SinkRunner) tolerateSink(ctx context.Context, kr *kgo.Record, err error
 		add("exception.stacktrace", err.Error())
 	}
 	if err := r.client.ProduceSync(ctx, dlq).FirstErr(); err != nil {
+		m.RecordDLQ(false)
 		return fmt.Errorf("write to the dead letter queue %s: %w", p.DLQTopic, err)
 	}
+	m.RecordDLQ(true)
 	return nil
 }
 
@@ -176,9 +183,14 @@ func (r *SinkRunner) tolerateSink(ctx context.Context, kr *kgo.Record, err error
 // had been produced, as Kafka Connect does.
 func (r *SourceRunner) tolerateSource(rec *sdk.SourceRecord, err error) {
 	p := &r.cfg.Errors
+	m := r.cfg.Metrics
+	m.RecordFailure()
+	m.RecordSkipped()
+	m.RecordError()
 	if !p.Log {
 		return
 	}
+	m.RecordErrorLogged()
 	stage := stageOf(err)
 	attrs := []any{"stage", stage, "class", p.classOf(err), "err", err}
 	if p.LogMessages {

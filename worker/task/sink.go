@@ -22,6 +22,7 @@ import (
 	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/worker/convert"
+	"github.com/tributary-dev/tributary/worker/metrics"
 )
 
 // SinkConfig configures a SinkRunner.
@@ -49,13 +50,29 @@ type SinkConfig struct {
 	// MaxPollRecords bounds a Put batch (max.poll.records, default 500).
 	MaxPollRecords int
 	Logger         *slog.Logger
+	// LagInterval is how often the runner reads its partitions' end
+	// offsets for the lag metrics; default 5 s.
+	LagInterval time.Duration
+	// Metrics receives the task's Kafka Connect metrics; nil records
+	// nothing.
+	Metrics *metrics.Task
 }
 
 // SinkRunner runs one sink task.
 type SinkRunner struct {
-	cfg    SinkConfig
-	log    *slog.Logger
-	client *kgo.Client
+	cfg      SinkConfig
+	log      *slog.Logger
+	client   *kgo.Client
+	consumer *metrics.Client // the consumer's metrics
+
+	// posMu guards pos, the consumed and committed offsets as last
+	// published by the poll loop (the lag loop reads them without r.mu,
+	// which a long Put holds).
+	posMu sync.Mutex
+	pos   map[sdk.TopicPartition]position
+	// samples are (partition, offset, timestamp) of delivered records,
+	// for the end-to-end latency once committed; r.mu held.
+	samples []e2eSample
 	// wireValues, when set, writes record values in the plugin wire
 	// encoding with valueWriter (both belong to the poll loop).
 	wireValues  convert.WireMaker
@@ -115,6 +132,9 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 	if cfg.MaxPollRecords <= 0 {
 		cfg.MaxPollRecords = 500
 	}
+	if cfg.LagInterval <= 0 {
+		cfg.LagInterval = 5 * time.Second
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -124,10 +144,13 @@ func NewSink(cfg SinkConfig) (*SinkRunner, error) {
 		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
+	id := clientID("connector-consumer", cfg.Info.Connector, cfg.Info.Task)
+	r.consumer = cfg.Metrics.Client(metrics.ClientConsumer, id)
 	opts := []kgo.Opt{
-		kgo.ClientID(clientID("connector-consumer", cfg.Info.Connector, cfg.Info.Task)),
+		kgo.ClientID(id),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 	}
+	opts = append(opts, r.consumer.Opt()...)
 	opts = append(opts, cfg.ClientOpts...)
 	topics := cfg.Topics
 	if cfg.TopicsRegex != "" {
@@ -175,8 +198,9 @@ func (r *SinkRunner) Start() {
 		r.mu.Lock()
 		r.lastFlush = time.Now()
 		r.mu.Unlock()
-		r.wg.Add(1)
+		r.wg.Add(2)
 		go func() { defer r.wg.Done(); defer close(r.done); r.loop() }()
+		go func() { defer r.wg.Done(); r.lagLoop() }()
 		if e, ok := r.cfg.Task.(plugins.EndingSink); ok && e.Done() != nil { // nil: a wrapper of a task that cannot end by itself
 			r.wg.Add(1)
 			go func() { defer r.wg.Done(); r.watch(e) }()
@@ -296,29 +320,38 @@ func (r *SinkRunner) onAssigned(ctx context.Context, cl *kgo.Client, m map[strin
 	for t, ps := range m {
 		r.assigned[t] = append(r.assigned[t], ps...)
 	}
+	r.cfg.Metrics.SetPartitionCount(len(tps(r.assigned)))
 	r.pmu.Lock()
 	if r.paused {
 		cl.PauseFetchPartitions(m)
 	}
 	r.pmu.Unlock()
+	r.consumer.SetAssignedPartitions(len(tps(r.assigned)))
+	r.noteActive()
 	if r.closed || r.failed.Load() {
 		return
 	}
+	began := time.Now()
 	if err := r.cfg.Task.Assigned(ctx, tps(m)); err != nil {
 		r.fail(err, "assign partitions")
 	}
+	r.consumer.PartitionsCallback("assigned", time.Since(began))
 }
 
 func (r *SinkRunner) onRevoked(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	began := time.Now()
 	r.revoke(ctx, m, true)
+	r.consumer.PartitionsCallback("revoked", time.Since(began))
 }
 
 func (r *SinkRunner) onLost(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	began := time.Now()
 	r.revoke(ctx, m, false)
+	r.consumer.PartitionsCallback("lost", time.Since(began))
 }
 
 // revoke flushes and commits (unless the partitions were lost), then tells
@@ -341,6 +374,8 @@ func (r *SinkRunner) revoke(ctx context.Context, m map[string][]int32, commit bo
 	for _, tp := range parts {
 		delete(r.consumed, tp)
 		delete(r.committed, tp)
+		r.consumer.ForgetPartition(tp.Topic, tp.Partition)
+		r.cfg.Metrics.ForgetSinkPartition(tp.Topic, tp.Partition)
 	}
 	for t, ps := range m {
 		keep := r.assigned[t][:0]
@@ -359,6 +394,38 @@ func (r *SinkRunner) revoke(ctx context.Context, m map[string][]int32, commit bo
 			r.assigned[t] = keep
 		}
 	}
+	r.cfg.Metrics.SetPartitionCount(len(tps(r.assigned)))
+	r.consumer.SetAssignedPartitions(len(tps(r.assigned)))
+	r.noteActive()
+}
+
+// noteActive records the records read and not yet committed
+// (sink-record-active-count: the consumed position minus the committed
+// offset, summed over the partitions), and publishes the positions for
+// the lag loop; r.mu held.
+func (r *SinkRunner) noteActive() {
+	if r.cfg.Metrics == nil {
+		return
+	}
+	pos := make(map[sdk.TopicPartition]position, len(r.consumed))
+	for t, ps := range r.assigned {
+		for _, p := range ps {
+			tp := sdk.TopicPartition{Topic: t, Partition: p}
+			c, hasC := r.consumed[tp]
+			k, hasK := r.committed[tp]
+			pos[tp] = position{consumed: c, committed: k, hasConsumed: hasC, hasCommitted: hasK}
+		}
+	}
+	r.posMu.Lock()
+	r.pos = pos
+	r.posMu.Unlock()
+	var n int64
+	for tp, c := range r.consumed {
+		if o, ok := r.committed[tp]; ok {
+			n += max(c-o, 0)
+		}
+	}
+	r.cfg.Metrics.SetSinkActive(n)
 }
 
 // flushCommit calls Flush with the consumed positions of parts (all when
@@ -368,6 +435,8 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 	if _, err := r.settle(ctx); err != nil {
 		return err
 	}
+	r.cfg.Metrics.NextCommitSeq()
+	began := time.Now()
 	offs := map[sdk.TopicPartition]int64{}
 	if parts == nil {
 		for tp, o := range r.consumed {
@@ -386,6 +455,7 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 	}
 	durable, err := r.cfg.Task.Flush(ctx, offs)
 	if err != nil {
+		r.cfg.Metrics.RecordCommit(time.Since(began), false)
 		if !flushFailed(err) {
 			r.fail(err, "flush") // a panic, or the task ended
 			return fmt.Errorf("task: flush: %w", err)
@@ -424,9 +494,12 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 		next[tp] = o
 	}
 	if len(commit) == 0 {
+		r.cfg.Metrics.RecordCommit(time.Since(began), true)
 		return nil
 	}
 	var commitErr error
+	committing := time.Now()
+	defer func() { r.consumer.CommitSync(time.Since(committing)) }()
 	r.client.CommitOffsetsSync(ctx, commit, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil {
 			commitErr = err
@@ -447,6 +520,9 @@ func (r *SinkRunner) flushCommit(ctx context.Context, parts []sdk.TopicPartition
 			r.committed[tp] = o
 		}
 	}
+	r.cfg.Metrics.RecordCommit(time.Since(began), commitErr == nil)
+	r.noteDurable()
+	r.noteActive()
 	if commitErr != nil {
 		return fmt.Errorf("task: commit offsets: %w", commitErr)
 	}
@@ -564,8 +640,10 @@ func (r *SinkRunner) loop() {
 		// drained, so draining it at once lets the next fetch run while
 		// this one is converted and delivered (in Puts of MaxPollRecords).
 		// The bound keeps a poll short enough for rebalances and stops.
+		polling := time.Now()
 		fetches := r.client.PollRecords(ctx, pollPuts*r.cfg.MaxPollRecords)
 		cancel()
+		r.consumer.Poll(polling, time.Now())
 		if fetches.IsClientClosed() {
 			return
 		}
@@ -576,6 +654,9 @@ func (r *SinkRunner) loop() {
 		})
 		r.mu.Lock()
 		recs := fetches.Records()
+		if len(recs) > 0 {
+			r.cfg.Metrics.RecordRead(len(recs))
+		}
 		if len(recs) == 0 {
 			r.applyRewinds() // none fetched in hand can be stale
 		}
@@ -639,6 +720,8 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 			if err != nil {
 				what := fmt.Sprintf("convert record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset)
 				if !r.cfg.Errors.TolerateAll {
+					r.cfg.Metrics.RecordFailure()
+					r.cfg.Metrics.RecordError()
 					r.fail(err, what)
 					return false
 				}
@@ -655,6 +738,8 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 					err = transformError(err)
 					what := fmt.Sprintf("transform record %s-%d@%d", kr.Topic, kr.Partition, kr.Offset)
 					if !r.cfg.Errors.TolerateAll {
+						r.cfg.Metrics.RecordFailure()
+						r.cfg.Metrics.RecordError()
 						r.fail(err, what)
 						return false
 					}
@@ -689,6 +774,7 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 			batch = kept
 			chunk = slices.DeleteFunc(chunk, func(kr *kgo.Record) bool { return isStale(kr.Topic, kr.Partition) })
 		}
+		putBegan := time.Now()
 		for len(batch) > 0 {
 			err := r.cfg.Task.Put(r.runCtx, batch)
 			if err == nil {
@@ -707,10 +793,13 @@ func (r *SinkRunner) deliver(recs []*kgo.Record) bool {
 		}
 		// The task took the batch: a plugin's Put has encoded its values.
 		r.valueWriter.Reuse()
+		r.cfg.Metrics.RecordPut(len(batch), time.Since(putBegan))
+		r.sample(chunk)
 		for _, kr := range chunk {
 			r.consumed[sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}] = kr.Offset + 1
 			kr.Recycle()
 		}
+		r.noteActive()
 		addStale(r.applyRewinds()) // a synchronous task's requests from this Put
 	}
 	return !r.failed.Load()
@@ -880,3 +969,136 @@ func (rp *recordPool) PutRecords(recs []kgo.Record) { rp.p.Put(&recs) }
 // AnchoredRegex returns a topics.regex pattern that matches whole topic
 // names only, as in Kafka Connect: "rx-a" takes topic rx-a, not rx-ab.
 func AnchoredRegex(pattern string) string { return "^(?:" + pattern + ")$" }
+
+// e2eSample is a delivered record: once its offset is committed, its
+// end-to-end latency is a sample of tributary_sink_e2e_latency_seconds.
+type e2eSample struct {
+	tp     sdk.TopicPartition
+	offset int64
+	ts     time.Time
+}
+
+// maxSamples bounds the samples waiting for a commit.
+const maxSamples = 4096
+
+// sample keeps the first and last records of a chunk put to the task;
+// r.mu held.
+func (r *SinkRunner) sample(chunk []*kgo.Record) {
+	if r.cfg.Metrics == nil || len(chunk) == 0 {
+		return
+	}
+	for _, kr := range []*kgo.Record{chunk[0], chunk[len(chunk)-1]} {
+		if kr.Timestamp.IsZero() {
+			continue
+		}
+		if len(r.samples) >= maxSamples {
+			r.samples = r.samples[1:]
+		}
+		r.samples = append(r.samples, e2eSample{sdk.TopicPartition{Topic: kr.Topic, Partition: kr.Partition}, kr.Offset, kr.Timestamp})
+		if len(chunk) == 1 {
+			break
+		}
+	}
+}
+
+// noteDurable turns the samples now committed into latencies; r.mu held.
+func (r *SinkRunner) noteDurable() {
+	if len(r.samples) == 0 {
+		return
+	}
+	now := time.Now()
+	kept := r.samples[:0]
+	for _, s := range r.samples {
+		if c, ok := r.committed[s.tp]; ok && s.offset < c {
+			r.cfg.Metrics.E2E(now.Sub(s.ts))
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(r.samples[len(kept):])
+	r.samples = kept
+}
+
+// lagLoop reads the end and start offsets of the task's partitions every
+// LagInterval, for the lag metrics: the consumer's records-lag and
+// records-lead, sink-record-lag-max, and tributary_sink_lag_records (end
+// less committed). It reads them with a request of its own, so that the
+// lag grows while the task is stuck or paused.
+func (r *SinkRunner) lagLoop() {
+	if r.cfg.Metrics == nil {
+		return
+	}
+	t := time.NewTicker(r.cfg.LagInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopping:
+			return
+		case <-t.C:
+			r.measureLag()
+		}
+	}
+}
+
+func (r *SinkRunner) measureLag() {
+	r.posMu.Lock()
+	pos := r.pos
+	r.posMu.Unlock()
+	if len(pos) == 0 {
+		return
+	}
+	var topics []string
+	for tp := range pos {
+		if !slices.Contains(topics, tp.Topic) {
+			topics = append(topics, tp.Topic)
+		}
+	}
+	ctx, cancel := context.WithTimeout(r.runCtx, r.cfg.LagInterval)
+	defer cancel()
+	adm := kadm.NewClient(r.client)
+	ends, err := adm.ListEndOffsets(ctx, topics...)
+	if err != nil {
+		return
+	}
+	starts, _ := adm.ListStartOffsets(ctx, topics...)
+	group := r.client.CommittedOffsets() // where the consumer started
+	var lagMax int64
+	for tp, p := range pos {
+		end, ok := ends.Lookup(tp.Topic, tp.Partition)
+		if !ok || end.Err != nil {
+			continue
+		}
+		start := int64(-1)
+		if s, ok := starts.Lookup(tp.Topic, tp.Partition); ok && s.Err == nil {
+			start = s.Offset
+		}
+		// Before this task consumed or committed: the group's commit it
+		// starts from, else the log start (auto.offset.reset=earliest).
+		from := start
+		if eo, ok := group[tp.Topic][tp.Partition]; ok && eo.Offset >= 0 {
+			from = eo.Offset
+		}
+		consumed, committed := p.consumed, p.committed
+		if !p.hasConsumed {
+			consumed = max(from, 0)
+		}
+		if !p.hasCommitted {
+			committed = max(from, 0)
+		}
+		lead := int64(-1)
+		if start >= 0 {
+			lead = consumed - start
+		}
+		lag := max(end.Offset-consumed, 0)
+		lagMax = max(lagMax, lag)
+		r.consumer.Lag(tp.Topic, tp.Partition, lag, lead)
+		r.cfg.Metrics.SinkLag(tp.Topic, tp.Partition, end.Offset, committed)
+	}
+	r.cfg.Metrics.SinkLagMax(lagMax)
+}
+
+// position is a partition's consumed and committed offsets.
+type position struct {
+	consumed, committed       int64
+	hasConsumed, hasCommitted bool
+}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -16,6 +17,7 @@ import (
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/worker/convert"
+	"github.com/tributary-dev/tributary/worker/metrics"
 )
 
 // DefaultFlushInterval is Kafka Connect's offset.flush.interval.ms default.
@@ -43,13 +45,17 @@ type SourceConfig struct {
 	// FlushInterval is offset.flush.interval.ms; default 60 s.
 	FlushInterval time.Duration
 	Logger        *slog.Logger
+	// Metrics receives the task's Kafka Connect metrics; nil records
+	// nothing.
+	Metrics *metrics.Task
 }
 
 // SourceRunner runs one source task.
 type SourceRunner struct {
-	cfg    SourceConfig
-	log    *slog.Logger
-	client *kgo.Client
+	cfg      SourceConfig
+	log      *slog.Logger
+	client   *kgo.Client
+	producer *metrics.Client // the producer's metrics
 	// keyBuf and valueBuf belong to the poll loop.
 	keyBuf, valueBuf convBuf
 	// rawValues: the value converter takes values left encoded (*wire.Raw)
@@ -105,8 +111,26 @@ type pendingRecord struct {
 	offset          sdk.Offset
 	rawOffset       []byte // offset still encoded (plugins.EncodedOffsetSource)
 	acked           bool
-	explicit        bool       // the task chose the Kafka partition
-	ps              *partState // nil: the record has no source offset
+	explicit        bool        // the task chose the Kafka partition
+	ps              *partState  // nil: the record has no source offset
+	batch           *batchWrite // the polled batch the record is of
+}
+
+// batchWrite counts the records of a polled batch still to be acked:
+// Kafka Connect records a batch's writes (source-record-write-*) once all
+// of its records are written (SourceRecordWriteCounter).
+type batchWrite struct {
+	remaining atomic.Int64
+	n         int // the batch's records
+	skipped   int // dropped by a transform, or skipped by errors.tolerance
+	m         *metrics.Task
+}
+
+// done counts k records of the batch as finished.
+func (b *batchWrite) done(k int64) {
+	if b != nil && b.remaining.Add(-k) == 0 {
+		b.m.RecordWrite(b.n, b.skipped)
+	}
 }
 
 // NewSource creates the runner and its producer; Start starts it.
@@ -123,8 +147,10 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	id := clientID("connector-producer", cfg.Info.Connector, cfg.Info.Task)
+	producer := cfg.Metrics.Client(metrics.ClientProducer, id)
 	opts := []kgo.Opt{
-		kgo.ClientID(clientID("connector-producer", cfg.Info.Connector, cfg.Info.Task)),
+		kgo.ClientID(id),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
 		kgo.RecordPartitioner(explicitPartitioner{kgo.StickyKeyPartitioner(nil)}),
 		kgo.ProducerLinger(5 * time.Millisecond),
@@ -134,11 +160,16 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
 		kgo.MaxBufferedBytes(32 << 20),
 	}
+	opts = append(opts, producer.Opt()...)
 	client, err := kgo.NewClient(append(opts, cfg.ClientOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("task: source producer: %w", err)
 	}
-	r := &SourceRunner{cfg: cfg, client: client, parts: map[string]*partState{},
+	producer.SetBuffer(func() (int64, int64) {
+		const total = 32 << 20 // MaxBufferedBytes above
+		return max(total-client.BufferedProduceBytes(), 0), total
+	})
+	r := &SourceRunner{cfg: cfg, client: client, producer: producer, parts: map[string]*partState{},
 		stopping: make(chan struct{}), done: make(chan struct{}), resumeCh: make(chan struct{}),
 		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
@@ -259,10 +290,14 @@ func (r *SourceRunner) loop() {
 		var recs []sdk.SourceRecord
 		var offsets [][]byte
 		var err error
+		began := time.Now()
 		if r.encodedOffsets != nil {
 			recs, offsets, err = r.encodedOffsets.PollEncodedOffsets(r.pollCtx)
 		} else {
 			recs, err = r.cfg.Task.Poll(r.pollCtx)
+		}
+		if err == nil {
+			r.cfg.Metrics.RecordPoll(len(recs), time.Since(began))
 		}
 		if err != nil {
 			if r.isStopping() {
@@ -428,11 +463,22 @@ func (r *SourceRunner) ack(pr *pendingRecord) {
 // the records' encoded source offsets (PollEncodedOffsets). It reports
 // whether a produced record had headers.
 func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers bool, err error) {
+	produced := 0
 	// One allocation per batch for the pending entries and the Kafka
 	// records instead of one each per record.
 	prs := make([]pendingRecord, len(recs))
 	krs := make([]kgo.Record, len(recs))
 	var keys partKeyCache
+	m := r.cfg.Metrics
+	m.RecordBatch(len(recs))
+	var bw *batchWrite
+	if m != nil && len(recs) > 0 {
+		// Every record counts as outstanding until it is produced and
+		// acked, or skipped; those not produced are counted off below.
+		bw = &batchWrite{n: len(recs), m: m}
+		bw.remaining.Store(int64(len(recs)) + 1)
+		defer func() { bw.done(int64(len(recs)-produced) + 1) }()
+	}
 	for i := range recs {
 		rec := recs[i]
 		var rawOffset []byte
@@ -452,34 +498,48 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 			if keep, err = r.cfg.Transform(&rec); err != nil {
 				err = transformError(err)
 				if !r.cfg.Errors.TolerateAll {
+					m.RecordFailure()
+					m.RecordError()
 					return headers, err
 				}
 				// Skipped: its offset is committed as a dropped record's.
 				r.tolerateSource(&rec, err)
 				r.track(&keys, &recs[i], rawOffset, &prs[i], true)
+				if bw != nil {
+					bw.skipped++
+				}
 				continue
 			}
 		}
 		if !keep || rec.Topic == "" {
 			// Dropped records and heartbeats only advance the offset.
 			r.track(&keys, &recs[i], rawOffset, &prs[i], true)
+			if bw != nil {
+				bw.skipped++
+			}
 			continue
 		}
 		kr := &krs[i]
 		if err := r.toKafka(&rec, kr); err != nil {
 			if !r.cfg.Errors.TolerateAll || errors.Is(err, wire.ErrCorrupt) {
+				m.RecordFailure()
+				m.RecordError()
 				return headers, corruptRecord(i, err)
 			}
 			// Skipped: its offset is committed as a dropped record's.
 			r.tolerateSource(&rec, err)
 			r.track(&keys, &recs[i], rawOffset, &prs[i], true)
+			if bw != nil {
+				bw.skipped++
+			}
 			continue
 		}
 		headers = headers || len(kr.Headers) > 0
 		pr := &prs[i]
-		pr.Context, pr.explicit = context.Background(), rec.KafkaPartition != nil
+		pr.Context, pr.explicit, pr.batch = context.Background(), rec.KafkaPartition != nil, bw
 		kr.Context = pr
 		r.track(&keys, &recs[i], rawOffset, pr, false)
+		produced++
 		r.client.Produce(r.runCtx, kr, r.produced)
 	}
 	return headers, nil
@@ -501,10 +561,13 @@ func corruptRecord(i int, err error) error {
 // task.
 func (r *SourceRunner) promise(kr *kgo.Record, err error) {
 	if err != nil {
+		r.producer.RecordError(kr.Topic)
 		r.fail(err, "produce to "+kr.Topic)
 		return
 	}
-	r.ack(kr.Context.(*pendingRecord))
+	pr := kr.Context.(*pendingRecord)
+	r.ack(pr)
+	pr.batch.done(1)
 }
 
 func (r *SourceRunner) toKafka(rec *sdk.SourceRecord, kr *kgo.Record) error {
@@ -585,7 +648,9 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 	if len(offs) == 0 {
 		return decodeErr
 	}
+	began := time.Now()
 	if err := r.cfg.Offsets.WriteOffsets(ctx, r.cfg.Info.Connector, offs); err != nil {
+		r.cfg.Metrics.RecordCommit(time.Since(began), false)
 		r.mu.Lock()
 		for _, k := range keys {
 			r.parts[k].dirty = true
@@ -593,6 +658,7 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 		r.mu.Unlock()
 		return fmt.Errorf("task: write offsets: %w", err)
 	}
+	r.cfg.Metrics.RecordCommit(time.Since(began), true)
 	if err := r.cfg.Task.Committed(ctx, offs); err != nil && !errors.Is(err, plugins.ErrStopped) {
 		r.log.Warn("task rejected committed offsets", "err", err)
 	}
@@ -621,9 +687,11 @@ func (r *SourceRunner) stop(ctx context.Context) error {
 		<-r.done
 	}
 	var errs []error
+	flushed := time.Now()
 	if err := r.client.Flush(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("task: flush producer: %w", err))
 	}
+	r.producer.Flush(time.Since(flushed))
 	if err := r.commitOffsets(ctx); err != nil {
 		errs = append(errs, err)
 	}

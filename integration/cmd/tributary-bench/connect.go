@@ -37,6 +37,14 @@ this process, fsync before acking as always), all on 127.0.0.1:
       chain of three transformations: InsertField$Value (a topic field and
       a static one), ReplaceField$Value (one field excluded, two renamed),
       RegexRouter (the topic renamed).
+  (d) With --pipelines metrics, the cost of the metrics: the FileStream
+      pipeline of (b) on Tributary alone, --rounds times over, on a worker
+      built without metrics (--baseline or --baseline-rev), on this one
+      with nobody scraping it, and on this one with GET /metrics every
+      --scrape-interval (as Prometheus would; the scraper's own CPU is not
+      counted), in a rotating order, each run on a fresh worker process;
+      the medians of the CPU per record are compared (goal: at most 3 %
+      more with metrics scraped every second than without metrics).
 
 Measured, per pipeline:
   CPU/record  user + system CPU time of the runtime's processes (the
@@ -62,6 +70,7 @@ Targets (a table says met / not met):
   FileStream records/s                >= 2x Kafka Connect's
   FileStream RSS under load           <= 1/5 of Kafka Connect's
   FileStream+3 SMTs records/s         >= 3x Kafka Connect's
+  metrics, scraped every 1 s          <= 3% more CPU per record than none
 
 Kafka Connect runs from the jars fetched by integration/fetch-jars.sh (or
 $TRIBUTARY_JARS) with Java 17+; without them it is reported as skipped
@@ -71,8 +80,16 @@ Flags:
   --records N          datagen → discard records (default 2000000)
   --file-records N     FileStream lines (default 500000; the input file is
                        N KiB)
-  --pipelines LIST     which pipelines to run, of e2e (a), file (b) and smt
-                       (c) (default e2e,file)
+  --pipelines LIST     which pipelines to run, of e2e (a), file (b), smt
+                       (c) and metrics (d) (default e2e,file)
+  --baseline PATH      (d) a tributary binary built without metrics, the
+                       connectors' executables beside it
+  --baseline-rev REV   (d) build that binary from git revision REV of this
+                       repository (git archive, then go build ./cmd/...),
+                       e.g. the commit before metrics were added
+  --rounds N           (d) rounds of the three runs (default 5)
+  --scrape-interval D  (d) how often the scraped variant is scraped
+                       (default 1s)
   --no-kafka-connect   leave out Kafka Connect
   --dir DIR            where working directories are created (default
                        $TMPDIR or /tmp); removed afterwards
@@ -90,6 +107,7 @@ Examples:
   tributary-bench connect --records 500000 --file-records 100000
   tributary-bench connect --no-kafka-connect --json
   tributary-bench connect --pipelines smt --file-records 200000
+  tributary-bench connect --pipelines metrics --baseline-rev 3c2f895
 `
 
 func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -99,8 +117,14 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 		records, fileRecords int
 		noKC, asJSON         bool
 		dir, exe, pipelines  string
-		timeout              time.Duration
+		baseline, baseRev    string
+		rounds               int
+		timeout, scrapeEvery time.Duration
 	)
+	fs.StringVar(&baseline, "baseline", "", "")
+	fs.StringVar(&baseRev, "baseline-rev", "", "")
+	fs.IntVar(&rounds, "rounds", bench.DefaultRounds, "")
+	fs.DurationVar(&scrapeEvery, "scrape-interval", time.Second, "")
 	fs.StringVar(&exe, "tributary", "", "")
 	fs.IntVar(&records, "records", bench.DefaultConnectRecords, "")
 	fs.IntVar(&fileRecords, "file-records", bench.DefaultConnectFileRecords, "")
@@ -125,6 +149,14 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 		fmt.Fprintln(stderr, "tributary-bench connect: --records and --file-records must be at least 1 (see --help)")
 		return 2
 	}
+	if rounds < 1 || scrapeEvery <= 0 {
+		fmt.Fprintln(stderr, "tributary-bench connect: --rounds must be at least 1 and --scrape-interval positive (see --help)")
+		return 2
+	}
+	if baseline != "" && baseRev != "" {
+		fmt.Fprintln(stderr, "tributary-bench connect: --baseline and --baseline-rev are exclusive (see --help)")
+		return 2
+	}
 	if timeout <= 0 {
 		fmt.Fprintln(stderr, "tributary-bench connect: --timeout must be positive (see --help)")
 		return 2
@@ -132,10 +164,10 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 	var pl []string
 	for _, p := range strings.Split(pipelines, ",") {
 		switch p = strings.TrimSpace(p); p {
-		case bench.PipelineE2E, bench.PipelineFile, bench.PipelineSMT:
+		case bench.PipelineE2E, bench.PipelineFile, bench.PipelineSMT, bench.PipelineMetrics:
 			pl = append(pl, p)
 		default:
-			fmt.Fprintf(stderr, "tributary-bench connect: --pipelines: unknown pipeline %q (e2e, file, smt; see --help)\n", p)
+			fmt.Fprintf(stderr, "tributary-bench connect: --pipelines: unknown pipeline %q (e2e, file, smt, metrics; see --help)\n", p)
 			return 2
 		}
 	}
@@ -148,8 +180,18 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 		defer cleanup()
 		exe = built
 	}
+	if baseRev != "" {
+		built, cleanup, err := buildTributaryAt(ctx, baseRev, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary-bench connect: --baseline-rev: %v\n", err)
+			return 1
+		}
+		defer cleanup()
+		baseline = built
+	}
 	rep, err := bench.RunConnect(ctx, bench.ConnectOptions{Exe: exe, Records: records, FileRecords: fileRecords,
-		NoKafkaConnect: noKC, Pipelines: pl, Dir: dir, Timeout: timeout, Progress: stderr})
+		NoKafkaConnect: noKC, Pipelines: pl, Dir: dir, Timeout: timeout, Progress: stderr,
+		Baseline: baseline, Rounds: rounds, ScrapeInterval: scrapeEvery})
 	if rep == nil {
 		fmt.Fprintf(stderr, "tributary-bench connect: %v\n", err)
 		return 1
@@ -179,4 +221,37 @@ func buildTributary(ctx context.Context, progress io.Writer) (exe string, cleanu
 		return "", nil, fmt.Errorf("go build cmd/...: %w\n%s", err, out)
 	}
 	return filepath.Join(dir, "tributary"), func() { os.RemoveAll(dir) }, nil
+}
+
+// buildTributaryAt builds cmd/... as of git revision rev of this
+// repository (its tree exported with git archive, so that no checkout
+// changes) into a temporary directory; cleanup removes it.
+func buildTributaryAt(ctx context.Context, rev string, progress io.Writer) (exe string, cleanup func(), err error) {
+	top, err := exec.CommandContext(ctx, "git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return "", nil, fmt.Errorf("git rev-parse --show-toplevel: %w (run from the repository)", err)
+	}
+	dir, err := os.MkdirTemp("", "tributary-bench-baseline-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	src := filepath.Join(dir, "src")
+	if err := os.Mkdir(src, 0o755); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	fmt.Fprintf(progress, "building cmd/... as of %s for the baseline (git archive | tar -x; go build)\n", rev)
+	archive := exec.CommandContext(ctx, "sh", "-c", `git -C "$1" archive --format=tar "$2" | tar -x -C "$3"`, "sh", strings.TrimSpace(string(top)), rev, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("git archive %s: %w\n%s", rev, err, out)
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("go build ./cmd/... at %s: %w\n%s", rev, err, out)
+	}
+	return filepath.Join(dir, "tributary"), cleanup, nil
 }

@@ -17,6 +17,11 @@
 // AlterOffsets RPC, which a plugin built before it answers with gRPC's
 // Unimplemented: the host takes that as a connector without the hook.
 //
+// Also within version 2: a plugin's own metrics (KIP-877's monitorable
+// plugins), through the WatchMetrics RPC, which a plugin built before it
+// answers with Unimplemented (it has none). The host adds the connector
+// and task labels.
+//
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
 
@@ -42,6 +47,58 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+type MetricType int32
+
+const (
+	MetricType_UNTYPED   MetricType = 0
+	MetricType_COUNTER   MetricType = 1
+	MetricType_GAUGE     MetricType = 2
+	MetricType_HISTOGRAM MetricType = 3
+)
+
+// Enum value maps for MetricType.
+var (
+	MetricType_name = map[int32]string{
+		0: "UNTYPED",
+		1: "COUNTER",
+		2: "GAUGE",
+		3: "HISTOGRAM",
+	}
+	MetricType_value = map[string]int32{
+		"UNTYPED":   0,
+		"COUNTER":   1,
+		"GAUGE":     2,
+		"HISTOGRAM": 3,
+	}
+)
+
+func (x MetricType) Enum() *MetricType {
+	p := new(MetricType)
+	*p = x
+	return p
+}
+
+func (x MetricType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (MetricType) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[0].Descriptor()
+}
+
+func (MetricType) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[0]
+}
+
+func (x MetricType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use MetricType.Descriptor instead.
+func (MetricType) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{0}
+}
 
 type SpecifyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -2329,6 +2386,277 @@ func (*SinkPluginMessage_Failure) isSinkPluginMessage_Msg() {}
 
 func (*SinkPluginMessage_Stopped) isSinkPluginMessage_Msg() {}
 
+type WatchMetricsRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Connector string                 `protobuf:"bytes,1,opt,name=connector,proto3" json:"connector,omitempty"`
+	// The task's id; -1 for the connector instance.
+	Task          int32  `protobuf:"varint,2,opt,name=task,proto3" json:"task,omitempty"`
+	IntervalMs    uint32 `protobuf:"varint,3,opt,name=interval_ms,json=intervalMs,proto3" json:"interval_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchMetricsRequest) Reset() {
+	*x = WatchMetricsRequest{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchMetricsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchMetricsRequest) ProtoMessage() {}
+
+func (x *WatchMetricsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchMetricsRequest.ProtoReflect.Descriptor instead.
+func (*WatchMetricsRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *WatchMetricsRequest) GetConnector() string {
+	if x != nil {
+		return x.Connector
+	}
+	return ""
+}
+
+func (x *WatchMetricsRequest) GetTask() int32 {
+	if x != nil {
+		return x.Task
+	}
+	return 0
+}
+
+func (x *WatchMetricsRequest) GetIntervalMs() uint32 {
+	if x != nil {
+		return x.IntervalMs
+	}
+	return 0
+}
+
+// Metrics is a snapshot of every series a task or connector registered
+// (sdk.Metrics): Prometheus metric families whose names and labels are the
+// plugin's. Each snapshot replaces the one before.
+type Metrics struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Families      []*MetricFamily        `protobuf:"bytes,1,rep,name=families,proto3" json:"families,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Metrics) Reset() {
+	*x = Metrics{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Metrics) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Metrics) ProtoMessage() {}
+
+func (x *Metrics) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Metrics.ProtoReflect.Descriptor instead.
+func (*Metrics) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *Metrics) GetFamilies() []*MetricFamily {
+	if x != nil {
+		return x.Families
+	}
+	return nil
+}
+
+type MetricFamily struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Help       string                 `protobuf:"bytes,2,opt,name=help,proto3" json:"help,omitempty"`
+	Type       MetricType             `protobuf:"varint,3,opt,name=type,proto3,enum=tributary.plugin.v1.MetricType" json:"type,omitempty"`
+	LabelNames []string               `protobuf:"bytes,4,rep,name=label_names,json=labelNames,proto3" json:"label_names,omitempty"`
+	// A histogram's upper bounds, ascending (+Inf implied).
+	Buckets       []float64 `protobuf:"fixed64,5,rep,packed,name=buckets,proto3" json:"buckets,omitempty"`
+	Metrics       []*Metric `protobuf:"bytes,6,rep,name=metrics,proto3" json:"metrics,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MetricFamily) Reset() {
+	*x = MetricFamily{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MetricFamily) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MetricFamily) ProtoMessage() {}
+
+func (x *MetricFamily) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MetricFamily.ProtoReflect.Descriptor instead.
+func (*MetricFamily) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *MetricFamily) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *MetricFamily) GetHelp() string {
+	if x != nil {
+		return x.Help
+	}
+	return ""
+}
+
+func (x *MetricFamily) GetType() MetricType {
+	if x != nil {
+		return x.Type
+	}
+	return MetricType_UNTYPED
+}
+
+func (x *MetricFamily) GetLabelNames() []string {
+	if x != nil {
+		return x.LabelNames
+	}
+	return nil
+}
+
+func (x *MetricFamily) GetBuckets() []float64 {
+	if x != nil {
+		return x.Buckets
+	}
+	return nil
+}
+
+func (x *MetricFamily) GetMetrics() []*Metric {
+	if x != nil {
+		return x.Metrics
+	}
+	return nil
+}
+
+// Metric is one series: its label values (in label_names' order) and
+// value; a histogram's count, sum and cumulative counts per bucket.
+type Metric struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LabelValues   []string               `protobuf:"bytes,1,rep,name=label_values,json=labelValues,proto3" json:"label_values,omitempty"`
+	Value         float64                `protobuf:"fixed64,2,opt,name=value,proto3" json:"value,omitempty"`
+	Count         uint64                 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	Sum           float64                `protobuf:"fixed64,4,opt,name=sum,proto3" json:"sum,omitempty"`
+	BucketCounts  []uint64               `protobuf:"varint,5,rep,packed,name=bucket_counts,json=bucketCounts,proto3" json:"bucket_counts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Metric) Reset() {
+	*x = Metric{}
+	mi := &file_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Metric) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Metric) ProtoMessage() {}
+
+func (x *Metric) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Metric.ProtoReflect.Descriptor instead.
+func (*Metric) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *Metric) GetLabelValues() []string {
+	if x != nil {
+		return x.LabelValues
+	}
+	return nil
+}
+
+func (x *Metric) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
+func (x *Metric) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *Metric) GetSum() float64 {
+	if x != nil {
+		return x.Sum
+	}
+	return 0
+}
+
+func (x *Metric) GetBucketCounts() []uint64 {
+	if x != nil {
+		return x.BucketCounts
+	}
+	return nil
+}
+
 type AlterOffsetsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Class string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
@@ -2352,7 +2680,7 @@ type AlterOffsetsRequest struct {
 
 func (x *AlterOffsetsRequest) Reset() {
 	*x = AlterOffsetsRequest{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2364,7 +2692,7 @@ func (x *AlterOffsetsRequest) String() string {
 func (*AlterOffsetsRequest) ProtoMessage() {}
 
 func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2377,7 +2705,7 @@ func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsetsRequest.ProtoReflect.Descriptor instead.
 func (*AlterOffsetsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AlterOffsetsRequest) GetClass() string {
@@ -2441,7 +2769,7 @@ type AlterOffsetsResponse struct {
 
 func (x *AlterOffsetsResponse) Reset() {
 	*x = AlterOffsetsResponse{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +2781,7 @@ func (x *AlterOffsetsResponse) String() string {
 func (*AlterOffsetsResponse) ProtoMessage() {}
 
 func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +2794,7 @@ func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsetsResponse.ProtoReflect.Descriptor instead.
 func (*AlterOffsetsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *AlterOffsetsResponse) GetAccepted() bool {
@@ -2643,7 +2971,28 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06rewind\x18\x03 \x01(\v2\x1f.tributary.plugin.v1.PartitionsH\x00R\x06rewind\x128\n" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
 	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astoppedB\x05\n" +
-	"\x03msg\"\x90\x03\n" +
+	"\x03msg\"h\n" +
+	"\x13WatchMetricsRequest\x12\x1c\n" +
+	"\tconnector\x18\x01 \x01(\tR\tconnector\x12\x12\n" +
+	"\x04task\x18\x02 \x01(\x05R\x04task\x12\x1f\n" +
+	"\vinterval_ms\x18\x03 \x01(\rR\n" +
+	"intervalMs\"H\n" +
+	"\aMetrics\x12=\n" +
+	"\bfamilies\x18\x01 \x03(\v2!.tributary.plugin.v1.MetricFamilyR\bfamilies\"\xdd\x01\n" +
+	"\fMetricFamily\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04help\x18\x02 \x01(\tR\x04help\x123\n" +
+	"\x04type\x18\x03 \x01(\x0e2\x1f.tributary.plugin.v1.MetricTypeR\x04type\x12\x1f\n" +
+	"\vlabel_names\x18\x04 \x03(\tR\n" +
+	"labelNames\x12\x18\n" +
+	"\abuckets\x18\x05 \x03(\x01R\abuckets\x125\n" +
+	"\ametrics\x18\x06 \x03(\v2\x1b.tributary.plugin.v1.MetricR\ametrics\"\x8e\x01\n" +
+	"\x06Metric\x12!\n" +
+	"\flabel_values\x18\x01 \x03(\tR\vlabelValues\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x04R\x05count\x12\x10\n" +
+	"\x03sum\x18\x04 \x01(\x01R\x03sum\x12#\n" +
+	"\rbucket_counts\x18\x05 \x03(\x04R\fbucketCounts\"\x90\x03\n" +
 	"\x13AlterOffsetsRequest\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12L\n" +
@@ -2658,14 +3007,21 @@ const file_plugin_proto_rawDesc = "" +
 	"\x14AlterOffsetsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x126\n" +
 	"\arefused\x18\x02 \x01(\v2\x1c.tributary.plugin.v1.FailureR\arefused\x12 \n" +
-	"\vunsupported\x18\x03 \x01(\bR\vunsupported2\xd0\x04\n" +
+	"\vunsupported\x18\x03 \x01(\bR\vunsupported*@\n" +
+	"\n" +
+	"MetricType\x12\v\n" +
+	"\aUNTYPED\x10\x00\x12\v\n" +
+	"\aCOUNTER\x10\x01\x12\t\n" +
+	"\x05GAUGE\x10\x02\x12\r\n" +
+	"\tHISTOGRAM\x10\x032\xaa\x05\n" +
 	"\x06Plugin\x12T\n" +
 	"\aSpecify\x12#.tributary.plugin.v1.SpecifyRequest\x1a$.tributary.plugin.v1.SpecifyResponse\x12W\n" +
 	"\bValidate\x12$.tributary.plugin.v1.ValidateRequest\x1a%.tributary.plugin.v1.ValidateResponse\x12j\n" +
 	"\fRunConnector\x12).tributary.plugin.v1.ConnectorHostMessage\x1a+.tributary.plugin.v1.ConnectorPluginMessage(\x010\x01\x12e\n" +
 	"\rRunSourceTask\x12&.tributary.plugin.v1.SourceHostMessage\x1a(.tributary.plugin.v1.SourcePluginMessage(\x010\x01\x12_\n" +
 	"\vRunSinkTask\x12$.tributary.plugin.v1.SinkHostMessage\x1a&.tributary.plugin.v1.SinkPluginMessage(\x010\x01\x12c\n" +
-	"\fAlterOffsets\x12(.tributary.plugin.v1.AlterOffsetsRequest\x1a).tributary.plugin.v1.AlterOffsetsResponseB:Z8github.com/tributary-dev/tributary/sdk/protocol/pluginpbb\x06proto3"
+	"\fAlterOffsets\x12(.tributary.plugin.v1.AlterOffsetsRequest\x1a).tributary.plugin.v1.AlterOffsetsResponse\x12X\n" +
+	"\fWatchMetrics\x12(.tributary.plugin.v1.WatchMetricsRequest\x1a\x1c.tributary.plugin.v1.Metrics0\x01B:Z8github.com/tributary-dev/tributary/sdk/protocol/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2679,117 +3035,128 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_plugin_proto_goTypes = []any{
-	(*SpecifyRequest)(nil),         // 0: tributary.plugin.v1.SpecifyRequest
-	(*SpecifyResponse)(nil),        // 1: tributary.plugin.v1.SpecifyResponse
-	(*ValidateRequest)(nil),        // 2: tributary.plugin.v1.ValidateRequest
-	(*ValidateResponse)(nil),       // 3: tributary.plugin.v1.ValidateResponse
-	(*Failure)(nil),                // 4: tributary.plugin.v1.Failure
-	(*Stop)(nil),                   // 5: tributary.plugin.v1.Stop
-	(*Started)(nil),                // 6: tributary.plugin.v1.Started
-	(*Stopped)(nil),                // 7: tributary.plugin.v1.Stopped
-	(*ConnectorHostMessage)(nil),   // 8: tributary.plugin.v1.ConnectorHostMessage
-	(*ConnectorStart)(nil),         // 9: tributary.plugin.v1.ConnectorStart
-	(*TaskConfigsRequest)(nil),     // 10: tributary.plugin.v1.TaskConfigsRequest
-	(*TaskConfig)(nil),             // 11: tributary.plugin.v1.TaskConfig
-	(*TaskConfigs)(nil),            // 12: tributary.plugin.v1.TaskConfigs
-	(*Reconfigure)(nil),            // 13: tributary.plugin.v1.Reconfigure
-	(*ConnectorPluginMessage)(nil), // 14: tributary.plugin.v1.ConnectorPluginMessage
-	(*BatchLimits)(nil),            // 15: tributary.plugin.v1.BatchLimits
-	(*TaskStart)(nil),              // 16: tributary.plugin.v1.TaskStart
-	(*SharedMemory)(nil),           // 17: tributary.plugin.v1.SharedMemory
-	(*SlotBatch)(nil),              // 18: tributary.plugin.v1.SlotBatch
-	(*SlotFree)(nil),               // 19: tributary.plugin.v1.SlotFree
-	(*RecordBatch)(nil),            // 20: tributary.plugin.v1.RecordBatch
-	(*OffsetsQuery)(nil),           // 21: tributary.plugin.v1.OffsetsQuery
-	(*OffsetsReply)(nil),           // 22: tributary.plugin.v1.OffsetsReply
-	(*Committed)(nil),              // 23: tributary.plugin.v1.Committed
-	(*SourceHostMessage)(nil),      // 24: tributary.plugin.v1.SourceHostMessage
-	(*SourcePluginMessage)(nil),    // 25: tributary.plugin.v1.SourcePluginMessage
-	(*TopicPartition)(nil),         // 26: tributary.plugin.v1.TopicPartition
-	(*Partitions)(nil),             // 27: tributary.plugin.v1.Partitions
-	(*Put)(nil),                    // 28: tributary.plugin.v1.Put
-	(*FlushRequest)(nil),           // 29: tributary.plugin.v1.FlushRequest
-	(*Stopping)(nil),               // 30: tributary.plugin.v1.Stopping
-	(*SinkHostMessage)(nil),        // 31: tributary.plugin.v1.SinkHostMessage
-	(*Ack)(nil),                    // 32: tributary.plugin.v1.Ack
-	(*SinkPluginMessage)(nil),      // 33: tributary.plugin.v1.SinkPluginMessage
-	(*AlterOffsetsRequest)(nil),    // 34: tributary.plugin.v1.AlterOffsetsRequest
-	(*AlterOffsetsResponse)(nil),   // 35: tributary.plugin.v1.AlterOffsetsResponse
-	nil,                            // 36: tributary.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                            // 37: tributary.plugin.v1.ConnectorStart.ConfigEntry
-	nil,                            // 38: tributary.plugin.v1.TaskConfig.ValuesEntry
-	nil,                            // 39: tributary.plugin.v1.TaskStart.ConfigEntry
-	nil,                            // 40: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	(MetricType)(0),                // 0: tributary.plugin.v1.MetricType
+	(*SpecifyRequest)(nil),         // 1: tributary.plugin.v1.SpecifyRequest
+	(*SpecifyResponse)(nil),        // 2: tributary.plugin.v1.SpecifyResponse
+	(*ValidateRequest)(nil),        // 3: tributary.plugin.v1.ValidateRequest
+	(*ValidateResponse)(nil),       // 4: tributary.plugin.v1.ValidateResponse
+	(*Failure)(nil),                // 5: tributary.plugin.v1.Failure
+	(*Stop)(nil),                   // 6: tributary.plugin.v1.Stop
+	(*Started)(nil),                // 7: tributary.plugin.v1.Started
+	(*Stopped)(nil),                // 8: tributary.plugin.v1.Stopped
+	(*ConnectorHostMessage)(nil),   // 9: tributary.plugin.v1.ConnectorHostMessage
+	(*ConnectorStart)(nil),         // 10: tributary.plugin.v1.ConnectorStart
+	(*TaskConfigsRequest)(nil),     // 11: tributary.plugin.v1.TaskConfigsRequest
+	(*TaskConfig)(nil),             // 12: tributary.plugin.v1.TaskConfig
+	(*TaskConfigs)(nil),            // 13: tributary.plugin.v1.TaskConfigs
+	(*Reconfigure)(nil),            // 14: tributary.plugin.v1.Reconfigure
+	(*ConnectorPluginMessage)(nil), // 15: tributary.plugin.v1.ConnectorPluginMessage
+	(*BatchLimits)(nil),            // 16: tributary.plugin.v1.BatchLimits
+	(*TaskStart)(nil),              // 17: tributary.plugin.v1.TaskStart
+	(*SharedMemory)(nil),           // 18: tributary.plugin.v1.SharedMemory
+	(*SlotBatch)(nil),              // 19: tributary.plugin.v1.SlotBatch
+	(*SlotFree)(nil),               // 20: tributary.plugin.v1.SlotFree
+	(*RecordBatch)(nil),            // 21: tributary.plugin.v1.RecordBatch
+	(*OffsetsQuery)(nil),           // 22: tributary.plugin.v1.OffsetsQuery
+	(*OffsetsReply)(nil),           // 23: tributary.plugin.v1.OffsetsReply
+	(*Committed)(nil),              // 24: tributary.plugin.v1.Committed
+	(*SourceHostMessage)(nil),      // 25: tributary.plugin.v1.SourceHostMessage
+	(*SourcePluginMessage)(nil),    // 26: tributary.plugin.v1.SourcePluginMessage
+	(*TopicPartition)(nil),         // 27: tributary.plugin.v1.TopicPartition
+	(*Partitions)(nil),             // 28: tributary.plugin.v1.Partitions
+	(*Put)(nil),                    // 29: tributary.plugin.v1.Put
+	(*FlushRequest)(nil),           // 30: tributary.plugin.v1.FlushRequest
+	(*Stopping)(nil),               // 31: tributary.plugin.v1.Stopping
+	(*SinkHostMessage)(nil),        // 32: tributary.plugin.v1.SinkHostMessage
+	(*Ack)(nil),                    // 33: tributary.plugin.v1.Ack
+	(*SinkPluginMessage)(nil),      // 34: tributary.plugin.v1.SinkPluginMessage
+	(*WatchMetricsRequest)(nil),    // 35: tributary.plugin.v1.WatchMetricsRequest
+	(*Metrics)(nil),                // 36: tributary.plugin.v1.Metrics
+	(*MetricFamily)(nil),           // 37: tributary.plugin.v1.MetricFamily
+	(*Metric)(nil),                 // 38: tributary.plugin.v1.Metric
+	(*AlterOffsetsRequest)(nil),    // 39: tributary.plugin.v1.AlterOffsetsRequest
+	(*AlterOffsetsResponse)(nil),   // 40: tributary.plugin.v1.AlterOffsetsResponse
+	nil,                            // 41: tributary.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                            // 42: tributary.plugin.v1.ConnectorStart.ConfigEntry
+	nil,                            // 43: tributary.plugin.v1.TaskConfig.ValuesEntry
+	nil,                            // 44: tributary.plugin.v1.TaskStart.ConfigEntry
+	nil,                            // 45: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	36, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
-	4,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
-	9,  // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
-	10, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
-	5,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	37, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
-	38, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
-	11, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
-	4,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
-	6,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	12, // 10: tributary.plugin.v1.ConnectorPluginMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigs
-	13, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
-	4,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	39, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
-	15, // 15: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
-	17, // 16: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
-	16, // 17: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	22, // 18: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
-	23, // 19: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
-	5,  // 20: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	19, // 21: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
-	6,  // 22: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
-	20, // 23: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
-	21, // 24: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
-	4,  // 25: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 26: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	18, // 27: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
-	26, // 28: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
-	20, // 29: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
-	26, // 30: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	16, // 31: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	28, // 32: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
-	27, // 33: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
-	27, // 34: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
-	29, // 35: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
-	5,  // 36: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	30, // 37: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
-	26, // 38: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	4,  // 39: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
-	6,  // 40: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	32, // 41: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
-	27, // 42: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
-	4,  // 43: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	7,  // 44: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	40, // 45: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
-	26, // 46: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
-	26, // 47: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
-	4,  // 48: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
-	0,  // 49: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
-	2,  // 50: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
-	8,  // 51: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
-	24, // 52: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
-	31, // 53: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
-	34, // 54: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
-	1,  // 55: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
-	3,  // 56: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
-	14, // 57: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
-	25, // 58: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
-	33, // 59: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
-	35, // 60: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
-	55, // [55:61] is the sub-list for method output_type
-	49, // [49:55] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	41, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
+	5,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
+	10, // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
+	11, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
+	6,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	42, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
+	43, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
+	12, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
+	5,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
+	7,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	13, // 10: tributary.plugin.v1.ConnectorPluginMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigs
+	14, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
+	5,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	8,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	44, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
+	16, // 15: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
+	18, // 16: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
+	17, // 17: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	23, // 18: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
+	24, // 19: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
+	6,  // 20: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	20, // 21: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
+	7,  // 22: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
+	21, // 23: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
+	22, // 24: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
+	5,  // 25: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	8,  // 26: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	19, // 27: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
+	27, // 28: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
+	21, // 29: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
+	27, // 30: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	17, // 31: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	29, // 32: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
+	28, // 33: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
+	28, // 34: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
+	30, // 35: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
+	6,  // 36: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	31, // 37: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
+	27, // 38: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	5,  // 39: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
+	7,  // 40: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	33, // 41: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
+	28, // 42: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
+	5,  // 43: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	8,  // 44: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	37, // 45: tributary.plugin.v1.Metrics.families:type_name -> tributary.plugin.v1.MetricFamily
+	0,  // 46: tributary.plugin.v1.MetricFamily.type:type_name -> tributary.plugin.v1.MetricType
+	38, // 47: tributary.plugin.v1.MetricFamily.metrics:type_name -> tributary.plugin.v1.Metric
+	45, // 48: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	27, // 49: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
+	27, // 50: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
+	5,  // 51: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
+	1,  // 52: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
+	3,  // 53: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
+	9,  // 54: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
+	25, // 55: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
+	32, // 56: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
+	39, // 57: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
+	35, // 58: tributary.plugin.v1.Plugin.WatchMetrics:input_type -> tributary.plugin.v1.WatchMetricsRequest
+	2,  // 59: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
+	4,  // 60: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
+	15, // 61: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
+	26, // 62: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
+	34, // 63: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
+	40, // 64: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
+	36, // 65: tributary.plugin.v1.Plugin.WatchMetrics:output_type -> tributary.plugin.v1.Metrics
+	59, // [59:66] is the sub-list for method output_type
+	52, // [52:59] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2845,13 +3212,14 @@ func file_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   41,
+			NumEnums:      1,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_plugin_proto_goTypes,
 		DependencyIndexes: file_plugin_proto_depIdxs,
+		EnumInfos:         file_plugin_proto_enumTypes,
 		MessageInfos:      file_plugin_proto_msgTypes,
 	}.Build()
 	File_plugin_proto = out.File

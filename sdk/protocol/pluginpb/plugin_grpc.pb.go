@@ -17,6 +17,11 @@
 // AlterOffsets RPC, which a plugin built before it answers with gRPC's
 // Unimplemented: the host takes that as a connector without the hook.
 //
+// Also within version 2: a plugin's own metrics (KIP-877's monitorable
+// plugins), through the WatchMetrics RPC, which a plugin built before it
+// answers with Unimplemented (it has none). The host adds the connector
+// and task labels.
+//
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
 
@@ -47,6 +52,7 @@ const (
 	Plugin_RunSourceTask_FullMethodName = "/tributary.plugin.v1.Plugin/RunSourceTask"
 	Plugin_RunSinkTask_FullMethodName   = "/tributary.plugin.v1.Plugin/RunSinkTask"
 	Plugin_AlterOffsets_FullMethodName  = "/tributary.plugin.v1.Plugin/AlterOffsets"
+	Plugin_WatchMetrics_FullMethodName  = "/tributary.plugin.v1.Plugin/WatchMetrics"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -69,6 +75,13 @@ type PluginClient interface {
 	// SourceConnector.alterOffsets and SinkConnector.alterOffsets, called for
 	// PATCH and DELETE /connectors/{name}/offsets.
 	AlterOffsets(ctx context.Context, in *AlterOffsetsRequest, opts ...grpc.CallOption) (*AlterOffsetsResponse, error)
+	// WatchMetrics streams snapshots of the metrics a running task (or
+	// connector, task -1) of the plugin process registered (sdk.Metrics):
+	// one every interval_ms and a last one when it ends, then the stream
+	// ends. A stream of its own, so that a task whose records the host does
+	// not read (a paused task: the record stream is held by its flow
+	// control) still reports. NotFound when no such task runs.
+	WatchMetrics(ctx context.Context, in *WatchMetricsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Metrics], error)
 }
 
 type pluginClient struct {
@@ -148,6 +161,25 @@ func (c *pluginClient) AlterOffsets(ctx context.Context, in *AlterOffsetsRequest
 	return out, nil
 }
 
+func (c *pluginClient) WatchMetrics(ctx context.Context, in *WatchMetricsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[Metrics], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[3], Plugin_WatchMetrics_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchMetricsRequest, Metrics]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_WatchMetricsClient = grpc.ServerStreamingClient[Metrics]
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -168,6 +200,13 @@ type PluginServer interface {
 	// SourceConnector.alterOffsets and SinkConnector.alterOffsets, called for
 	// PATCH and DELETE /connectors/{name}/offsets.
 	AlterOffsets(context.Context, *AlterOffsetsRequest) (*AlterOffsetsResponse, error)
+	// WatchMetrics streams snapshots of the metrics a running task (or
+	// connector, task -1) of the plugin process registered (sdk.Metrics):
+	// one every interval_ms and a last one when it ends, then the stream
+	// ends. A stream of its own, so that a task whose records the host does
+	// not read (a paused task: the record stream is held by its flow
+	// control) still reports. NotFound when no such task runs.
+	WatchMetrics(*WatchMetricsRequest, grpc.ServerStreamingServer[Metrics]) error
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -195,6 +234,9 @@ func (UnimplementedPluginServer) RunSinkTask(grpc.BidiStreamingServer[SinkHostMe
 }
 func (UnimplementedPluginServer) AlterOffsets(context.Context, *AlterOffsetsRequest) (*AlterOffsetsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method AlterOffsets not implemented")
+}
+func (UnimplementedPluginServer) WatchMetrics(*WatchMetricsRequest, grpc.ServerStreamingServer[Metrics]) error {
+	return status.Error(codes.Unimplemented, "method WatchMetrics not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -292,6 +334,17 @@ func _Plugin_AlterOffsets_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_WatchMetrics_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchMetricsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(PluginServer).WatchMetrics(m, &grpc.GenericServerStream[WatchMetricsRequest, Metrics]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_WatchMetricsServer = grpc.ServerStreamingServer[Metrics]
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -330,6 +383,11 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Plugin_RunSinkTask_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "WatchMetrics",
+			Handler:       _Plugin_WatchMetrics_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "plugin.proto",
