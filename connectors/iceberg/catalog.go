@@ -53,11 +53,29 @@ func sqlTarget(uri string) (driver, dsn string, dialect sqlcat.SupportedDialect,
 	case "postgresql", "postgres":
 		pu, err := url.Parse("postgres:" + rest)
 		if err != nil {
-			return "", "", "", fmt.Errorf("iceberg: SQL catalog uri %q: %w", uri, err)
+			return "", "", "", fmt.Errorf("iceberg: SQL catalog uri %q: %w", redactURI(uri), err)
 		}
 		return "pgx", pu.String(), sqlcat.Postgres, nil
 	}
-	return "", "", "", fmt.Errorf("iceberg: SQL catalog uri %q: unsupported database %q (sqlite, postgresql)", uri, scheme)
+	return "", "", "", fmt.Errorf("iceberg: SQL catalog uri %q: unsupported database %q (sqlite, postgresql)", redactURI(uri), scheme)
+}
+
+// redactURI is uri with the password of its user information, if any,
+// replaced by "xxxxx", for errors and logs.
+func redactURI(uri string) string {
+	scheme, rest, ok := strings.Cut(uri, "://")
+	if !ok {
+		return uri
+	}
+	at := strings.LastIndex(rest, "@")
+	if slash := strings.Index(rest, "/"); at < 0 || (slash >= 0 && slash < at) {
+		return uri
+	}
+	user, _, hasPass := strings.Cut(rest[:at], ":")
+	if !hasPass {
+		return uri
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
 // openCatalog opens the catalog the iceberg.catalog.* properties describe:
@@ -79,6 +97,26 @@ func openCatalog(ctx context.Context, name string, props map[string]string) (cat
 		if err != nil {
 			return nil, nil, err
 		}
+		// Java JdbcCatalog's jdbc.user and jdbc.password (Apache's sink:
+		// iceberg.catalog.jdbc.user, .jdbc.password) replace the uri's.
+		if dialect == sqlcat.Postgres && (p["jdbc.user"] != "" || p["jdbc.password"] != "") {
+			u, _ := url.Parse(dsn)
+			user, pass := u.User.Username(), ""
+			if pw, ok := u.User.Password(); ok {
+				pass = pw
+			}
+			if v := p["jdbc.user"]; v != "" {
+				user = v
+			}
+			if v := p["jdbc.password"]; v != "" {
+				pass = v
+			}
+			u.User = url.UserPassword(user, pass)
+			dsn = u.String()
+		}
+		delete(p, "jdbc.user")
+		delete(p, "jdbc.password")
+		where := redactURI(p["uri"])
 		if p["warehouse"] == "" {
 			return nil, nil, fmt.Errorf("iceberg: a SQL catalog needs iceberg.catalog.warehouse")
 		}
@@ -91,7 +129,7 @@ func openCatalog(ctx context.Context, name string, props map[string]string) (cat
 		}
 		if err := db.PingContext(ctx); err != nil {
 			_ = db.Close()
-			return nil, nil, fmt.Errorf("iceberg: SQL catalog %s: %w", p["uri"], err)
+			return nil, nil, fmt.Errorf("iceberg: SQL catalog %s: %w", where, err)
 		}
 		delete(p, "uri")
 		sc, err := sqlcat.NewCatalog(name, db, dialect, p)

@@ -57,3 +57,31 @@ func TestOpenCatalogTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalogErrorsHidePasswords: a SQL catalog that cannot be reached is
+// named in the error without the password of its uri or of jdbc.password.
+func TestCatalogErrorsHidePasswords(t *testing.T) {
+	for _, props := range []map[string]string{
+		{"type": "sql", "uri": "postgresql://cat:uri-secret-pw@127.0.0.1:1/cat", "warehouse": "file:///tmp/w"},
+		{"type": "sql", "uri": "jdbc:postgresql://127.0.0.1:1/cat", "jdbc.user": "cat", "jdbc.password": "uri-secret-pw", "warehouse": "file:///tmp/w"},
+		{"type": "sql", "uri": "mysql://cat:uri-secret-pw@127.0.0.1:1/cat", "warehouse": "file:///tmp/w"},
+	} {
+		_, _, err := openCatalog(context.Background(), "iceberg", props)
+		if err == nil {
+			t.Fatalf("%v: opened", props)
+		}
+		if strings.Contains(err.Error(), "uri-secret-pw") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+	for in, want := range map[string]string{
+		"postgresql://u:pw@h:5432/db?x=1": "postgresql://u:xxxxx@h:5432/db?x=1",
+		"postgresql://u@h/db":             "postgresql://u@h/db",
+		"postgresql://h/db?a=b@c":         "postgresql://h/db?a=b@c",
+		"sqlite:////tmp/c.db":             "sqlite:////tmp/c.db",
+	} {
+		if got := redactURI(in); got != want {
+			t.Errorf("redactURI(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -35,7 +35,16 @@ type Config struct {
 	CommitMaxRecords int64 `key:"iceberg.control.commit.max-records" default:"1000000" validate:"min=1" importance:"low" group:"Commit" doc:"Tributary: a task commits a table before its interval once it holds this many changes for it, to bound its memory."`
 
 	CatalogName string `key:"iceberg.catalog" default:"iceberg" importance:"medium" group:"Catalog" doc:"Name of the catalog."`
-	GroupID     string `key:"iceberg.connect.group-id" default:"" importance:"low" group:"Commit" doc:"Name of the Connect consumer group whose offsets are stored in snapshot summaries (kafka.connect.offsets.<topic>.<group>); empty: connect-<connector name>."`
+	// The catalog's secret properties, declared as passwords so that the
+	// worker hides their values in its logs, responses and traces; the
+	// catalog reads them with the other iceberg.catalog.* properties.
+	S3SecretKey    sdk.Password `key:"iceberg.catalog.s3.secret-access-key" optional:"" importance:"medium" group:"Catalog" doc:"Secret access key of the warehouse's S3 store (else the AWS default chain)."`
+	S3SessionToken sdk.Password `key:"iceberg.catalog.s3.session-token" optional:"" importance:"low" group:"Catalog" doc:"Session token of the warehouse's S3 store."`
+	JDBCPassword   sdk.Password `key:"iceberg.catalog.jdbc.password" optional:"" importance:"medium" group:"Catalog" doc:"Password of a PostgreSQL SQL catalog's user (iceberg.catalog.jdbc.user), as Java JdbcCatalog's jdbc.password."`
+	Credential     sdk.Password `key:"iceberg.catalog.credential" optional:"" importance:"medium" group:"Catalog" doc:"A REST catalog's OAuth2 client credential (client_id:client_secret)."`
+	Token          sdk.Password `key:"iceberg.catalog.token" optional:"" importance:"medium" group:"Catalog" doc:"A REST catalog's bearer token."`
+
+	GroupID string `key:"iceberg.connect.group-id" default:"" importance:"low" group:"Commit" doc:"Name of the Connect consumer group whose offsets are stored in snapshot summaries (kafka.connect.offsets.<topic>.<group>); empty: connect-<connector name>."`
 
 	CompactEvery    int64 `key:"iceberg.tables.maintenance.compact-interval-ms" default:"0" validate:"min=0" importance:"low" group:"Maintenance" doc:"Tributary: every so often (0: never), a task rewrites the small data files and the equality deletes of its tables into merged files."`
 	ExpireOlderThan int64 `key:"iceberg.tables.maintenance.expire-snapshots-older-than-ms" default:"0" validate:"min=0" importance:"low" group:"Maintenance" doc:"Tributary: after each compaction, expire snapshots older than this (0: never), keeping at least the last one."`
