@@ -104,7 +104,7 @@ func atLeast(n int64) func(string) string {
 // atLeast64 is Kafka's Range.atLeast for a LONG.
 func atLeast64(n int64) func(string) string {
 	return func(v string) string {
-		x, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		x, err := strconv.ParseInt(javaTrim(v), 10, 64)
 		if err != nil {
 			return "Not a number of type LONG"
 		}
@@ -117,7 +117,7 @@ func atLeast64(n int64) func(string) string {
 
 // nonEmpty is Kafka's NonEmptyString (a STRING value is trimmed).
 func nonEmpty(v string) string {
-	if strings.TrimSpace(v) == "" {
+	if javaTrim(v) == "" {
 		return "String must be non-empty"
 	}
 	return ""
@@ -129,7 +129,7 @@ func nonEmpty(v string) string {
 func oneOfFold(listed string, vals ...string) func(string) string {
 	return func(v string) string {
 		for _, x := range vals {
-			if strings.EqualFold(strings.TrimSpace(v), x) {
+			if strings.EqualFold(javaTrim(v), x) {
 				return ""
 			}
 		}
@@ -148,13 +148,20 @@ func oneOf(vals ...string) func(string) string {
 	}
 }
 
+// javaTrim is Java's String.trim, which ConfigDef.parseType applies: it
+// strips the characters up to U+0020 only (strings.TrimSpace would strip
+// U+0085 and other Unicode spaces too, which Kafka keeps).
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
 // parseValue is Kafka's ConfigDef.parseType for the types the common keys
 // use: the value as Kafka renders it back (trimmed, a LIST with its
 // elements trimmed, a number in canonical form), or ok false with the
 // message of a value that is not of the type (the key's value is then
 // null in a validation, as in Kafka Connect).
 func parseValue(typ, v string) (rendered string, ok bool, msg string) {
-	t := strings.TrimSpace(v)
+	t := javaTrim(v)
 	switch typ {
 	case "INT", "LONG", "SHORT":
 		bits := map[string]int{"INT": 32, "LONG": 64, "SHORT": 16}[typ]
@@ -175,7 +182,7 @@ func parseValue(typ, v string) (rendered string, ok bool, msg string) {
 		}
 		parts := strings.Split(t, ",")
 		for i := range parts {
-			parts[i] = strings.TrimSpace(parts[i])
+			parts[i] = javaTrim(parts[i])
 		}
 		return strings.Join(parts, ","), true, ""
 	case "STRING":
