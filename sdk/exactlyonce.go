@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 )
 
@@ -59,7 +61,7 @@ func (c SourceConnector[C]) ExactlyOnceSupport(ctx context.Context, config map[s
 	if c.ExactlyOnce == nil {
 		return ExactlyOnceUndeclared, nil
 	}
-	cfg, err := ParseConfig[C](config)
+	cfg, err := parseAsJava[C](config)
 	if err != nil {
 		return ExactlyOnceUndeclared, err
 	}
@@ -73,13 +75,34 @@ func (c SourceConnector[C]) CanDefineTransactionBoundaries(ctx context.Context, 
 	if c.TransactionBoundaries == nil {
 		return false, nil
 	}
-	cfg, err := ParseConfig[C](config)
+	cfg, err := parseAsJava[C](config)
 	if err != nil {
 		return false, err
 	}
 	var ok bool
 	err = safeCall(func() error { ok = c.TransactionBoundaries(cfg); return nil })
 	return ok, err
+}
+
+// parseAsJava parses config as ParseConfig does, failing with the message
+// of the first key in error (in the order the keys are defined), as a
+// Java connector's new AbstractConfig(CONFIG_DEF, props) throws it.
+func parseAsJava[C any](config map[string]string) (C, error) {
+	cfg, err := ParseConfig[C](config)
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		return cfg, err
+	}
+	def, derr := defineConfig(reflect.TypeFor[C]())
+	if derr != nil {
+		return cfg, err
+	}
+	for _, f := range def.fields {
+		if msgs := ce.Errors[f.info.Name]; len(msgs) > 0 {
+			return cfg, errors.New(msgs[0])
+		}
+	}
+	return cfg, err
 }
 
 // TransactionContext lets a source task define its own producer
