@@ -231,6 +231,19 @@ func (w *Worker) taskClientOpts(base, conn map[string]string, prefix string, id 
 	return opts, props, nil
 }
 
+// connectorAdminOpts are the options of a connector's admin client: the
+// worker's top-level and admin.* settings with the connector's
+// admin.override.* on top, as Kafka Connect's Worker.adminConfigs.
+func (w *Worker) connectorAdminOpts(name string, conn map[string]string) ([]kgo.Opt, error) {
+	base := maps.Clone(w.cfg.ClientConfig)
+	if base == nil {
+		base = map[string]string{}
+	}
+	maps.Copy(base, w.cfg.AdminConfig)
+	opts, _, err := w.taskClientOpts(base, conn, adminOverride, TaskID{Connector: name, Task: -1})
+	return opts, err
+}
+
 // Run starts the worker and blocks until ctx is cancelled, then stops every
 // task (flushing offsets) and leaves the group.
 func (w *Worker) Run(ctx context.Context) error {
@@ -259,6 +272,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.h.clusterID = md.Cluster
 	w.h.groups = kadmGroups{adm: adm}
+	w.h.adminOpts = w.connectorAdminOpts
 
 	w.h.stage.Store("reading the internal topics")
 	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string, id string) store.Options {
@@ -267,7 +281,15 @@ func (w *Worker) Run(ctx context.Context) error {
 			Logger: loglevel.Named(log, "dev.tributary.worker.store")}
 	}
 	var opened atomic.Bool // restart requests older than the worker are history
-	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings, "configs"),
+	cfgOpts := storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings, "configs")
+	// With exactly-once source support the config and offsets topics are
+	// read read_committed; preparing it already makes the leader write the
+	// config topic in transactions (KafkaConfigBackingStore).
+	cfgOpts.ReadCommitted = w.cfg.ExactlyOnceSource.Enabled()
+	if w.cfg.ExactlyOnceSource.TransactionalLeader() {
+		cfgOpts.TransactionalID = LeaderTransactionalID(w.cfg.GroupID)
+	}
+	cfgStore, err := store.OpenConfigStore(ctx, cfgOpts,
 		func(ev store.ConfigEvent) {
 			if ev.Kind == store.LoggerLevelSet {
 				// A cluster-scope PUT /admin/loggers, by any worker.
@@ -293,7 +315,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	opened.Store(true)
 	defer cfgStore.Close()
-	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets"))
+	offOpts := storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets")
+	offOpts.ReadCommitted = w.cfg.ExactlyOnceSource.Enabled()
+	offStore, err := store.OpenOffsetStore(ctx, offOpts)
 	if err != nil {
 		return fmt.Errorf("worker: offset topic %s: %w", w.cfg.OffsetTopic, err)
 	}
