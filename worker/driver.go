@@ -34,8 +34,16 @@ const TaskConfigsTimeout = 30 * time.Second
 const statusWriteTimeout = 10 * time.Second
 
 // taskStarter starts a task runner for a task (worker/task through the
-// worker), recording into tm; report receives its state changes.
-type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error)
+// worker), recording into tm; report receives its state changes. eos,
+// when not nil, runs a source task with exactly-once support.
+type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, eos *taskEOS, tm *metrics.Task, report func(state, trace string)) (taskRunner, error)
+
+// taskEOS is what a source task with exactly-once support asks of the
+// herder as it starts: a round of zombie fencing before its producer is
+// initialized, and the check that it may still run after.
+type taskEOS struct {
+	Preflight, Verify func(ctx context.Context) error
+}
 
 // groupOffsets reads and changes sink connectors' committed offsets.
 type groupOffsets interface {
@@ -721,7 +729,14 @@ func (d *driver) startTask(a herder.StartTask, tm *metrics.Task) {
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return
 	}
-	r, err := d.start(d.ctx, id, spec, conn.Values, tc.Values, a.Paused, tm, report)
+	var eos *taskEOS
+	if a.ExactlyOnce && spec.Type == "source" {
+		eos = &taskEOS{
+			Preflight: func(ctx context.Context) error { return d.preflight(ctx, id) },
+			Verify:    func(ctx context.Context) error { return d.verifyTask(ctx, id, a.TaskGeneration) },
+		}
+	}
+	r, err := d.start(d.ctx, id, spec, conn.Values, tc.Values, a.Paused, eos, tm, report)
 	d.metrics.TaskStartup(err == nil)
 	if err != nil {
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})

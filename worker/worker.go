@@ -456,7 +456,7 @@ func (w *Worker) converters(conn map[string]string) (key, value convert.Converte
 }
 
 func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) taskStarter {
-	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
+	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, eos *taskEOS, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
 		key, value, header, err := w.converters(conn)
 		if err != nil {
 			return nil, err
@@ -485,7 +485,14 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
-			st, err := w.h.pl.Load().StartSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector))
+			var eo *task.ExactlyOnce
+			if eos != nil {
+				if eo, err = w.exactlyOnce(id, conn, offs, eos); err != nil {
+					return nil, err
+				}
+				tm.SetTransactional()
+			}
+			st, err := w.startSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector), eo != nil && eo.Boundary == task.BoundaryConnector)
 			if err != nil {
 				return nil, err
 			}
@@ -500,7 +507,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
 				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
-				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task")})
+				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task"), ExactlyOnce: eo})
 			if err != nil {
 				st.Stop(ctx)
 				return nil, err
@@ -547,6 +554,45 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 		}
 		return nil, fmt.Errorf("connector class %s has unknown type %q", spec.Class, spec.Type)
 	}
+}
+
+// exactlyOnce is how a source task runs with exactly-once support: its
+// transactional id, its connector's transaction boundaries, its offsets
+// store, and the herder's checks around its producer's initialization.
+func (w *Worker) exactlyOnce(id TaskID, conn map[string]string, offs *store.OffsetStore, eos *taskEOS) (*task.ExactlyOnce, error) {
+	boundary, err := task.ParseTransactionBoundary(conn["transaction.boundary"])
+	if err != nil {
+		return nil, err
+	}
+	interval := w.cfg.OffsetFlushInterval
+	if v := strings.TrimSpace(conn["transaction.boundary.interval.ms"]); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("transaction.boundary.interval.ms %q is not a number of milliseconds", v)
+		}
+		interval = time.Duration(ms) * time.Millisecond
+	}
+	if t := strings.TrimSpace(conn["offsets.storage.topic"]); t != "" && t != w.cfg.OffsetTopic {
+		// A connector's own offsets topic is not read yet: refuse rather
+		// than write offsets where the task would not find them.
+		return nil, fmt.Errorf("offsets.storage.topic %s: connector-specific offsets topics are not supported yet with exactly-once support; leave it unset to use the worker's %s", t, w.cfg.OffsetTopic)
+	}
+	return &task.ExactlyOnce{TransactionalID: TransactionalID(w.cfg.GroupID, id.Connector, id.Task), Boundary: boundary, Interval: interval,
+		Offsets: offs, Preflight: eos.Preflight, Verify: eos.Verify}, nil
+}
+
+// startSourceTask starts a source task's plugin, with a transaction
+// context when its connector defines the transaction boundaries.
+func (w *Worker) startSourceTask(ctx context.Context, class string, info sdk.TaskInfo, tc map[string]string, offsets plugins.OffsetReader, txnContext bool) (plugins.SourceTask, error) {
+	l := w.h.pl.Load()
+	if !txnContext {
+		return l.StartSourceTask(ctx, class, info, tc, offsets)
+	}
+	ts, ok := l.Loader.(plugins.SourceTaskStarter)
+	if !ok {
+		return nil, errors.New("the plugin host cannot give tasks a transaction context (transaction.boundary=connector)")
+	}
+	return ts.StartSourceTaskWith(ctx, class, info, tc, offsets, plugins.SourceTaskOptions{TransactionContext: true})
 }
 
 // sinkConsumerConfig is the worker's consumer.* settings for sink tasks,

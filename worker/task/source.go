@@ -48,6 +48,9 @@ type SourceConfig struct {
 	// Metrics receives the task's Kafka Connect metrics; nil records
 	// nothing.
 	Metrics *metrics.Task
+	// ExactlyOnce, when not nil, runs the task in producer transactions
+	// (source_eos.go); Offsets is then not written to.
+	ExactlyOnce *ExactlyOnce
 }
 
 // SourceRunner runs one source task.
@@ -68,6 +71,8 @@ type SourceRunner struct {
 	// produced is the promise method value, made once: every record
 	// shares it.
 	produced func(*kgo.Record, error)
+	// eos is the transaction state with exactly-once support, else nil.
+	eos *eosState
 
 	runCtx    context.Context // cancelled on forced stop
 	cancelRun context.CancelFunc
@@ -161,7 +166,32 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		kgo.MaxBufferedBytes(32 << 20),
 	}
 	opts = append(opts, producer.Opt()...)
-	client, err := kgo.NewClient(append(opts, cfg.ClientOpts...)...)
+	var eos *eosState
+	if e := cfg.ExactlyOnce; e != nil {
+		if e.Offsets == nil || e.TransactionalID == "" {
+			return nil, errors.New("task: exactly-once support needs Offsets and TransactionalID")
+		}
+		if e.Interval <= 0 {
+			e.Interval = cfg.FlushInterval
+		}
+		eos = &eosState{cfg: *e}
+		if e.Boundary == BoundaryConnector {
+			bs, ok := cfg.Task.(plugins.BoundarySource)
+			if !ok {
+				return nil, errors.New("task: transaction.boundary=connector needs a task started with a transaction context")
+			}
+			eos.boundaries = bs
+		}
+		// Kafka's producer default transaction.timeout.ms (franz-go's is
+		// 40 s); the connector's producer.override.* may change it.
+		opts = append(opts, kgo.TransactionTimeout(time.Minute))
+	}
+	allOpts := append(opts, cfg.ClientOpts...)
+	if eos != nil {
+		// Forced, whatever the overrides say, as Kafka Connect does.
+		allOpts = append(allOpts, kgo.TransactionalID(eos.cfg.TransactionalID))
+	}
+	client, err := kgo.NewClient(allOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("task: source producer: %w", err)
 	}
@@ -169,7 +199,7 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		const total = 32 << 20 // MaxBufferedBytes above
 		return max(total-client.BufferedProduceBytes(), 0), total
 	})
-	r := &SourceRunner{cfg: cfg, client: client, producer: producer, parts: map[string]*partState{},
+	r := &SourceRunner{cfg: cfg, client: client, producer: producer, parts: map[string]*partState{}, eos: eos,
 		stopping: make(chan struct{}), done: make(chan struct{}), resumeCh: make(chan struct{}),
 		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
@@ -193,8 +223,32 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 }
 
 // Start reports RUNNING and starts polling and the periodic offset flush.
+// With exactly-once support it first initializes the transactional
+// producer (initTransactions) and reports RUNNING after; offsets are then
+// written with each transaction, not periodically.
 func (r *SourceRunner) Start() {
 	r.startOnce.Do(func() {
+		if r.eos != nil {
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				defer close(r.done)
+				if err := r.initTransactions(r.pollCtx); err != nil {
+					if !r.isStopping() {
+						r.fail(err, "exactly-once start")
+					}
+					return
+				}
+				r.mu.Lock()
+				paused := r.paused
+				r.mu.Unlock()
+				if !paused {
+					r.report(StateRunning, nil)
+				}
+				r.loop()
+			}()
+			return
+		}
 		r.report(StateRunning, nil)
 		r.wg.Add(2)
 		go func() { defer r.wg.Done(); defer close(r.done); r.loop() }()
@@ -280,6 +334,9 @@ func (r *SourceRunner) loop() {
 			return
 		}
 		if paused {
+			if !r.commitOnPause() {
+				return
+			}
 			select {
 			case <-resume:
 			case <-r.stopping:
@@ -312,12 +369,26 @@ func (r *SourceRunner) loop() {
 			return
 		}
 		r.keyBuf.mayAlias, r.valueBuf.mayAlias = false, false
+		if r.eos != nil && len(recs) > 0 {
+			if err := r.beginTransaction(); err != nil {
+				r.fail(err, "send")
+				return
+			}
+		}
 		headers, err := r.send(recs, offsets)
 		if err != nil {
 			if !r.isStopping() {
 				r.fail(err, "send")
 			}
 			return
+		}
+		if r.eos != nil {
+			if err := r.afterBatch(r.runCtx, len(recs)); err != nil {
+				if !r.isStopping() {
+					r.fail(err, "commit")
+				}
+				return
+			}
 		}
 		// Every key and value the producer holds is a copy (no header
 		// either): nothing refers to the received batch any more.
@@ -336,12 +407,32 @@ func (r *SourceRunner) waitResumed() bool {
 		if !paused {
 			return !r.isStopping()
 		}
+		if !r.commitOnPause() {
+			return false
+		}
 		select {
 		case <-resume:
 		case <-r.stopping:
 			return false
 		}
 	}
+}
+
+// commitOnPause commits the open transaction of a task with exactly-once
+// support as it pauses, so that no transaction stays open (and times out)
+// while it is paused; a connector's transactions end where it asks only.
+// False when the commit failed the task.
+func (r *SourceRunner) commitOnPause() bool {
+	if r.eos == nil || !r.eos.open || r.eos.cfg.Boundary == BoundaryConnector {
+		return true
+	}
+	if err := r.commitTransaction(r.runCtx, false); err != nil {
+		if !r.isStopping() {
+			r.fail(err, "commit")
+		}
+		return false
+	}
+	return true
 }
 
 func partitionKey(p sdk.Partition) string {
@@ -519,6 +610,9 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 			}
 			continue
 		}
+		if r.eos != nil && rec.Topic == r.eos.cfg.Offsets.Topic() {
+			return headers, ErrOwnOffsetsTopic
+		}
 		kr := &krs[i]
 		if err := r.toKafka(&rec, kr); err != nil {
 			if !r.cfg.Errors.TolerateAll || errors.Is(err, wire.ErrCorrupt) {
@@ -540,6 +634,9 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 		kr.Context = pr
 		r.track(&keys, &recs[i], rawOffset, pr, false)
 		produced++
+		if r.eos != nil {
+			r.eos.records++
+		}
 		r.client.Produce(r.runCtx, kr, r.produced)
 	}
 	return headers, nil
@@ -562,6 +659,10 @@ func corruptRecord(i int, err error) error {
 func (r *SourceRunner) promise(kr *kgo.Record, err error) {
 	if err != nil {
 		r.producer.RecordError(kr.Topic)
+		if r.eos != nil {
+			// Fenced by a newer instance, or the transaction expired.
+			err = r.txnError("produce to "+kr.Topic, err)
+		}
 		r.fail(err, "produce to "+kr.Topic)
 		return
 	}
@@ -615,9 +716,32 @@ func (r *SourceRunner) flushLoop() {
 func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	var offs []sdk.SourceOffset
-	var keys, dirty []string
-	var decodeErr error
+	offs, keys, decodeErr := r.committable()
+	if len(offs) == 0 {
+		return decodeErr
+	}
+	began := time.Now()
+	if err := r.cfg.Offsets.WriteOffsets(ctx, r.cfg.Info.Connector, offs); err != nil {
+		r.cfg.Metrics.RecordCommit(time.Since(began), false)
+		r.mu.Lock()
+		for _, k := range keys {
+			r.parts[k].dirty = true
+		}
+		r.mu.Unlock()
+		return fmt.Errorf("task: write offsets: %w", err)
+	}
+	r.cfg.Metrics.RecordCommit(time.Since(began), true)
+	if err := r.cfg.Task.Committed(ctx, offs); err != nil && !errors.Is(err, plugins.ErrStopped) {
+		r.log.Warn("task rejected committed offsets", "err", err)
+	}
+	return decodeErr
+}
+
+// committable takes the offsets of the partitions whose committable offset
+// changed since the last commit, clearing their dirty marks (keys are
+// their partitions' keys, to mark again if the commit fails).
+func (r *SourceRunner) committable() (offs []sdk.SourceOffset, keys []string, decodeErr error) {
+	var dirty []string
 	r.mu.Lock()
 	for k, ps := range r.parts {
 		if ps.dirty {
@@ -645,24 +769,7 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 		offs = append(offs, sdk.SourceOffset{Partition: ps.part, Offset: ps.committable})
 	}
 	r.mu.Unlock()
-	if len(offs) == 0 {
-		return decodeErr
-	}
-	began := time.Now()
-	if err := r.cfg.Offsets.WriteOffsets(ctx, r.cfg.Info.Connector, offs); err != nil {
-		r.cfg.Metrics.RecordCommit(time.Since(began), false)
-		r.mu.Lock()
-		for _, k := range keys {
-			r.parts[k].dirty = true
-		}
-		r.mu.Unlock()
-		return fmt.Errorf("task: write offsets: %w", err)
-	}
-	r.cfg.Metrics.RecordCommit(time.Since(began), true)
-	if err := r.cfg.Task.Committed(ctx, offs); err != nil && !errors.Is(err, plugins.ErrStopped) {
-		r.log.Warn("task rejected committed offsets", "err", err)
-	}
-	return decodeErr
+	return offs, keys, decodeErr
 }
 
 // Stop stops polling, waits for in-flight records until ctx is done
@@ -687,12 +794,17 @@ func (r *SourceRunner) stop(ctx context.Context) error {
 		<-r.done
 	}
 	var errs []error
+	forced := r.runCtx.Err() != nil
 	flushed := time.Now()
 	if err := r.client.Flush(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("task: flush producer: %w", err))
 	}
 	r.producer.Flush(time.Since(flushed))
-	if err := r.commitOffsets(ctx); err != nil {
+	if r.eos != nil {
+		if err := r.finishTransactions(ctx, forced || ctx.Err() != nil); err != nil {
+			errs = append(errs, err)
+		}
+	} else if err := r.commitOffsets(ctx); err != nil {
 		errs = append(errs, err)
 	}
 	if err := r.cfg.Task.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
