@@ -127,7 +127,7 @@ func (r *SourceRunner) initTransactions(ctx context.Context) error {
 		}
 	}
 	e.lastCommit = time.Now()
-	r.log.Debug("transactional producer initialized", "transactional_id", e.cfg.TransactionalID)
+	r.log.Info("transactional producer initialized; older instances of the task are fenced", "transactional_id", e.cfg.TransactionalID)
 	return nil
 }
 
