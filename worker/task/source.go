@@ -229,6 +229,10 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 func (r *SourceRunner) Start() {
 	r.startOnce.Do(func() {
 		if r.eos != nil {
+			if r.eos.cfg.Boundary == BoundaryInterval {
+				r.wg.Add(1)
+				go func() { defer r.wg.Done(); r.intervalLoop() }()
+			}
 			r.wg.Add(1)
 			go func() {
 				defer r.wg.Done()
@@ -280,6 +284,12 @@ func (r *SourceRunner) Pause() {
 	r.resumeCh = make(chan struct{})
 	r.mu.Unlock()
 	r.report(StatePaused, nil)
+	if r.eos != nil && !r.isStopping() {
+		// The poll loop may be blocked in a Poll: the open transaction
+		// is committed now, not when the next batch comes.
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); r.commitOnPause() }()
+	}
 }
 
 // Resume resumes polling.
@@ -369,26 +379,17 @@ func (r *SourceRunner) loop() {
 			return
 		}
 		r.keyBuf.mayAlias, r.valueBuf.mayAlias = false, false
-		if r.eos != nil && len(recs) > 0 {
-			if err := r.beginTransaction(); err != nil {
-				r.fail(err, "send")
-				return
-			}
+		var headers bool
+		if r.eos != nil {
+			headers, err = r.sendTransactional(recs, offsets)
+		} else {
+			headers, err = r.send(recs, offsets)
 		}
-		headers, err := r.send(recs, offsets)
 		if err != nil {
 			if !r.isStopping() {
 				r.fail(err, "send")
 			}
 			return
-		}
-		if r.eos != nil {
-			if err := r.afterBatch(r.runCtx, len(recs)); err != nil {
-				if !r.isStopping() {
-					r.fail(err, "commit")
-				}
-				return
-			}
 		}
 		// Every key and value the producer holds is a copy (no header
 		// either): nothing refers to the received batch any more.
@@ -423,7 +424,12 @@ func (r *SourceRunner) waitResumed() bool {
 // while it is paused; a connector's transactions end where it asks only.
 // False when the commit failed the task.
 func (r *SourceRunner) commitOnPause() bool {
-	if r.eos == nil || !r.eos.open || r.eos.cfg.Boundary == BoundaryConnector {
+	if r.eos == nil || r.eos.cfg.Boundary == BoundaryConnector {
+		return true
+	}
+	r.eos.mu.Lock()
+	defer r.eos.mu.Unlock()
+	if !r.eos.open {
 		return true
 	}
 	if err := r.commitTransaction(r.runCtx, false); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -88,8 +89,11 @@ type ExactlyOnce struct {
 }
 
 // eosState is the transaction state of a runner with exactly-once
-// support; the poll loop owns it (and stop, once the loop ended).
+// support.
 type eosState struct {
+	// mu is held while a batch is sent and while a transaction ends: the
+	// poll loop, a pause, the interval's timer and the stop take turns.
+	mu  sync.Mutex
 	cfg ExactlyOnce
 	// boundaries reports the boundaries the task asks for (connector).
 	boundaries plugins.BoundarySource
@@ -129,6 +133,54 @@ func (r *SourceRunner) initTransactions(ctx context.Context) error {
 	e.lastCommit = time.Now()
 	r.log.Info("transactional producer initialized; older instances of the task are fenced", "transactional_id", e.cfg.TransactionalID)
 	return nil
+}
+
+// sendTransactional sends a polled batch in the open transaction (begun
+// if needed), then ends it if the boundary says so.
+func (r *SourceRunner) sendTransactional(recs []sdk.SourceRecord, offsets [][]byte) (headers bool, err error) {
+	e := r.eos
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(recs) > 0 {
+		if err := r.beginTransaction(); err != nil {
+			return false, err
+		}
+	}
+	if headers, err = r.send(recs, offsets); err != nil {
+		return headers, err
+	}
+	return headers, r.afterBatch(r.runCtx, len(recs))
+}
+
+// intervalLoop commits the open transaction once the interval passed
+// (transaction.boundary=interval) even while the task's Poll waits for
+// records: Kafka Connect checks after each batch, and its tasks return
+// from poll often; a plugin's Poll here returns only with records.
+func (r *SourceRunner) intervalLoop() {
+	e := r.eos
+	t := time.NewTicker(max(e.cfg.Interval/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopping:
+			return
+		case <-r.done:
+			return
+		case <-t.C:
+		}
+		e.mu.Lock()
+		var err error
+		if e.open && time.Since(e.lastCommit) >= e.cfg.Interval {
+			err = r.commitTransaction(r.runCtx, false)
+		}
+		e.mu.Unlock()
+		if err != nil {
+			if !r.isStopping() {
+				r.fail(err, "commit")
+			}
+			return
+		}
+	}
 }
 
 // beginTransaction begins a transaction unless one is open.
@@ -310,6 +362,8 @@ func (r *SourceRunner) txnError(what string, err error) error {
 // read_committed consumers need not wait for it to time out.
 func (r *SourceRunner) finishTransactions(ctx context.Context, forced bool) error {
 	e := r.eos
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	r.mu.Lock()
 	failed := r.failed
 	r.mu.Unlock()

@@ -121,11 +121,7 @@ func TestSourceExactlyOncePollBoundaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Start()
-	waitFor(t, 10*time.Second, "three commits", func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return len(task.commits) == 3
-	})
+	waitFor(t, 10*time.Second, "three commits", func() bool { return task.commitCount() == 3 })
 	if err := r.Stop(stopCtx(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -188,11 +184,7 @@ func TestSourceExactlyOnceZombieFenced(t *testing.T) {
 	next := &scriptedTask{batches: [][]sdk.SourceRecord{eosRecords("data", 100, 2)}}
 	nst := &statuses{}
 	n := start(next, nst, BoundaryPoll)
-	waitFor(t, 10*time.Second, "the new instance's commit", func() bool {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		return len(next.commits) == 1
-	})
+	waitFor(t, 10*time.Second, "the new instance's commit", func() bool { return next.commitCount() == 1 })
 	close(gate)
 	waitFor(t, 10*time.Second, "the zombie failed", func() bool { return zst.last() == StateFailed })
 	t.Logf("zombie: %s", zst.err.Message)
@@ -246,11 +238,7 @@ func TestSourceExactlyOnceConnectorBoundaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Start()
-	waitFor(t, 10*time.Second, "three commits", func() bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		return len(task.commits) == 3
-	})
+	waitFor(t, 10*time.Second, "three commits", func() bool { return task.commitCount() == 3 })
 	waitFor(t, 10*time.Second, "the last record produced", func() bool {
 		n, _ := endOffset(context.Background(), admin(t, addr), "data")
 		return n >= 9
@@ -292,5 +280,45 @@ func TestSourceExactlyOnceRefusals(t *testing.T) {
 	st = run(polled, func(context.Context) error { return errors.New("Failed to perform round of zombie fencing: boom") })
 	if !strings.Contains(st.err.Message, "zombie fencing: boom") || polled.i != 0 || fmt.Sprint(st.all) != "[FAILED]" {
 		t.Errorf("preflight failure: %v %s, polled %d", st.all, st.err.Message, polled.i)
+	}
+}
+
+// A task's Poll may block until records come: the interval boundary and a
+// pause still end the open transaction.
+func TestSourceExactlyOnceCommitsWhilePollBlocks(t *testing.T) {
+	addr := startBroker(t)
+	createTopic(t, addr, "offs", 1)
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		pause    bool
+	}{{"interval", 300 * time.Millisecond, false}, {"pause", time.Hour, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := "data-" + tc.name
+			createTopic(t, addr, topic, 1)
+			task := &scriptedTask{batches: [][]sdk.SourceRecord{eosRecords(topic, 0, 4)}} // then Poll blocks
+			st := &statuses{}
+			r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "src"}, Task: task, Key: stringConvNoT(), Value: stringConvNoT(),
+				ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Offsets: &memOffsets{}, Status: st, Logger: quietLogger(),
+				ExactlyOnce: &ExactlyOnce{TransactionalID: "g-" + tc.name + "-0", Offsets: topicOffsets{"offs"}, Boundary: BoundaryInterval, Interval: tc.interval}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Start()
+			waitFor(t, 10*time.Second, "the batch produced", func() bool {
+				n, _ := endOffset(context.Background(), admin(t, addr), topic)
+				return n >= 4
+			})
+			if tc.pause {
+				r.Pause()
+			}
+			waitFor(t, 10*time.Second, "the transaction committed", func() bool { return task.commitCount() == 1 })
+			if got := values(committedRecords(t, addr, topic)); len(got) != 4 {
+				t.Errorf("read_committed sees %v", got)
+			}
+			if err := r.Stop(stopCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
