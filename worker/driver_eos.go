@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -132,24 +133,64 @@ func (d *driver) FenceZombies(ctx context.Context, name string, sig *Signature) 
 
 // preflight is what an exactly-once source task does before its producer
 // starts (the herder's preflightCheck): a round of zombie fencing at the
-// leader, here or through the leader's internal endpoint.
+// leader, here or through the leader's internal endpoint. A round that
+// met a rebalance (here, or at the leader) is asked for again, for up to
+// fenceTimeout: the task was assigned in the generation the rebalance
+// ends, and failing it would leave it failed in a group that is fine.
 func (d *driver) preflight(ctx context.Context, id TaskID) error {
+	deadline := time.Now().Add(fenceTimeout)
+	for {
+		err := d.fenceOnce(ctx, id)
+		if err == nil {
+			return nil
+		}
+		if !rebalanceConflict(err) || time.Now().After(deadline) {
+			return fmt.Errorf("Failed to perform round of zombie fencing: %w", err)
+		}
+		d.connLogger(id.Connector).Info("zombie fencing met a rebalance; asking again", "task", id.Task, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("Failed to perform round of zombie fencing: %w", ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// fenceOnce asks for one round of zombie fencing, of the core when this
+// worker leads, else of the leader.
+func (d *driver) fenceOnce(ctx context.Context, id TaskID) error {
 	if err := d.SyncConfigs(ctx); err != nil {
 		return err
 	}
 	_, err := d.request(ctx, herder.FenceZombies{Name: id.Connector})
 	var e *Error
 	if !errors.As(err, &e) || e.Forward == "" {
-		if err != nil {
-			return fmt.Errorf("Failed to perform round of zombie fencing: %w", err)
-		}
-		return nil
+		return err
 	}
 	d.connLogger(id.Connector).Debug("forwarding the zombie fencing request to the leader", "task", id.Task, "leader", e.Forward)
-	if err := d.forwardFence(ctx, e.Forward, id.Connector); err != nil {
-		return fmt.Errorf("Failed to perform round of zombie fencing: %w", err)
+	return d.forwardFence(ctx, e.Forward, id.Connector)
+}
+
+// fenceAnswerError is the leader's error answer to a forwarded fencing.
+type fenceAnswerError struct {
+	url    string
+	status int
+	body   string
+}
+
+func (e *fenceAnswerError) Error() string {
+	return fmt.Sprintf("PUT %s: the leader answered %d: %s", e.url, e.status, e.body)
+}
+
+// rebalanceConflict reports whether err is Kafka Connect's 409 for a
+// request that met a rebalance, from this worker's core or the leader.
+func rebalanceConflict(err error) bool {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind == KindConflict && e.Forward == "" && e.Message == herder.MsgConflict
 	}
-	return nil
+	var fe *fenceAnswerError
+	return errors.As(err, &fe) && fe.status == http.StatusConflict && strings.Contains(fe.body, herder.MsgConflict)
 }
 
 // forwardFence asks the leader at leaderURL for a round of zombie fencing:
@@ -178,7 +219,7 @@ func (d *driver) forwardFence(ctx context.Context, leaderURL, name string) error
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode >= 300 {
-		return fmt.Errorf("PUT %s: the leader answered %s: %s", u, resp.Status, msg)
+		return &fenceAnswerError{url: u, status: resp.StatusCode, body: string(msg)}
 	}
 	return nil
 }

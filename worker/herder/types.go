@@ -547,8 +547,13 @@ func errorf(code int, format string, args ...any) *Error {
 }
 
 // Kafka Connect's messages for requests that cannot be done here and now.
+// MsgConflict is the message of Kafka Connect's 409 for a request that
+// met a rebalance (or no known leader): asking again once the rebalance
+// is over may succeed.
+const MsgConflict = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+
 const (
-	msgConflict    = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+	msgConflict    = MsgConflict
 	msgNoLeader    = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 	msgStaleConfig = "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
 )
