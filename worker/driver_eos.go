@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-dev/tributary/worker/herder"
+	"github.com/tributary-dev/tributary/worker/task"
 )
 
 // The driver's side of exactly-once source support (KIP-618): fencing
@@ -145,12 +146,12 @@ func (d *driver) preflight(ctx context.Context, id TaskID) error {
 			return nil
 		}
 		if !rebalanceConflict(err) || time.Now().After(deadline) {
-			return fmt.Errorf("Failed to perform round of zombie fencing: %w", err)
+			return &task.ConnectError{Message: "Failed to perform round of zombie fencing", Cause: err}
 		}
 		d.connLogger(id.Connector).Info("zombie fencing met a rebalance; asking again", "task", id.Task, "err", err)
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("Failed to perform round of zombie fencing: %w", ctx.Err())
+			return &task.ConnectError{Message: "Failed to perform round of zombie fencing", Cause: ctx.Err()}
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

@@ -106,7 +106,24 @@ type eosState struct {
 
 // ErrOwnOffsetsTopic is the error of a record for the task's own offsets
 // topic under exactly-once support.
-var ErrOwnOffsetsTopic = errors.New("Source tasks may not produce to their own offsets topics when exactly-once support is enabled")
+var ErrOwnOffsetsTopic error = &ConnectError{Message: "Source tasks may not produce to their own offsets topics when exactly-once support is enabled"}
+
+// ConnectError is an error whose message is Kafka Connect's (a
+// ConnectException's, capitalized as Kafka writes it, for the task's
+// status trace), with its cause.
+type ConnectError struct {
+	Message string
+	Cause   error
+}
+
+func (e *ConnectError) Error() string {
+	if e.Cause == nil {
+		return e.Message
+	}
+	return e.Message + ": " + e.Cause.Error()
+}
+
+func (e *ConnectError) Unwrap() error { return e.Cause }
 
 // initTransactions is the task's start with exactly-once support: the
 // preflight fencing, the producer's initialization (which fences any
@@ -342,18 +359,19 @@ func (r *SourceRunner) writeTombstonesFirst(ctx context.Context, offs []sdk.Sour
 // epoch bumped by the coordinator) gets Kafka Connect's advice.
 func (r *SourceRunner) txnError(what string, err error) error {
 	if errors.Is(err, kerr.InvalidProducerEpoch) {
-		return fmt.Errorf("The task %s-%d was unable to finish writing records to Kafka before its producer transaction expired. "+
+		return &ConnectError{Message: fmt.Sprintf("The task %s-%d was unable to finish writing records to Kafka before its producer transaction expired. "+
 			"It may be necessary to reconfigure this connector in order for it to run healthily with exactly-once support. "+
 			"Options for this include: tune the connector's producer configuration for higher throughput, "+
 			"increase the transaction timeout for the connector's producers, "+
 			"decrease the offset commit interval (if using interval-based transaction boundaries), "+
-			"or use the 'poll' transaction boundary (if the connector is not already configured to use it): %w",
-			r.cfg.Info.Connector, r.cfg.Info.Task, err)
+			"or use the 'poll' transaction boundary (if the connector is not already configured to use it)",
+			r.cfg.Info.Connector, r.cfg.Info.Task), Cause: err}
 	}
 	if errors.Is(err, kerr.ProducerFenced) {
 		return fmt.Errorf("%s: the task's producer was fenced out by a newer instance of the task (zombie fencing): %w", what, err)
 	}
-	return fmt.Errorf("Failed to flush offsets and/or records for task %s-%d: %s: %w", r.cfg.Info.Connector, r.cfg.Info.Task, what, err)
+	return &ConnectError{Message: fmt.Sprintf("Failed to flush offsets and/or records for task %s-%d", r.cfg.Info.Connector, r.cfg.Info.Task),
+		Cause: fmt.Errorf("%s: %w", what, err)}
 }
 
 // finishTransactions ends the runner's transactions as it stops: the open
