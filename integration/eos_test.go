@@ -131,6 +131,20 @@ func TestExactlyOnceFileSourceKill9(t *testing.T) {
 		t.Error("no committed offsets")
 	}
 	t.Logf("%d lines exactly once through 4 SIGKILLs; %d offset records; %s", total, len(offs), fencing)
+
+	// Resetting the offsets of the stopped connector fences its task's
+	// producer first, and records that no task runs.
+	c.rest(0).must("PUT", "/connectors/f/stop", nil, 204)
+	c.rest(0).waitState("f", "STOPPED", 0)
+	c.rest(0).must("DELETE", "/connectors/f/offsets", nil, 200)
+	cfgs, _ := internalRecords(t, bootstrap, group+"-configs")
+	if got := string(cfgs["tasks-fencing-f"]); !strings.Contains(got, `"task-count":0`) {
+		t.Errorf("after the reset, tasks-fencing-f = %q", got)
+	}
+	log, _ := os.ReadFile(c.worker(0).LogPath())
+	if !strings.Contains(string(log), "fencing out the producers of older task generations") {
+		t.Error("no round of zombie fencing before the offsets reset")
+	}
 }
 
 // TestExactlyOncePostgresKill9Cluster is the issue's kill -9 loop: a
