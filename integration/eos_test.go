@@ -606,3 +606,53 @@ func javaThreads(dir, name string) string {
 	}
 	return "(no JVM found)"
 }
+
+// TestExactlyOnceConnectorOffsetsTopic runs an exactly-once FileStream
+// source with offsets.storage.topic: its offsets are written in its
+// transactions to its own topic (created), with a copy in the worker's;
+// a SIGKILLed and restarted worker resumes from them, every line once;
+// the REST API reads them, and a reset tombstones both.
+func TestExactlyOnceConnectorOffsetsTopic(t *testing.T) {
+	t.Parallel()
+	bin := harness.BuildTributary(t)
+	bootstrap := harness.TributaryBroker(t).Bootstrap()
+	group := "eosown"
+	c := newWorkerCluster(t, bin, bootstrap, group, 1, map[string]string{"exactly.once.source.support": "enabled"})
+	in := c.dir + "/in.txt"
+	appendLines(t, in, 0, 1000)
+	cfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": in, "topic": "eos-own",
+		"exactly.once.support": "required", "offsets.storage.topic": "eos-own-offsets", "batch.size": "100"}
+	c.rest(0).must("POST", "/connectors", map[string]any{"name": "f", "config": cfg}, 201)
+	c.rest(0).waitState("f", "RUNNING", 1)
+	waitFor(t, "the first lines", func() bool { return len(readCommitted(t, bootstrap, "eos-own", 500*time.Millisecond)) >= 1000 })
+	c.kill(0)
+	appendLines(t, in, 1000, 2000)
+	c.start(0)
+	c.rest(0).waitState("f", "RUNNING", 1)
+	var counts map[string]int
+	waitFor(t, "every line", func() bool {
+		counts = lineCounts(t, readCommitted(t, bootstrap, "eos-own", 500*time.Millisecond))
+		return len(counts) >= 2000
+	})
+	checkExactlyOnce(t, counts, 2000)
+	key := fmt.Sprintf(`["f",{"filename":%q}]`, in)
+	want := fmt.Sprintf(`{"position":%d}`, 2000*len("line-000000\n"))
+	waitFor(t, "the offsets in both topics", func() bool {
+		own, _ := internalRecords(t, bootstrap, "eos-own-offsets")
+		global, _ := internalRecords(t, bootstrap, group+"-offsets")
+		return string(own[key]) == want && string(global[key]) == want
+	})
+	body := c.rest(0).must("GET", "/connectors/f/offsets", nil, 200)
+	if !strings.Contains(string(body), fmt.Sprintf(`"position":%d`, 2000*len("line-000000\n"))) {
+		t.Errorf("GET offsets: %s", body)
+	}
+	c.rest(0).must("PUT", "/connectors/f/stop", nil, 204)
+	c.rest(0).waitState("f", "STOPPED", 0)
+	c.rest(0).must("DELETE", "/connectors/f/offsets", nil, 200)
+	own, _ := internalRecords(t, bootstrap, "eos-own-offsets")
+	global, _ := internalRecords(t, bootstrap, group+"-offsets")
+	if own[key] != nil || global[key] != nil {
+		t.Errorf("after the reset: own %s, worker's %s", own[key], global[key])
+	}
+	t.Logf("offsets in eos-own-offsets and %s-offsets: %s; reset in both", group, want)
+}

@@ -330,7 +330,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	statuses := &statusAdapter{s: statStore}
 	w.h.configs = cfgStore
 	w.h.statuses = statuses
-	w.h.offsets = offsetAdapter{s: offStore}
+	// Connectors' own offsets topics (offsets.storage.topic), opened as
+	// their tasks or requests need them, with the worker's offsets topic
+	// settings.
+	topics := &offsetTopics{open: func(ctx context.Context, topic string) (*store.OffsetStore, error) {
+		o := storeOpts(topic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets-"+topic)
+		o.ReadCommitted = w.cfg.ExactlyOnceSource.Enabled()
+		return store.OpenOffsetStore(ctx, o)
+	}}
+	defer topics.close()
+	routed := routedOffsets{global: offStore, topics: topics, topicOf: func(name string) string {
+		cfg, _ := cfgStore.Connector(name)
+		if t := strings.TrimSpace(cfg["offsets.storage.topic"]); t != w.cfg.OffsetTopic {
+			return t
+		}
+		return ""
+	}}
+	w.h.offsets = routed
 	w.h.apiReady.Store(true) // after the backends: REST readers see them set
 
 	w.h.stage.Store("starting the plugin host")
@@ -366,7 +382,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return spec.Version
 	}
-	w.h.start = w.taskStarter(offStore, statuses)
+	w.h.start = w.taskStarter(routed, statuses)
 
 	w.h.stage.Store("joining the worker group")
 	cl, err := kgo.NewClient(append(w.clientOpts(w.worker), clientMetrics(metrics.ClientConnect, cm.ClientID())...)...)
@@ -455,7 +471,7 @@ func (w *Worker) converters(conn map[string]string) (key, value convert.Converte
 	return key, value, header, nil
 }
 
-func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) taskStarter {
+func (w *Worker) taskStarter(offs routedOffsets, statuses *statusAdapter) taskStarter {
 	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, eos *taskEOS, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
 		key, value, header, err := w.converters(conn)
 		if err != nil {
@@ -487,7 +503,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			}
 			var eo *task.ExactlyOnce
 			if eos != nil {
-				if eo, err = w.exactlyOnce(id, conn, offs, eos); err != nil {
+				if eo, err = w.exactlyOnce(ctx, id, conn, offs, eos); err != nil {
 					return nil, err
 				}
 				tm.SetTransactional()
@@ -559,7 +575,7 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 // exactlyOnce is how a source task runs with exactly-once support: its
 // transactional id, its connector's transaction boundaries, its offsets
 // store, and the herder's checks around its producer's initialization.
-func (w *Worker) exactlyOnce(id TaskID, conn map[string]string, offs *store.OffsetStore, eos *taskEOS) (*task.ExactlyOnce, error) {
+func (w *Worker) exactlyOnce(ctx context.Context, id TaskID, conn map[string]string, offs routedOffsets, eos *taskEOS) (*task.ExactlyOnce, error) {
 	boundary, err := task.ParseTransactionBoundary(conn["transaction.boundary"])
 	if err != nil {
 		return nil, err
@@ -572,13 +588,18 @@ func (w *Worker) exactlyOnce(id TaskID, conn map[string]string, offs *store.Offs
 		}
 		interval = time.Duration(ms) * time.Millisecond
 	}
-	if t := strings.TrimSpace(conn["offsets.storage.topic"]); t != "" && t != w.cfg.OffsetTopic {
-		// A connector's own offsets topic is not read yet: refuse rather
-		// than write offsets where the task would not find them.
-		return nil, fmt.Errorf("offsets.storage.topic %s: connector-specific offsets topics are not supported yet with exactly-once support; leave it unset to use the worker's %s", t, w.cfg.OffsetTopic)
+	e := &task.ExactlyOnce{TransactionalID: TransactionalID(w.cfg.GroupID, id.Connector, id.Task), Boundary: boundary, Interval: interval,
+		Offsets: offs.global, Preflight: eos.Preflight, Verify: eos.Verify}
+	// The connector's own offsets topic is the primary store, in the
+	// transactions; the worker's gets a copy.
+	own, err := offs.own(ctx, id.Connector)
+	if err != nil {
+		return nil, err
 	}
-	return &task.ExactlyOnce{TransactionalID: TransactionalID(w.cfg.GroupID, id.Connector, id.Task), Boundary: boundary, Interval: interval,
-		Offsets: offs, Preflight: eos.Preflight, Verify: eos.Verify}, nil
+	if own != nil {
+		e.Offsets, e.Secondary = own, offs.global
+	}
+	return e, nil
 }
 
 // startSourceTask starts a source task's plugin, with a transaction
