@@ -13,9 +13,9 @@ import (
 )
 
 // TestExactlyOnceQuestions asks a connector's exactly-once questions
-// through a plugin process and in process: the same answers, and a
-// connector that does not declare (Datagen, FileStreamSink) answers as
-// Kafka Connect's default methods do.
+// through a plugin process and in process: the same answers; a connector
+// that does not declare (FileStreamSink) answers as Kafka Connect's
+// default methods do, and Datagen declares support.
 func TestExactlyOnceQuestions(t *testing.T) {
 	h := newTestHost(t, nil)
 	in, err := NewInProcess(slog.New(slog.DiscardHandler), txnConnector())
@@ -50,12 +50,15 @@ func TestExactlyOnceQuestions(t *testing.T) {
 			}
 		})
 	}
-	// Connectors that declare nothing.
-	for _, class := range []string{"Datagen", "FileStreamSink"} {
-		_, got, err := h.ValidateExactlyOnce(context.Background(), class, map[string]string{}, both)
-		if err != nil || got != (ExactlyOnceAnswers{}) {
-			t.Errorf("%s: %+v, %v; want undeclared, no boundaries", class, got, err)
-		}
+	// A connector that declares nothing.
+	_, got, err := h.ValidateExactlyOnce(context.Background(), "FileStreamSink", map[string]string{}, both)
+	if err != nil || got != (ExactlyOnceAnswers{}) {
+		t.Errorf("FileStreamSink: %+v, %v; want undeclared, no boundaries", got, err)
+	}
+	// Datagen declares support, and no boundaries of its own.
+	_, got, err = h.ValidateExactlyOnce(context.Background(), "Datagen", map[string]string{"kafka.topic": "t"}, both)
+	if err != nil || got != (ExactlyOnceAnswers{Support: sdk.ExactlyOnceSupported}) {
+		t.Errorf("Datagen: %+v, %v; want supported, no boundaries", got, err)
 	}
 }
 
