@@ -215,6 +215,16 @@ func eosPostgresKillLoop(t *testing.T, bin, bootstrap string, kills int) {
 		time.Sleep(time.Duration(2000+rand.IntN(2000)) * time.Millisecond)
 		alive := c.alive()
 		victim := alive[rand.IntN(len(alive))]
+		if k%2 == 0 {
+			// Every other kill is the task's worker (when it runs), so
+			// that the task dies mid-transaction and moves.
+			w := taskWorker(c.rest(alive[0]), "pg")
+			for _, i := range alive {
+				if c.id(i) == w {
+					victim = i
+				}
+			}
+		}
 		c.kill(victim)
 		t.Logf("SIGKILL %d: worker %d", k, victim)
 		time.Sleep(500 * time.Millisecond)
@@ -271,6 +281,9 @@ func eosPostgresKillLoop(t *testing.T, bin, bootstrap string, kills int) {
 		moves += strings.Count(string(log), "transactional producer initialized")
 	}
 	t.Logf("%d rows exactly once, in commit order, through %d SIGKILLs on 3 workers (task producer initializations logged by the live workers: %d)", n, kills, moves)
+	if moves < 1+kills/2 {
+		t.Errorf("the task started only %d times: too few kills hit it", moves)
+	}
 }
 
 // taskWorker is the worker_id the status of task 0 of name reports.
