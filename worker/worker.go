@@ -508,24 +508,38 @@ func (w *Worker) taskStarter(offs routedOffsets, statuses *statusAdapter) taskSt
 				}
 				tm.SetTransactional()
 			}
-			st, err := w.startSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector), eo != nil && eo.Boundary == task.BoundaryConnector)
-			if err != nil {
-				return nil, err
-			}
-			if mr, ok := st.(plugins.MetricsReporter); ok {
-				tm.SetPluginMetrics(mr)
+			startPlugin := func() (plugins.SourceTask, error) {
+				st, err := w.startSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector), eo != nil && eo.Boundary == task.BoundaryConnector)
+				if err != nil {
+					return nil, err
+				}
+				if mr, ok := st.(plugins.MetricsReporter); ok {
+					tm.SetPluginMetrics(mr)
+				}
+				return trackedSource{st, noter}, nil
 			}
 			var tf task.SourceTransform
 			if chain.Len() > 0 {
 				tf = chain.Source
 			}
-			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header, Transform: tf,
+			sc := task.SourceConfig{Info: info, Key: key, Value: value, Header: header, Transform: tf,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
 				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
-				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task"), ExactlyOnce: eo})
+				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task"), ExactlyOnce: eo}
+			if eo != nil {
+				// The plugin starts once the task's producer is initialized
+				// (it fences the task's previous instance, whose open
+				// transaction would hold up the plugin's offsets read).
+				sc.StartTask = func(context.Context) (plugins.SourceTask, error) { return startPlugin() }
+			} else if sc.Task, err = startPlugin(); err != nil {
+				return nil, err
+			}
+			r, err := task.NewSource(sc)
 			if err != nil {
-				st.Stop(ctx)
+				if sc.Task != nil {
+					sc.Task.Stop(ctx)
+				}
 				return nil, err
 			}
 			if paused {

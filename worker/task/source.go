@@ -26,7 +26,14 @@ const DefaultFlushInterval = 60 * time.Second
 // SourceConfig configures a SourceRunner.
 type SourceConfig struct {
 	Info sdk.TaskInfo
-	Task plugins.SourceTask
+	// Task is the plugin's task; or, with ExactlyOnce, StartTask starts it
+	// once the transactional producer is initialized, as Kafka Connect
+	// initializes the producer before the task: the task reads its
+	// offsets as it starts, and a read of the offsets topic waits for a
+	// transaction its previous instance left open, which only this
+	// producer's initialization aborts (fences). Task is then nil.
+	Task      plugins.SourceTask
+	StartTask func(ctx context.Context) (plugins.SourceTask, error)
 	// Key, Value and Header convert the records; Header defaults to
 	// SimpleHeaderConverter.
 	Key, Value convert.Converter
@@ -140,8 +147,8 @@ func (b *batchWrite) done(k int64) {
 
 // NewSource creates the runner and its producer; Start starts it.
 func NewSource(cfg SourceConfig) (*SourceRunner, error) {
-	if cfg.Task == nil || cfg.Key == nil || cfg.Value == nil || cfg.Offsets == nil {
-		return nil, errors.New("task: source needs Task, Key, Value and Offsets")
+	if cfg.Task == nil && (cfg.StartTask == nil || cfg.ExactlyOnce == nil) || cfg.Key == nil || cfg.Value == nil || cfg.Offsets == nil {
+		return nil, errors.New("task: source needs Task (or StartTask, with ExactlyOnce), Key, Value and Offsets")
 	}
 	if cfg.Header == nil {
 		cfg.Header = convert.SimpleHeaderConverter{}
@@ -175,13 +182,6 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 			e.Interval = cfg.FlushInterval
 		}
 		eos = &eosState{cfg: *e}
-		if e.Boundary == BoundaryConnector {
-			bs, ok := cfg.Task.(plugins.BoundarySource)
-			if !ok {
-				return nil, errors.New("task: transaction.boundary=connector needs a task started with a transaction context")
-			}
-			eos.boundaries = bs
-		}
 		// Kafka's producer default transaction.timeout.ms (franz-go's is
 		// 40 s); the connector's producer.override.* may change it.
 		opts = append(opts, kgo.TransactionTimeout(time.Minute))
@@ -205,21 +205,50 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
 	r.produced = r.promise
-	// Transformations may keep strings of the records they saw (a
-	// router's last topic): a batch's memory is not lent back to the
-	// plugin while they run.
-	if cfg.Transform == nil {
-		r.encodedOffsets = plugins.EncodesOffsets(cfg.Task)
-	}
-	// A converter that writes values straight from the plugin's encoding
-	// saves building them as Go values; transforms need those.
-	if _, ok := cfg.Value.(convert.RawTaker); ok && cfg.Transform == nil {
-		r.rawValues = true
-		if rv, ok := cfg.Task.(plugins.RawValueSource); ok {
-			rv.KeepValuesEncoded()
+	if cfg.Task != nil {
+		if err := r.attach(cfg.Task); err != nil {
+			client.Close()
+			return nil, err
 		}
 	}
 	return r, nil
+}
+
+// attach sets the runner up for the plugin's task: before Start, or with
+// StartTask once it started (before the poll loop).
+func (r *SourceRunner) attach(t plugins.SourceTask) error {
+	r.mu.Lock()
+	r.cfg.Task = t
+	r.mu.Unlock()
+	if r.eos != nil && r.eos.cfg.Boundary == BoundaryConnector {
+		bs, ok := t.(plugins.BoundarySource)
+		if !ok {
+			return errors.New("task: transaction.boundary=connector needs a task started with a transaction context")
+		}
+		r.eos.boundaries = bs
+	}
+	// Transformations may keep strings of the records they saw (a
+	// router's last topic): a batch's memory is not lent back to the
+	// plugin while they run.
+	if r.cfg.Transform == nil {
+		r.encodedOffsets = plugins.EncodesOffsets(t)
+	}
+	// A converter that writes values straight from the plugin's encoding
+	// saves building them as Go values; transforms need those.
+	if _, ok := r.cfg.Value.(convert.RawTaker); ok && r.cfg.Transform == nil {
+		r.rawValues = true
+		if rv, ok := t.(plugins.RawValueSource); ok {
+			rv.KeepValuesEncoded()
+		}
+	}
+	return nil
+}
+
+// plugin is the plugin's task, nil while StartTask has not started it.
+func (r *SourceRunner) plugin() plugins.SourceTask {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cfg.Task
 }
 
 // Start reports RUNNING and starts polling and the periodic offset flush.
@@ -242,6 +271,19 @@ func (r *SourceRunner) Start() {
 						r.fail(err, "exactly-once start")
 					}
 					return
+				}
+				if r.plugin() == nil {
+					if r.isStopping() {
+						return
+					}
+					t, err := r.cfg.StartTask(r.pollCtx)
+					if err == nil {
+						err = r.attach(t)
+					}
+					if err != nil {
+						r.fail(err, "start")
+						return
+					}
 				}
 				r.mu.Lock()
 				paused := r.paused
@@ -795,7 +837,9 @@ func (r *SourceRunner) stop(ctx context.Context) error {
 	case <-r.done:
 	case <-ctx.Done():
 		// A Poll that ignores cancellation: stop the plugin to unblock it.
-		_ = r.cfg.Task.Stop(ctx)
+		if t := r.plugin(); t != nil {
+			_ = t.Stop(ctx)
+		}
 		r.cancelRun()
 		<-r.done
 	}
@@ -813,8 +857,10 @@ func (r *SourceRunner) stop(ctx context.Context) error {
 	} else if err := r.commitOffsets(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if err := r.cfg.Task.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
-		errs = append(errs, fmt.Errorf("task: stop: %w", err))
+	if t := r.plugin(); t != nil {
+		if err := t.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
+			errs = append(errs, fmt.Errorf("task: stop: %w", err))
+		}
 	}
 	r.cancelRun()
 	r.client.Close()

@@ -111,12 +111,15 @@ func TestSourceExactlyOncePollBoundaries(t *testing.T) {
 	m := metrics.New(metrics.Config{WorkerID: "w:8083"})
 	tm := m.StartTask(metrics.TaskID{Connector: "src", Task: 0}, metrics.Source)
 	st := &statuses{}
-	var preflights, verifies int
-	r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "src"}, Task: task, Key: stringConvNoT(), Value: stringConvNoT(),
+	// The plugin's task starts after the fencing, the producer's
+	// initialization and the check.
+	var steps []string
+	r, err := NewSource(SourceConfig{Info: sdk.TaskInfo{Connector: "src"}, Key: stringConvNoT(), Value: stringConvNoT(),
+		StartTask:  func(context.Context) (plugins.SourceTask, error) { steps = append(steps, "start"); return task, nil },
 		ClientOpts: []kgo.Opt{kgo.SeedBrokers(addr)}, Offsets: &memOffsets{}, Status: st, Logger: quietLogger(), Metrics: tm,
 		ExactlyOnce: &ExactlyOnce{TransactionalID: "g-src-0", Offsets: topicOffsets{"offs"},
-			Preflight: func(context.Context) error { preflights++; return nil },
-			Verify:    func(context.Context) error { verifies++; return nil }}})
+			Preflight: func(context.Context) error { steps = append(steps, "preflight"); return nil },
+			Verify:    func(context.Context) error { steps = append(steps, "verify"); return nil }}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +128,8 @@ func TestSourceExactlyOncePollBoundaries(t *testing.T) {
 	if err := r.Stop(stopCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if preflights != 1 || verifies != 1 {
-		t.Errorf("preflight %d, verify %d times, want 1 each", preflights, verifies)
+	if strings.Join(steps, " ") != "preflight verify start" {
+		t.Errorf("start-up steps %v, want preflight, verify (the producer initialized between), start", steps)
 	}
 	data := committedRecords(t, addr, "data")
 	if len(data) != 9 {
