@@ -669,3 +669,43 @@ func TestExactlyOnceConnectorOffsetsTopic(t *testing.T) {
 	}
 	t.Logf("offsets in eos-own-offsets and %s-offsets: %s; reset in both", group, want)
 }
+
+// TestExactlyOncePreparing runs a worker with
+// exactly.once.source.support=preparing, the first of Kafka Connect's two
+// rolling upgrades: the leader already writes the config topic through
+// its transactional producer (connect-cluster-<group.id>), while source
+// tasks still run without transactions (no <group.id>-<connector>-<task>
+// producer) and nothing is fenced; exactly.once.support=required is
+// refused, as the worker does not have exactly-once support enabled.
+func TestExactlyOncePreparing(t *testing.T) {
+	t.Parallel()
+	bin := harness.BuildTributary(t)
+	bootstrap := harness.TributaryBroker(t).Bootstrap()
+	group := "eosprep"
+	c := newWorkerCluster(t, bin, bootstrap, group, 1, map[string]string{"exactly.once.source.support": "preparing"})
+	in := c.dir + "/in.txt"
+	appendLines(t, in, 0, 100)
+	cfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": in, "topic": "eos-prep"}
+	c.rest(0).must("POST", "/connectors", map[string]any{"name": "f", "config": cfg}, 201)
+	c.rest(0).waitState("f", "RUNNING", 1)
+	waitFor(t, "the lines", func() bool { return len(readCommitted(t, bootstrap, "eos-prep", 500*time.Millisecond)) >= 100 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	txns, err := newAdmin(t, bootstrap).ListTransactions(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := " " + strings.Join(txns.TransactionalIDs(), " ") + " "
+	if !strings.Contains(ids, " connect-cluster-"+group+" ") || strings.Contains(ids, " "+group+"-f-0 ") {
+		t.Errorf("transactional ids %q: want the leader's, not the task's", ids)
+	}
+	cfgs, _ := internalRecords(t, bootstrap, group+"-configs")
+	if cfgs["tasks-fencing-f"] != nil {
+		t.Errorf("tasks-fencing-f = %s under preparing", cfgs["tasks-fencing-f"])
+	}
+	req := map[string]any{"name": "g", "config": map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+		"file": in, "topic": "eos-prep-g", "exactly.once.support": "required"}}
+	if code, body := c.rest(0).do("POST", "/connectors", req); code != 400 || !strings.Contains(string(body), "does not have exactly-once source support enabled") {
+		t.Errorf("required under preparing: %d %s", code, body)
+	}
+}
