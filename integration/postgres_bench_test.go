@@ -51,6 +51,11 @@ import (
 //     (each with its cmd/tributary-connector-* beside it) to compare,
 //     alternated run by run (default: this tree's build);
 //   - TRIBUTARY_PG_BENCH_NO_DEBEZIUM: leave Debezium out (it runs once);
+//   - TRIBUTARY_PG_BENCH_EOS: run every worker (Kafka Connect's too) with
+//     exactly.once.source.support=enabled and the connectors with
+//     exactly.once.support=required (each poll's batch one transaction; the
+//     end offsets waited for then count one transaction marker per batch,
+//     about 0.05 % of the records);
 //   - TRIBUTARY_PG_BENCH_PERF: a directory for `perf record -g` profiles
 //     of the worker and plugin processes of each of our jobs, and the
 //     workers' logs (the snapshot's own duration and rate).
@@ -64,6 +69,12 @@ func BenchmarkPostgresCDC(b *testing.B) {
 		runs = v
 	}
 	withDebezium := os.Getenv("TRIBUTARY_PG_BENCH_NO_DEBEZIUM") == ""
+	var eosWorker map[string]string
+	eosLabel := ""
+	if os.Getenv("TRIBUTARY_PG_BENCH_EOS") != "" {
+		eosWorker = map[string]string{"exactly.once.source.support": "enabled"}
+		eosLabel = ", exactly-once"
+	}
 	if withDebezium {
 		harness.RequireDebezium(b)
 	}
@@ -144,13 +155,16 @@ func BenchmarkPostgresCDC(b *testing.B) {
 		c := pgConnectorConfig(pg, prefix, "public.bench")
 		c["slot.name"], c["publication.name"], c["publication.autocreate.mode"] = slot, "bench_pub", "disabled"
 		c["snapshot.mode"] = "no_data"
+		if eosWorker != nil {
+			c["exactly.once.support"] = "required"
+		}
 		return c
 	}
 
 	// Tributary: a worker per build.
 	workers := make([]*harness.WorkerProcess, len(builds))
 	for bi, bd := range builds {
-		workers[bi] = harness.StartWorkerProcess(b, bd.bin, filepath.Join(b.TempDir(), "worker"), harness.WorkerProps(b, broker, fmt.Sprintf("bench%d", bi), nil))
+		workers[bi] = harness.StartWorkerProcess(b, bd.bin, filepath.Join(b.TempDir(), "worker"), harness.WorkerProps(b, broker, fmt.Sprintf("bench%d", bi), eosWorker))
 	}
 	perfDir := os.Getenv("TRIBUTARY_PG_BENCH_PERF")
 	runOurs := func(w *harness.WorkerProcess, name string, cfg map[string]string, n int64) pgBenchResult {
@@ -221,8 +235,11 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	// with TRIBUTARY_PG_BENCH_NO_DEBEZIUM set).
 	var dbzStream, dbzSnap pgBenchResult
 	if withDebezium {
-		kc := harness.KafkaConnect(b, broker, harness.WithWorkerProperty("offset.flush.interval.ms", "10000"),
-			harness.WithConnectJVMArgs("-Xmx2g"))
+		opts := []harness.ConnectOption{harness.WithWorkerProperty("offset.flush.interval.ms", "10000"), harness.WithConnectJVMArgs("-Xmx2g")}
+		for k, v := range eosWorker {
+			opts = append(opts, harness.WithWorkerProperty(k, v))
+		}
+		kc := harness.KafkaConnect(b, broker, opts...)
 		runDbz := func(name string, cfg map[string]string, n int64) pgBenchResult {
 			pid := kc.Pid()
 			before := procCPU(pid)
@@ -244,7 +261,7 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	rate := func(n int64, d time.Duration) float64 { return float64(n) / d.Seconds() }
 	perM := func(cpu float64, n int64) float64 { return cpu / (float64(n) / 1e6) }
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "\n%d rows, %d changes; median of %d run(s), runs alternated\n", rows, events, runs)
+	fmt.Fprintf(&rep, "\n%d rows, %d changes; median of %d run(s), runs alternated%s\n", rows, events, runs, eosLabel)
 	fmt.Fprintf(&rep, "%-48s %10s %12s %16s %12s %14s %8s  %s\n", "job", "seconds", "per second", "CPU-s/M events", "peak RSS MB",
 		"broker CPU-s/M", "busy %", "per run (per second)")
 	line := func(job string, n int64, rs []pgBenchResult) pgBenchResult {

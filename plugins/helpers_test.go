@@ -28,7 +28,7 @@ import (
 // cookie in its environment) and as a host process for the orphan test.
 func TestMain(m *testing.M) {
 	if os.Getenv(pluginpb.MagicCookieKey) != "" {
-		sdk.Serve(append(connectors.All(), crashyConnector(), offsetsSinkConnector())...)
+		sdk.Serve(append(connectors.All(), crashyConnector(), offsetsSinkConnector(), txnConnector())...)
 	}
 	if os.Getenv("TRIBUTARY_TEST_HOST") == "1" {
 		os.Exit(runTestHost())
@@ -105,6 +105,86 @@ func (t *crashyTask) OffsetsCommitted(context.Context, []sdk.SourceOffset) error
 	}
 	return nil
 }
+
+// txnConfig drives txnConnector.
+type txnConfig struct {
+	Topic string `key:"topic" default:"txn" doc:"topic"`
+	// Declare: what ExactlyOnce answers (supported, unsupported, panic).
+	Declare string `key:"declare" default:"supported" validate:"enum=supported|unsupported|panic" doc:"exactly-once answer"`
+	// Boundaries: whether the tasks define their transactions.
+	Boundaries bool  `key:"boundaries" default:"true" doc:"connector-defined boundaries"`
+	Count      int64 `key:"count" default:"40" doc:"records to send"`
+}
+
+const txnClass = "test.TxnSourceConnector"
+
+// txnConnector's tasks send Count records, numbered from 1, in polls of 7,
+// and define their transactions: a commit after every record whose number
+// is a multiple of 5, an abort after every multiple of 11 (and both a
+// commit of the batch and of its last record on the poll that ends with
+// 35: the record wins), and a commit of the batch after every third poll.
+func txnConnector() sdk.Connector {
+	return sdk.SourceConnector[txnConfig]{
+		Class: txnClass, Version: "1",
+		NewTask: func(c txnConfig) sdk.SourceTask { return &txnTask{cfg: c} },
+		ExactlyOnce: func(c txnConfig) sdk.ExactlyOnceSupport {
+			switch c.Declare {
+			case "unsupported":
+				return sdk.ExactlyOnceUnsupported
+			case "panic":
+				panic("boom in ExactlyOnce")
+			}
+			return sdk.ExactlyOnceSupported
+		},
+		TransactionBoundaries: func(c txnConfig) bool { return c.Boundaries },
+	}
+}
+
+type txnTask struct {
+	cfg   txnConfig
+	n     int64
+	polls int
+	tx    sdk.TransactionContext
+}
+
+func (t *txnTask) Open(_ context.Context, tc sdk.SourceTaskContext) error {
+	t.tx = sdk.TransactionContextOf(tc)
+	return nil
+}
+
+func (t *txnTask) Poll(ctx context.Context, _ int) ([]sdk.SourceRecord, error) {
+	if t.n >= t.cfg.Count {
+		<-ctx.Done()
+		return nil, nil
+	}
+	var recs []sdk.SourceRecord
+	for range 7 {
+		if t.n >= t.cfg.Count {
+			break
+		}
+		t.n++
+		recs = append(recs, sdk.SourceRecord{Partition: sdk.Partition{"p": "x"}, Offset: sdk.Offset{"n": t.n}, Topic: t.cfg.Topic,
+			ValueSchema: schema.Int64, Value: t.n})
+	}
+	t.polls++
+	if t.tx != nil {
+		for i := range recs {
+			n := recs[i].Value.(int64)
+			if n%5 == 0 {
+				t.tx.CommitTransactionOn(&recs[i])
+			}
+			if n%11 == 0 {
+				t.tx.AbortTransactionOn(&recs[i])
+			}
+		}
+		if t.polls%3 == 0 || recs[len(recs)-1].Value.(int64) == 35 {
+			t.tx.CommitTransaction()
+		}
+	}
+	return recs, nil
+}
+
+func (t *txnTask) Close(context.Context) error { return nil }
 
 // offsetsSinkConfig drives offsetsSinkConnector's AlterOffsets hook.
 type offsetsSinkConfig struct {

@@ -313,7 +313,13 @@ type hostSourceTask struct {
 	// slotBatches and streamBatches count the batches received through
 	// shared memory and through the stream.
 	slotBatches, streamBatches atomic.Int64
+	// boundary is the transaction boundary of the batch Poll returned
+	// last (the polling goroutine's).
+	boundary Boundary
 }
+
+// Boundary implements BoundarySource.
+func (t *hostSourceTask) Boundary() Boundary { return t.boundary }
 
 // sharedSlots is the number of shared memory slots of a source task, each
 // a quarter larger than the batch byte limit (room for the record that
@@ -376,6 +382,8 @@ type sourceBatch struct {
 	recs    []sdk.SourceRecord
 	offsets [][]byte
 	records []byte // the received batch the records were decoded from
+	// boundary, in a batch without records, ends the task's transaction.
+	boundary Boundary
 }
 
 // KeepValuesEncoded implements RawValueSource.
@@ -390,6 +398,11 @@ func (t *hostSourceTask) send(m *pluginpb.SourceHostMessage) error {
 // StartSourceTask implements Loader: it starts a plugin process for the
 // task and returns once the task's Open succeeded.
 func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string, offsets OffsetReader) (SourceTask, error) {
+	return h.StartSourceTaskWith(ctx, class, info, config, offsets, SourceTaskOptions{})
+}
+
+// StartSourceTaskWith implements SourceTaskStarter.
+func (h *Host) StartSourceTaskWith(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string, offsets OffsetReader, opts SourceTaskOptions) (SourceTask, error) {
 	pi, err := h.find(class)
 	if err != nil {
 		return nil, err
@@ -410,7 +423,8 @@ func (h *Host) StartSourceTask(ctx context.Context, class string, info sdk.TaskI
 		Class: pi.Spec.Class, Connector: info.Connector, Task: int32(info.Task), Config: config,
 		Batch: &pluginpb.BatchLimits{MaxRecords: uint32(h.cfg.Batch.MaxRecords), MaxBytes: uint32(h.cfg.Batch.MaxBytes),
 			LingerMs: uint32(max(1, h.cfg.Batch.Linger.Milliseconds()))},
-		ValueLengths: !h.cfg.noValueLengths,
+		ValueLengths:       !h.cfg.noValueLengths,
+		TransactionContext: opts.TransactionContext,
 	}
 	if t.slots = h.offerSlots(t.logger); t.slots != nil {
 		start.SharedMemory = &pluginpb.SharedMemory{Name: t.slots.region.Name(), SlotBytes: uint32(t.slots.slotBytes), Slots: sharedSlots}
@@ -470,6 +484,16 @@ func (t *hostSourceTask) recvLoop() {
 			}
 			t.slotBatches.Add(1)
 			t.deliver(records, x.SlotBatch.GetCount())
+		case *pluginpb.SourcePluginMessage_Transaction:
+			b := sourceBatch{boundary: CommitBoundary}
+			if x.Transaction.GetAbort() {
+				b.boundary = AbortBoundary
+			}
+			select {
+			case t.batches <- b:
+			case <-t.stopCh:
+			case <-t.ctx.Done():
+			}
 		case *pluginpb.SourcePluginMessage_Offsets:
 			t.queries.Add(1)
 			go t.answer(x.Offsets)
@@ -565,6 +589,7 @@ func (t *hostSourceTask) answer(q *pluginpb.OffsetsQuery) {
 
 func (t *hostSourceTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 	b, err := t.next(ctx)
+	t.boundary = b.boundary
 	if err != nil {
 		return nil, err
 	}
@@ -585,7 +610,7 @@ func (t *hostSourceTask) EncodesOffsets() bool { return true }
 // PollEncodedOffsets implements EncodedOffsetSource.
 func (t *hostSourceTask) PollEncodedOffsets(ctx context.Context) ([]sdk.SourceRecord, [][]byte, error) {
 	b, err := t.next(ctx)
-	t.last = b
+	t.last, t.boundary = b, b.boundary
 	return b.recs, b.offsets, err
 }
 

@@ -186,6 +186,21 @@ type inSourceContext struct {
 	logger  *slog.Logger
 	offsets OffsetReader
 	metrics *sdk.Metrics
+	txn     *sdk.Transactions
+}
+
+// TransactionContext is the task's (sdk.TransactionContextOf).
+func (c *inSourceContext) TransactionContext() sdk.TransactionContext {
+	if c.txn == nil {
+		return nil
+	}
+	return c.txn
+}
+
+// inBatch is a polled batch, or (without records) a transaction boundary.
+type inBatch struct {
+	recs     []sdk.SourceRecord
+	boundary Boundary
 }
 
 // Metrics is the task's registry (sdk.MetricsOf).
@@ -221,18 +236,27 @@ type inSourceTask struct {
 	info    sdk.TaskInfo
 	logger  *slog.Logger
 	cancel  context.CancelFunc
-	batches chan []sdk.SourceRecord
+	batches chan inBatch
 	done    chan struct{}
-	commit  sync.Mutex
-	closed  bool
-	err     error // set before done is closed
-	once    sync.Once
-	stopErr error
+	// txn is the task's transaction context (nil without one); boundary
+	// the boundary of the batch Poll returned last.
+	txn      *sdk.Transactions
+	boundary Boundary
+	commit   sync.Mutex
+	closed   bool
+	err      error // set before done is closed
+	once     sync.Once
+	stopErr  error
 }
 
 // StartSourceTask implements Loader. Poll runs on its own goroutine, as in
 // a plugin process, and hands batches over a channel.
 func (l *InProcess) StartSourceTask(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string, offsets OffsetReader) (SourceTask, error) {
+	return l.StartSourceTaskWith(ctx, class, info, config, offsets, SourceTaskOptions{})
+}
+
+// StartSourceTaskWith implements SourceTaskStarter.
+func (l *InProcess) StartSourceTaskWith(ctx context.Context, class string, info sdk.TaskInfo, config map[string]string, offsets OffsetReader, opts SourceTaskOptions) (SourceTask, error) {
 	c, err := l.find(class)
 	if err != nil {
 		return nil, err
@@ -247,8 +271,11 @@ func (l *InProcess) StartSourceTask(ctx context.Context, class string, info sdk.
 	}
 	logger := l.logger.With("connector", info.Connector, "task", info.Task)
 	tc := &inSourceContext{info: info, logger: logger, offsets: offsets, metrics: sdk.NewMetrics()}
+	if opts.TransactionContext {
+		tc.txn = &sdk.Transactions{}
+	}
 	pollCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	t := &inSourceTask{metrics: tc.metrics, task: task, info: info, logger: logger, cancel: cancel, batches: make(chan []sdk.SourceRecord, 4), done: make(chan struct{})}
+	t := &inSourceTask{metrics: tc.metrics, task: task, info: info, logger: logger, cancel: cancel, batches: make(chan inBatch, 4), done: make(chan struct{}), txn: tc.txn}
 	if err := sdk.SafeCall(func() error { return task.Open(ctx, tc) }); err != nil {
 		cancel()
 		_ = sdk.SafeCall(func() error { return task.Close(context.WithoutCancel(ctx)) })
@@ -289,24 +316,74 @@ func (t *inSourceTask) run(ctx context.Context, maxRecords int) {
 				return
 			}
 		}
-		if len(recs) > 0 {
-			select {
-			case t.batches <- recs:
-			case <-ctx.Done():
+		if t.txn == nil {
+			if len(recs) > 0 && !t.hand(ctx, inBatch{recs: recs}) {
 				return
 			}
+			continue
+		}
+		// With a transaction context, a batch ends where the task asked
+		// for a boundary, which follows as a batch of its own.
+		from := 0
+		for i := range recs {
+			req, err := t.txn.OnRecord(&recs[i])
+			if err != nil {
+				t.err = asTaskError(err)
+				return
+			}
+			if req == sdk.NoTransactionRequest {
+				continue
+			}
+			if !t.hand(ctx, inBatch{recs: recs[from : i+1]}) || !t.hand(ctx, inBatch{boundary: boundaryOf(req)}) {
+				return
+			}
+			from = i + 1
+		}
+		if from < len(recs) && !t.hand(ctx, inBatch{recs: recs[from:]}) {
+			return
+		}
+		req, err := t.txn.OnBatch()
+		if err != nil {
+			t.err = asTaskError(err)
+			return
+		}
+		if req != sdk.NoTransactionRequest && !t.hand(ctx, inBatch{boundary: boundaryOf(req)}) {
+			return
 		}
 	}
 }
 
-func (t *inSourceTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
+func boundaryOf(r sdk.TransactionRequest) Boundary {
+	if r == sdk.AbortTransactionRequest {
+		return AbortBoundary
+	}
+	return CommitBoundary
+}
+
+// hand passes b to Poll; false when the task is stopping.
+func (t *inSourceTask) hand(ctx context.Context, b inBatch) bool {
 	select {
-	case recs := <-t.batches:
-		return recs, nil
+	case t.batches <- b:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Boundary implements BoundarySource.
+func (t *inSourceTask) Boundary() Boundary { return t.boundary }
+
+func (t *inSourceTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
+	t.boundary = NoBoundary
+	select {
+	case b := <-t.batches:
+		t.boundary = b.boundary
+		return b.recs, nil
 	case <-t.done:
 		select {
-		case recs := <-t.batches:
-			return recs, nil
+		case b := <-t.batches:
+			t.boundary = b.boundary
+			return b.recs, nil
 		default:
 		}
 		if t.err != nil {

@@ -255,6 +255,36 @@ func (a *api) putTaskConfigs(w http.ResponseWriter, r *http.Request) {
 	writeEmpty(w, http.StatusNoContent)
 }
 
+// fenceZombies is the internal PUT /connectors/{connector}/fence (KIP-618):
+// a worker about to start an exactly-once source task asks the leader for a
+// round of zombie fencing. Signed like POST /tasks; the body is empty.
+func (a *api) fenceZombies(w http.ResponseWriter, r *http.Request) {
+	f, ok := a.h.(worker.Fencer)
+	if !ok {
+		writeError(w, http.StatusNotFound, "HTTP 404 Not Found")
+		return
+	}
+	// No body, and so no content type, as Kafka Connect sends it: the
+	// signature is of the empty body.
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, a.opts.MaxBodyBytes))
+	if err != nil {
+		badRequest(w, "Cannot read the request body: "+err.Error())
+		return
+	}
+	var sig *worker.Signature
+	alg, val := r.Header.Get("X-Connect-Request-Signature-Algorithm"), r.Header.Get("X-Connect-Authorization")
+	if alg != "" || val != "" {
+		sig = &worker.Signature{Algorithm: alg, Value: val, Body: body}
+	}
+	ctx, cancel := a.ctx(r)
+	defer cancel()
+	if err := f.FenceZombies(ctx, connectorName(r), sig); err != nil {
+		a.fail(w, r, err)
+		return
+	}
+	writeEmpty(w, http.StatusNoContent)
+}
+
 // errForward is a *worker.Error that asks for forwarding.
 func errForward(err error) (*worker.Error, bool) {
 	var we *worker.Error

@@ -173,6 +173,7 @@ func (a *api) apiRoutes(r chi.Router) {
 			r.Get("/tasks/{task}/status", a.taskStatus)
 			r.Post("/tasks/{task}/restart", a.restartTask)
 			r.Post("/tasks", a.putTaskConfigs) // internal, between workers
+			r.Put("/fence", a.fenceZombies)    // internal, between workers
 			r.Get("/topics", a.topics)
 			r.Put("/topics/reset", a.resetTopics)
 			r.Get("/offsets", a.offsets)

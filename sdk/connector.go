@@ -123,6 +123,17 @@ type SourceConnector[C any] struct {
 	// every change is written, and the answer warns that offsets the
 	// connector keeps outside Kafka are not changed.
 	AlterOffsets func(ctx context.Context, cfg C, offsets []SourceOffset) error
+	// ExactlyOnce, if set, says whether the connector delivers exactly once
+	// with cfg (Kafka Connect's SourceConnector.exactlyOnceSupport,
+	// KIP-618); the worker asks when exactly.once.support=required. Nil:
+	// the connector does not say (ExactlyOnceUndeclared), and such a
+	// connector cannot be created with exactly.once.support=required.
+	ExactlyOnce func(cfg C) ExactlyOnceSupport
+	// TransactionBoundaries, if set, says whether the connector's tasks
+	// define their own transaction boundaries with cfg, through
+	// TransactionContextOf (canDefineTransactionBoundaries); the worker
+	// asks when transaction.boundary=connector. Nil: they do not.
+	TransactionBoundaries func(cfg C) bool
 }
 
 // SinkConnector defines a sink connector; see SourceConnector.

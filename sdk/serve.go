@@ -268,7 +268,43 @@ func (s *server) Validate(ctx context.Context, req *pluginpb.ValidateRequest) (*
 	if err != nil {
 		return nil, fmt.Errorf("sdk: encode validation: %w", err)
 	}
-	return &pluginpb.ValidateResponse{ConfigInfosJson: b}, nil
+	resp := &pluginpb.ValidateResponse{ConfigInfosJson: b}
+	if req.GetExactlyOnceSupport() || req.GetTransactionBoundaries() {
+		resp.ExactlyOnce = exactlyOnceAnswer(ctx, c, req)
+	}
+	return resp, nil
+}
+
+// exactlyOnceAnswer asks c the exactly-once questions req asks.
+func exactlyOnceAnswer(ctx context.Context, c Connector, req *pluginpb.ValidateRequest) *pluginpb.ExactlyOnceAnswer {
+	a := &pluginpb.ExactlyOnceAnswer{}
+	d, ok := c.(ExactlyOnceDeclarer)
+	if !ok {
+		return a // undeclared, no boundaries of its own
+	}
+	if req.GetExactlyOnceSupport() {
+		var s ExactlyOnceSupport
+		err := safeCall(func() error { var err error; s, err = d.ExactlyOnceSupport(ctx, req.GetConfig()); return err })
+		switch {
+		case err != nil:
+			a.SupportError = failure(err)
+		case s == ExactlyOnceSupported:
+			a.Support = pluginpb.ExactlyOnceSupport_EXACTLY_ONCE_SUPPORTED
+		case s == ExactlyOnceUnsupported:
+			a.Support = pluginpb.ExactlyOnceSupport_EXACTLY_ONCE_UNSUPPORTED
+		}
+	}
+	if req.GetTransactionBoundaries() {
+		err := safeCall(func() error {
+			var err error
+			a.TransactionBoundaries, err = d.CanDefineTransactionBoundaries(ctx, req.GetConfig())
+			return err
+		})
+		if err != nil {
+			a.TransactionBoundariesError = failure(err)
+		}
+	}
+	return a
 }
 
 // failure converts an error to the protocol's Failure.

@@ -28,9 +28,21 @@ type sourceTaskContext struct {
 	send    func(*pluginpb.SourcePluginMessage) error
 	metrics *Metrics
 
+	// txn holds the task's transaction requests; nil unless the host runs
+	// the task with connector-defined transaction boundaries.
+	txn *Transactions
+
 	mu      sync.Mutex
 	nextID  uint64
 	pending map[uint64]chan *pluginpb.OffsetsReply
+}
+
+// TransactionContext is the task's (TransactionContextOf).
+func (c *sourceTaskContext) TransactionContext() TransactionContext {
+	if c.txn == nil {
+		return nil
+	}
+	return c.txn
 }
 
 func (c *sourceTaskContext) Info() TaskInfo       { return c.info }
@@ -131,6 +143,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	pollCtx, stopPolling := context.WithCancel(ctx)
 	defer stopPolling()
 	tc := &sourceTaskContext{info: info, logger: logger, send: send, metrics: NewMetrics()}
+	if start.GetTransactionContext() {
+		tc.txn = &Transactions{}
+	}
 	stopMetrics := s.metrics.add(info.Connector, int32(info.Task), tc.metrics)
 	defer stopMetrics()
 	var slots *slotWriter
@@ -212,6 +227,10 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 	type polled struct {
 		recs []SourceRecord
 		err  error
+		// txn is what the task asked of its transaction after this
+		// batch, taken as Poll returned: the next Poll runs while this
+		// batch is sent, and its requests are the next batch's.
+		txn TransactionRequest
 	}
 	var polledCh chan polled
 	finish := func(runErr error) error {
@@ -300,9 +319,15 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 				continue
 			}
 			backoff = 100 * time.Millisecond
-			if err != nil || len(recs) > 0 {
+			var txn TransactionRequest
+			if tc.txn != nil && err == nil {
+				txn, err = tc.txn.OnBatch()
+			}
+			// An empty Poll still ends a transaction the task asked to
+			// end after its batch.
+			if err != nil || len(recs) > 0 || txn != NoTransactionRequest {
 				select {
-				case polledCh <- polled{recs, err}:
+				case polledCh <- polled{recs, err, txn}:
 				case <-pollCtx.Done():
 					return
 				}
@@ -362,6 +387,18 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 			return false
 		}
 	}
+	// endTransaction ends the task's transaction after the records
+	// encoded so far: their batch goes first, then the Transaction.
+	endTransaction := func(req TransactionRequest) error {
+		if req == NoTransactionRequest {
+			return nil
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		return send(&pluginpb.SourcePluginMessage{Msg: &pluginpb.SourcePluginMessage_Transaction{
+			Transaction: &pluginpb.Transaction{Abort: req == AbortTransactionRequest}}})
+	}
 	for {
 		select {
 		case p, ok := <-polledCh:
@@ -387,6 +424,19 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 					_ = flush()
 					return finish(fmt.Errorf("record %d of poll (topic %q): %w", i, p.recs[i].Topic, err))
 				}
+				if tc.txn != nil {
+					req, err := tc.txn.OnRecord(&p.recs[i])
+					if err != nil {
+						_ = flush()
+						return finish(err)
+					}
+					if req != NoTransactionRequest {
+						if err := endTransaction(req); err != nil {
+							return finish(nil)
+						}
+						continue
+					}
+				}
 				if enc.Count() >= maxRecords || enc.Len() >= maxBytes {
 					if err := flush(); err != nil {
 						return finish(nil)
@@ -394,6 +444,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 				} else if wasEmpty {
 					timer.Reset(linger)
 				}
+			}
+			if err := endTransaction(p.txn); err != nil {
+				return finish(nil)
 			}
 		case <-timer.C:
 			if err := flush(); err != nil {

@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/worker/store"
 )
 
@@ -148,26 +147,4 @@ func (a *statusAdapter) All() map[string][]int {
 
 func (a *statusAdapter) ResetTopics(ctx context.Context, name string) error {
 	return a.s.ResetTopics(ctx, name)
-}
-
-// offsetAdapter presents store.OffsetStore as the herder's offsetBackend.
-type offsetAdapter struct{ s *store.OffsetStore }
-
-func (a offsetAdapter) Offsets(ctx context.Context, connector string, partitions []sdk.Partition) ([]sdk.Offset, error) {
-	return a.s.Offsets(ctx, connector, partitions)
-}
-
-func (a offsetAdapter) WriteOffsets(ctx context.Context, connector string, offsets []sdk.SourceOffset) error {
-	return a.s.WriteOffsets(ctx, connector, offsets)
-}
-
-func (a offsetAdapter) Problem(connector string) string { return a.s.Problem(connector) }
-
-func (a offsetAdapter) ClearProblems(ctx context.Context, connector string) error {
-	return a.s.ClearProblems(ctx, connector)
-}
-
-func (a offsetAdapter) All(connector string) []sdk.SourceOffset {
-	offs, _ := a.s.ConnectorOffsets(context.Background(), connector)
-	return offs
 }

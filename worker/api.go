@@ -92,6 +92,15 @@ type Probes interface {
 	Ready(ctx context.Context) error
 }
 
+// Fencer is implemented by a Herder whose worker runs exactly-once source
+// tasks: FenceZombies is the internal PUT /connectors/{name}/fence, a round
+// of zombie fencing for a connector, which only the leader performs (a
+// follower answers with a KindConflict error whose Forward is the leader).
+// sig is checked as PutTaskConfigs's.
+type Fencer interface {
+	FenceZombies(ctx context.Context, name string, sig *Signature) error
+}
+
 // Cluster is implemented by a Herder whose worker is one of a group: the
 // REST layer forwards requests between workers and serves the internal
 // endpoints with it.

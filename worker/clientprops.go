@@ -152,6 +152,12 @@ func kafkaClientOpts(props map[string]string) ([]kgo.Opt, []string, error) {
 			// Not a client option: the sink runner's batch size
 			// (maxPollRecords), checked here.
 			_, err = maxPollRecords(map[string]string{k: v})
+		case "transaction.timeout.ms":
+			// Used by a source task's transactional producer (exactly-once
+			// support); the broker caps it (transaction.max.timeout.ms).
+			if d, err = ms(v); err == nil {
+				opts = append(opts, kgo.TransactionTimeout(d))
+			}
 		case "retry.backoff.ms":
 			if d, err = ms(v); err == nil {
 				opts = append(opts, kgo.RetryBackoffFn(func(int) time.Duration { return d }))

@@ -117,6 +117,32 @@ type Config struct {
 	// connector configs (the worker's own properties are resolved before
 	// FromProperties; see ResolveReferences).
 	ProviderSettings map[string]string
+
+	// ExactlyOnceSource is exactly.once.source.support [disabled]
+	// (KIP-618): preparing and enabled make the leader write the config
+	// topic through a transactional producer (connect-cluster-<group.id>);
+	// enabled also runs source tasks in transactions, fences zombie tasks
+	// and reads the config and offsets topics read_committed.
+	ExactlyOnceSource ExactlyOnceSource
+}
+
+// ExactlyOnceSource is a worker's exactly.once.source.support.
+type ExactlyOnceSource string
+
+// exactly.once.source.support values.
+const (
+	ExactlyOnceDisabled  ExactlyOnceSource = "disabled"
+	ExactlyOncePreparing ExactlyOnceSource = "preparing"
+	ExactlyOnceEnabled   ExactlyOnceSource = "enabled"
+)
+
+// Enabled reports whether source tasks run with exactly-once support.
+func (e ExactlyOnceSource) Enabled() bool { return e == ExactlyOnceEnabled }
+
+// TransactionalLeader reports whether the leader writes the config topic
+// through its transactional producer (preparing or enabled).
+func (e ExactlyOnceSource) TransactionalLeader() bool {
+	return e == ExactlyOnceEnabled || e == ExactlyOncePreparing
 }
 
 // DefaultScheduledRebalanceDelay is Tributary's default for
@@ -220,6 +246,7 @@ func DefaultConfig() Config {
 		ClientConfig:            map[string]string{},
 		OverridePolicy:          OverridePolicy{Name: "All"},
 		ProviderSettings:        map[string]string{},
+		ExactlyOnceSource:       ExactlyOnceDisabled,
 	}
 }
 
@@ -421,6 +448,13 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			c.OverridePolicy.Allowlist = splitList(v)
 		case "config.providers":
 			c.ProviderSettings[k] = v
+		case "exactly.once.source.support":
+			switch e := ExactlyOnceSource(v); e {
+			case ExactlyOnceDisabled, ExactlyOncePreparing, ExactlyOnceEnabled:
+				c.ExactlyOnceSource = e
+			default:
+				bad(k, "String must be one of: disabled, preparing, enabled") // Kafka's ValidString
+			}
 		default:
 			switch {
 			case strings.HasPrefix(k, "config.storage."):

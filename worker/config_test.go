@@ -46,6 +46,16 @@ func TestFromPropertiesDefaultsAndPrefixes(t *testing.T) {
 	if c.HeartbeatInterval != time.Second || c.ScheduledRebalanceDelay != time.Second || c.RequestHold != 30*time.Second || c.KeyTTL != time.Hour {
 		t.Errorf("cluster defaults: heartbeat %v delay %v hold %v key ttl %v", c.HeartbeatInterval, c.ScheduledRebalanceDelay, c.RequestHold, c.KeyTTL)
 	}
+	if c.ExactlyOnceSource != ExactlyOnceDisabled || c.ExactlyOnceSource.TransactionalLeader() {
+		t.Errorf("exactly.once.source.support defaults to %q", c.ExactlyOnceSource)
+	}
+	for v, leader := range map[string]bool{"preparing": true, "enabled": true, "disabled": false} {
+		p["exactly.once.source.support"] = v
+		c, _, err := FromProperties(p)
+		if err != nil || string(c.ExactlyOnceSource) != v || c.ExactlyOnceSource.TransactionalLeader() != leader || c.ExactlyOnceSource.Enabled() != (v == "enabled") {
+			t.Errorf("exactly.once.source.support=%s: %v %q", v, err, c.ExactlyOnceSource)
+		}
+	}
 	p["rest.rebalance.hold.ms"] = "0"
 	p["scheduled.rebalance.max.delay.ms"] = "300000"
 	p["inter.worker.key.ttl.ms"] = "60000"
@@ -69,6 +79,7 @@ func TestFromPropertiesErrors(t *testing.T) {
 		"bad hold":           {"rest.rebalance.hold.ms", "-1", "rest.rebalance.hold.ms"},
 		"signature":          {"inter.worker.signature.algorithm", "HmacSHA512", "only HmacSHA256"},
 		"verification":       {"inter.worker.verification.algorithms", "HmacSHA1", "must include HmacSHA256"},
+		"exactly once":       {"exactly.once.source.support", "ENABLED", "String must be one of: disabled, preparing, enabled"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := validProps()

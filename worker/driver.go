@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/tributary-dev/tributary/internal/configprovider"
 	"github.com/tributary-dev/tributary/internal/jaas"
 	"github.com/tributary-dev/tributary/internal/kafkaauth"
@@ -32,8 +34,16 @@ const TaskConfigsTimeout = 30 * time.Second
 const statusWriteTimeout = 10 * time.Second
 
 // taskStarter starts a task runner for a task (worker/task through the
-// worker), recording into tm; report receives its state changes.
-type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error)
+// worker), recording into tm; report receives its state changes. eos,
+// when not nil, runs a source task with exactly-once support.
+type taskStarter func(ctx context.Context, id TaskID, spec sdk.Spec, connConfig, taskConfig map[string]string, paused bool, eos *taskEOS, tm *metrics.Task, report func(state, trace string)) (taskRunner, error)
+
+// taskEOS is what a source task with exactly-once support asks of the
+// herder as it starts: a round of zombie fencing before its producer is
+// initialized, and the check that it may still run after.
+type taskEOS struct {
+	Preflight, Verify func(ctx context.Context) error
+}
 
 // groupOffsets reads and changes sink connectors' committed offsets.
 type groupOffsets interface {
@@ -78,8 +88,12 @@ type driver struct {
 	offsets  offsetBackend
 	groups   groupOffsets
 	start    taskStarter
-	member   membership
-	client   forwardClient
+	// adminOpts are the client options of a connector's admin client (the
+	// worker's top-level and admin.* settings, its admin.override.* on
+	// top): fencing its tasks' producers goes through them.
+	adminOpts func(connector string, config map[string]string) ([]kgo.Opt, error)
+	member    membership
+	client    forwardClient
 	// providers resolve the references of connector configs when they
 	// start and when they are validated; secrets holds the values to hide
 	// (the worker's log handler scrubs them too, when it shares the set).
@@ -200,6 +214,7 @@ func newDriver(cfg Config, logger *slog.Logger, loggers *loglevel.Registry, work
 	d.m = herder.New(herder.Config{
 		WorkerID: workerID, URL: d.url, HoldTimeout: cfg.RequestHold,
 		TaskConfigsTimeout: cfg.TaskConfigsTimeout, KeyTTL: cfg.KeyTTL, Logger: logger,
+		ExactlyOnce: cfg.ExactlyOnceSource.Enabled(), TransactionalLeader: cfg.ExactlyOnceSource.TransactionalLeader(),
 	})
 	return d
 }
@@ -341,8 +356,10 @@ func (d *driver) snapshot() herder.Snapshot {
 		if t == "" {
 			t = herder.Started
 		}
+		count, hasCount := s.TaskCountRecords[name]
 		c := herder.Connector{Config: cfg, ConfigOffset: s.ConfigOffsets[name], Target: t, Tasks: s.Tasks[name], Inconsistent: s.Inconsistent[name], Applied: s.Applied[name],
-			Problem: connectorProblem(name, s)}
+			Problem: connectorProblem(name, s), Source: d.connectorType(cfg) == "source",
+			TaskCount: count, HasTaskCount: hasCount, PendingFencing: s.PendingFencing[name], Generation: s.TaskGenerations[name]}
 		if c.Problem == "" {
 			c.Problem = d.offsetsProblem(name, cfg)
 			c.OffsetsProblem = c.Problem != ""
@@ -512,6 +529,21 @@ func (d *driver) perform(a herder.Action) {
 		d.writeQ.push(a)
 	case herder.SendTaskConfigs:
 		d.goBg(func() { d.send(herder.Done{Op: a.Op, Err: d.sendTaskConfigs(a)}) })
+	case herder.FenceProducers:
+		d.goBg(func() {
+			err := d.fenceProducers(a)
+			if err == nil {
+				// The leader checks the task config generation after the
+				// fencing: read the config topic to its end first; Done
+				// comes after what was read.
+				ctx, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+				err = d.configs.Refresh(ctx)
+				cancel()
+			}
+			d.configQ.push(configEvent{done: &herder.Done{Op: a.Op, Err: coreErr(err)}})
+		})
+	case herder.ClaimWrites:
+		d.goBg(func() { d.claimWrites(a.Claim) })
 	case herder.ModifyOffsetsAction:
 		d.goBg(func() {
 			msg, err := d.modifyOffsets(a)
@@ -697,7 +729,14 @@ func (d *driver) startTask(a herder.StartTask, tm *metrics.Task) {
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})
 		return
 	}
-	r, err := d.start(d.ctx, id, spec, conn.Values, tc.Values, a.Paused, tm, report)
+	var eos *taskEOS
+	if a.ExactlyOnce && spec.Type == "source" {
+		eos = &taskEOS{
+			Preflight: func(ctx context.Context) error { return d.preflight(ctx, id) },
+			Verify:    func(ctx context.Context) error { return d.verifyTask(ctx, id, a.TaskGeneration) },
+		}
+	}
+	r, err := d.start(d.ctx, id, spec, conn.Values, tc.Values, a.Paused, eos, tm, report)
 	d.metrics.TaskStartup(err == nil)
 	if err != nil {
 		d.send(herder.TaskStarted{ID: a.ID, Run: a.Run, Err: errTrace(err)})

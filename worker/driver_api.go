@@ -231,13 +231,23 @@ func (d *driver) validate(ctx context.Context, config map[string]string) (sdk.Co
 	hide.Add(secretValues(spec, res.Values)...)
 	d.secrets.Add(res.Secrets...)
 	d.secrets.Add(secretValues(spec, res.Values)...)
-	pluginInfos, err := l.Validate(ctx, spec.Class, res.Values)
+	var pluginInfos sdk.ConfigInfos
+	var answers plugins.ExactlyOnceAnswers
+	q := exactlyOnceQuestions(spec, res.Values)
+	if eo, ok := l.(plugins.ExactlyOnceValidator); ok && q != (plugins.ExactlyOnceQuestions{}) {
+		pluginInfos, answers, err = eo.ValidateExactlyOnce(ctx, spec.Class, res.Values, q)
+	} else {
+		// A loader that cannot ask: the connector says nothing (Kafka
+		// Connect's null) and defines no boundaries.
+		pluginInfos, err = l.Validate(ctx, spec.Class, res.Values)
+	}
 	if err != nil {
 		// The connector failed (a panic, a Check that could not run):
 		// Kafka Connect answers 500 with the connector's message.
 		return sdk.ConfigInfos{}, spec, Errorf(KindInternal, "Failed to validate the configuration of %s: %s", class, hide.Scrub(err.Error()))
 	}
 	infos := Validation(spec, d.converters(), res.Values, pluginInfos, d.clientOverrides())
+	addExactlyOnceErrors(&infos, d.cfg.ExactlyOnceSource.Enabled(), q, answers)
 	return withReferences(infos, config, res, &hide), spec, nil
 }
 

@@ -220,6 +220,8 @@ func toStoreWrite(w herder.Write) store.Write {
 		sw.Kind = store.WriteTasks
 	case herder.WriteRestart:
 		sw.Kind = store.WriteRestart
+	case herder.WriteTaskCount:
+		sw.Kind, sw.TaskCount = store.WriteTaskCount, w.TaskCount
 	case herder.WriteSessionKey:
 		sw.Kind = store.WriteSessionKey
 		key := make([]byte, 32) // KeyGenerator("HmacSHA256")'s default size

@@ -80,6 +80,15 @@ func (t trackedSource) KeepValuesEncoded() {
 	}
 }
 
+// Boundary forwards to the task if it is a plugins.BoundarySource (one
+// started with a transaction context).
+func (t trackedSource) Boundary() plugins.Boundary {
+	if b, ok := t.SourceTask.(plugins.BoundarySource); ok {
+		return b.Boundary()
+	}
+	return plugins.NoBoundary
+}
+
 // trackedSink notes the topics of the records a sink task is given.
 type trackedSink struct {
 	plugins.SinkTask

@@ -75,10 +75,10 @@ var commonDefs = []commonDef{
 	{name: "errors.deadletterqueue.topic.replication.factor", typ: "SHORT", def: ptr("3"), importance: "MEDIUM", doc: "Replication factor used to create the dead letter queue topic when it doesn't already exist.", group: "Error Handling", order: 7, width: "MEDIUM", display: "Dead Letter Queue Topic Replication Factor", only: sdk.Sink},
 	{name: "errors.deadletterqueue.context.headers.enable", typ: "BOOLEAN", def: ptr("false"), importance: "MEDIUM", doc: "If true, add headers containing error context to the messages written to the dead letter queue. To avoid clashing with headers from the original record, all error context header keys, all error context header keys will start with <code>__connect.errors.</code>", group: "Error Handling", order: 8, width: "MEDIUM", display: "Enable Error Context Headers", only: sdk.Sink},
 	{name: "topic.creation.groups", typ: "LIST", def: ptr(""), importance: "LOW", doc: "Groups of configurations for topics created by source connectors", group: "Topic Creation", order: 1, width: "LONG", display: "Topic Creation Groups", only: sdk.Source},
-	{name: "exactly.once.support", typ: "STRING", def: ptr("requested"), importance: "MEDIUM", doc: "Permitted values are requested, required. If set to \"required\", forces a preflight check for the connector to ensure that it can provide exactly-once semantics with the given configuration. Some connectors may be capable of providing exactly-once semantics but not signal to Connect that they support this; in that case, documentation for the connector should be consulted carefully before creating it, and the value for this property should be set to \"requested\". Additionally, if the value is set to \"required\" but the worker that performs preflight validation does not have exactly-once support enabled for source connectors, requests to create or validate the connector will fail.", group: "Exactly Once Support", order: 2, width: "SHORT", display: "Exactly once support", only: sdk.Source, check: oneOf("requested", "required")},
-	{name: "transaction.boundary", typ: "STRING", def: ptr("poll"), importance: "MEDIUM", doc: "Permitted values are: poll, interval, connector. If set to 'poll', a new producer transaction will be started and committed for every batch of records that each task from this connector provides to Connect. If set to 'connector', relies on connector-defined transaction boundaries; note that not all connectors are capable of defining their own transaction boundaries, and in that case, attempts to instantiate a connector with this value will fail. Finally, if set to 'interval', commits transactions only after a user-defined time interval has passed.", group: "Exactly Once Support", order: 3, width: "SHORT", display: "Transaction Boundary", only: sdk.Source, check: oneOf("poll", "interval", "connector")},
-	{name: "transaction.boundary.interval.ms", typ: "LONG", def: nullDefault, importance: "LOW", doc: "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction commits by connector tasks. If unset, defaults to the value of the worker-level 'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is specified.", group: "Exactly Once Support", order: 4, width: "SHORT", display: "Transaction boundary interval", only: sdk.Source},
-	{name: "offsets.storage.topic", typ: "STRING", def: nullDefault, importance: "LOW", doc: "The name of a separate offsets topic to use for this connector. If empty or not specified, the worker’s global offsets topic name will be used. If specified, the offsets topic will be created if it does not already exist on the Kafka cluster targeted by this connector (which may be different from the one used for the worker's global offsets topic if the bootstrap.servers property of the connector's producer has been overridden from the worker's). Only applicable in distributed mode; in standalone mode, setting this property will have no effect.", group: "offsets.topic", order: 1, width: "LONG", display: "Offsets topic", only: sdk.Source},
+	{name: "exactly.once.support", typ: "STRING", def: ptr("requested"), importance: "MEDIUM", doc: "Permitted values are requested, required. If set to \"required\", forces a preflight check for the connector to ensure that it can provide exactly-once semantics with the given configuration. Some connectors may be capable of providing exactly-once semantics but not signal to Connect that they support this; in that case, documentation for the connector should be consulted carefully before creating it, and the value for this property should be set to \"requested\". Additionally, if the value is set to \"required\" but the worker that performs preflight validation does not have exactly-once support enabled for source connectors, requests to create or validate the connector will fail.", group: "Exactly Once Support", order: 2, width: "SHORT", display: "Exactly once support", only: sdk.Source, check: oneOfFold("REQUIRED, REQUESTED", "requested", "required")},
+	{name: "transaction.boundary", typ: "STRING", def: ptr("poll"), importance: "MEDIUM", doc: "Permitted values are: poll, interval, connector. If set to 'poll', a new producer transaction will be started and committed for every batch of records that each task from this connector provides to Connect. If set to 'connector', relies on connector-defined transaction boundaries; note that not all connectors are capable of defining their own transaction boundaries, and in that case, attempts to instantiate a connector with this value will fail. Finally, if set to 'interval', commits transactions only after a user-defined time interval has passed.", group: "Exactly Once Support", order: 3, width: "SHORT", display: "Transaction Boundary", only: sdk.Source, check: oneOfFold("INTERVAL, POLL, CONNECTOR", "poll", "interval", "connector")},
+	{name: "transaction.boundary.interval.ms", typ: "LONG", def: nullDefault, importance: "LOW", doc: "If 'transaction.boundary' is set to 'interval', determines the interval for producer transaction commits by connector tasks. If unset, defaults to the value of the worker-level 'offset.flush.interval.ms' property. It has no effect if a different transaction.boundary is specified.", group: "Exactly Once Support", order: 4, width: "SHORT", display: "Transaction boundary interval", only: sdk.Source, check: atLeast64(0)},
+	{name: "offsets.storage.topic", typ: "STRING", def: nullDefault, importance: "LOW", doc: "The name of a separate offsets topic to use for this connector. If empty or not specified, the worker’s global offsets topic name will be used. If specified, the offsets topic will be created if it does not already exist on the Kafka cluster targeted by this connector (which may be different from the one used for the worker's global offsets topic if the bootstrap.servers property of the connector's producer has been overridden from the worker's). Only applicable in distributed mode; in standalone mode, setting this property will have no effect.", group: "offsets.topic", order: 1, width: "LONG", display: "Offsets topic", only: sdk.Source, check: nonEmpty},
 }
 
 func isRegex(v string) string {
@@ -101,6 +101,42 @@ func atLeast(n int64) func(string) string {
 	}
 }
 
+// atLeast64 is Kafka's Range.atLeast for a LONG.
+func atLeast64(n int64) func(string) string {
+	return func(v string) string {
+		x, err := strconv.ParseInt(javaTrim(v), 10, 64)
+		if err != nil {
+			return "Not a number of type LONG"
+		}
+		if x < n {
+			return fmt.Sprintf("Value must be at least %d", n)
+		}
+		return ""
+	}
+}
+
+// nonEmpty is Kafka's NonEmptyString (a STRING value is trimmed).
+func nonEmpty(v string) string {
+	if javaTrim(v) == "" {
+		return "String must be non-empty"
+	}
+	return ""
+}
+
+// oneOfFold is Kafka's CaseInsensitiveValidString; its message lists the
+// values upper case in the order of the Java HashSet that holds them
+// (listed, as Kafka Connect 4.4 words it).
+func oneOfFold(listed string, vals ...string) func(string) string {
+	return func(v string) string {
+		for _, x := range vals {
+			if strings.EqualFold(javaTrim(v), x) {
+				return ""
+			}
+		}
+		return "String must be one of (case insensitive): " + listed
+	}
+}
+
 func oneOf(vals ...string) func(string) string {
 	return func(v string) string {
 		for _, x := range vals {
@@ -112,13 +148,20 @@ func oneOf(vals ...string) func(string) string {
 	}
 }
 
+// javaTrim is Java's String.trim, which ConfigDef.parseType applies: it
+// strips the characters up to U+0020 only (strings.TrimSpace would strip
+// U+0085 and other Unicode spaces too, which Kafka keeps).
+func javaTrim(s string) string {
+	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+}
+
 // parseValue is Kafka's ConfigDef.parseType for the types the common keys
 // use: the value as Kafka renders it back (trimmed, a LIST with its
 // elements trimmed, a number in canonical form), or ok false with the
 // message of a value that is not of the type (the key's value is then
 // null in a validation, as in Kafka Connect).
 func parseValue(typ, v string) (rendered string, ok bool, msg string) {
-	t := strings.TrimSpace(v)
+	t := javaTrim(v)
 	switch typ {
 	case "INT", "LONG", "SHORT":
 		bits := map[string]int{"INT": 32, "LONG": 64, "SHORT": 16}[typ]
@@ -139,7 +182,7 @@ func parseValue(typ, v string) (rendered string, ok bool, msg string) {
 		}
 		parts := strings.Split(t, ",")
 		for i := range parts {
-			parts[i] = strings.TrimSpace(parts[i])
+			parts[i] = javaTrim(parts[i])
 		}
 		return strings.Join(parts, ","), true, ""
 	case "STRING":
@@ -303,7 +346,8 @@ func commonConfigInfos(spec sdk.Spec, w Converters, config map[string]string) []
 			ci.Value.Value = &rendered
 			if d.check != nil {
 				if msg := d.check(v); msg != "" {
-					ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Invalid value %s for configuration %s: %s", clip(v), d.name, msg))
+					// Kafka's validators get the parsed value (a STRING trimmed).
+					ci.Value.Errors = append(ci.Value.Errors, fmt.Sprintf("Invalid value %s for configuration %s: %s", clip(rendered), d.name, msg))
 				}
 			}
 		case d.def == nil:

@@ -231,6 +231,19 @@ func (w *Worker) taskClientOpts(base, conn map[string]string, prefix string, id 
 	return opts, props, nil
 }
 
+// connectorAdminOpts are the options of a connector's admin client: the
+// worker's top-level and admin.* settings with the connector's
+// admin.override.* on top, as Kafka Connect's Worker.adminConfigs.
+func (w *Worker) connectorAdminOpts(name string, conn map[string]string) ([]kgo.Opt, error) {
+	base := maps.Clone(w.cfg.ClientConfig)
+	if base == nil {
+		base = map[string]string{}
+	}
+	maps.Copy(base, w.cfg.AdminConfig)
+	opts, _, err := w.taskClientOpts(base, conn, adminOverride, TaskID{Connector: name, Task: -1})
+	return opts, err
+}
+
 // Run starts the worker and blocks until ctx is cancelled, then stops every
 // task (flushing offsets) and leaves the group.
 func (w *Worker) Run(ctx context.Context) error {
@@ -259,6 +272,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.h.clusterID = md.Cluster
 	w.h.groups = kadmGroups{adm: adm}
+	w.h.adminOpts = w.connectorAdminOpts
 
 	w.h.stage.Store("reading the internal topics")
 	storeOpts := func(topic string, parts int32, rf int16, settings map[string]string, id string) store.Options {
@@ -267,7 +281,15 @@ func (w *Worker) Run(ctx context.Context) error {
 			Logger: loglevel.Named(log, "dev.tributary.worker.store")}
 	}
 	var opened atomic.Bool // restart requests older than the worker are history
-	cfgStore, err := store.OpenConfigStore(ctx, storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings, "configs"),
+	cfgOpts := storeOpts(w.cfg.ConfigTopic, 1, w.cfg.ConfigReplication, w.cfg.ConfigTopicSettings, "configs")
+	// With exactly-once source support the config and offsets topics are
+	// read read_committed; preparing it already makes the leader write the
+	// config topic in transactions (KafkaConfigBackingStore).
+	cfgOpts.ReadCommitted = w.cfg.ExactlyOnceSource.Enabled()
+	if w.cfg.ExactlyOnceSource.TransactionalLeader() {
+		cfgOpts.TransactionalID = LeaderTransactionalID(w.cfg.GroupID)
+	}
+	cfgStore, err := store.OpenConfigStore(ctx, cfgOpts,
 		func(ev store.ConfigEvent) {
 			if ev.Kind == store.LoggerLevelSet {
 				// A cluster-scope PUT /admin/loggers, by any worker.
@@ -293,7 +315,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	opened.Store(true)
 	defer cfgStore.Close()
-	offStore, err := store.OpenOffsetStore(ctx, storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets"))
+	offOpts := storeOpts(w.cfg.OffsetTopic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets")
+	offOpts.ReadCommitted = w.cfg.ExactlyOnceSource.Enabled()
+	offStore, err := store.OpenOffsetStore(ctx, offOpts)
 	if err != nil {
 		return fmt.Errorf("worker: offset topic %s: %w", w.cfg.OffsetTopic, err)
 	}
@@ -306,7 +330,23 @@ func (w *Worker) Run(ctx context.Context) error {
 	statuses := &statusAdapter{s: statStore}
 	w.h.configs = cfgStore
 	w.h.statuses = statuses
-	w.h.offsets = offsetAdapter{s: offStore}
+	// Connectors' own offsets topics (offsets.storage.topic), opened as
+	// their tasks or requests need them, with the worker's offsets topic
+	// settings.
+	topics := &offsetTopics{open: func(ctx context.Context, topic string) (*store.OffsetStore, error) {
+		o := storeOpts(topic, w.cfg.OffsetPartitions, w.cfg.OffsetReplication, w.cfg.OffsetTopicSettings, "offsets-"+topic)
+		o.ReadCommitted = w.cfg.ExactlyOnceSource.Enabled()
+		return store.OpenOffsetStore(ctx, o)
+	}}
+	defer topics.close()
+	routed := routedOffsets{global: offStore, topics: topics, topicOf: func(name string) string {
+		cfg, _ := cfgStore.Connector(name)
+		if t := strings.TrimSpace(cfg["offsets.storage.topic"]); t != w.cfg.OffsetTopic {
+			return t
+		}
+		return ""
+	}}
+	w.h.offsets = routed
 	w.h.apiReady.Store(true) // after the backends: REST readers see them set
 
 	w.h.stage.Store("starting the plugin host")
@@ -342,7 +382,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return spec.Version
 	}
-	w.h.start = w.taskStarter(offStore, statuses)
+	w.h.start = w.taskStarter(routed, statuses)
 
 	w.h.stage.Store("joining the worker group")
 	cl, err := kgo.NewClient(append(w.clientOpts(w.worker), clientMetrics(metrics.ClientConnect, cm.ClientID())...)...)
@@ -431,8 +471,8 @@ func (w *Worker) converters(conn map[string]string) (key, value convert.Converte
 	return key, value, header, nil
 }
 
-func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) taskStarter {
-	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
+func (w *Worker) taskStarter(offs routedOffsets, statuses *statusAdapter) taskStarter {
+	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, eos *taskEOS, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
 		key, value, header, err := w.converters(conn)
 		if err != nil {
 			return nil, err
@@ -461,24 +501,45 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 			if err != nil {
 				return nil, err
 			}
-			st, err := w.h.pl.Load().StartSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector))
-			if err != nil {
-				return nil, err
+			var eo *task.ExactlyOnce
+			if eos != nil {
+				if eo, err = w.exactlyOnce(ctx, id, conn, offs, eos); err != nil {
+					return nil, err
+				}
+				tm.SetTransactional()
 			}
-			if mr, ok := st.(plugins.MetricsReporter); ok {
-				tm.SetPluginMetrics(mr)
+			startPlugin := func() (plugins.SourceTask, error) {
+				st, err := w.startSourceTask(ctx, spec.Class, info, tc, offs.Reader(id.Connector), eo != nil && eo.Boundary == task.BoundaryConnector)
+				if err != nil {
+					return nil, err
+				}
+				if mr, ok := st.(plugins.MetricsReporter); ok {
+					tm.SetPluginMetrics(mr)
+				}
+				return trackedSource{st, noter}, nil
 			}
 			var tf task.SourceTransform
 			if chain.Len() > 0 {
 				tf = chain.Source
 			}
-			r, err := task.NewSource(task.SourceConfig{Info: info, Task: trackedSource{st, noter}, Key: key, Value: value, Header: header, Transform: tf,
+			sc := task.SourceConfig{Info: info, Key: key, Value: value, Header: header, Transform: tf,
 				// The Java producer lets the broker auto-create topics
 				// (allow.auto.create.topics), and so does this one.
 				ClientOpts: append(clientOpts, kgo.AllowAutoTopicCreation()), Offsets: offs, Status: reporter, Errors: w.errorPolicy(conn), Metrics: tm,
-				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task")})
+				FlushInterval: w.cfg.OffsetFlushInterval, Logger: loglevel.Named(w.logger, "dev.tributary.worker.task"), ExactlyOnce: eo}
+			if eo != nil {
+				// The plugin starts once the task's producer is initialized
+				// (it fences the task's previous instance, whose open
+				// transaction would hold up the plugin's offsets read).
+				sc.StartTask = func(context.Context) (plugins.SourceTask, error) { return startPlugin() }
+			} else if sc.Task, err = startPlugin(); err != nil {
+				return nil, err
+			}
+			r, err := task.NewSource(sc)
 			if err != nil {
-				st.Stop(ctx)
+				if sc.Task != nil {
+					sc.Task.Stop(ctx)
+				}
 				return nil, err
 			}
 			if paused {
@@ -523,6 +584,50 @@ func (w *Worker) taskStarter(offs *store.OffsetStore, statuses *statusAdapter) t
 		}
 		return nil, fmt.Errorf("connector class %s has unknown type %q", spec.Class, spec.Type)
 	}
+}
+
+// exactlyOnce is how a source task runs with exactly-once support: its
+// transactional id, its connector's transaction boundaries, its offsets
+// store, and the herder's checks around its producer's initialization.
+func (w *Worker) exactlyOnce(ctx context.Context, id TaskID, conn map[string]string, offs routedOffsets, eos *taskEOS) (*task.ExactlyOnce, error) {
+	boundary, err := task.ParseTransactionBoundary(conn["transaction.boundary"])
+	if err != nil {
+		return nil, err
+	}
+	interval := w.cfg.OffsetFlushInterval
+	if v := strings.TrimSpace(conn["transaction.boundary.interval.ms"]); v != "" {
+		ms, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || ms < 0 {
+			return nil, fmt.Errorf("transaction.boundary.interval.ms %q is not a number of milliseconds", v)
+		}
+		interval = time.Duration(ms) * time.Millisecond
+	}
+	e := &task.ExactlyOnce{TransactionalID: TransactionalID(w.cfg.GroupID, id.Connector, id.Task), Boundary: boundary, Interval: interval,
+		Offsets: offs.global, Preflight: eos.Preflight, Verify: eos.Verify}
+	// The connector's own offsets topic is the primary store, in the
+	// transactions; the worker's gets a copy.
+	own, err := offs.own(ctx, id.Connector)
+	if err != nil {
+		return nil, err
+	}
+	if own != nil {
+		e.Offsets, e.Secondary = own, offs.global
+	}
+	return e, nil
+}
+
+// startSourceTask starts a source task's plugin, with a transaction
+// context when its connector defines the transaction boundaries.
+func (w *Worker) startSourceTask(ctx context.Context, class string, info sdk.TaskInfo, tc map[string]string, offsets plugins.OffsetReader, txnContext bool) (plugins.SourceTask, error) {
+	l := w.h.pl.Load()
+	if !txnContext {
+		return l.StartSourceTask(ctx, class, info, tc, offsets)
+	}
+	ts, ok := l.Loader.(plugins.SourceTaskStarter)
+	if !ok {
+		return nil, errors.New("the plugin host cannot give tasks a transaction context (transaction.boundary=connector)")
+	}
+	return ts.StartSourceTaskWith(ctx, class, info, tc, offsets, plugins.SourceTaskOptions{TransactionContext: true})
 }
 
 // sinkConsumerConfig is the worker's consumer.* settings for sink tasks,

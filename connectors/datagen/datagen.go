@@ -55,6 +55,10 @@ func Connector() sdk.Connector {
 			}
 			return out, nil
 		},
+		// Record seq of a task is a function of the seed, the task and
+		// seq alone, and a task resumes after its committed seq: the same
+		// records again, each once.
+		ExactlyOnce: func(Config) sdk.ExactlyOnceSupport { return sdk.ExactlyOnceSupported },
 	}
 }
 

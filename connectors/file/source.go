@@ -39,7 +39,18 @@ func Source() sdk.Connector {
 		Doc:          "Reads lines from a file and produces each as a record.",
 		NewTask:      func(c SourceConfig) sdk.SourceTask { return &sourceTask{cfg: c} },
 		AlterOffsets: alterSourceOffsets,
+		ExactlyOnce:  exactlyOnce,
 	}
+}
+
+// exactlyOnce is Kafka's FileStreamSourceConnector.exactlyOnceSupport: a
+// file (only ever appended to) is read again from any committed position
+// and gives the same lines; standard input cannot be.
+func exactlyOnce(cfg SourceConfig) sdk.ExactlyOnceSupport {
+	if cfg.File == "" {
+		return sdk.ExactlyOnceUnsupported
+	}
+	return sdk.ExactlyOnceSupported
 }
 
 // alterSourceOffsets makes Kafka's FileStreamSourceConnector checks, with

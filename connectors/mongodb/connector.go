@@ -32,6 +32,11 @@ func Connector() sdk.Connector {
 		Doc:     "Captures MongoDB collections as Debezium-compatible change events: a snapshot, then change streams (or, with capture.mode=poll, scans of an increasing field for servers without change streams).",
 		NewTask: func(c Config) sdk.SourceTask { return &task{cfg: c} },
 		Check:   check,
+		// As Debezium's MongoDbConnector (3.3+, DBZ-9177): supported with
+		// poll boundaries. Change streams resume exactly after the
+		// committed resume token; an interrupted snapshot is taken again,
+		// so its documents may come twice.
+		ExactlyOnce: func(Config) sdk.ExactlyOnceSupport { return sdk.ExactlyOnceSupported },
 	}
 }
 

@@ -30,6 +30,11 @@ func Connector() sdk.Connector {
 			return []Config{c}, nil // one slot, one task
 		},
 		Check: check,
+		// As Debezium's PostgresConnector (2.3+, DBZ-6547): supported
+		// with poll boundaries (it defines none of its own). Streaming is
+		// exactly once; an initial snapshot interrupted by a restart is
+		// taken again from the start, so its rows may come twice.
+		ExactlyOnce: func(Config) sdk.ExactlyOnceSupport { return sdk.ExactlyOnceSupported },
 	}}
 }
 

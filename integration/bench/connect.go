@@ -50,6 +50,19 @@ const (
 	// chain of three transformations in the sink (InsertField,
 	// ReplaceField, RegexRouter), side by side.
 	PipelineSMT = "smt"
+	// PipelineEOS is the exactly-once source pipelines (KIP-618):
+	// datagen → topic → discard on a Tributary worker with
+	// exactly.once.source.support disabled and enabled, and FileStream →
+	// topic → FileStream with it enabled, side by side with Kafka Connect
+	// 4.4's (which has no datagen).
+	PipelineEOS = "eos"
+)
+
+// eosWorker is the worker setting of the exactly-once runs; eosSource
+// the source connector's.
+var (
+	eosWorker = map[string]string{"exactly.once.source.support": "enabled"}
+	eosSource = map[string]string{"exactly.once.support": "required"}
 )
 
 // SMTChain is the sink settings of PipelineSMT's transformations.
@@ -238,6 +251,11 @@ func RunConnect(ctx context.Context, o ConnectOptions) (*ConnectReport, error) {
 			return rep, err
 		}
 	}
+	if slices.Contains(o.Pipelines, PipelineEOS) {
+		if err := runEOSPipelines(ctx, o, logf, adm, bootstrap, work, rep); err != nil {
+			return rep, err
+		}
+	}
 	if slices.Contains(o.Pipelines, PipelineMetrics) {
 		m, err := runMetricsOverhead(ctx, o, logf, adm, bootstrap, work)
 		rep.Metrics = m
@@ -254,17 +272,78 @@ func RunConnect(ctx context.Context, o ConnectOptions) (*ConnectReport, error) {
 
 func runE2E(ctx context.Context, o ConnectOptions, logf func(string, ...any), adm *kadm.Client, bootstrap, work string) *PipelineResult {
 	return runTributary(ctx, o, logf, adm, bootstrap, filepath.Join(work, "e2e"), "datagen→discard", func(url string) (pipeline, error) {
-		return pipeline{
-			topic: "bench-e2e", n: int64(o.Records),
-			source: map[string]string{"connector.class": "dev.tributary.connect.datagen.DatagenConnector", "tasks.max": "1",
-				"kafka.topic": "bench-e2e", "payload.bytes": strconv.Itoa(ConnectPayloadBytes), "iterations": strconv.Itoa(o.Records),
-				"batch.size": "2000", "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-				"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"},
-			sink: map[string]string{"connector.class": "dev.tributary.connect.discard.DiscardSinkConnector", "tasks.max": "1",
-				"topics": "bench-e2e", "key.converter": "org.apache.kafka.connect.storage.StringConverter",
-				"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"},
-		}, nil
+		return e2ePipeline(o, "bench-e2e"), nil
 	})
+}
+
+// e2ePipeline is datagen → topic → discard.
+func e2ePipeline(o ConnectOptions, topic string) pipeline {
+	return pipeline{
+		topic: topic, n: int64(o.Records),
+		source: map[string]string{"connector.class": "dev.tributary.connect.datagen.DatagenConnector", "tasks.max": "1",
+			"kafka.topic": topic, "payload.bytes": strconv.Itoa(ConnectPayloadBytes), "iterations": strconv.Itoa(o.Records),
+			"batch.size": "2000", "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"},
+		sink: map[string]string{"connector.class": "dev.tributary.connect.discard.DiscardSinkConnector", "tasks.max": "1",
+			"topics": topic, "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+			"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"},
+	}
+}
+
+// runEOSPipelines runs PipelineEOS: datagen → discard with exactly-once
+// support (and without, unless PipelineE2E ran it already), and FileStream
+// with it on Tributary and on Kafka Connect.
+func runEOSPipelines(ctx context.Context, o ConnectOptions, logf func(string, ...any), adm *kadm.Client, bootstrap, work string, rep *ConnectReport) error {
+	if rep.find("tributary", "datagen→discard") == nil {
+		rep.Results = append(rep.Results, runE2E(ctx, o, logf, adm, bootstrap, work))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	rep.Results = append(rep.Results, runTributary(ctx, o, logf, adm, bootstrap, filepath.Join(work, "e2e-eos"), "datagen→discard (exactly-once)",
+		func(url string) (pipeline, error) {
+			p := e2ePipeline(o, "bench-e2e-eos")
+			maps.Copy(p.source, eosSource)
+			return p, nil
+		}, eosWorker))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	input := filepath.Join(work, "eos-input.txt")
+	logf("writing %d lines of %d bytes to %s", o.FileRecords, ConnectLineBytes+1, input)
+	if err := writeInput(input, o.FileRecords); err != nil {
+		return err
+	}
+	filePipeline := func(runtime, dir string) pipeline {
+		topic := "bench-eos-" + runtime
+		p := pipeline{topic: topic, n: int64(o.FileRecords),
+			source: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "tasks.max": "1",
+				"file": input, "topic": topic, "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+				"value.converter": "org.apache.kafka.connect.storage.StringConverter"},
+			sink: map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
+				"file": filepath.Join(dir, "output.txt"), "topics": topic, "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+				"value.converter": "org.apache.kafka.connect.storage.StringConverter"},
+		}
+		maps.Copy(p.source, eosSource)
+		return p
+	}
+	const name = "FileStream (exactly-once)"
+	tdir := filepath.Join(work, "eos-tributary")
+	rep.Results = append(rep.Results, runTributary(ctx, o, logf, adm, bootstrap, tdir, name, func(string) (pipeline, error) {
+		return filePipeline("tributary", tdir), nil
+	}, eosWorker))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	kres := &PipelineResult{Runtime: "kafka-connect", Pipeline: name}
+	rep.Results = append(rep.Results, kres)
+	if o.NoKafkaConnect {
+		kres.Skipped = "--no-kafka-connect"
+	} else {
+		kdir := filepath.Join(work, "eos-kafka-connect")
+		runKafkaConnect(ctx, o, logf, adm, bootstrap, kdir, filePipeline("kafka-connect", kdir), kres, eosWorker)
+	}
+	return ctx.Err()
 }
 
 // runFilePipelines runs FileStream → topic → FileStream on Tributary and
@@ -390,7 +469,7 @@ func freeListener() (string, error) {
 	return l.Addr().String(), nil
 }
 
-func startTributaryWorker(ctx context.Context, exe, dir, bootstrap string) (*workerProc, error) {
+func startTributaryWorker(ctx context.Context, exe, dir, bootstrap string, extra ...map[string]string) (*workerProc, error) {
 	addr, err := freeListener()
 	if err != nil {
 		return nil, err
@@ -409,6 +488,9 @@ func startTributaryWorker(ctx context.Context, exe, dir, bootstrap string) (*wor
 		"value.converter":                   "org.apache.kafka.connect.json.JsonConverter",
 		"listeners":                         "http://" + addr,
 		"offset.flush.interval.ms":          "1000",
+	}
+	for _, e := range extra {
+		maps.Copy(props, e)
 	}
 	return startWorkerProps(ctx, exe, dir, props)
 }
@@ -809,10 +891,10 @@ func meanValueSize(ctx context.Context, bootstrap, topic string) float64 {
 }
 
 func runTributary(ctx context.Context, o ConnectOptions, logf func(string, ...any), adm *kadm.Client, bootstrap, dir, pipelineName string,
-	mk func(url string) (pipeline, error)) *PipelineResult {
+	mk func(url string) (pipeline, error), workerProps ...map[string]string) *PipelineResult {
 	res := &PipelineResult{Runtime: "tributary", Pipeline: pipelineName}
 	logf("tributary %s: starting a worker process (%s worker)", pipelineName, o.Exe)
-	w, err := startTributaryWorker(ctx, o.Exe, dir, bootstrap)
+	w, err := startTributaryWorker(ctx, o.Exe, dir, bootstrap, workerProps...)
 	if err != nil {
 		res.Error = err.Error()
 		return res
@@ -840,14 +922,17 @@ func runTributary(ctx context.Context, o ConnectOptions, logf func(string, ...an
 }
 
 func runKafkaConnect(ctx context.Context, o ConnectOptions, logf func(string, ...any), adm *kadm.Client, bootstrap, dir string,
-	p pipeline, res *PipelineResult) {
+	p pipeline, res *PipelineResult, workerProps ...map[string]string) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		res.Error = err.Error()
 		return
 	}
 	logf("kafka-connect %s: starting Kafka Connect 4.4 (distributed, JVM heap as connect-distributed.sh: -Xms256M -Xmx2G, G1)", res.Pipeline)
-	c, err := harness.StartKafkaConnect(ctx, dir, bootstrap, map[string]string{"offset.flush.interval.ms": "1000"},
-		harness.WithConnectJVMArgs(connectJVMArgs...))
+	props := map[string]string{"offset.flush.interval.ms": "1000"}
+	for _, e := range workerProps {
+		maps.Copy(props, e)
+	}
+	c, err := harness.StartKafkaConnect(ctx, dir, bootstrap, props, harness.WithConnectJVMArgs(connectJVMArgs...))
 	if errors.Is(err, harness.ErrUnavailable) {
 		res.Skipped = err.Error()
 		logf("kafka-connect: skipped: %v", err)
@@ -909,6 +994,11 @@ var (
 	TargetMemoryRatio     = 0.2
 	// TargetSMTRatio is the goal of the pipeline with transformations.
 	TargetSMTRatio = 3.0
+	// TargetEOSRatio is exactly-once datagen → discard over at-least-once;
+	// TargetEOSConnectRatio exactly-once FileStream, Tributary over Kafka
+	// Connect.
+	TargetEOSRatio        = 0.8
+	TargetEOSConnectRatio = 3.0
 )
 
 // WriteText prints the results and the targets table.
@@ -1016,6 +1106,28 @@ func (r *ConnectReport) writePipelines(out io.Writer) error {
 		if bothSMT && ts.CPUMicrosPerRecord > 0 {
 			row("FileStream+3 SMTs CPU per record, Kafka Connect / Tributary", "(informational)", true,
 				fmt.Sprintf("%.2fx (%.1f vs %.1f µs)", ks.CPUMicrosPerRecord/ts.CPUMicrosPerRecord, ks.CPUMicrosPerRecord, ts.CPUMicrosPerRecord), true)
+		}
+	}
+	te, ta := r.find("tributary", "datagen→discard (exactly-once)"), r.find("tributary", "datagen→discard")
+	tfe, kfe := r.find("tributary", "FileStream (exactly-once)"), r.find("kafka-connect", "FileStream (exactly-once)")
+	if te != nil || tfe != nil {
+		okA := te != nil && ta != nil && ta.RecordsPerSec > 0
+		var ra float64
+		if okA {
+			ra = te.RecordsPerSec / ta.RecordsPerSec
+		}
+		row("datagen→discard records/s, exactly-once / at-least-once", fmt.Sprintf(">= %.0f%%", TargetEOSRatio*100), okA,
+			fmt.Sprintf("%.0f%% (%s vs %s rec/s)", ra*100, groupOr(te), groupOr(ta)), ra >= TargetEOSRatio)
+		okK := tfe != nil && kfe != nil && kfe.RecordsPerSec > 0
+		var rk float64
+		if okK {
+			rk = tfe.RecordsPerSec / kfe.RecordsPerSec
+		}
+		row("FileStream exactly-once records/s, Tributary / Kafka Connect", fmt.Sprintf(">= %.1fx", TargetEOSConnectRatio), okK,
+			fmt.Sprintf("%.2fx (%s vs %s rec/s)", rk, groupOr(tfe), groupOr(kfe)), rk >= TargetEOSConnectRatio)
+		if okK && tfe.CPUMicrosPerRecord > 0 {
+			row("FileStream exactly-once CPU-s per million records, Tributary / Kafka Connect", "(informational)", true,
+				fmt.Sprintf("%.1f vs %.1f", tfe.CPUMicrosPerRecord, kfe.CPUMicrosPerRecord), true)
 		}
 	}
 	if err := w.Flush(); err != nil {

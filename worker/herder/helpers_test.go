@@ -60,6 +60,9 @@ func formatAction(a Action) string {
 		if a.Paused {
 			p = " paused"
 		}
+		if a.ExactlyOnce {
+			p += fmt.Sprintf(" eos taskgen=%d", a.TaskGeneration)
+		}
 		return fmt.Sprintf("start %s-%d run=%d%s conn=%s task=%s", a.ID.Connector, a.ID.Task, a.Run, p, a.Connector["v"], a.Config["t"])
 	case PauseTask:
 		return fmt.Sprintf("pause %s-%d", a.ID.Connector, a.ID.Task)
@@ -97,6 +100,8 @@ func formatAction(a Action) string {
 				ws = append(ws, fmt.Sprintf("restart %s tasks=%t failed=%t", w.Name, w.IncludeTasks, w.OnlyFailed))
 			case WriteSessionKey:
 				ws = append(ws, "session-key")
+			case WriteTaskCount:
+				ws = append(ws, fmt.Sprintf("task-count %s n=%d", w.Name, w.TaskCount))
 			}
 		}
 		return fmt.Sprintf("write op=%d [%s]", a.Op, strings.Join(ws, ", "))
@@ -108,6 +113,13 @@ func formatAction(a Action) string {
 		return fmt.Sprintf("send op=%d %s n=%d to=%s%s", a.Op, a.Name, len(a.Configs), a.LeaderURL, s)
 	case ModifyOffsetsAction:
 		return fmt.Sprintf("offsets op=%d %s", a.Op, a.Name)
+	case FenceProducers:
+		return fmt.Sprintf("fence op=%d %s tasks=%d", a.Op, a.Name, a.Tasks)
+	case ClaimWrites:
+		if a.Claim {
+			return "claim-writes"
+		}
+		return "relinquish-writes"
 	case ReadConfigs:
 		return "read-configs"
 	case Rejoin:
@@ -148,13 +160,20 @@ type spec struct {
 	offsetsProblem bool
 	// cfgOffset is Connector.ConfigOffset.
 	cfgOffset int64
+	// source, taskCount (-1: none), pending and gen: Connector.Source,
+	// TaskCount/HasTaskCount, PendingFencing and Generation.
+	source    bool
+	taskCount int
+	pending   bool
+	gen       int
 }
 
 func snapshot(offset int64, cs cfgs) Configs {
 	s := Snapshot{Offset: offset, Connectors: map[string]Connector{}}
 	for _, name := range slices.Sorted(maps.Keys(cs)) {
 		sp := cs[name]
-		c := Connector{Config: cfgOf(name, sp.v), Target: sp.target, Problem: sp.problem, OffsetsProblem: sp.offsetsProblem, ConfigOffset: sp.cfgOffset}
+		c := Connector{Config: cfgOf(name, sp.v), Target: sp.target, Problem: sp.problem, OffsetsProblem: sp.offsetsProblem, ConfigOffset: sp.cfgOffset,
+			Source: sp.source, TaskCount: sp.taskCount, HasTaskCount: sp.taskCount > 0, PendingFencing: sp.pending, Generation: sp.gen}
 		if c.Target == "" {
 			c.Target = Started
 		}

@@ -29,6 +29,13 @@ type Config struct {
 	RetryBackoff time.Duration
 	// Logger defaults to a discarding one.
 	Logger *slog.Logger
+	// ExactlyOnce is exactly.once.source.support=enabled: source tasks
+	// start after a round of zombie fencing, offsets change after one.
+	ExactlyOnce bool
+	// TransactionalLeader is exactly.once.source.support=preparing or
+	// enabled: the leader claims the config topic's transactional
+	// producer (ClaimWrites) when it becomes the leader.
+	TransactionalLeader bool
 }
 
 func (c *Config) defaults() {
@@ -154,6 +161,12 @@ type Machine struct {
 	// cleanup: the leader owes a CleanStatuses once removed work stopped.
 	cleanup  bool
 	clearing map[string]bool
+	// fencings are the leader's rounds of zombie fencing in progress, by
+	// connector (fencing.go).
+	fencings map[string]*fencing
+	// claimed: the leader's transactional producer of the config topic
+	// was claimed (ClaimWrites) and not given up since.
+	claimed bool
 
 	actions []Action
 }
@@ -182,6 +195,7 @@ func New(cfg Config) *Machine {
 		creating:   map[string]int{},
 		clearing:   map[string]bool{},
 		startWaits: map[statusKey][]Token{},
+		fencings:   map[string]*fencing{},
 		catchingUp: -1,
 	}
 }
@@ -364,6 +378,7 @@ func (m *Machine) onConfigs(s Snapshot) {
 	}
 	prev := m.snap
 	m.snap = s
+	m.fencingsOutdated()
 	if m.catchingUp >= 0 && s.Offset >= m.catchingUp {
 		m.catchingUp = -1
 		m.redispatch()
@@ -456,8 +471,10 @@ func (m *Machine) restartTask(id TaskID, onlyFailed bool) {
 
 func (m *Machine) onJoinPrepare(e JoinPrepare) {
 	m.rebalancing = true
+	m.abandonFencings()
 	if e.Lost || e.Eager {
 		if e.Lost {
+			m.claimWrites(false)
 			m.lost = true
 			m.log.Warn("group membership lost: stopping every connector and task before another worker may start them")
 		}
@@ -471,6 +488,7 @@ func (m *Machine) onJoinPrepare(e JoinPrepare) {
 
 func (m *Machine) onAssigned(e Assigned) {
 	m.assigned, m.rebalancing, m.lost = true, false, false
+	m.claimWrites(e.Leader)
 	m.gen, m.leader, m.leaderURL, m.protocol = e.Generation, e.Leader, e.LeaderURL, e.Protocol
 	if e.Leader {
 		m.leaderURL = m.cfg.URL
@@ -859,7 +877,8 @@ func (m *Machine) reconcile() {
 			m.runSeq++
 			t := &task{instance: instance{run: m.runSeq, phase: starting, config: cs.applied()}, taskConfig: tc, paused: cs.Target == Paused}
 			m.tasks[id] = t
-			m.emit(StartTask{ID: id, Run: t.run, Connector: t.config, Config: tc, Paused: t.paused, Generation: m.gen})
+			m.emit(StartTask{ID: id, Run: t.run, Connector: t.config, Config: tc, Paused: t.paused, Generation: m.gen,
+				ExactlyOnce: m.cfg.ExactlyOnce && cs.Source, TaskGeneration: cs.Generation})
 		}
 	}
 }

@@ -219,20 +219,69 @@ func (m *Machine) dispatch(r Request) {
 		if m.leaderOnly(r) {
 			return
 		}
-		cs, ok := m.snap.Connectors[op.Name]
+		cs, ok := m.modifiableOffsets(r, op.Name)
 		if !ok {
+			return
+		}
+		if m.cfg.ExactlyOnce && cs.Source {
+			// A round of zombie fencing first: no task of the connector may
+			// commit offsets once they are changed.
+			m.log.Debug("fencing zombie tasks before modifying offsets", "connector", op.Name)
+			m.fence(op.Name, cs, fenceWaiter{offsets: &r})
+			return
+		}
+		m.modifyOffsets(r, op, cs)
+	case FenceZombies:
+		if m.leaderOnly(r) {
+			return
+		}
+		cs, ok := m.snap.Connectors[op.Name]
+		switch {
+		case !ok:
 			m.fail(r.Reply, errorf(404, "Connector %s not found", op.Name))
+		case !cs.Source:
+			m.fail(r.Reply, errorf(400, "Connector %s is not a source connector", op.Name))
+		default:
+			m.fence(op.Name, cs, fenceWaiter{reply: r.Reply})
+		}
+	case VerifyTask:
+		if !m.active() {
+			m.hold(r)
 			return
 		}
-		if cs.Target != Stopped || len(cs.Tasks) > 0 {
-			m.fail(r.Reply, errorf(400, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", op.Name))
+		if cs, ok := m.snap.Connectors[op.ID.Connector]; !ok || cs.Generation != op.Generation {
+			m.fail(r.Reply, errorf(409, "Cannot start source task %s with exactly-once support as the connector has already generated a new set of task configs", op.ID))
 			return
 		}
-		m.emit(ModifyOffsetsAction{Op: m.newOp(pendingOp{reply: r.Reply, kind: "offsets", name: op.Name}), Name: op.Name,
-			Config: maps.Clone(cs.Config), Payload: op.Payload})
+		if !m.ownTasks[op.ID] {
+			m.fail(r.Reply, errorf(409, "Cannot start source task %s as it has already been revoked from this worker", op.ID))
+			return
+		}
+		m.reply(r.Reply, Result{})
 	default:
 		m.fail(r.Reply, errorf(500, "unknown request %T", r.Op))
 	}
+}
+
+// modifiableOffsets returns the connector of a ModifyOffsets request if its
+// offsets may be changed now (it exists and is stopped), else answers the
+// request.
+func (m *Machine) modifiableOffsets(r Request, name string) (Connector, bool) {
+	cs, ok := m.snap.Connectors[name]
+	if !ok {
+		m.fail(r.Reply, errorf(404, "Connector %s not found", name))
+		return cs, false
+	}
+	if cs.Target != Stopped || len(cs.Tasks) > 0 {
+		m.fail(r.Reply, errorf(400, "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for the specified connector by issuing a 'PUT' request to the '/connectors/%s/stop' endpoint", name))
+		return cs, false
+	}
+	return cs, true
+}
+
+func (m *Machine) modifyOffsets(r Request, op ModifyOffsets, cs Connector) {
+	m.emit(ModifyOffsetsAction{Op: m.newOp(pendingOp{reply: r.Reply, kind: "offsets", name: op.Name}), Name: op.Name,
+		Config: maps.Clone(cs.Config), Payload: op.Payload})
 }
 
 func (m *Machine) onDone(d Done) {
@@ -275,6 +324,10 @@ func (m *Machine) onDone(d Done) {
 		}
 	case "offsets":
 		m.reply(p.reply, Result{Err: err, Message: d.Result})
+	case "fence":
+		m.onFenced(p.name, d.Op, err)
+	case "fencerecord":
+		m.onFenceRecorded(p.name, d.Op, err)
 	default:
 		m.reply(p.reply, Result{Err: err})
 	}

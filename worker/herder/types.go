@@ -50,6 +50,21 @@ type Connector struct {
 	// it FAILED instead.
 	Problem        string
 	OffsetsProblem bool
+	// Source: a source connector (by its plugin). With exactly-once
+	// support (Config.ExactlyOnce) its tasks are fenced and run in
+	// transactions.
+	Source bool
+	// TaskCount is its latest task count record (tasks-fencing-<name>,
+	// KIP-618), HasTaskCount whether there is one: how many
+	// transactional producers of its tasks may still run.
+	TaskCount    int
+	HasTaskCount bool
+	// PendingFencing: task configs were committed after the task count
+	// record; a round of zombie fencing is due before its tasks start.
+	PendingFencing bool
+	// Generation counts its committed task config sets: a task started
+	// for one may not run once another is committed.
+	Generation int
 }
 
 // runnable reports whether the connector and its tasks may run.
@@ -268,6 +283,23 @@ type (
 	// Leader answers with the leader's URL ("" when this worker leads),
 	// held while a rebalance is in progress.
 	Leader struct{}
+	// FenceZombies is a round of zombie fencing for a source connector
+	// (KIP-618): before a task of a new generation of its tasks starts,
+	// the leader fences the transactional producers its task count record
+	// says may still run, then writes a new task count record. The
+	// driver reads the config topic to its end before it asks (Kafka
+	// Connect's refreshConfigSnapshot). A follower answers with the
+	// leader's URL (the internal PUT /connectors/{name}/fence).
+	FenceZombies struct{ Name string }
+	// VerifyTask answers whether an exactly-once source task whose
+	// producer was just initialized may run: its connector's task configs
+	// are still of Generation, and the task is still assigned here
+	// (DistributedHerder.verifyTaskGenerationAndOwnership). The driver
+	// reads the config topic to its end first.
+	VerifyTask struct {
+		ID         TaskID
+		Generation int
+	}
 )
 
 func (Configs) event()                  {}
@@ -296,6 +328,8 @@ func (PutTaskConfigs) op()   {}
 func (ModifyOffsets) op()    {}
 func (Ping) op()             {}
 func (Leader) op()           {}
+func (FenceZombies) op()     {}
+func (VerifyTask) op()       {}
 
 // Action is an output of Machine.Ready.
 type Action interface{ action() }
@@ -333,6 +367,13 @@ type (
 		Config     map[string]string
 		Paused     bool
 		Generation int32
+		// ExactlyOnce: a source task run in transactions. Before its
+		// producer starts, the driver asks for a round of zombie fencing
+		// (FenceZombies, at the leader); once the producer is initialized
+		// (which fences its own previous instance), it asks VerifyTask
+		// with TaskGeneration, the generation of the task configs.
+		ExactlyOnce    bool
+		TaskGeneration int
 	}
 	// PauseTask and ResumeTask pause or resume a running task.
 	PauseTask struct {
@@ -388,6 +429,22 @@ type (
 		Config  map[string]string
 		Payload any
 	}
+	// FenceProducers fences the transactional producers of a source
+	// connector's tasks 0 to Tasks-1 (an InitProducerId for each
+	// <group.id>-<connector>-<task>, through the connector's admin
+	// settings, Config), then reads the config topic to its end; report
+	// Done{Op} after the records read (Kafka Connect's
+	// Worker.fenceZombies, then refreshConfigSnapshot).
+	FenceProducers struct {
+		Op     uint64
+		Name   string
+		Tasks  int
+		Config map[string]string
+	}
+	// ClaimWrites initializes the leader's transactional producer of the
+	// config topic, fencing any earlier leader's (claimWritePrivileges);
+	// Claim false gives it up. Ordered with the config writes.
+	ClaimWrites struct{ Claim bool }
 	// ReadConfigs reads the config topic to its end and reports Configs.
 	ReadConfigs struct{}
 	// Rejoin asks the member to rejoin the group (the work to assign changed).
@@ -411,6 +468,8 @@ func (CleanStatuses) action()       {}
 func (WriteConfigs) action()        {}
 func (SendTaskConfigs) action()     {}
 func (ModifyOffsetsAction) action() {}
+func (FenceProducers) action()      {}
+func (ClaimWrites) action()         {}
 func (ReadConfigs) action()         {}
 func (Rejoin) action()              {}
 func (Reply) action()               {}
@@ -432,6 +491,8 @@ type Write struct {
 	Run uint64
 	// IncludeTasks, OnlyFailed for WriteRestart.
 	IncludeTasks, OnlyFailed bool
+	// TaskCount for WriteTaskCount.
+	TaskCount int
 }
 
 // WriteKind is the kind of a Write.
@@ -450,6 +511,8 @@ const (
 	WriteRestart
 	// WriteSessionKey writes a new session key (the driver makes it).
 	WriteSessionKey
+	// WriteTaskCount writes tasks-fencing-<name> (KIP-618).
+	WriteTaskCount
 )
 
 // Result is the answer to a Request or a group callback.
@@ -484,8 +547,13 @@ func errorf(code int, format string, args ...any) *Error {
 }
 
 // Kafka Connect's messages for requests that cannot be done here and now.
+// MsgConflict is the message of Kafka Connect's 409 for a request that
+// met a rebalance (or no known leader): asking again once the rebalance
+// is over may succeed.
+const MsgConflict = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+
 const (
-	msgConflict    = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
+	msgConflict    = MsgConflict
 	msgNoLeader    = "Cannot complete request momentarily due to no known leader URL, likely because a rebalance was underway."
 	msgStaleConfig = "Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)"
 )

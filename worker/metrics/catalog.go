@@ -88,6 +88,9 @@ var Catalog = []Attribute{
 	{groupSource, "source-record-active-count-max", taskTags, false, "The maximum number of records that have been produced by this task but not yet completely written to Kafka."},
 	{groupSource, "source-record-active-count-avg", taskTags, false, "The average number of records that have been produced by this task but not yet completely written to Kafka."},
 	{groupSource, "source-record-active-count", taskTags, false, "The number of records that have been produced by this task but not yet completely written to Kafka."},
+	{groupSource, "transaction-size-min", taskTags, false, "The number of records in the smallest transaction the task has committed so far."},
+	{groupSource, "transaction-size-max", taskTags, false, "The number of records in the largest transaction the task has committed so far."},
+	{groupSource, "transaction-size-avg", taskTags, false, "The average number of records in the transactions the task has committed so far."},
 
 	{groupSink, "sink-record-read-rate", taskTags, false, "The average per-second number of records read from Kafka for this task belonging to the named sink connector in this worker. This is before transformations are applied."},
 	{groupSink, "sink-record-read-total", taskTags, false, "The total number of records read from Kafka by this task belonging to the named sink connector in this worker, since the task was last restarted."},

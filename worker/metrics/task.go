@@ -112,6 +112,11 @@ type Task struct {
 	// source-task-metrics
 	poll, write, pollTime, activeSource *stats.Sampled
 	sourceActive                        atomic.Int64
+	// txnSize is transaction-size-*, of a source task run in
+	// transactions (exactly-once support) only, as Kafka Connect
+	// registers them for those alone.
+	txnSize       *stats.Sampled
+	transactional atomic.Bool
 	// sink-task-metrics
 	read, send, putTime, commitDone, commitSkip, activeSink *stats.Sampled
 	sinkActive, partitions, seqNo                           atomic.Int64
@@ -132,7 +137,7 @@ func newTask(id TaskID, kind Kind, cfg *Config) *Task {
 		commitTime: s(), commitResult: s(), batchSize: s()}
 	switch kind {
 	case Source:
-		t.poll, t.write, t.pollTime, t.activeSource = s(), s(), s(), s()
+		t.poll, t.write, t.pollTime, t.activeSource, t.txnSize = s(), s(), s(), s(), s()
 	case Sink:
 		t.read, t.send, t.putTime, t.commitDone, t.commitSkip, t.activeSink = s(), s(), s(), s(), s(), s()
 		t.extra.init()
@@ -223,6 +228,25 @@ func (t *Task) RecordWrite(n, skipped int) {
 		a = 0
 	}
 	t.activeSource.Record(now, float64(a))
+}
+
+// SetTransactional says the source task runs in transactions: its
+// transaction-size-* series are served from now on.
+func (t *Task) SetTransactional() {
+	if t == nil || t.kind != Source {
+		return
+	}
+	t.transactional.Store(true)
+}
+
+// RecordTransaction records a committed transaction of n records
+// (transaction-size-min/max/avg).
+func (t *Task) RecordTransaction(n int) {
+	if t == nil || t.kind != Source {
+		return
+	}
+	t.transactional.Store(true)
+	t.txnSize.Record(t.now(), float64(n))
 }
 
 // RecordRead records n records read from Kafka (sink-record-read-*).
@@ -362,6 +386,11 @@ func (t *Task) collect(w *writer, now time.Time) {
 		a(groupSource, "source-record-active-count-max", num(t.activeSource.Max(now)))
 		a(groupSource, "source-record-active-count-avg", num(t.activeSource.Avg(now)))
 		a(groupSource, "source-record-active-count", num(float64(t.sourceActive.Load())))
+		if t.transactional.Load() {
+			a(groupSource, "transaction-size-min", num(t.txnSize.Min(now)))
+			a(groupSource, "transaction-size-max", num(t.txnSize.Max(now)))
+			a(groupSource, "transaction-size-avg", num(t.txnSize.Avg(now)))
+		}
 	case Sink:
 		w.begin(bean{"connect", groupSink, tags})
 		a(groupSink, "sink-record-read-rate", num(t.read.Rate(now)))

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tributary-dev/tributary/sdk/schema/jackson"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -62,6 +63,8 @@ const (
 	// log level, KIP-976) after the store was opened; Logger and Level
 	// say what. Levels written before are history, as in Kafka Connect.
 	LoggerLevelSet
+	// TaskCountRecorded: tasks-fencing-<name> written (KIP-618).
+	TaskCountRecorded
 )
 
 // ConfigEvent tells the herder what a config-topic record changed; it then
@@ -115,6 +118,21 @@ type ConfigSnapshot struct {
 	Applied map[string]map[string]string
 	// SessionKey is the latest session-key record (KIP-507), nil if none.
 	SessionKey *SessionKey
+	// TaskCountRecords holds, by connector, the task count of its latest
+	// tasks-fencing-<name> record (KIP-618): how many transactional
+	// producers of its tasks may still run and must be fenced before a
+	// new generation of its tasks starts. Absent: none was ever written.
+	// Records of deleted connectors stay, as in Kafka Connect.
+	TaskCountRecords map[string]int
+	// PendingFencing lists connectors whose latest task configs were
+	// committed after their latest task count record: their tasks need a
+	// round of zombie fencing before they start.
+	PendingFencing map[string]bool
+	// TaskGenerations counts, by connector, the task config sets committed
+	// since the store was opened (Kafka Connect's task config generation):
+	// a task started for one generation may not run once another is
+	// committed.
+	TaskGenerations map[string]int
 }
 
 // SessionKey is the session-key record: the key that signs internal
@@ -162,6 +180,16 @@ type ConfigStore struct {
 	// target-state record could not be applied.
 	cfgProblems    map[string]string
 	targetProblems map[string]string
+	// taskCounts, pending and generations: see ConfigSnapshot's
+	// TaskCountRecords, PendingFencing and TaskGenerations.
+	taskCounts  map[string]int
+	pending     map[string]bool
+	generations map[string]int
+
+	// txn writes the records a leader writes through a transactional
+	// producer (exactly.once.source.support preparing or enabled); nil
+	// without.
+	txn *txnWriter
 }
 
 // ConfigTopicMaxMessageBytes is the max.message.bytes the config topic is
@@ -185,6 +213,16 @@ func OpenConfigStore(ctx context.Context, o Options, listener func(ConfigEvent))
 		return nil, err
 	}
 	s.l = l
+	if o.TransactionalID != "" {
+		s.txn = &txnWriter{id: o.TransactionalID, log: storeLogger(o), opts: append([]kgo.Opt{
+			kgo.SeedBrokers(o.Brokers...),
+			kgo.RecordPartitioner(kgo.ManualPartitioner()),
+			kgo.RequiredAcks(kgo.AllISRAcks()),
+			kgo.ProducerLinger(0),
+			kgo.ProducerBatchMaxBytes(int32(l.maxRecordBytes)),
+			kgo.MetadataMinAge(100 * time.Millisecond),
+		}, o.ClientOpts...)}
+	}
 	// What was committed before this worker started counts as current:
 	// only config changes seen from now on make task configs stale (an
 	// older worker, or Kafka Connect, did not commit task configs again
@@ -215,11 +253,19 @@ func newConfigStore(log *slog.Logger, listener func(ConfigEvent)) *ConfigStore {
 
 		cfgProblems:    map[string]string{},
 		targetProblems: map[string]string{},
+
+		taskCounts:  map[string]int{},
+		pending:     map[string]bool{},
+		generations: map[string]int{},
 	}
 }
 
-// Close stops tailing. It is idempotent.
-func (s *ConfigStore) Close() { s.l.close() }
+// Close stops tailing and closes the transactional producer. It is
+// idempotent.
+func (s *ConfigStore) Close() {
+	s.RelinquishWritePrivileges()
+	s.l.close()
+}
 
 // Refresh reads the topic to its current end (what a member does before it
 // answers a CONFIG_MISMATCH or trusts its snapshot as leader).
@@ -276,6 +322,9 @@ func (s *ConfigStore) Snapshot() ConfigSnapshot {
 	for k, v := range s.incons {
 		snap.Inconsistent[k] = v
 	}
+	snap.TaskCountRecords = maps.Clone(s.taskCounts)
+	snap.PendingFencing = maps.Clone(s.pending)
+	snap.TaskGenerations = maps.Clone(s.generations)
 	return snap
 }
 
@@ -348,6 +397,12 @@ func EncodeTaskCommit(tasks int) []byte {
 // EncodeRestartRequest is the value of restart-connector-<name>.
 func EncodeRestartRequest(r RestartRequest) []byte {
 	return []byte(`{"include-tasks":` + strconv.FormatBool(r.IncludeTasks) + `,"only-failed":` + strconv.FormatBool(r.OnlyFailed) + `}`)
+}
+
+// EncodeTaskCount is the value of tasks-fencing-<name> (Kafka's
+// TASK_COUNT_RECORD_V0).
+func EncodeTaskCount(tasks int) []byte {
+	return []byte(`{"task-count":` + strconv.Itoa(tasks) + `}`)
 }
 
 // EncodeLoggerLevel is the value of logger-cluster-<namespace>.
@@ -492,7 +547,7 @@ func (s *ConfigStore) apply(r *kgo.Record) {
 	case strings.HasPrefix(key, loggerLevelPrefix):
 		ev = s.applyLoggerLevel(key[len(loggerLevelPrefix):], r.Value)
 	case strings.HasPrefix(key, fencingPrefix):
-		// Exactly-once task counts are not used yet.
+		ev = s.applyTaskCount(key[len(fencingPrefix):], r)
 	default:
 		s.log.Warn("ignoring config record with unknown key (written by a newer version?)", "key", ClipKey(key), "offset", r.Offset)
 	}
@@ -619,7 +674,28 @@ func (s *ConfigStore) applyCommit(name string, value []byte) *ConfigEvent {
 	}
 	delete(s.deferred, name)
 	s.counts[name] = n
+	if complete {
+		s.generations[name]++
+	}
+	// Task configs after the latest task count record: a round of zombie
+	// fencing is due before the tasks start (KafkaConfigBackingStore).
+	s.pending[name] = true
 	return &ConfigEvent{Kind: TaskConfigsCommitted, Connector: name}
+}
+
+// applyTaskCount reads tasks-fencing-<name> = {"task-count": N}: the
+// connector's tasks of the latest generation are fenced (or need not be).
+func (s *ConfigStore) applyTaskCount(name string, r *kgo.Record) *ConfigEvent {
+	var v struct {
+		TaskCount *int `json:"task-count"`
+	}
+	if r.Value == nil || json.Unmarshal(r.Value, &v) != nil || v.TaskCount == nil || *v.TaskCount < 0 {
+		s.log.Error("ignoring malformed task count record", "key", ClipKey(string(r.Key)), "connector", ClipKey(name), "offset", r.Offset)
+		return nil
+	}
+	s.taskCounts[name] = *v.TaskCount
+	delete(s.pending, name)
+	return &ConfigEvent{Kind: TaskCountRecorded, Connector: name}
 }
 
 func (s *ConfigStore) applyTargetState(name string, r *kgo.Record) *ConfigEvent {
@@ -720,6 +796,8 @@ type Write struct {
 	Restart RestartRequest
 	// Key of WriteSessionKey.
 	Key SessionKey
+	// TaskCount of WriteTaskCount.
+	TaskCount int
 }
 
 // WriteKind says what a Write changes.
@@ -732,6 +810,8 @@ const (
 	WriteTasks
 	WriteRestart
 	WriteSessionKey
+	// WriteTaskCount writes tasks-fencing-<name> (KIP-618).
+	WriteTaskCount
 )
 
 // Apply writes the records of several changes in one produce, in order,
@@ -740,7 +820,7 @@ const (
 // as PutTaskConfigs does.
 func (s *ConfigStore) Apply(ctx context.Context, ws []Write) error {
 	var recs []*kgo.Record
-	tasks := false
+	tasks, privileged := false, false
 	for _, w := range ws {
 		switch w.Kind {
 		case WriteConnector:
@@ -766,9 +846,16 @@ func (s *ConfigStore) Apply(ctx context.Context, ws []Write) error {
 			w.Restart.Connector = w.Name
 			recs = append(recs, s.record(restartPrefix+w.Name, EncodeRestartRequest(w.Restart)))
 		case WriteSessionKey:
+			privileged = true
 			recs = append(recs, s.record(sessionKeyKey, EncodeSessionKey(w.Key)))
+		case WriteTaskCount:
+			privileged = true
+			recs = append(recs, s.record(fencingPrefix+w.Name, EncodeTaskCount(w.TaskCount)))
 		default:
 			return fmt.Errorf("store: unknown write kind %d", w.Kind)
+		}
+		if w.Kind != WriteTarget {
+			privileged = true
 		}
 	}
 	if tasks {
@@ -778,6 +865,12 @@ func (s *ConfigStore) Apply(ctx context.Context, ws []Write) error {
 	}
 	if len(recs) == 0 {
 		return nil
+	}
+	if privileged && s.txn != nil {
+		// The leader's writes (a batch with anything but target states,
+		// which any worker writes) go through its transactional producer:
+		// a deposed leader's are fenced (Kafka Connect's sendPrivileged).
+		return s.writeTransactional(ctx, recs)
 	}
 	return s.write(ctx, recs...)
 }

@@ -44,6 +44,17 @@ type Options struct {
 	ClientOpts []kgo.Opt
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
+	// ReadCommitted reads the topic read_committed (a worker with
+	// exactly-once source support, for the config and offsets topics):
+	// records of open transactions are read once committed, those of
+	// aborted ones never. Reading to the end then waits for the
+	// transactions open on the topic to end, as Kafka Connect's
+	// KafkaBasedLog does.
+	ReadCommitted bool
+	// TransactionalID, for the config store, makes the leader's writes go
+	// through a transactional producer with this id
+	// (connect-cluster-<group.id>; see ConfigStore.ClaimWritePrivileges).
+	TransactionalID string
 }
 
 // kafkaLog is Kafka Connect's KafkaBasedLog: one topic, every partition
@@ -158,7 +169,16 @@ func openLog(ctx context.Context, o Options, spec logSpec, apply func(*kgo.Recor
 		// Metadata answers are cached for this long; a topic just created
 		// must become visible quickly.
 		kgo.MetadataMinAge(100 * time.Millisecond),
+		// Transaction markers come as records, so that the position
+		// passes them: a topic written by a transactional producer (a
+		// Kafka Connect leader with exactly-once support, a task's offsets)
+		// ends with one, and reading to the end waits for the position to
+		// reach the end offset.
+		kgo.KeepControlRecords(),
 	}, o.ClientOpts...)
+	if o.ReadCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("store: client for %s: %w", o.Topic, err)
@@ -350,7 +370,9 @@ func (l *kafkaLog) run(ctx context.Context) {
 		})
 		moved := false
 		fs.EachRecord(func(r *kgo.Record) {
-			l.apply(r)
+			if !r.Attrs.IsControl() {
+				l.apply(r)
+			}
 			l.mu.Lock()
 			l.pos[r.Partition] = r.Offset + 1
 			l.mu.Unlock()

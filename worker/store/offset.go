@@ -160,15 +160,44 @@ func (s *OffsetStore) WriteOffsets(ctx context.Context, connector string, offset
 	if len(offsets) == 0 {
 		return nil
 	}
+	recs, err := s.records(connector, offsets)
+	if err != nil {
+		return err
+	}
+	return s.l.send(ctx, recs...)
+}
+
+// Topic is the offsets topic the store reads.
+func (s *OffsetStore) Topic() string { return s.l.topic }
+
+// Records returns the records that store the offsets (a nil Offset is a
+// tombstone), with their topic and partition set, for another producer to
+// write: a source task's transactional producer, in the transaction of
+// the records the offsets are of.
+func (s *OffsetStore) Records(connector string, offsets []sdk.SourceOffset) ([]*kgo.Record, error) {
+	recs, err := s.records(connector, offsets)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.l.checkSizes(recs); err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		r.Topic = s.l.topic
+	}
+	return recs, nil
+}
+
+func (s *OffsetStore) records(connector string, offsets []sdk.SourceOffset) ([]*kgo.Record, error) {
 	recs := make([]*kgo.Record, 0, len(offsets))
 	for _, so := range offsets {
 		k, err := EncodeOffsetKey(connector, so.Partition)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		v, err := EncodeOffsetValue(so.Offset)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		s.mu.Lock()
 		if e, ok := s.data[connector][string(k)]; ok {
@@ -179,7 +208,7 @@ func (s *OffsetStore) WriteOffsets(ctx context.Context, connector string, offset
 		s.mu.Unlock()
 		recs = append(recs, &kgo.Record{Key: k, Value: v, Partition: KeyPartition(k, s.l.partitions)})
 	}
-	return s.l.send(ctx, recs...)
+	return recs, nil
 }
 
 // ResetOffsets tombstones every stored partition of the connector

@@ -26,7 +26,14 @@ const DefaultFlushInterval = 60 * time.Second
 // SourceConfig configures a SourceRunner.
 type SourceConfig struct {
 	Info sdk.TaskInfo
-	Task plugins.SourceTask
+	// Task is the plugin's task; or, with ExactlyOnce, StartTask starts it
+	// once the transactional producer is initialized, as Kafka Connect
+	// initializes the producer before the task: the task reads its
+	// offsets as it starts, and a read of the offsets topic waits for a
+	// transaction its previous instance left open, which only this
+	// producer's initialization aborts (fences). Task is then nil.
+	Task      plugins.SourceTask
+	StartTask func(ctx context.Context) (plugins.SourceTask, error)
 	// Key, Value and Header convert the records; Header defaults to
 	// SimpleHeaderConverter.
 	Key, Value convert.Converter
@@ -48,6 +55,9 @@ type SourceConfig struct {
 	// Metrics receives the task's Kafka Connect metrics; nil records
 	// nothing.
 	Metrics *metrics.Task
+	// ExactlyOnce, when not nil, runs the task in producer transactions
+	// (source_eos.go); Offsets is then not written to.
+	ExactlyOnce *ExactlyOnce
 }
 
 // SourceRunner runs one source task.
@@ -68,6 +78,8 @@ type SourceRunner struct {
 	// produced is the promise method value, made once: every record
 	// shares it.
 	produced func(*kgo.Record, error)
+	// eos is the transaction state with exactly-once support, else nil.
+	eos *eosState
 
 	runCtx    context.Context // cancelled on forced stop
 	cancelRun context.CancelFunc
@@ -135,8 +147,8 @@ func (b *batchWrite) done(k int64) {
 
 // NewSource creates the runner and its producer; Start starts it.
 func NewSource(cfg SourceConfig) (*SourceRunner, error) {
-	if cfg.Task == nil || cfg.Key == nil || cfg.Value == nil || cfg.Offsets == nil {
-		return nil, errors.New("task: source needs Task, Key, Value and Offsets")
+	if cfg.Task == nil && (cfg.StartTask == nil || cfg.ExactlyOnce == nil) || cfg.Key == nil || cfg.Value == nil || cfg.Offsets == nil {
+		return nil, errors.New("task: source needs Task (or StartTask, with ExactlyOnce), Key, Value and Offsets")
 	}
 	if cfg.Header == nil {
 		cfg.Header = convert.SimpleHeaderConverter{}
@@ -161,7 +173,25 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		kgo.MaxBufferedBytes(32 << 20),
 	}
 	opts = append(opts, producer.Opt()...)
-	client, err := kgo.NewClient(append(opts, cfg.ClientOpts...)...)
+	var eos *eosState
+	if e := cfg.ExactlyOnce; e != nil {
+		if e.Offsets == nil || e.TransactionalID == "" {
+			return nil, errors.New("task: exactly-once support needs Offsets and TransactionalID")
+		}
+		if e.Interval <= 0 {
+			e.Interval = cfg.FlushInterval
+		}
+		eos = &eosState{cfg: *e}
+		// Kafka's producer default transaction.timeout.ms (franz-go's is
+		// 40 s); the connector's producer.override.* may change it.
+		opts = append(opts, kgo.TransactionTimeout(time.Minute))
+	}
+	allOpts := append(opts, cfg.ClientOpts...)
+	if eos != nil {
+		// Forced, whatever the overrides say, as Kafka Connect does.
+		allOpts = append(allOpts, kgo.TransactionalID(eos.cfg.TransactionalID))
+	}
+	client, err := kgo.NewClient(allOpts...)
 	if err != nil {
 		return nil, fmt.Errorf("task: source producer: %w", err)
 	}
@@ -169,32 +199,102 @@ func NewSource(cfg SourceConfig) (*SourceRunner, error) {
 		const total = 32 << 20 // MaxBufferedBytes above
 		return max(total-client.BufferedProduceBytes(), 0), total
 	})
-	r := &SourceRunner{cfg: cfg, client: client, producer: producer, parts: map[string]*partState{},
+	r := &SourceRunner{cfg: cfg, client: client, producer: producer, parts: map[string]*partState{}, eos: eos,
 		stopping: make(chan struct{}), done: make(chan struct{}), resumeCh: make(chan struct{}),
 		log: cfg.Logger.With("connector", cfg.Info.Connector, "task", cfg.Info.Task)}
 	r.runCtx, r.cancelRun = context.WithCancel(context.Background())
 	r.pollCtx, r.stopPoll = context.WithCancel(r.runCtx)
 	r.produced = r.promise
-	// Transformations may keep strings of the records they saw (a
-	// router's last topic): a batch's memory is not lent back to the
-	// plugin while they run.
-	if cfg.Transform == nil {
-		r.encodedOffsets = plugins.EncodesOffsets(cfg.Task)
-	}
-	// A converter that writes values straight from the plugin's encoding
-	// saves building them as Go values; transforms need those.
-	if _, ok := cfg.Value.(convert.RawTaker); ok && cfg.Transform == nil {
-		r.rawValues = true
-		if rv, ok := cfg.Task.(plugins.RawValueSource); ok {
-			rv.KeepValuesEncoded()
+	if cfg.Task != nil {
+		if err := r.attach(cfg.Task); err != nil {
+			client.Close()
+			return nil, err
 		}
 	}
 	return r, nil
 }
 
+// attach sets the runner up for the plugin's task: before Start, or with
+// StartTask once it started (before the poll loop).
+func (r *SourceRunner) attach(t plugins.SourceTask) error {
+	r.mu.Lock()
+	r.cfg.Task = t
+	r.mu.Unlock()
+	if r.eos != nil && r.eos.cfg.Boundary == BoundaryConnector {
+		bs, ok := t.(plugins.BoundarySource)
+		if !ok {
+			return errors.New("task: transaction.boundary=connector needs a task started with a transaction context")
+		}
+		r.eos.boundaries = bs
+	}
+	// Transformations may keep strings of the records they saw (a
+	// router's last topic): a batch's memory is not lent back to the
+	// plugin while they run.
+	if r.cfg.Transform == nil {
+		r.encodedOffsets = plugins.EncodesOffsets(t)
+	}
+	// A converter that writes values straight from the plugin's encoding
+	// saves building them as Go values; transforms need those.
+	if _, ok := r.cfg.Value.(convert.RawTaker); ok && r.cfg.Transform == nil {
+		r.rawValues = true
+		if rv, ok := t.(plugins.RawValueSource); ok {
+			rv.KeepValuesEncoded()
+		}
+	}
+	return nil
+}
+
+// plugin is the plugin's task, nil while StartTask has not started it.
+func (r *SourceRunner) plugin() plugins.SourceTask {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cfg.Task
+}
+
 // Start reports RUNNING and starts polling and the periodic offset flush.
+// With exactly-once support it first initializes the transactional
+// producer (initTransactions) and reports RUNNING after; offsets are then
+// written with each transaction, not periodically.
 func (r *SourceRunner) Start() {
 	r.startOnce.Do(func() {
+		if r.eos != nil {
+			if r.eos.cfg.Boundary == BoundaryInterval {
+				r.wg.Add(1)
+				go func() { defer r.wg.Done(); r.intervalLoop() }()
+			}
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				defer close(r.done)
+				if err := r.initTransactions(r.pollCtx); err != nil {
+					if !r.isStopping() {
+						r.fail(err, "exactly-once start")
+					}
+					return
+				}
+				if r.plugin() == nil {
+					if r.isStopping() {
+						return
+					}
+					t, err := r.cfg.StartTask(r.pollCtx)
+					if err == nil {
+						err = r.attach(t)
+					}
+					if err != nil {
+						r.fail(err, "start")
+						return
+					}
+				}
+				r.mu.Lock()
+				paused := r.paused
+				r.mu.Unlock()
+				if !paused {
+					r.report(StateRunning, nil)
+				}
+				r.loop()
+			}()
+			return
+		}
 		r.report(StateRunning, nil)
 		r.wg.Add(2)
 		go func() { defer r.wg.Done(); defer close(r.done); r.loop() }()
@@ -226,6 +326,12 @@ func (r *SourceRunner) Pause() {
 	r.resumeCh = make(chan struct{})
 	r.mu.Unlock()
 	r.report(StatePaused, nil)
+	if r.eos != nil && !r.isStopping() {
+		// The poll loop may be blocked in a Poll: the open transaction
+		// is committed now, not when the next batch comes.
+		r.wg.Add(1)
+		go func() { defer r.wg.Done(); r.commitOnPause() }()
+	}
 }
 
 // Resume resumes polling.
@@ -280,6 +386,9 @@ func (r *SourceRunner) loop() {
 			return
 		}
 		if paused {
+			if !r.commitOnPause() {
+				return
+			}
 			select {
 			case <-resume:
 			case <-r.stopping:
@@ -312,7 +421,12 @@ func (r *SourceRunner) loop() {
 			return
 		}
 		r.keyBuf.mayAlias, r.valueBuf.mayAlias = false, false
-		headers, err := r.send(recs, offsets)
+		var headers bool
+		if r.eos != nil {
+			headers, err = r.sendTransactional(recs, offsets)
+		} else {
+			headers, err = r.send(recs, offsets)
+		}
 		if err != nil {
 			if !r.isStopping() {
 				r.fail(err, "send")
@@ -336,12 +450,37 @@ func (r *SourceRunner) waitResumed() bool {
 		if !paused {
 			return !r.isStopping()
 		}
+		if !r.commitOnPause() {
+			return false
+		}
 		select {
 		case <-resume:
 		case <-r.stopping:
 			return false
 		}
 	}
+}
+
+// commitOnPause commits the open transaction of a task with exactly-once
+// support as it pauses, so that no transaction stays open (and times out)
+// while it is paused; a connector's transactions end where it asks only.
+// False when the commit failed the task.
+func (r *SourceRunner) commitOnPause() bool {
+	if r.eos == nil || r.eos.cfg.Boundary == BoundaryConnector {
+		return true
+	}
+	r.eos.mu.Lock()
+	defer r.eos.mu.Unlock()
+	if !r.eos.open {
+		return true
+	}
+	if err := r.commitTransaction(r.runCtx, false); err != nil {
+		if !r.isStopping() {
+			r.fail(err, "commit")
+		}
+		return false
+	}
+	return true
 }
 
 func partitionKey(p sdk.Partition) string {
@@ -519,6 +658,9 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 			}
 			continue
 		}
+		if r.eos != nil && rec.Topic == r.eos.cfg.Offsets.Topic() {
+			return headers, ErrOwnOffsetsTopic
+		}
 		kr := &krs[i]
 		if err := r.toKafka(&rec, kr); err != nil {
 			if !r.cfg.Errors.TolerateAll || errors.Is(err, wire.ErrCorrupt) {
@@ -540,6 +682,9 @@ func (r *SourceRunner) send(recs []sdk.SourceRecord, offsets [][]byte) (headers 
 		kr.Context = pr
 		r.track(&keys, &recs[i], rawOffset, pr, false)
 		produced++
+		if r.eos != nil {
+			r.eos.records++
+		}
 		r.client.Produce(r.runCtx, kr, r.produced)
 	}
 	return headers, nil
@@ -562,6 +707,10 @@ func corruptRecord(i int, err error) error {
 func (r *SourceRunner) promise(kr *kgo.Record, err error) {
 	if err != nil {
 		r.producer.RecordError(kr.Topic)
+		if r.eos != nil {
+			// Fenced by a newer instance, or the transaction expired.
+			err = r.txnError("produce to "+kr.Topic, err)
+		}
 		r.fail(err, "produce to "+kr.Topic)
 		return
 	}
@@ -615,9 +764,32 @@ func (r *SourceRunner) flushLoop() {
 func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	var offs []sdk.SourceOffset
-	var keys, dirty []string
-	var decodeErr error
+	offs, keys, decodeErr := r.committable()
+	if len(offs) == 0 {
+		return decodeErr
+	}
+	began := time.Now()
+	if err := r.cfg.Offsets.WriteOffsets(ctx, r.cfg.Info.Connector, offs); err != nil {
+		r.cfg.Metrics.RecordCommit(time.Since(began), false)
+		r.mu.Lock()
+		for _, k := range keys {
+			r.parts[k].dirty = true
+		}
+		r.mu.Unlock()
+		return fmt.Errorf("task: write offsets: %w", err)
+	}
+	r.cfg.Metrics.RecordCommit(time.Since(began), true)
+	if err := r.cfg.Task.Committed(ctx, offs); err != nil && !errors.Is(err, plugins.ErrStopped) {
+		r.log.Warn("task rejected committed offsets", "err", err)
+	}
+	return decodeErr
+}
+
+// committable takes the offsets of the partitions whose committable offset
+// changed since the last commit, clearing their dirty marks (keys are
+// their partitions' keys, to mark again if the commit fails).
+func (r *SourceRunner) committable() (offs []sdk.SourceOffset, keys []string, decodeErr error) {
+	var dirty []string
 	r.mu.Lock()
 	for k, ps := range r.parts {
 		if ps.dirty {
@@ -645,24 +817,7 @@ func (r *SourceRunner) commitOffsets(ctx context.Context) error {
 		offs = append(offs, sdk.SourceOffset{Partition: ps.part, Offset: ps.committable})
 	}
 	r.mu.Unlock()
-	if len(offs) == 0 {
-		return decodeErr
-	}
-	began := time.Now()
-	if err := r.cfg.Offsets.WriteOffsets(ctx, r.cfg.Info.Connector, offs); err != nil {
-		r.cfg.Metrics.RecordCommit(time.Since(began), false)
-		r.mu.Lock()
-		for _, k := range keys {
-			r.parts[k].dirty = true
-		}
-		r.mu.Unlock()
-		return fmt.Errorf("task: write offsets: %w", err)
-	}
-	r.cfg.Metrics.RecordCommit(time.Since(began), true)
-	if err := r.cfg.Task.Committed(ctx, offs); err != nil && !errors.Is(err, plugins.ErrStopped) {
-		r.log.Warn("task rejected committed offsets", "err", err)
-	}
-	return decodeErr
+	return offs, keys, decodeErr
 }
 
 // Stop stops polling, waits for in-flight records until ctx is done
@@ -682,21 +837,30 @@ func (r *SourceRunner) stop(ctx context.Context) error {
 	case <-r.done:
 	case <-ctx.Done():
 		// A Poll that ignores cancellation: stop the plugin to unblock it.
-		_ = r.cfg.Task.Stop(ctx)
+		if t := r.plugin(); t != nil {
+			_ = t.Stop(ctx)
+		}
 		r.cancelRun()
 		<-r.done
 	}
 	var errs []error
+	forced := r.runCtx.Err() != nil
 	flushed := time.Now()
 	if err := r.client.Flush(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("task: flush producer: %w", err))
 	}
 	r.producer.Flush(time.Since(flushed))
-	if err := r.commitOffsets(ctx); err != nil {
+	if r.eos != nil {
+		if err := r.finishTransactions(ctx, forced || ctx.Err() != nil); err != nil {
+			errs = append(errs, err)
+		}
+	} else if err := r.commitOffsets(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if err := r.cfg.Task.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
-		errs = append(errs, fmt.Errorf("task: stop: %w", err))
+	if t := r.plugin(); t != nil {
+		if err := t.Stop(ctx); err != nil && !errors.Is(err, plugins.ErrStopped) {
+			errs = append(errs, fmt.Errorf("task: stop: %w", err))
+		}
 	}
 	r.cancelRun()
 	r.client.Close()

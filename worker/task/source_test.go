@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -113,7 +114,15 @@ type scriptedTask struct {
 	batches [][]sdk.SourceRecord
 	err     error
 	i       int
+	cmu     sync.Mutex
 	commits [][]sdk.SourceOffset
+}
+
+// commitCount is how many times Committed was called.
+func (s *scriptedTask) commitCount() int {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	return len(s.commits)
 }
 
 func (s *scriptedTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
@@ -129,6 +138,8 @@ func (s *scriptedTask) Poll(ctx context.Context) ([]sdk.SourceRecord, error) {
 }
 
 func (s *scriptedTask) Committed(_ context.Context, o []sdk.SourceOffset) error {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
 	s.commits = append(s.commits, o)
 	return nil
 }

@@ -45,6 +45,11 @@ this process, fsync before acking as always), all on 127.0.0.1:
       counted), in a rotating order, each run on a fresh worker process;
       the medians of the CPU per record are compared (goal: at most 3 %
       more with metrics scraped every second than without metrics).
+  (e) With --pipelines eos, exactly-once sources (KIP-618): (a) on a worker
+      with exactly.once.source.support=enabled and the source with
+      exactly.once.support=required, beside (a) without (goal: at least
+      80 % of its rate); and (b) with exactly-once on both runtimes (goal:
+      Tributary at least 3x Kafka Connect's rate).
 
 Measured, per pipeline:
   CPU/record  user + system CPU time of the runtime's processes (the
@@ -81,7 +86,7 @@ Flags:
   --file-records N     FileStream lines (default 500000; the input file is
                        N KiB)
   --pipelines LIST     which pipelines to run, of e2e (a), file (b), smt
-                       (c) and metrics (d) (default e2e,file)
+                       (c), metrics (d) and eos (e) (default e2e,file)
   --baseline PATH      (d) a tributary binary built without metrics, the
                        connectors' executables beside it
   --baseline-rev REV   (d) build that binary from git revision REV of this
@@ -164,10 +169,10 @@ func runBenchConnect(ctx context.Context, args []string, stdout, stderr io.Write
 	var pl []string
 	for _, p := range strings.Split(pipelines, ",") {
 		switch p = strings.TrimSpace(p); p {
-		case bench.PipelineE2E, bench.PipelineFile, bench.PipelineSMT, bench.PipelineMetrics:
+		case bench.PipelineE2E, bench.PipelineFile, bench.PipelineSMT, bench.PipelineMetrics, bench.PipelineEOS:
 			pl = append(pl, p)
 		default:
-			fmt.Fprintf(stderr, "tributary-bench connect: --pipelines: unknown pipeline %q (e2e, file, smt, metrics; see --help)\n", p)
+			fmt.Fprintf(stderr, "tributary-bench connect: --pipelines: unknown pipeline %q (e2e, file, smt, metrics, eos; see --help)\n", p)
 			return 2
 		}
 	}

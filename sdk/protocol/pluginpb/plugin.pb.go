@@ -22,6 +22,16 @@
 // answers with Unimplemented (it has none). The host adds the connector
 // and task labels.
 //
+// Also within version 2: exactly-once source support (KIP-618). The host
+// may ask a source connector, as it validates a configuration, whether it
+// delivers exactly once with it and whether its tasks can define their own
+// transaction boundaries (ValidateRequest.exactly_once_support,
+// .transaction_boundaries; a plugin built before the questions leaves
+// ValidateResponse.exactly_once unset: the connector does not say). A host
+// that runs a task with connector-defined transaction boundaries sets
+// TaskStart.transaction_context, and the plugin sends a Transaction message
+// after the records each commit or abort the task asks for ends with.
+//
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
 
@@ -47,6 +57,57 @@ const (
 	// Verify that runtime/protoimpl is sufficiently up-to-date.
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
+
+// ExactlyOnceSupport is Kafka Connect's ExactlyOnceSupport, with UNDECLARED
+// for the connector that does not say (Java's null).
+type ExactlyOnceSupport int32
+
+const (
+	ExactlyOnceSupport_EXACTLY_ONCE_UNDECLARED  ExactlyOnceSupport = 0
+	ExactlyOnceSupport_EXACTLY_ONCE_SUPPORTED   ExactlyOnceSupport = 1
+	ExactlyOnceSupport_EXACTLY_ONCE_UNSUPPORTED ExactlyOnceSupport = 2
+)
+
+// Enum value maps for ExactlyOnceSupport.
+var (
+	ExactlyOnceSupport_name = map[int32]string{
+		0: "EXACTLY_ONCE_UNDECLARED",
+		1: "EXACTLY_ONCE_SUPPORTED",
+		2: "EXACTLY_ONCE_UNSUPPORTED",
+	}
+	ExactlyOnceSupport_value = map[string]int32{
+		"EXACTLY_ONCE_UNDECLARED":  0,
+		"EXACTLY_ONCE_SUPPORTED":   1,
+		"EXACTLY_ONCE_UNSUPPORTED": 2,
+	}
+)
+
+func (x ExactlyOnceSupport) Enum() *ExactlyOnceSupport {
+	p := new(ExactlyOnceSupport)
+	*p = x
+	return p
+}
+
+func (x ExactlyOnceSupport) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ExactlyOnceSupport) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[0].Descriptor()
+}
+
+func (ExactlyOnceSupport) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[0]
+}
+
+func (x ExactlyOnceSupport) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ExactlyOnceSupport.Descriptor instead.
+func (ExactlyOnceSupport) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{0}
+}
 
 type MetricType int32
 
@@ -84,11 +145,11 @@ func (x MetricType) String() string {
 }
 
 func (MetricType) Descriptor() protoreflect.EnumDescriptor {
-	return file_plugin_proto_enumTypes[0].Descriptor()
+	return file_plugin_proto_enumTypes[1].Descriptor()
 }
 
 func (MetricType) Type() protoreflect.EnumType {
-	return &file_plugin_proto_enumTypes[0]
+	return &file_plugin_proto_enumTypes[1]
 }
 
 func (x MetricType) Number() protoreflect.EnumNumber {
@@ -97,7 +158,7 @@ func (x MetricType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MetricType.Descriptor instead.
 func (MetricType) EnumDescriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{0}
+	return file_plugin_proto_rawDescGZIP(), []int{1}
 }
 
 type SpecifyRequest struct {
@@ -190,11 +251,19 @@ func (x *SpecifyResponse) GetSdkVersion() string {
 }
 
 type ValidateRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Class         string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
-	Config        map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Class  string                 `protobuf:"bytes,1,opt,name=class,proto3" json:"class,omitempty"`
+	Config map[string]string      `protobuf:"bytes,2,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Ask a source connector whether it delivers exactly once with config
+	// (Kafka Connect's SourceConnector.exactlyOnceSupport): the host does
+	// when exactly.once.support=required.
+	ExactlyOnceSupport bool `protobuf:"varint,3,opt,name=exactly_once_support,json=exactlyOnceSupport,proto3" json:"exactly_once_support,omitempty"`
+	// Ask a source connector whether its tasks can define their own
+	// transaction boundaries with config (canDefineTransactionBoundaries):
+	// the host does when transaction.boundary=connector.
+	TransactionBoundaries bool `protobuf:"varint,4,opt,name=transaction_boundaries,json=transactionBoundaries,proto3" json:"transaction_boundaries,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *ValidateRequest) Reset() {
@@ -241,12 +310,29 @@ func (x *ValidateRequest) GetConfig() map[string]string {
 	return nil
 }
 
+func (x *ValidateRequest) GetExactlyOnceSupport() bool {
+	if x != nil {
+		return x.ExactlyOnceSupport
+	}
+	return false
+}
+
+func (x *ValidateRequest) GetTransactionBoundaries() bool {
+	if x != nil {
+		return x.TransactionBoundaries
+	}
+	return false
+}
+
 type ValidateResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// JSON of sdk.ConfigInfos.
 	ConfigInfosJson []byte `protobuf:"bytes,1,opt,name=config_infos_json,json=configInfosJson,proto3" json:"config_infos_json,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The answers to the questions the request asked; unset when it asked
+	// none, or by a plugin that does not know them.
+	ExactlyOnce   *ExactlyOnceAnswer `protobuf:"bytes,2,opt,name=exactly_once,json=exactlyOnce,proto3" json:"exactly_once,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ValidateResponse) Reset() {
@@ -286,6 +372,84 @@ func (x *ValidateResponse) GetConfigInfosJson() []byte {
 	return nil
 }
 
+func (x *ValidateResponse) GetExactlyOnce() *ExactlyOnceAnswer {
+	if x != nil {
+		return x.ExactlyOnce
+	}
+	return nil
+}
+
+type ExactlyOnceAnswer struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Support ExactlyOnceSupport     `protobuf:"varint,1,opt,name=support,proto3,enum=tributary.plugin.v1.ExactlyOnceSupport" json:"support,omitempty"`
+	// Set when the connector failed to answer (it threw, in Java terms).
+	SupportError *Failure `protobuf:"bytes,2,opt,name=support_error,json=supportError,proto3" json:"support_error,omitempty"`
+	// The tasks can define their own transaction boundaries
+	// (ConnectorTransactionBoundaries.SUPPORTED).
+	TransactionBoundaries      bool     `protobuf:"varint,3,opt,name=transaction_boundaries,json=transactionBoundaries,proto3" json:"transaction_boundaries,omitempty"`
+	TransactionBoundariesError *Failure `protobuf:"bytes,4,opt,name=transaction_boundaries_error,json=transactionBoundariesError,proto3" json:"transaction_boundaries_error,omitempty"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
+}
+
+func (x *ExactlyOnceAnswer) Reset() {
+	*x = ExactlyOnceAnswer{}
+	mi := &file_plugin_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExactlyOnceAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExactlyOnceAnswer) ProtoMessage() {}
+
+func (x *ExactlyOnceAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExactlyOnceAnswer.ProtoReflect.Descriptor instead.
+func (*ExactlyOnceAnswer) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ExactlyOnceAnswer) GetSupport() ExactlyOnceSupport {
+	if x != nil {
+		return x.Support
+	}
+	return ExactlyOnceSupport_EXACTLY_ONCE_UNDECLARED
+}
+
+func (x *ExactlyOnceAnswer) GetSupportError() *Failure {
+	if x != nil {
+		return x.SupportError
+	}
+	return nil
+}
+
+func (x *ExactlyOnceAnswer) GetTransactionBoundaries() bool {
+	if x != nil {
+		return x.TransactionBoundaries
+	}
+	return false
+}
+
+func (x *ExactlyOnceAnswer) GetTransactionBoundariesError() *Failure {
+	if x != nil {
+		return x.TransactionBoundariesError
+	}
+	return nil
+}
+
 // Failure is a task or connector error. trace holds the stack of a panic.
 type Failure struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -298,7 +462,7 @@ type Failure struct {
 
 func (x *Failure) Reset() {
 	*x = Failure{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -310,7 +474,7 @@ func (x *Failure) String() string {
 func (*Failure) ProtoMessage() {}
 
 func (x *Failure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -323,7 +487,7 @@ func (x *Failure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failure.ProtoReflect.Descriptor instead.
 func (*Failure) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Failure) GetMessage() string {
@@ -355,7 +519,7 @@ type Stop struct {
 
 func (x *Stop) Reset() {
 	*x = Stop{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -367,7 +531,7 @@ func (x *Stop) String() string {
 func (*Stop) ProtoMessage() {}
 
 func (x *Stop) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -380,7 +544,7 @@ func (x *Stop) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stop.ProtoReflect.Descriptor instead.
 func (*Stop) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 type Started struct {
@@ -395,7 +559,7 @@ type Started struct {
 
 func (x *Started) Reset() {
 	*x = Started{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -407,7 +571,7 @@ func (x *Started) String() string {
 func (*Started) ProtoMessage() {}
 
 func (x *Started) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -420,7 +584,7 @@ func (x *Started) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Started.ProtoReflect.Descriptor instead.
 func (*Started) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Started) GetSharedMemory() bool {
@@ -440,7 +604,7 @@ type Stopped struct {
 
 func (x *Stopped) Reset() {
 	*x = Stopped{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -452,7 +616,7 @@ func (x *Stopped) String() string {
 func (*Stopped) ProtoMessage() {}
 
 func (x *Stopped) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -465,7 +629,7 @@ func (x *Stopped) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stopped.ProtoReflect.Descriptor instead.
 func (*Stopped) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Stopped) GetError() *Failure {
@@ -489,7 +653,7 @@ type ConnectorHostMessage struct {
 
 func (x *ConnectorHostMessage) Reset() {
 	*x = ConnectorHostMessage{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -501,7 +665,7 @@ func (x *ConnectorHostMessage) String() string {
 func (*ConnectorHostMessage) ProtoMessage() {}
 
 func (x *ConnectorHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -514,7 +678,7 @@ func (x *ConnectorHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectorHostMessage.ProtoReflect.Descriptor instead.
 func (*ConnectorHostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ConnectorHostMessage) GetMsg() isConnectorHostMessage_Msg {
@@ -584,7 +748,7 @@ type ConnectorStart struct {
 
 func (x *ConnectorStart) Reset() {
 	*x = ConnectorStart{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -596,7 +760,7 @@ func (x *ConnectorStart) String() string {
 func (*ConnectorStart) ProtoMessage() {}
 
 func (x *ConnectorStart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -609,7 +773,7 @@ func (x *ConnectorStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectorStart.ProtoReflect.Descriptor instead.
 func (*ConnectorStart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ConnectorStart) GetClass() string {
@@ -642,7 +806,7 @@ type TaskConfigsRequest struct {
 
 func (x *TaskConfigsRequest) Reset() {
 	*x = TaskConfigsRequest{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -654,7 +818,7 @@ func (x *TaskConfigsRequest) String() string {
 func (*TaskConfigsRequest) ProtoMessage() {}
 
 func (x *TaskConfigsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -667,7 +831,7 @@ func (x *TaskConfigsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskConfigsRequest.ProtoReflect.Descriptor instead.
 func (*TaskConfigsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TaskConfigsRequest) GetMaxTasks() int32 {
@@ -686,7 +850,7 @@ type TaskConfig struct {
 
 func (x *TaskConfig) Reset() {
 	*x = TaskConfig{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -698,7 +862,7 @@ func (x *TaskConfig) String() string {
 func (*TaskConfig) ProtoMessage() {}
 
 func (x *TaskConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -711,7 +875,7 @@ func (x *TaskConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskConfig.ProtoReflect.Descriptor instead.
 func (*TaskConfig) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TaskConfig) GetValues() map[string]string {
@@ -731,7 +895,7 @@ type TaskConfigs struct {
 
 func (x *TaskConfigs) Reset() {
 	*x = TaskConfigs{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -743,7 +907,7 @@ func (x *TaskConfigs) String() string {
 func (*TaskConfigs) ProtoMessage() {}
 
 func (x *TaskConfigs) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -756,7 +920,7 @@ func (x *TaskConfigs) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskConfigs.ProtoReflect.Descriptor instead.
 func (*TaskConfigs) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *TaskConfigs) GetConfigs() []*TaskConfig {
@@ -781,7 +945,7 @@ type Reconfigure struct {
 
 func (x *Reconfigure) Reset() {
 	*x = Reconfigure{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +957,7 @@ func (x *Reconfigure) String() string {
 func (*Reconfigure) ProtoMessage() {}
 
 func (x *Reconfigure) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -806,7 +970,7 @@ func (x *Reconfigure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reconfigure.ProtoReflect.Descriptor instead.
 func (*Reconfigure) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 type ConnectorPluginMessage struct {
@@ -825,7 +989,7 @@ type ConnectorPluginMessage struct {
 
 func (x *ConnectorPluginMessage) Reset() {
 	*x = ConnectorPluginMessage{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +1001,7 @@ func (x *ConnectorPluginMessage) String() string {
 func (*ConnectorPluginMessage) ProtoMessage() {}
 
 func (x *ConnectorPluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +1014,7 @@ func (x *ConnectorPluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectorPluginMessage.ProtoReflect.Descriptor instead.
 func (*ConnectorPluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ConnectorPluginMessage) GetMsg() isConnectorPluginMessage_Msg {
@@ -951,7 +1115,7 @@ type BatchLimits struct {
 
 func (x *BatchLimits) Reset() {
 	*x = BatchLimits{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1127,7 @@ func (x *BatchLimits) String() string {
 func (*BatchLimits) ProtoMessage() {}
 
 func (x *BatchLimits) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +1140,7 @@ func (x *BatchLimits) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BatchLimits.ProtoReflect.Descriptor instead.
 func (*BatchLimits) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BatchLimits) GetMaxRecords() uint32 {
@@ -1015,14 +1179,20 @@ type TaskStart struct {
 	// record flag): a source plugin may then write them, so that the host
 	// keeps each value encoded without walking it. A plugin that does not
 	// know the field writes values without.
-	ValueLengths  bool `protobuf:"varint,7,opt,name=value_lengths,json=valueLengths,proto3" json:"value_lengths,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ValueLengths bool `protobuf:"varint,7,opt,name=value_lengths,json=valueLengths,proto3" json:"value_lengths,omitempty"`
+	// Set for a source task whose transactions its connector defines
+	// (transaction.boundary=connector under exactly-once support): the task
+	// gets a transaction context (sdk.TransactionContextOf), and the plugin
+	// sends a Transaction after the last record of each transaction the
+	// task commits or aborts.
+	TransactionContext bool `protobuf:"varint,8,opt,name=transaction_context,json=transactionContext,proto3" json:"transaction_context,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *TaskStart) Reset() {
 	*x = TaskStart{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1034,7 +1204,7 @@ func (x *TaskStart) String() string {
 func (*TaskStart) ProtoMessage() {}
 
 func (x *TaskStart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1047,7 +1217,7 @@ func (x *TaskStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStart.ProtoReflect.Descriptor instead.
 func (*TaskStart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *TaskStart) GetClass() string {
@@ -1099,6 +1269,60 @@ func (x *TaskStart) GetValueLengths() bool {
 	return false
 }
 
+func (x *TaskStart) GetTransactionContext() bool {
+	if x != nil {
+		return x.TransactionContext
+	}
+	return false
+}
+
+// Transaction ends the task's current transaction after every record the
+// plugin sent before this message: committed, or aborted (its records are
+// dropped, their source offsets still committed).
+type Transaction struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Abort         bool                   `protobuf:"varint,1,opt,name=abort,proto3" json:"abort,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Transaction) Reset() {
+	*x = Transaction{}
+	mi := &file_plugin_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Transaction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Transaction) ProtoMessage() {}
+
+func (x *Transaction) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Transaction.ProtoReflect.Descriptor instead.
+func (*Transaction) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *Transaction) GetAbort() bool {
+	if x != nil {
+		return x.Abort
+	}
+	return false
+}
+
 // SharedMemory is a region of slots * slot_bytes bytes (see sdk/protocol/shm)
 // that the host offers a source plugin to map: name is what the plugin
 // opens, /proc/<host pid>/fd/<fd> for a Linux memfd, until it answers
@@ -1118,7 +1342,7 @@ type SharedMemory struct {
 
 func (x *SharedMemory) Reset() {
 	*x = SharedMemory{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1130,7 +1354,7 @@ func (x *SharedMemory) String() string {
 func (*SharedMemory) ProtoMessage() {}
 
 func (x *SharedMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1143,7 +1367,7 @@ func (x *SharedMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SharedMemory.ProtoReflect.Descriptor instead.
 func (*SharedMemory) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SharedMemory) GetName() string {
@@ -1180,7 +1404,7 @@ type SlotBatch struct {
 
 func (x *SlotBatch) Reset() {
 	*x = SlotBatch{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1192,7 +1416,7 @@ func (x *SlotBatch) String() string {
 func (*SlotBatch) ProtoMessage() {}
 
 func (x *SlotBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1205,7 +1429,7 @@ func (x *SlotBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotBatch.ProtoReflect.Descriptor instead.
 func (*SlotBatch) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SlotBatch) GetSlot() uint32 {
@@ -1239,7 +1463,7 @@ type SlotFree struct {
 
 func (x *SlotFree) Reset() {
 	*x = SlotFree{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1475,7 @@ func (x *SlotFree) String() string {
 func (*SlotFree) ProtoMessage() {}
 
 func (x *SlotFree) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1488,7 @@ func (x *SlotFree) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SlotFree.ProtoReflect.Descriptor instead.
 func (*SlotFree) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SlotFree) GetSlot() uint32 {
@@ -1285,7 +1509,7 @@ type RecordBatch struct {
 
 func (x *RecordBatch) Reset() {
 	*x = RecordBatch{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1297,7 +1521,7 @@ func (x *RecordBatch) String() string {
 func (*RecordBatch) ProtoMessage() {}
 
 func (x *RecordBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1310,7 +1534,7 @@ func (x *RecordBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordBatch.ProtoReflect.Descriptor instead.
 func (*RecordBatch) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RecordBatch) GetCount() uint32 {
@@ -1338,7 +1562,7 @@ type OffsetsQuery struct {
 
 func (x *OffsetsQuery) Reset() {
 	*x = OffsetsQuery{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1350,7 +1574,7 @@ func (x *OffsetsQuery) String() string {
 func (*OffsetsQuery) ProtoMessage() {}
 
 func (x *OffsetsQuery) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1363,7 +1587,7 @@ func (x *OffsetsQuery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsQuery.ProtoReflect.Descriptor instead.
 func (*OffsetsQuery) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *OffsetsQuery) GetId() uint64 {
@@ -1392,7 +1616,7 @@ type OffsetsReply struct {
 
 func (x *OffsetsReply) Reset() {
 	*x = OffsetsReply{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1404,7 +1628,7 @@ func (x *OffsetsReply) String() string {
 func (*OffsetsReply) ProtoMessage() {}
 
 func (x *OffsetsReply) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1417,7 +1641,7 @@ func (x *OffsetsReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OffsetsReply.ProtoReflect.Descriptor instead.
 func (*OffsetsReply) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OffsetsReply) GetId() uint64 {
@@ -1451,7 +1675,7 @@ type Committed struct {
 
 func (x *Committed) Reset() {
 	*x = Committed{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1463,7 +1687,7 @@ func (x *Committed) String() string {
 func (*Committed) ProtoMessage() {}
 
 func (x *Committed) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1476,7 +1700,7 @@ func (x *Committed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Committed.ProtoReflect.Descriptor instead.
 func (*Committed) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Committed) GetOffsets() []byte {
@@ -1502,7 +1726,7 @@ type SourceHostMessage struct {
 
 func (x *SourceHostMessage) Reset() {
 	*x = SourceHostMessage{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1514,7 +1738,7 @@ func (x *SourceHostMessage) String() string {
 func (*SourceHostMessage) ProtoMessage() {}
 
 func (x *SourceHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1527,7 +1751,7 @@ func (x *SourceHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceHostMessage.ProtoReflect.Descriptor instead.
 func (*SourceHostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SourceHostMessage) GetMsg() isSourceHostMessage_Msg {
@@ -1626,6 +1850,7 @@ type SourcePluginMessage struct {
 	//	*SourcePluginMessage_Failure
 	//	*SourcePluginMessage_Stopped
 	//	*SourcePluginMessage_SlotBatch
+	//	*SourcePluginMessage_Transaction
 	Msg           isSourcePluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1633,7 +1858,7 @@ type SourcePluginMessage struct {
 
 func (x *SourcePluginMessage) Reset() {
 	*x = SourcePluginMessage{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +1870,7 @@ func (x *SourcePluginMessage) String() string {
 func (*SourcePluginMessage) ProtoMessage() {}
 
 func (x *SourcePluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +1883,7 @@ func (x *SourcePluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourcePluginMessage.ProtoReflect.Descriptor instead.
 func (*SourcePluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SourcePluginMessage) GetMsg() isSourcePluginMessage_Msg {
@@ -1722,6 +1947,15 @@ func (x *SourcePluginMessage) GetSlotBatch() *SlotBatch {
 	return nil
 }
 
+func (x *SourcePluginMessage) GetTransaction() *Transaction {
+	if x != nil {
+		if x, ok := x.Msg.(*SourcePluginMessage_Transaction); ok {
+			return x.Transaction
+		}
+	}
+	return nil
+}
+
 type isSourcePluginMessage_Msg interface {
 	isSourcePluginMessage_Msg()
 }
@@ -1750,6 +1984,10 @@ type SourcePluginMessage_SlotBatch struct {
 	SlotBatch *SlotBatch `protobuf:"bytes,6,opt,name=slot_batch,json=slotBatch,proto3,oneof"`
 }
 
+type SourcePluginMessage_Transaction struct {
+	Transaction *Transaction `protobuf:"bytes,7,opt,name=transaction,proto3,oneof"`
+}
+
 func (*SourcePluginMessage_Started) isSourcePluginMessage_Msg() {}
 
 func (*SourcePluginMessage_Batch) isSourcePluginMessage_Msg() {}
@@ -1761,6 +1999,8 @@ func (*SourcePluginMessage_Failure) isSourcePluginMessage_Msg() {}
 func (*SourcePluginMessage_Stopped) isSourcePluginMessage_Msg() {}
 
 func (*SourcePluginMessage_SlotBatch) isSourcePluginMessage_Msg() {}
+
+func (*SourcePluginMessage_Transaction) isSourcePluginMessage_Msg() {}
 
 type TopicPartition struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -1774,7 +2014,7 @@ type TopicPartition struct {
 
 func (x *TopicPartition) Reset() {
 	*x = TopicPartition{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1786,7 +2026,7 @@ func (x *TopicPartition) String() string {
 func (*TopicPartition) ProtoMessage() {}
 
 func (x *TopicPartition) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1799,7 +2039,7 @@ func (x *TopicPartition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopicPartition.ProtoReflect.Descriptor instead.
 func (*TopicPartition) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TopicPartition) GetTopic() string {
@@ -1832,7 +2072,7 @@ type Partitions struct {
 
 func (x *Partitions) Reset() {
 	*x = Partitions{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1844,7 +2084,7 @@ func (x *Partitions) String() string {
 func (*Partitions) ProtoMessage() {}
 
 func (x *Partitions) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1857,7 +2097,7 @@ func (x *Partitions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partitions.ProtoReflect.Descriptor instead.
 func (*Partitions) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Partitions) GetPartitions() []*TopicPartition {
@@ -1880,7 +2120,7 @@ type Put struct {
 
 func (x *Put) Reset() {
 	*x = Put{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2132,7 @@ func (x *Put) String() string {
 func (*Put) ProtoMessage() {}
 
 func (x *Put) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2145,7 @@ func (x *Put) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Put.ProtoReflect.Descriptor instead.
 func (*Put) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Put) GetId() uint64 {
@@ -1939,7 +2179,7 @@ type FlushRequest struct {
 
 func (x *FlushRequest) Reset() {
 	*x = FlushRequest{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +2191,7 @@ func (x *FlushRequest) String() string {
 func (*FlushRequest) ProtoMessage() {}
 
 func (x *FlushRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +2204,7 @@ func (x *FlushRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FlushRequest.ProtoReflect.Descriptor instead.
 func (*FlushRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *FlushRequest) GetId() uint64 {
@@ -1997,7 +2237,7 @@ type Stopping struct {
 
 func (x *Stopping) Reset() {
 	*x = Stopping{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +2249,7 @@ func (x *Stopping) String() string {
 func (*Stopping) ProtoMessage() {}
 
 func (x *Stopping) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,7 +2262,7 @@ func (x *Stopping) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Stopping.ProtoReflect.Descriptor instead.
 func (*Stopping) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 type SinkHostMessage struct {
@@ -2043,7 +2283,7 @@ type SinkHostMessage struct {
 
 func (x *SinkHostMessage) Reset() {
 	*x = SinkHostMessage{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2295,7 @@ func (x *SinkHostMessage) String() string {
 func (*SinkHostMessage) ProtoMessage() {}
 
 func (x *SinkHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2308,7 @@ func (x *SinkHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkHostMessage.ProtoReflect.Descriptor instead.
 func (*SinkHostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *SinkHostMessage) GetMsg() isSinkHostMessage_Msg {
@@ -2207,7 +2447,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2459,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2472,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Ack) GetId() uint64 {
@@ -2272,7 +2512,7 @@ type SinkPluginMessage struct {
 
 func (x *SinkPluginMessage) Reset() {
 	*x = SinkPluginMessage{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2524,7 @@ func (x *SinkPluginMessage) String() string {
 func (*SinkPluginMessage) ProtoMessage() {}
 
 func (x *SinkPluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2537,7 @@ func (x *SinkPluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SinkPluginMessage.ProtoReflect.Descriptor instead.
 func (*SinkPluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SinkPluginMessage) GetMsg() isSinkPluginMessage_Msg {
@@ -2398,7 +2638,7 @@ type WatchMetricsRequest struct {
 
 func (x *WatchMetricsRequest) Reset() {
 	*x = WatchMetricsRequest{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2410,7 +2650,7 @@ func (x *WatchMetricsRequest) String() string {
 func (*WatchMetricsRequest) ProtoMessage() {}
 
 func (x *WatchMetricsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2423,7 +2663,7 @@ func (x *WatchMetricsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchMetricsRequest.ProtoReflect.Descriptor instead.
 func (*WatchMetricsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *WatchMetricsRequest) GetConnector() string {
@@ -2459,7 +2699,7 @@ type Metrics struct {
 
 func (x *Metrics) Reset() {
 	*x = Metrics{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2471,7 +2711,7 @@ func (x *Metrics) String() string {
 func (*Metrics) ProtoMessage() {}
 
 func (x *Metrics) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2484,7 +2724,7 @@ func (x *Metrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metrics.ProtoReflect.Descriptor instead.
 func (*Metrics) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Metrics) GetFamilies() []*MetricFamily {
@@ -2509,7 +2749,7 @@ type MetricFamily struct {
 
 func (x *MetricFamily) Reset() {
 	*x = MetricFamily{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2761,7 @@ func (x *MetricFamily) String() string {
 func (*MetricFamily) ProtoMessage() {}
 
 func (x *MetricFamily) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2774,7 @@ func (x *MetricFamily) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetricFamily.ProtoReflect.Descriptor instead.
 func (*MetricFamily) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *MetricFamily) GetName() string {
@@ -2594,7 +2834,7 @@ type Metric struct {
 
 func (x *Metric) Reset() {
 	*x = Metric{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2606,7 +2846,7 @@ func (x *Metric) String() string {
 func (*Metric) ProtoMessage() {}
 
 func (x *Metric) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2619,7 +2859,7 @@ func (x *Metric) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Metric.ProtoReflect.Descriptor instead.
 func (*Metric) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *Metric) GetLabelValues() []string {
@@ -2680,7 +2920,7 @@ type AlterOffsetsRequest struct {
 
 func (x *AlterOffsetsRequest) Reset() {
 	*x = AlterOffsetsRequest{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2692,7 +2932,7 @@ func (x *AlterOffsetsRequest) String() string {
 func (*AlterOffsetsRequest) ProtoMessage() {}
 
 func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2705,7 +2945,7 @@ func (x *AlterOffsetsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsetsRequest.ProtoReflect.Descriptor instead.
 func (*AlterOffsetsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AlterOffsetsRequest) GetClass() string {
@@ -2769,7 +3009,7 @@ type AlterOffsetsResponse struct {
 
 func (x *AlterOffsetsResponse) Reset() {
 	*x = AlterOffsetsResponse{}
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2781,7 +3021,7 @@ func (x *AlterOffsetsResponse) String() string {
 func (*AlterOffsetsResponse) ProtoMessage() {}
 
 func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[39]
+	mi := &file_plugin_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2794,7 +3034,7 @@ func (x *AlterOffsetsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AlterOffsetsResponse.ProtoReflect.Descriptor instead.
 func (*AlterOffsetsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{39}
+	return file_plugin_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *AlterOffsetsResponse) GetAccepted() bool {
@@ -2828,15 +3068,23 @@ const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"specs_json\x18\x01 \x01(\fR\tspecsJson\x12\x1f\n" +
 	"\vsdk_version\x18\x02 \x01(\tR\n" +
-	"sdkVersion\"\xac\x01\n" +
+	"sdkVersion\"\x95\x02\n" +
 	"\x0fValidateRequest\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12H\n" +
-	"\x06config\x18\x02 \x03(\v20.tributary.plugin.v1.ValidateRequest.ConfigEntryR\x06config\x1a9\n" +
+	"\x06config\x18\x02 \x03(\v20.tributary.plugin.v1.ValidateRequest.ConfigEntryR\x06config\x120\n" +
+	"\x14exactly_once_support\x18\x03 \x01(\bR\x12exactlyOnceSupport\x125\n" +
+	"\x16transaction_boundaries\x18\x04 \x01(\bR\x15transactionBoundaries\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\">\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x89\x01\n" +
 	"\x10ValidateResponse\x12*\n" +
-	"\x11config_infos_json\x18\x01 \x01(\fR\x0fconfigInfosJson\"W\n" +
+	"\x11config_infos_json\x18\x01 \x01(\fR\x0fconfigInfosJson\x12I\n" +
+	"\fexactly_once\x18\x02 \x01(\v2&.tributary.plugin.v1.ExactlyOnceAnswerR\vexactlyOnce\"\xb0\x02\n" +
+	"\x11ExactlyOnceAnswer\x12A\n" +
+	"\asupport\x18\x01 \x01(\x0e2'.tributary.plugin.v1.ExactlyOnceSupportR\asupport\x12A\n" +
+	"\rsupport_error\x18\x02 \x01(\v2\x1c.tributary.plugin.v1.FailureR\fsupportError\x125\n" +
+	"\x16transaction_boundaries\x18\x03 \x01(\bR\x15transactionBoundaries\x12^\n" +
+	"\x1ctransaction_boundaries_error\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureR\x1atransactionBoundariesError\"W\n" +
 	"\aFailure\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\x12\x14\n" +
 	"\x05trace\x18\x02 \x01(\tR\x05trace\x12\x1c\n" +
@@ -2881,7 +3129,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\vmax_records\x18\x01 \x01(\rR\n" +
 	"maxRecords\x12\x1b\n" +
 	"\tmax_bytes\x18\x02 \x01(\rR\bmaxBytes\x12\x1b\n" +
-	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xf7\x02\n" +
+	"\tlinger_ms\x18\x03 \x01(\rR\blingerMs\"\xa8\x03\n" +
 	"\tTaskStart\x12\x14\n" +
 	"\x05class\x18\x01 \x01(\tR\x05class\x12\x1c\n" +
 	"\tconnector\x18\x02 \x01(\tR\tconnector\x12\x12\n" +
@@ -2889,10 +3137,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06config\x18\x04 \x03(\v2*.tributary.plugin.v1.TaskStart.ConfigEntryR\x06config\x126\n" +
 	"\x05batch\x18\x05 \x01(\v2 .tributary.plugin.v1.BatchLimitsR\x05batch\x12F\n" +
 	"\rshared_memory\x18\x06 \x01(\v2!.tributary.plugin.v1.SharedMemoryR\fsharedMemory\x12#\n" +
-	"\rvalue_lengths\x18\a \x01(\bR\fvalueLengths\x1a9\n" +
+	"\rvalue_lengths\x18\a \x01(\bR\fvalueLengths\x12/\n" +
+	"\x13transaction_context\x18\b \x01(\bR\x12transactionContext\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"#\n" +
+	"\vTransaction\x12\x14\n" +
+	"\x05abort\x18\x01 \x01(\bR\x05abort\"W\n" +
 	"\fSharedMemory\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
@@ -2924,7 +3175,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\tcommitted\x18\x03 \x01(\v2\x1e.tributary.plugin.v1.CommittedH\x00R\tcommitted\x12/\n" +
 	"\x04stop\x18\x04 \x01(\v2\x19.tributary.plugin.v1.StopH\x00R\x04stop\x12<\n" +
 	"\tslot_free\x18\x05 \x01(\v2\x1d.tributary.plugin.v1.SlotFreeH\x00R\bslotFreeB\x05\n" +
-	"\x03msg\"\x84\x03\n" +
+	"\x03msg\"\xca\x03\n" +
 	"\x13SourcePluginMessage\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.tributary.plugin.v1.StartedH\x00R\astarted\x128\n" +
 	"\x05batch\x18\x02 \x01(\v2 .tributary.plugin.v1.RecordBatchH\x00R\x05batch\x12=\n" +
@@ -2932,7 +3183,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\afailure\x18\x04 \x01(\v2\x1c.tributary.plugin.v1.FailureH\x00R\afailure\x128\n" +
 	"\astopped\x18\x05 \x01(\v2\x1c.tributary.plugin.v1.StoppedH\x00R\astopped\x12?\n" +
 	"\n" +
-	"slot_batch\x18\x06 \x01(\v2\x1e.tributary.plugin.v1.SlotBatchH\x00R\tslotBatchB\x05\n" +
+	"slot_batch\x18\x06 \x01(\v2\x1e.tributary.plugin.v1.SlotBatchH\x00R\tslotBatch\x12D\n" +
+	"\vtransaction\x18\a \x01(\v2 .tributary.plugin.v1.TransactionH\x00R\vtransactionB\x05\n" +
 	"\x03msg\"\\\n" +
 	"\x0eTopicPartition\x12\x14\n" +
 	"\x05topic\x18\x01 \x01(\tR\x05topic\x12\x1c\n" +
@@ -3007,7 +3259,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x14AlterOffsetsResponse\x12\x1a\n" +
 	"\baccepted\x18\x01 \x01(\bR\baccepted\x126\n" +
 	"\arefused\x18\x02 \x01(\v2\x1c.tributary.plugin.v1.FailureR\arefused\x12 \n" +
-	"\vunsupported\x18\x03 \x01(\bR\vunsupported*@\n" +
+	"\vunsupported\x18\x03 \x01(\bR\vunsupported*k\n" +
+	"\x12ExactlyOnceSupport\x12\x1b\n" +
+	"\x17EXACTLY_ONCE_UNDECLARED\x10\x00\x12\x1a\n" +
+	"\x16EXACTLY_ONCE_SUPPORTED\x10\x01\x12\x1c\n" +
+	"\x18EXACTLY_ONCE_UNSUPPORTED\x10\x02*@\n" +
 	"\n" +
 	"MetricType\x12\v\n" +
 	"\aUNTYPED\x10\x00\x12\v\n" +
@@ -3035,128 +3291,136 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 47)
 var file_plugin_proto_goTypes = []any{
-	(MetricType)(0),                // 0: tributary.plugin.v1.MetricType
-	(*SpecifyRequest)(nil),         // 1: tributary.plugin.v1.SpecifyRequest
-	(*SpecifyResponse)(nil),        // 2: tributary.plugin.v1.SpecifyResponse
-	(*ValidateRequest)(nil),        // 3: tributary.plugin.v1.ValidateRequest
-	(*ValidateResponse)(nil),       // 4: tributary.plugin.v1.ValidateResponse
-	(*Failure)(nil),                // 5: tributary.plugin.v1.Failure
-	(*Stop)(nil),                   // 6: tributary.plugin.v1.Stop
-	(*Started)(nil),                // 7: tributary.plugin.v1.Started
-	(*Stopped)(nil),                // 8: tributary.plugin.v1.Stopped
-	(*ConnectorHostMessage)(nil),   // 9: tributary.plugin.v1.ConnectorHostMessage
-	(*ConnectorStart)(nil),         // 10: tributary.plugin.v1.ConnectorStart
-	(*TaskConfigsRequest)(nil),     // 11: tributary.plugin.v1.TaskConfigsRequest
-	(*TaskConfig)(nil),             // 12: tributary.plugin.v1.TaskConfig
-	(*TaskConfigs)(nil),            // 13: tributary.plugin.v1.TaskConfigs
-	(*Reconfigure)(nil),            // 14: tributary.plugin.v1.Reconfigure
-	(*ConnectorPluginMessage)(nil), // 15: tributary.plugin.v1.ConnectorPluginMessage
-	(*BatchLimits)(nil),            // 16: tributary.plugin.v1.BatchLimits
-	(*TaskStart)(nil),              // 17: tributary.plugin.v1.TaskStart
-	(*SharedMemory)(nil),           // 18: tributary.plugin.v1.SharedMemory
-	(*SlotBatch)(nil),              // 19: tributary.plugin.v1.SlotBatch
-	(*SlotFree)(nil),               // 20: tributary.plugin.v1.SlotFree
-	(*RecordBatch)(nil),            // 21: tributary.plugin.v1.RecordBatch
-	(*OffsetsQuery)(nil),           // 22: tributary.plugin.v1.OffsetsQuery
-	(*OffsetsReply)(nil),           // 23: tributary.plugin.v1.OffsetsReply
-	(*Committed)(nil),              // 24: tributary.plugin.v1.Committed
-	(*SourceHostMessage)(nil),      // 25: tributary.plugin.v1.SourceHostMessage
-	(*SourcePluginMessage)(nil),    // 26: tributary.plugin.v1.SourcePluginMessage
-	(*TopicPartition)(nil),         // 27: tributary.plugin.v1.TopicPartition
-	(*Partitions)(nil),             // 28: tributary.plugin.v1.Partitions
-	(*Put)(nil),                    // 29: tributary.plugin.v1.Put
-	(*FlushRequest)(nil),           // 30: tributary.plugin.v1.FlushRequest
-	(*Stopping)(nil),               // 31: tributary.plugin.v1.Stopping
-	(*SinkHostMessage)(nil),        // 32: tributary.plugin.v1.SinkHostMessage
-	(*Ack)(nil),                    // 33: tributary.plugin.v1.Ack
-	(*SinkPluginMessage)(nil),      // 34: tributary.plugin.v1.SinkPluginMessage
-	(*WatchMetricsRequest)(nil),    // 35: tributary.plugin.v1.WatchMetricsRequest
-	(*Metrics)(nil),                // 36: tributary.plugin.v1.Metrics
-	(*MetricFamily)(nil),           // 37: tributary.plugin.v1.MetricFamily
-	(*Metric)(nil),                 // 38: tributary.plugin.v1.Metric
-	(*AlterOffsetsRequest)(nil),    // 39: tributary.plugin.v1.AlterOffsetsRequest
-	(*AlterOffsetsResponse)(nil),   // 40: tributary.plugin.v1.AlterOffsetsResponse
-	nil,                            // 41: tributary.plugin.v1.ValidateRequest.ConfigEntry
-	nil,                            // 42: tributary.plugin.v1.ConnectorStart.ConfigEntry
-	nil,                            // 43: tributary.plugin.v1.TaskConfig.ValuesEntry
-	nil,                            // 44: tributary.plugin.v1.TaskStart.ConfigEntry
-	nil,                            // 45: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	(ExactlyOnceSupport)(0),        // 0: tributary.plugin.v1.ExactlyOnceSupport
+	(MetricType)(0),                // 1: tributary.plugin.v1.MetricType
+	(*SpecifyRequest)(nil),         // 2: tributary.plugin.v1.SpecifyRequest
+	(*SpecifyResponse)(nil),        // 3: tributary.plugin.v1.SpecifyResponse
+	(*ValidateRequest)(nil),        // 4: tributary.plugin.v1.ValidateRequest
+	(*ValidateResponse)(nil),       // 5: tributary.plugin.v1.ValidateResponse
+	(*ExactlyOnceAnswer)(nil),      // 6: tributary.plugin.v1.ExactlyOnceAnswer
+	(*Failure)(nil),                // 7: tributary.plugin.v1.Failure
+	(*Stop)(nil),                   // 8: tributary.plugin.v1.Stop
+	(*Started)(nil),                // 9: tributary.plugin.v1.Started
+	(*Stopped)(nil),                // 10: tributary.plugin.v1.Stopped
+	(*ConnectorHostMessage)(nil),   // 11: tributary.plugin.v1.ConnectorHostMessage
+	(*ConnectorStart)(nil),         // 12: tributary.plugin.v1.ConnectorStart
+	(*TaskConfigsRequest)(nil),     // 13: tributary.plugin.v1.TaskConfigsRequest
+	(*TaskConfig)(nil),             // 14: tributary.plugin.v1.TaskConfig
+	(*TaskConfigs)(nil),            // 15: tributary.plugin.v1.TaskConfigs
+	(*Reconfigure)(nil),            // 16: tributary.plugin.v1.Reconfigure
+	(*ConnectorPluginMessage)(nil), // 17: tributary.plugin.v1.ConnectorPluginMessage
+	(*BatchLimits)(nil),            // 18: tributary.plugin.v1.BatchLimits
+	(*TaskStart)(nil),              // 19: tributary.plugin.v1.TaskStart
+	(*Transaction)(nil),            // 20: tributary.plugin.v1.Transaction
+	(*SharedMemory)(nil),           // 21: tributary.plugin.v1.SharedMemory
+	(*SlotBatch)(nil),              // 22: tributary.plugin.v1.SlotBatch
+	(*SlotFree)(nil),               // 23: tributary.plugin.v1.SlotFree
+	(*RecordBatch)(nil),            // 24: tributary.plugin.v1.RecordBatch
+	(*OffsetsQuery)(nil),           // 25: tributary.plugin.v1.OffsetsQuery
+	(*OffsetsReply)(nil),           // 26: tributary.plugin.v1.OffsetsReply
+	(*Committed)(nil),              // 27: tributary.plugin.v1.Committed
+	(*SourceHostMessage)(nil),      // 28: tributary.plugin.v1.SourceHostMessage
+	(*SourcePluginMessage)(nil),    // 29: tributary.plugin.v1.SourcePluginMessage
+	(*TopicPartition)(nil),         // 30: tributary.plugin.v1.TopicPartition
+	(*Partitions)(nil),             // 31: tributary.plugin.v1.Partitions
+	(*Put)(nil),                    // 32: tributary.plugin.v1.Put
+	(*FlushRequest)(nil),           // 33: tributary.plugin.v1.FlushRequest
+	(*Stopping)(nil),               // 34: tributary.plugin.v1.Stopping
+	(*SinkHostMessage)(nil),        // 35: tributary.plugin.v1.SinkHostMessage
+	(*Ack)(nil),                    // 36: tributary.plugin.v1.Ack
+	(*SinkPluginMessage)(nil),      // 37: tributary.plugin.v1.SinkPluginMessage
+	(*WatchMetricsRequest)(nil),    // 38: tributary.plugin.v1.WatchMetricsRequest
+	(*Metrics)(nil),                // 39: tributary.plugin.v1.Metrics
+	(*MetricFamily)(nil),           // 40: tributary.plugin.v1.MetricFamily
+	(*Metric)(nil),                 // 41: tributary.plugin.v1.Metric
+	(*AlterOffsetsRequest)(nil),    // 42: tributary.plugin.v1.AlterOffsetsRequest
+	(*AlterOffsetsResponse)(nil),   // 43: tributary.plugin.v1.AlterOffsetsResponse
+	nil,                            // 44: tributary.plugin.v1.ValidateRequest.ConfigEntry
+	nil,                            // 45: tributary.plugin.v1.ConnectorStart.ConfigEntry
+	nil,                            // 46: tributary.plugin.v1.TaskConfig.ValuesEntry
+	nil,                            // 47: tributary.plugin.v1.TaskStart.ConfigEntry
+	nil,                            // 48: tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	41, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
-	5,  // 1: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
-	10, // 2: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
-	11, // 3: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
-	6,  // 4: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	42, // 5: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
-	43, // 6: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
-	12, // 7: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
-	5,  // 8: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
-	7,  // 9: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	13, // 10: tributary.plugin.v1.ConnectorPluginMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigs
-	14, // 11: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
-	5,  // 12: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	8,  // 13: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	44, // 14: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
-	16, // 15: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
-	18, // 16: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
-	17, // 17: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	23, // 18: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
-	24, // 19: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
-	6,  // 20: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	20, // 21: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
-	7,  // 22: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
-	21, // 23: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
-	22, // 24: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
-	5,  // 25: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	8,  // 26: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	19, // 27: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
-	27, // 28: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
-	21, // 29: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
-	27, // 30: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	17, // 31: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
-	29, // 32: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
-	28, // 33: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
-	28, // 34: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
-	30, // 35: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
-	6,  // 36: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
-	31, // 37: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
-	27, // 38: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
-	5,  // 39: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
-	7,  // 40: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
-	33, // 41: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
-	28, // 42: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
-	5,  // 43: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
-	8,  // 44: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
-	37, // 45: tributary.plugin.v1.Metrics.families:type_name -> tributary.plugin.v1.MetricFamily
-	0,  // 46: tributary.plugin.v1.MetricFamily.type:type_name -> tributary.plugin.v1.MetricType
-	38, // 47: tributary.plugin.v1.MetricFamily.metrics:type_name -> tributary.plugin.v1.Metric
-	45, // 48: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
-	27, // 49: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
-	27, // 50: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
-	5,  // 51: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
-	1,  // 52: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
-	3,  // 53: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
-	9,  // 54: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
-	25, // 55: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
-	32, // 56: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
-	39, // 57: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
-	35, // 58: tributary.plugin.v1.Plugin.WatchMetrics:input_type -> tributary.plugin.v1.WatchMetricsRequest
-	2,  // 59: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
-	4,  // 60: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
-	15, // 61: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
-	26, // 62: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
-	34, // 63: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
-	40, // 64: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
-	36, // 65: tributary.plugin.v1.Plugin.WatchMetrics:output_type -> tributary.plugin.v1.Metrics
-	59, // [59:66] is the sub-list for method output_type
-	52, // [52:59] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	44, // 0: tributary.plugin.v1.ValidateRequest.config:type_name -> tributary.plugin.v1.ValidateRequest.ConfigEntry
+	6,  // 1: tributary.plugin.v1.ValidateResponse.exactly_once:type_name -> tributary.plugin.v1.ExactlyOnceAnswer
+	0,  // 2: tributary.plugin.v1.ExactlyOnceAnswer.support:type_name -> tributary.plugin.v1.ExactlyOnceSupport
+	7,  // 3: tributary.plugin.v1.ExactlyOnceAnswer.support_error:type_name -> tributary.plugin.v1.Failure
+	7,  // 4: tributary.plugin.v1.ExactlyOnceAnswer.transaction_boundaries_error:type_name -> tributary.plugin.v1.Failure
+	7,  // 5: tributary.plugin.v1.Stopped.error:type_name -> tributary.plugin.v1.Failure
+	12, // 6: tributary.plugin.v1.ConnectorHostMessage.start:type_name -> tributary.plugin.v1.ConnectorStart
+	13, // 7: tributary.plugin.v1.ConnectorHostMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigsRequest
+	8,  // 8: tributary.plugin.v1.ConnectorHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	45, // 9: tributary.plugin.v1.ConnectorStart.config:type_name -> tributary.plugin.v1.ConnectorStart.ConfigEntry
+	46, // 10: tributary.plugin.v1.TaskConfig.values:type_name -> tributary.plugin.v1.TaskConfig.ValuesEntry
+	14, // 11: tributary.plugin.v1.TaskConfigs.configs:type_name -> tributary.plugin.v1.TaskConfig
+	7,  // 12: tributary.plugin.v1.TaskConfigs.error:type_name -> tributary.plugin.v1.Failure
+	9,  // 13: tributary.plugin.v1.ConnectorPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	15, // 14: tributary.plugin.v1.ConnectorPluginMessage.task_configs:type_name -> tributary.plugin.v1.TaskConfigs
+	16, // 15: tributary.plugin.v1.ConnectorPluginMessage.reconfigure:type_name -> tributary.plugin.v1.Reconfigure
+	7,  // 16: tributary.plugin.v1.ConnectorPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	10, // 17: tributary.plugin.v1.ConnectorPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	47, // 18: tributary.plugin.v1.TaskStart.config:type_name -> tributary.plugin.v1.TaskStart.ConfigEntry
+	18, // 19: tributary.plugin.v1.TaskStart.batch:type_name -> tributary.plugin.v1.BatchLimits
+	21, // 20: tributary.plugin.v1.TaskStart.shared_memory:type_name -> tributary.plugin.v1.SharedMemory
+	19, // 21: tributary.plugin.v1.SourceHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	26, // 22: tributary.plugin.v1.SourceHostMessage.offsets:type_name -> tributary.plugin.v1.OffsetsReply
+	27, // 23: tributary.plugin.v1.SourceHostMessage.committed:type_name -> tributary.plugin.v1.Committed
+	8,  // 24: tributary.plugin.v1.SourceHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	23, // 25: tributary.plugin.v1.SourceHostMessage.slot_free:type_name -> tributary.plugin.v1.SlotFree
+	9,  // 26: tributary.plugin.v1.SourcePluginMessage.started:type_name -> tributary.plugin.v1.Started
+	24, // 27: tributary.plugin.v1.SourcePluginMessage.batch:type_name -> tributary.plugin.v1.RecordBatch
+	25, // 28: tributary.plugin.v1.SourcePluginMessage.offsets:type_name -> tributary.plugin.v1.OffsetsQuery
+	7,  // 29: tributary.plugin.v1.SourcePluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	10, // 30: tributary.plugin.v1.SourcePluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	22, // 31: tributary.plugin.v1.SourcePluginMessage.slot_batch:type_name -> tributary.plugin.v1.SlotBatch
+	20, // 32: tributary.plugin.v1.SourcePluginMessage.transaction:type_name -> tributary.plugin.v1.Transaction
+	30, // 33: tributary.plugin.v1.Partitions.partitions:type_name -> tributary.plugin.v1.TopicPartition
+	24, // 34: tributary.plugin.v1.Put.batch:type_name -> tributary.plugin.v1.RecordBatch
+	30, // 35: tributary.plugin.v1.FlushRequest.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	19, // 36: tributary.plugin.v1.SinkHostMessage.start:type_name -> tributary.plugin.v1.TaskStart
+	32, // 37: tributary.plugin.v1.SinkHostMessage.put:type_name -> tributary.plugin.v1.Put
+	31, // 38: tributary.plugin.v1.SinkHostMessage.open:type_name -> tributary.plugin.v1.Partitions
+	31, // 39: tributary.plugin.v1.SinkHostMessage.close:type_name -> tributary.plugin.v1.Partitions
+	33, // 40: tributary.plugin.v1.SinkHostMessage.flush:type_name -> tributary.plugin.v1.FlushRequest
+	8,  // 41: tributary.plugin.v1.SinkHostMessage.stop:type_name -> tributary.plugin.v1.Stop
+	34, // 42: tributary.plugin.v1.SinkHostMessage.stopping:type_name -> tributary.plugin.v1.Stopping
+	30, // 43: tributary.plugin.v1.Ack.offsets:type_name -> tributary.plugin.v1.TopicPartition
+	7,  // 44: tributary.plugin.v1.Ack.error:type_name -> tributary.plugin.v1.Failure
+	9,  // 45: tributary.plugin.v1.SinkPluginMessage.started:type_name -> tributary.plugin.v1.Started
+	36, // 46: tributary.plugin.v1.SinkPluginMessage.ack:type_name -> tributary.plugin.v1.Ack
+	31, // 47: tributary.plugin.v1.SinkPluginMessage.rewind:type_name -> tributary.plugin.v1.Partitions
+	7,  // 48: tributary.plugin.v1.SinkPluginMessage.failure:type_name -> tributary.plugin.v1.Failure
+	10, // 49: tributary.plugin.v1.SinkPluginMessage.stopped:type_name -> tributary.plugin.v1.Stopped
+	40, // 50: tributary.plugin.v1.Metrics.families:type_name -> tributary.plugin.v1.MetricFamily
+	1,  // 51: tributary.plugin.v1.MetricFamily.type:type_name -> tributary.plugin.v1.MetricType
+	41, // 52: tributary.plugin.v1.MetricFamily.metrics:type_name -> tributary.plugin.v1.Metric
+	48, // 53: tributary.plugin.v1.AlterOffsetsRequest.config:type_name -> tributary.plugin.v1.AlterOffsetsRequest.ConfigEntry
+	30, // 54: tributary.plugin.v1.AlterOffsetsRequest.sink_offsets:type_name -> tributary.plugin.v1.TopicPartition
+	30, // 55: tributary.plugin.v1.AlterOffsetsRequest.sink_resets:type_name -> tributary.plugin.v1.TopicPartition
+	7,  // 56: tributary.plugin.v1.AlterOffsetsResponse.refused:type_name -> tributary.plugin.v1.Failure
+	2,  // 57: tributary.plugin.v1.Plugin.Specify:input_type -> tributary.plugin.v1.SpecifyRequest
+	4,  // 58: tributary.plugin.v1.Plugin.Validate:input_type -> tributary.plugin.v1.ValidateRequest
+	11, // 59: tributary.plugin.v1.Plugin.RunConnector:input_type -> tributary.plugin.v1.ConnectorHostMessage
+	28, // 60: tributary.plugin.v1.Plugin.RunSourceTask:input_type -> tributary.plugin.v1.SourceHostMessage
+	35, // 61: tributary.plugin.v1.Plugin.RunSinkTask:input_type -> tributary.plugin.v1.SinkHostMessage
+	42, // 62: tributary.plugin.v1.Plugin.AlterOffsets:input_type -> tributary.plugin.v1.AlterOffsetsRequest
+	38, // 63: tributary.plugin.v1.Plugin.WatchMetrics:input_type -> tributary.plugin.v1.WatchMetricsRequest
+	3,  // 64: tributary.plugin.v1.Plugin.Specify:output_type -> tributary.plugin.v1.SpecifyResponse
+	5,  // 65: tributary.plugin.v1.Plugin.Validate:output_type -> tributary.plugin.v1.ValidateResponse
+	17, // 66: tributary.plugin.v1.Plugin.RunConnector:output_type -> tributary.plugin.v1.ConnectorPluginMessage
+	29, // 67: tributary.plugin.v1.Plugin.RunSourceTask:output_type -> tributary.plugin.v1.SourcePluginMessage
+	37, // 68: tributary.plugin.v1.Plugin.RunSinkTask:output_type -> tributary.plugin.v1.SinkPluginMessage
+	43, // 69: tributary.plugin.v1.Plugin.AlterOffsets:output_type -> tributary.plugin.v1.AlterOffsetsResponse
+	39, // 70: tributary.plugin.v1.Plugin.WatchMetrics:output_type -> tributary.plugin.v1.Metrics
+	64, // [64:71] is the sub-list for method output_type
+	57, // [57:64] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -3164,34 +3428,35 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[8].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[9].OneofWrappers = []any{
 		(*ConnectorHostMessage_Start)(nil),
 		(*ConnectorHostMessage_TaskConfigs)(nil),
 		(*ConnectorHostMessage_Stop)(nil),
 	}
-	file_plugin_proto_msgTypes[14].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[15].OneofWrappers = []any{
 		(*ConnectorPluginMessage_Started)(nil),
 		(*ConnectorPluginMessage_TaskConfigs)(nil),
 		(*ConnectorPluginMessage_Reconfigure)(nil),
 		(*ConnectorPluginMessage_Failure)(nil),
 		(*ConnectorPluginMessage_Stopped)(nil),
 	}
-	file_plugin_proto_msgTypes[24].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[26].OneofWrappers = []any{
 		(*SourceHostMessage_Start)(nil),
 		(*SourceHostMessage_Offsets)(nil),
 		(*SourceHostMessage_Committed)(nil),
 		(*SourceHostMessage_Stop)(nil),
 		(*SourceHostMessage_SlotFree)(nil),
 	}
-	file_plugin_proto_msgTypes[25].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[27].OneofWrappers = []any{
 		(*SourcePluginMessage_Started)(nil),
 		(*SourcePluginMessage_Batch)(nil),
 		(*SourcePluginMessage_Offsets)(nil),
 		(*SourcePluginMessage_Failure)(nil),
 		(*SourcePluginMessage_Stopped)(nil),
 		(*SourcePluginMessage_SlotBatch)(nil),
+		(*SourcePluginMessage_Transaction)(nil),
 	}
-	file_plugin_proto_msgTypes[31].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[33].OneofWrappers = []any{
 		(*SinkHostMessage_Start)(nil),
 		(*SinkHostMessage_Put)(nil),
 		(*SinkHostMessage_Open)(nil),
@@ -3200,7 +3465,7 @@ func file_plugin_proto_init() {
 		(*SinkHostMessage_Stop)(nil),
 		(*SinkHostMessage_Stopping)(nil),
 	}
-	file_plugin_proto_msgTypes[33].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[35].OneofWrappers = []any{
 		(*SinkPluginMessage_Started)(nil),
 		(*SinkPluginMessage_Ack)(nil),
 		(*SinkPluginMessage_Rewind)(nil),
@@ -3212,8 +3477,8 @@ func file_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   45,
+			NumEnums:      2,
+			NumMessages:   47,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

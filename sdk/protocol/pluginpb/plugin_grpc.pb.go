@@ -22,6 +22,16 @@
 // answers with Unimplemented (it has none). The host adds the connector
 // and task labels.
 //
+// Also within version 2: exactly-once source support (KIP-618). The host
+// may ask a source connector, as it validates a configuration, whether it
+// delivers exactly once with it and whether its tasks can define their own
+// transaction boundaries (ValidateRequest.exactly_once_support,
+// .transaction_boundaries; a plugin built before the questions leaves
+// ValidateResponse.exactly_once unset: the connector does not say). A host
+// that runs a task with connector-defined transaction boundaries sets
+// TaskStart.transaction_context, and the plugin sends a Transaction message
+// after the records each commit or abort the task asks for ends with.
+//
 // Regenerate with `go generate ./protocol/pluginpb` in sdk/ (needs protoc,
 // protoc-gen-go and protoc-gen-go-grpc on PATH; see docs/sdk.md).
 
