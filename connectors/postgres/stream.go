@@ -74,7 +74,7 @@ type streamer struct {
 	// flushed is the LSN the worker committed offsets up to
 	// (OffsetsCommitted); the stream confirms it to the server.
 	flushed *atomic.Uint64
-	started *atomic.Bool // set once START_REPLICATION succeeded
+	onStart func() // called once START_REPLICATION succeeded (may be nil)
 
 	rels       map[uint32]*relState
 	inTx       bool
@@ -129,8 +129,8 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 		pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return fmt.Errorf("postgres: start replication from slot %s at %s: %w", s.cfg.SlotName, formatLSN(s.start), err)
 	}
-	if s.started != nil {
-		s.started.Store(true)
+	if s.onStart != nil {
+		s.onStart()
 	}
 	s.m.SetConnected(true)
 	defer s.m.SetConnected(false)

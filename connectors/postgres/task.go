@@ -41,20 +41,15 @@ type task struct {
 	err     error
 	flushed atomic.Uint64
 
-	pg14      bool
-	pg13      bool        // the slot has wal_status and safe_wal_size
-	streaming atomic.Bool // the stream (not the snapshot) is running
-	// snapshotting: Open took a snapshot (stream: changes follow it);
-	// snapDone is set once all its rows went out. A snapshot that lost
-	// its connection before is taken again, from a new slot.
-	snapshotting bool
-	stream       bool
-	snapDone     atomic.Bool
-	pctx         context.Context
+	pg14 bool
+	pg13 bool // the slot has wal_status and safe_wal_size
+	// life is the task's lifecycle (lifecycle.go), guarded by mu: the
+	// producer and Poll feed it events through fire.
+	life lifecycle
+	pctx context.Context
 	// lastPolled is the offset of the last record Poll handed out: a
 	// stream restarted after a lost connection resumes after it.
 	lastPolled sdk.Offset
-	restarts   int
 
 	// m is Debezium's snapshot and streaming metrics, slot the
 	// replication slot's (nil until Open).
@@ -67,7 +62,23 @@ type task struct {
 const outBatches = 4
 
 func newTask(c Config) *task {
-	return &task{cfg: c, part: sdk.Partition{"server": c.TopicPrefix}}
+	return &task{cfg: c, part: sdk.Partition{"server": c.TopicPrefix}, life: lifecycle{maxRetries: int(c.MaxRetries)}}
+}
+
+// fire feeds ev to the lifecycle and returns the action it asks for.
+func (t *task) fire(ev lifeEvent) lifeAction {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var a lifeAction
+	t.life, a = t.life.step(ev)
+	return a
+}
+
+// lifeState returns the lifecycle's current state.
+func (t *task) lifeState() lifecycle {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.life
 }
 
 // offsetState is what the stored offset says.
@@ -291,8 +302,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	pg14 := version >= 140000
 	t.pg14, t.pg13 = pg14, version >= 130000
 	if snapshot {
-		t.snapshotting, t.stream = true, stream
-		return t.startSnapshot(ctx, slot)
+		return t.startSnapshot(ctx, slot, stream)
 	}
 	t.m.SnapshotSkipped()
 	start := uint64(0)
@@ -307,14 +317,15 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 		start = resume.commit // skips what the server knows to precede the offset
 	}
 	strm := t.newStreamer(start, resume, pg14)
+	t.fire(evStreamStarting{})
 	t.startProduce(pctx, strm.run)
 	return nil
 }
 
 // startSnapshot takes a consistent snapshot from a new slot (an existing
-// one, slot, is dropped first) and, when t.stream, streams from the slot
+// one, slot, is dropped first) and, when stream, streams from the slot
 // after it.
-func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
+func (t *task) startSnapshot(ctx context.Context, slot slotInfo, stream bool) error {
 	if slot.exists {
 		if slot.active {
 			return fmt.Errorf("postgres: replication slot %s %w", t.cfg.SlotName, errSlotInUse)
@@ -324,7 +335,6 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 			return fmt.Errorf("postgres: drop slot %s: %w", t.cfg.SlotName, err)
 		}
 	}
-	stream := t.stream
 	res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication, Temporary: !stream})
 	if err != nil {
@@ -357,8 +367,8 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 	}
 	t.m.SnapshotStarted(names)
 	strm := t.newStreamer(uint64(cp), resumePoint{}, t.pg14)
-	t.snapDone.Store(false)
 	t.newChannels()
+	t.fire(evSnapshotStarted{Follow: stream})
 	t.startProduce(t.pctx, func(ctx context.Context, out chan<- []sdk.SourceRecord) error {
 		if err := snap.run(ctx, out); err != nil {
 			t.m.SnapshotAborted()
@@ -375,7 +385,7 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 			}
 		}
 		t.m.SnapshotCompleted()
-		t.snapDone.Store(true)
+		t.fire(evSnapshotDone{})
 		if !stream {
 			t.logger.Info("snapshot.mode=initial_only: the snapshot is complete, no changes are streamed")
 			return nil
@@ -387,7 +397,7 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 
 func (t *task) newStreamer(start uint64, resume resumePoint, pg14 bool) *streamer {
 	s := &streamer{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, db: t.db, repl: t.repl,
-		start: start, resume: resume, pg14: pg14, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, started: &t.streaming,
+		start: start, resume: resume, pg14: pg14, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, onStart: func() { t.fire(evStreamStarted{}) },
 		m: t.m, slot: t.slot, hasWALStatus: t.pg13}
 	s.walEnd = start
 	s.hbPos = start
@@ -481,28 +491,28 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 				t.mu.Lock()
 				err := t.err
 				t.mu.Unlock()
-				if err != nil && ctx.Err() == nil && (t.cfg.MaxRetries < 0 || t.restarts < int(t.cfg.MaxRetries)) {
-					// Until a reconnection succeeds t.err stays, so that
-					// the next Poll tries again.
-					switch recoveryFor(t.snapshotting && !t.snapDone.Load(), t.streaming.Load() || t.snapDone.Load(), t.restarts, err) {
-					case resumeStream:
-						t.restarts++
-						t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", t.restarts)
-						if rerr := t.restartStream(ctx); rerr != nil {
-							return nil, sdk.Retriable(fmt.Errorf("postgres: reconnect after %w: %w", err, rerr))
-						}
-						return nil, nil
-					case retakeSnapshot:
-						t.restarts++
-						t.logger.Warn("the snapshot lost its connection to the server: taking it again from a new slot",
-							"error", err, "attempt", t.restarts)
-						if rerr := t.restartSnapshot(ctx); rerr != nil {
-							return nil, sdk.Retriable(fmt.Errorf("postgres: take the snapshot again after %w: %w", err, rerr))
-						}
-						return nil, nil
-					}
+				if err != nil && ctx.Err() != nil {
+					return nil, err
 				}
-				if err != nil {
+				// Until a reconnection succeeds t.err stays, so that the
+				// next Poll decides again.
+				switch t.fire(evProducerEnded{Err: err}) {
+				case actResumeStream:
+					restarts := t.lifeState().restarts
+					t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", restarts)
+					if rerr := t.restartStream(ctx); rerr != nil {
+						return nil, sdk.Retriable(fmt.Errorf("postgres: reconnect after %w: %w", err, rerr))
+					}
+					return nil, nil
+				case actRetakeSnapshot:
+					restarts := t.lifeState().restarts
+					t.logger.Warn("the snapshot lost its connection to the server: taking it again from a new slot",
+						"error", err, "attempt", restarts)
+					if rerr := t.restartSnapshot(ctx); rerr != nil {
+						return nil, sdk.Retriable(fmt.Errorf("postgres: take the snapshot again after %w: %w", err, rerr))
+					}
+					return nil, nil
+				case actFail:
 					return nil, err
 				}
 				<-ctx.Done() // initial_only: done
@@ -519,7 +529,7 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 	t.pending = t.pending[n:]
 	if n > 0 {
 		t.lastPolled = recs[n-1].Offset
-		t.restarts = 0
+		t.fire(evDelivered{})
 	}
 	return recs, nil
 }
@@ -554,10 +564,10 @@ func recoveryFor(snapshotPending, streamed bool, restarts int, err error) recove
 	return failTask
 }
 
-// reconnect waits the back-off of attempt t.restarts and for the old
+// reconnect waits the back-off of the lifecycle's restarts and for the old
 // producer to end, then opens new connections to the server.
 func (t *task) reconnect(ctx context.Context) error {
-	backoff := min(time.Duration(t.restarts)*500*time.Millisecond, max(t.cfg.RetryWait, 500*time.Millisecond))
+	backoff := min(time.Duration(t.lifeState().restarts)*500*time.Millisecond, max(t.cfg.RetryWait, 500*time.Millisecond))
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -596,8 +606,8 @@ func (t *task) restartStream(ctx context.Context) error {
 	if err := t.reconnect(ctx); err != nil {
 		return err
 	}
-	t.streaming.Store(false)
 	t.newChannels()
+	t.fire(evStreamStarting{})
 	strm := t.newStreamer(0, resume, t.pg14)
 	t.startProduce(t.pctx, strm.run)
 	return nil
@@ -614,7 +624,7 @@ func (t *task) restartSnapshot(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return t.startSnapshot(ctx, slot)
+	return t.startSnapshot(ctx, slot, t.lifeState().follow)
 }
 
 // newChannels gives the next producer its channels and clears the error
