@@ -53,6 +53,17 @@ type Config struct {
 	SnapshotThreads   int32  `key:"snapshot.max.threads" default:"1" validate:"min=1,max=64" group:"Snapshot" doc:"Number of tables read in parallel during the snapshot, each over its own connection importing the same exported snapshot."`
 	SnapshotFetchSize int32  `key:"snapshot.fetch.size" default:"10240" validate:"min=1" group:"Snapshot" doc:"Rows read per chunk of a table during the snapshot (tables are read in chunks by primary key, or by physical position when there is none, so memory stays bounded)."`
 
+	SignalChannels       []string      `key:"signal.enabled.channels" default:"source" validate:"enum=source|kafka|file" group:"Signals" doc:"Channels the connector reads signals from (execute-snapshot, stop-snapshot, pause-snapshot, resume-snapshot, log): source (inserts into the table signal.data.collection, read through the replication stream), kafka (records on signal.kafka.topic whose key is topic.prefix) and file (JSON lines appended to signal.file)."`
+	SignalTable          string        `key:"signal.data.collection" optional:"" group:"Signals" doc:"The signal table, schema.table, with columns id (varchar), type (varchar) and data (varchar/text). It is captured whatever the filters say (it joins a filtered publication); incremental snapshots write their watermarks into it unless read.only=true."`
+	SignalKafkaTopic     string        `key:"signal.kafka.topic" optional:"" group:"Signals" doc:"Topic of the kafka signal channel (default: <topic.prefix>-signal); its partition 0 is read."`
+	SignalKafkaBootstrap string        `key:"signal.kafka.bootstrap.servers" optional:"" group:"Signals" doc:"Bootstrap servers of the Kafka cluster holding signal.kafka.topic (required by the kafka channel)."`
+	SignalKafkaGroup     string        `key:"signal.kafka.groupId" default:"kafka-signal" group:"Signals" doc:"Consumer group of the kafka signal channel: it commits the position of the signals it has acted on."`
+	SignalFile           string        `key:"signal.file" default:"file-signals.txt" group:"Signals" doc:"File of the file signal channel: one JSON signal per line ({\"id\": ..., \"type\": ..., \"data\": {...}}); the connector empties the file once it has read it."`
+	SignalPollInterval   time.Duration `key:"signal.poll.interval.ms" default:"5000" validate:"min=1" group:"Signals" doc:"How often the kafka and file channels are read, in milliseconds."`
+	IncrementalChunkSize int32         `key:"incremental.snapshot.chunk.size" default:"1024" validate:"min=1" group:"Signals" doc:"Rows read per chunk of an incremental snapshot (the rows of a chunk are held in memory until its window closes)."`
+	IncrementalWatermark string        `key:"incremental.snapshot.watermarking.strategy" default:"insert_insert" validate:"enum=insert_insert|insert_delete" group:"Signals" doc:"How an incremental snapshot's chunk windows are marked in the signal table: insert_insert (an open and a close row per chunk) or insert_delete (an open row, deleted to close the window, so the table does not grow)."`
+	ReadOnly             bool          `key:"read.only" default:"false" group:"Signals" doc:"Incremental snapshots without writing to the database (a read-only user, a standby): each chunk is read with its transaction snapshot (pg_current_snapshot) and the window closes on the stream's own position, instead of watermark rows in the signal table. A Tributary method: Debezium's read-only mode differs in detail, not in the events."`
+
 	HeartbeatInterval time.Duration `key:"heartbeat.interval.ms" default:"0" validate:"min=0" group:"Heartbeat" doc:"Interval between heartbeat records (0: none). Heartbeats go to the heartbeat topic and carry the current WAL position, so the slot keeps advancing when the captured tables are idle while the server writes WAL."`
 	HeartbeatQuery    string        `key:"heartbeat.action.query" optional:"" group:"Heartbeat" doc:"SQL statement run on each heartbeat (for example an update of a heartbeat table in the publication). Without it, the connector writes a logical decoding message (pg_logical_emit_message) so that even an idle server moves the slot."`
 	HeartbeatPrefix   string        `key:"topic.heartbeat.prefix" default:"__debezium-heartbeat" group:"Heartbeat" doc:"Prefix of the heartbeat topic, <prefix>.<topic.prefix>."`
@@ -104,6 +115,14 @@ func (c *Config) Validate() []sdk.FieldError {
 		if _, err := hexDecode(c.Placeholder[4:]); err != nil {
 			errs = append(errs, sdk.FieldError{Key: "unavailable.value.placeholder", Message: "the hex: prefix must be followed by hexadecimal digits"})
 		}
+	}
+	if c.SignalTable != "" {
+		if _, err := parseTableID(c.SignalTable); err != nil {
+			errs = append(errs, sdk.FieldError{Key: "signal.data.collection", Message: err.Error()})
+		}
+	}
+	if slices.Contains(c.SignalChannels, "kafka") && strings.TrimSpace(c.SignalKafkaBootstrap) == "" {
+		errs = append(errs, sdk.FieldError{Key: "signal.kafka.bootstrap.servers", Message: "the kafka signal channel needs the bootstrap servers of the cluster holding signal.kafka.topic"})
 	}
 	slices.SortFunc(errs, func(a, b sdk.FieldError) int { return strings.Compare(a.Key, b.Key) })
 	return errs
@@ -160,6 +179,9 @@ func (c *Config) connString(replication bool) string {
 // Debezium's rules: whole-name, case-insensitive regular expressions.
 type filters struct {
 	schemaInc, schemaExc, tableInc, tableExc, colInc, colExc []*regexp.Regexp
+	// signal is signal.data.collection: captured whatever the lists say,
+	// as Debezium does.
+	signal tableID
 }
 
 func compileList(list []string) ([]*regexp.Regexp, error) {
@@ -191,7 +213,42 @@ func newFilters(c *Config) (*filters, error) {
 		}
 		*x.dst = res
 	}
+	if c.SignalTable != "" {
+		id, err := parseTableID(c.SignalTable)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: signal.data.collection: %w", err)
+		}
+		f.signal = id
+	}
 	return f, nil
+}
+
+// parseTableID parses schema.table, either part in double quotes when it
+// holds a dot ("public.\"My.Table\"").
+func parseTableID(s string) (tableID, error) {
+	var parts []string
+	var cur strings.Builder
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '"' && quoted && i+1 < len(s) && s[i+1] == '"':
+			cur.WriteByte('"')
+			i++
+		case ch == '"':
+			quoted = !quoted
+		case ch == '.' && !quoted:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(ch)
+		}
+	}
+	parts = append(parts, cur.String())
+	if quoted || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return tableID{}, fmt.Errorf("%q is not schema.table", s)
+	}
+	return tableID{schema: strings.TrimSpace(parts[0]), name: strings.TrimSpace(parts[1])}, nil
 }
 
 func anyMatch(res []*regexp.Regexp, s string) bool {
@@ -210,6 +267,9 @@ var systemSchemas = []string{"pg_catalog", "information_schema", "pg_toast"}
 func (f *filters) table(schema, table string) bool {
 	if slices.Contains(systemSchemas, schema) || strings.HasPrefix(schema, "pg_temp") || strings.HasPrefix(schema, "pg_toast") {
 		return false
+	}
+	if f.signal.name != "" && f.signal.schema == schema && f.signal.name == table {
+		return true
 	}
 	if len(f.schemaInc) > 0 && !anyMatch(f.schemaInc, schema) || anyMatch(f.schemaExc, schema) {
 		return false

@@ -51,6 +51,13 @@ type task struct {
 	// stream restarted after a lost connection resumes after it.
 	lastPolled sdk.Offset
 
+	// incr is the incremental snapshot the stored offset says runs (nil:
+	// none); signals carries the signals of the kafka and file channels,
+	// whose readers chans waits for.
+	incr    *incremental
+	signals chan signalRecord
+	chans   sync.WaitGroup
+
 	// m is Debezium's snapshot and streaming metrics, slot the
 	// replication slot's (nil until Open).
 	m    *cdcmetrics.Metrics
@@ -233,6 +240,17 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	if err != nil {
 		return err
 	}
+	incr, warn, err := loadIncremental(off)
+	if err != nil {
+		return err
+	}
+	if warn != "" {
+		t.logger.Warn(warn)
+	}
+	t.incr = incr
+	if err := t.checkSignalTable(ctx); err != nil {
+		return err
+	}
 	slot, err := readSlot(ctx, t.db, t.cfg.SlotName)
 	if err != nil {
 		return err
@@ -290,6 +308,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	t.done = make(chan struct{})
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t.cancel, t.pctx = cancel, pctx
+	t.startSignalChannels(pctx)
 	if !snapshot && !stream {
 		t.logger.Info("snapshot.mode=initial_only and the snapshot is complete: nothing to do")
 		close(t.out)
@@ -401,7 +420,63 @@ func (t *task) newStreamer(start uint64, resume resumePoint, pg14 bool) *streame
 		m: t.m, slot: t.slot, hasWALStatus: t.pg13}
 	s.walEnd = start
 	s.hbPos = start
+	s.incr, t.incr = t.incr, nil
+	if t.signals != nil {
+		s.signals = t.signals
+	}
 	return s
+}
+
+// startSignalChannels starts the readers of the kafka and file signal
+// channels, which run until ctx ends.
+func (t *task) startSignalChannels(ctx context.Context) {
+	var runs []func(context.Context, chan<- signalRecord)
+	for _, ch := range t.cfg.SignalChannels {
+		switch strings.TrimSpace(ch) {
+		case "kafka":
+			topic := t.cfg.SignalKafkaTopic
+			if topic == "" {
+				topic = t.cfg.TopicPrefix + "-signal"
+			}
+			k := &kafkaChannel{bootstrap: strings.Split(t.cfg.SignalKafkaBootstrap, ","), topic: topic,
+				group: t.cfg.SignalKafkaGroup, key: t.cfg.TopicPrefix, logger: t.logger}
+			runs = append(runs, k.run)
+		case "file":
+			f := &fileChannel{path: t.cfg.SignalFile, interval: t.cfg.SignalPollInterval, logger: t.logger}
+			runs = append(runs, f.run)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	t.signals = make(chan signalRecord, 16)
+	for _, run := range runs {
+		t.chans.Add(1)
+		go func() {
+			defer t.chans.Done()
+			run(ctx, t.signals)
+		}()
+	}
+}
+
+// checkSignalTable warns when the signal table is not in the publication:
+// its signals and watermarks would never reach the stream.
+func (t *task) checkSignalTable(ctx context.Context) error {
+	sig := t.filters.signal
+	if sig.name == "" || !slices.Contains(t.cfg.SignalChannels, "source") && t.cfg.ReadOnly {
+		return nil
+	}
+	var in bool
+	err := t.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND tablename = $3)",
+		t.cfg.PublicationName, sig.schema, sig.name).Scan(&in)
+	if err != nil {
+		return fmt.Errorf("postgres: read publication %s: %w", t.cfg.PublicationName, err)
+	}
+	if !in {
+		t.logger.Warn("the signal table is not in the publication: its signals and incremental snapshot watermarks cannot reach the connector (ALTER PUBLICATION ... ADD TABLE)",
+			"signal.data.collection", sig.String(), "publication", t.cfg.PublicationName)
+	}
+	return nil
 }
 
 // startProduce runs produce in a goroutine with the current channels.
@@ -603,9 +678,14 @@ func (t *task) restartStream(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	incr, _, err := loadIncremental(t.lastPolled)
+	if err != nil {
+		return err
+	}
 	if err := t.reconnect(ctx); err != nil {
 		return err
 	}
+	t.incr = incr
 	t.newChannels()
 	t.fire(evStreamStarting{})
 	strm := t.newStreamer(0, resume, t.pg14)
@@ -693,6 +773,7 @@ func (t *task) Close(ctx context.Context) error {
 		case <-t.done:
 		case <-ctx.Done():
 		}
+		t.chans.Wait()
 	}
 	var errs []error
 	if t.repl != nil {
