@@ -493,3 +493,171 @@ func TestPostgresSignalChannels(t *testing.T) {
 		t.Errorf("the signal file was not emptied: %q", b)
 	}
 }
+
+// waitLog waits until the worker's log holds s.
+func waitLog(t *testing.T, w *harness.WorkerProcess, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); !logContains(w.LogPath(), s); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker's log does not say %q\n%s", s, harnessTail(w.LogPath()))
+		}
+	}
+}
+
+// TestPostgresIncrementalSnapshotReadOnly snapshots with read.only=true
+// (no signal table: the signal comes through the file channel, nothing is
+// written to the database) while changes stream in: the topic replayed by
+// key equals the table.
+func TestPostgresIncrementalSnapshotReadOnly(t *testing.T) {
+	t.Parallel()
+	pg := harness.StartPostgresT(t)
+	id := pgID("incrro")
+	const rows, changes = 50000, 10000
+	pg.Exec(t, fmt.Sprintf(`CREATE TABLE big (id bigint PRIMARY KEY, v bigint NOT NULL);
+		INSERT INTO big SELECT 2 * i, i FROM generate_series(1, %d) i; ANALYZE big`, rows))
+	bootstrap, r, w, _ := startWorker(t, "pgincrro", nil)
+	signalFile := filepath.Join(t.TempDir(), "signals.txt")
+	cfg := pgConnectorConfig(pg, id, "public.big")
+	cfg["snapshot.mode"] = "no_data"
+	cfg["read.only"] = "true"
+	cfg["signal.enabled.channels"] = "file"
+	cfg["signal.file"] = signalFile
+	cfg["signal.poll.interval.ms"] = "100"
+	cfg["incremental.snapshot.chunk.size"] = "500"
+	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
+	r.waitState("pg", "RUNNING", 1)
+	topic := id + ".public.big"
+	er := newEventReader(t, bootstrap, topic)
+	er.diag = func() string { return harnessTail(w.LogPath()) }
+	pg.Exec(t, "UPDATE big SET v = v + 1 WHERE id = 2")
+	er.until(time.Minute, "the first change", func(es []cdcEvent) bool { return len(es) > 0 })
+	if err := os.WriteFile(signalFile, []byte(`{"id":"ro-1","type":"execute-snapshot","data":{"data-collections":["public.big"]}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conn := pgConn(t, pg)
+	rng := rand.New(rand.NewPCG(7, 7))
+	for tx := 0; tx < changes/10; tx++ {
+		var b strings.Builder
+		b.WriteString("BEGIN;")
+		for range 10 {
+			k := 2 * (1 + rng.Int64N(rows))
+			switch p := rng.IntN(10); {
+			case p < 7:
+				fmt.Fprintf(&b, "UPDATE big SET v = v + 1000000 WHERE id = %d;", k)
+			case p < 9:
+				fmt.Fprintf(&b, "DELETE FROM big WHERE id = %d;", k)
+			default:
+				fmt.Fprintf(&b, "INSERT INTO big VALUES (%d, %d) ON CONFLICT (id) DO UPDATE SET v = big.v + 7;", k+1, tx)
+			}
+		}
+		b.WriteString("COMMIT;")
+		if _, err := conn.Exec(t.Context(), b.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitLog(t, w, "incremental snapshot completed")
+	pg.Exec(t, "INSERT INTO big VALUES (1, -1)")
+	rp := newReplay()
+	er.until(3*time.Minute, "the last change", func(es []cdcEvent) bool {
+		rp.apply(t, es, topic)
+		_, ok := rp.rows[1]
+		return ok
+	})
+	sameRows(t, rp.rows, dbRows(t, pg, "big"))
+	if n := pgScalar(t, pg, "SELECT count(*)::text FROM pg_stat_user_tables WHERE relname = 'debezium_signal'"); n != "0" {
+		t.Errorf("a signal table exists")
+	}
+	t.Logf("read.only: %d rows read, %d events", len(rp.reads), len(er.got))
+}
+
+// TestPostgresIncrementalSnapshotControl: additional-conditions select the
+// rows; the insert_delete watermarks leave the signal table empty; pause
+// stops the chunks, resume goes on, stop ends the snapshot.
+func TestPostgresIncrementalSnapshotControl(t *testing.T) {
+	t.Parallel()
+	pg := harness.StartPostgresT(t)
+	id := pgID("incrctl")
+	pg.Exec(t, signalTableSQL)
+	pg.Exec(t, `CREATE TABLE a (id bigint PRIMARY KEY, v bigint NOT NULL);
+		INSERT INTO a SELECT i, i FROM generate_series(1, 3000) i;
+		CREATE TABLE big (id bigint PRIMARY KEY, v bigint NOT NULL);
+		INSERT INTO big SELECT i, i FROM generate_series(1, 100000) i`)
+	bootstrap, r, w, _ := startWorker(t, "pgincrctl", nil)
+	cfg := pgIncrementalConfig(pg, id, "public.a,public.big")
+	cfg["incremental.snapshot.watermarking.strategy"] = "insert_delete"
+	cfg["incremental.snapshot.chunk.size"] = "50"
+	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
+	r.waitState("pg", "RUNNING", 1)
+	er := newEventReader(t, bootstrap, id+".public.a", id+".public.big")
+	er.diag = func() string { return harnessTail(w.LogPath()) }
+	pg.Exec(t, "UPDATE a SET v = 0 WHERE id = 1")
+	er.until(time.Minute, "the first change", func(es []cdcEvent) bool { return len(es) > 0 })
+
+	// additional-conditions: only the rows with even v.
+	signal(t, pg, "cond-1", "execute-snapshot", `{"data-collections": ["public.a"], "additional-conditions": [{"data-collection": "public.a", "filter": "v % 2 = 0"}]}`)
+	waitLog(t, w, "incremental snapshot completed")
+	ra := newReplay()
+	er.until(time.Minute, "the even rows of a", func(es []cdcEvent) bool {
+		ra.apply(t, es, id+".public.a")
+		return len(ra.reads) >= 1500
+	})
+	for k := range ra.reads {
+		if k%2 != 0 && k != 1 {
+			t.Fatalf("row %d read despite the additional condition", k)
+		}
+	}
+	if n := pgScalar(t, pg, "SELECT count(*)::text FROM debezium_signal WHERE type LIKE 'snapshot-window%'"); n != "0" {
+		t.Errorf("%s watermark rows left with insert_delete", n)
+	}
+
+	// pause, resume, stop. Signals in one transaction act in order: an
+	// execute-snapshot then a pause read one chunk; a resume then a pause
+	// one more; a stop ends the snapshot, and a resume after it does
+	// nothing.
+	rb := newReplay()
+	reads := func() int {
+		time.Sleep(2 * time.Second) // what the connector had to send is sent by then
+		// A change of big's last row marks the end (one partition: it
+		// comes after what was sent before it).
+		pg.Exec(t, "UPDATE big SET v = v + 1 WHERE id = 100000")
+		n := len(er.got)
+		er.until(time.Minute, "a marker change", func(es []cdcEvent) bool {
+			for _, e := range es[n:] {
+				if e.topic == id+".public.big" && e.op() == "u" {
+					return true
+				}
+			}
+			return false
+		})
+		rb.apply(t, er.got, id+".public.big")
+		return len(rb.reads)
+	}
+	pg.Exec(t, `BEGIN; INSERT INTO debezium_signal VALUES ('big-1', 'execute-snapshot', '{"data-collections": ["public.big"]}');
+		INSERT INTO debezium_signal VALUES ('pause-1', 'pause-snapshot', '{}'); COMMIT`)
+	if n := reads(); n != 50 {
+		b, _ := os.ReadFile(w.LogPath())
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "PostgresTask") {
+				t.Log(l)
+			}
+		}
+		t.Fatalf("%d rows read after execute and pause, want one chunk (50)", n)
+	}
+	pg.Exec(t, `BEGIN; INSERT INTO debezium_signal VALUES ('resume-1', 'resume-snapshot', '{}');
+		INSERT INTO debezium_signal VALUES ('pause-2', 'pause-snapshot', '{"type": "incremental"}'); COMMIT`)
+	if n := reads(); n != 100 {
+		t.Fatalf("%d rows read after resume and pause, want two chunks (100)", n)
+	}
+	signal(t, pg, "stop-1", "stop-snapshot", `{"data-collections": ["public.big"], "type": "incremental"}`)
+	waitLog(t, w, "incremental snapshot stopped")
+	signal(t, pg, "resume-2", "resume-snapshot", `{}`)
+	if n := reads(); n != 100 {
+		t.Fatalf("%d rows read after stop and resume, want 100", n)
+	}
+	// A new snapshot after the stop runs to the end.
+	signal(t, pg, "big-2", "execute-snapshot", `{"data-collections": ["public.big"]}`)
+	er.until(2*time.Minute, "all of big", func(es []cdcEvent) bool {
+		rb.apply(t, es, id+".public.big")
+		return len(rb.reads) >= 100000
+	})
+}

@@ -174,7 +174,10 @@ func (in *incremental) next() {
 	in.clearWindow()
 	in.collJSON = ""
 	if len(in.queue) == 0 {
-		in.correlationID = ""
+		// Done: the next snapshot starts unpaused (Debezium's stays
+		// paused until a resume-snapshot, which it ignores while no
+		// snapshot runs).
+		in.correlationID, in.paused = "", false
 	}
 }
 
@@ -277,9 +280,10 @@ func (in *incremental) dedupe(id tableID, key string) {
 }
 
 // sawTransaction records a transaction the stream read before the window
-// opened: one in progress for the chunk's snapshot taints the chunk.
-func (in *incremental) sawTransaction(xid uint32) {
-	if in.pending && !in.windowOpen && in.xip[xid] {
+// opened: one in progress for the chunk's snapshot that changed the
+// chunk's table (touched) taints the chunk.
+func (in *incremental) sawTransaction(xid uint32, touched bool) {
+	if touched && in.pending && !in.windowOpen && in.xip[xid] {
 		in.tainted = true
 	}
 }
@@ -425,7 +429,11 @@ func (s *streamer) handleSignal(ctx context.Context, r signalRecord, lsn uint64)
 			s.logger.Info("a transaction in progress for the chunk's snapshot committed before its window: reading the chunk again", "table", in.current().ID)
 			in.chunkEnd = in.lastSent
 			in.clearWindow()
-			return s.readChunk(ctx)
+			paused := in.paused
+			in.paused = false // the chunk was asked for before any pause
+			err := s.readChunk(ctx)
+			in.paused = paused
+			return err
 		}
 		s.sendWindow(lsn)
 		return s.readChunk(ctx)

@@ -96,18 +96,22 @@ func TestIncrementalTaint(t *testing.T) {
 	in.add([]string{"public.a"}, nil, "", "s")
 	in.startChunk()
 	in.xip = map[uint32]bool{100: true}
-	in.sawTransaction(99)
+	in.sawTransaction(99, true)
 	if in.tainted {
 		t.Fatal("tainted by a transaction the snapshot saw")
 	}
 	in.openWindow(in.chunkID + "-open")
-	in.sawTransaction(100)
+	in.sawTransaction(100, true)
 	if in.tainted {
 		t.Fatal("tainted inside the window")
 	}
 	in.startChunk()
 	in.xip = map[uint32]bool{100: true}
-	in.sawTransaction(100)
+	in.sawTransaction(100, false)
+	if in.tainted {
+		t.Fatal("tainted by a transaction that did not change the table")
+	}
+	in.sawTransaction(100, true)
 	if !in.tainted {
 		t.Fatal("not tainted")
 	}

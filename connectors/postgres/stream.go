@@ -80,6 +80,7 @@ type streamer struct {
 	rels       map[uint32]*relState
 	inTx       bool
 	xid        uint32 // of the transaction being read
+	txTouches  bool   // it changed the table an incremental snapshot reads
 	skipTx     bool
 	pos        position
 	lastCommit uint64
@@ -542,7 +543,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 // begin starts the transaction committing at final.
 func (s *streamer) begin(final uint64, ts time.Time, xid uint32) {
 	s.inTx = true
-	s.xid = xid
+	s.xid, s.txTouches = xid, false
 	s.pos = position{commit: final, lastCommit: s.lastCommit, txID: int64(xid), commitTs: ts}
 	s.pos.box()
 	s.skipTx = false
@@ -563,7 +564,7 @@ func (s *streamer) commit(commit, end uint64) {
 		s.m.Committed()
 	}
 	if in := s.incr; in != nil {
-		in.sawTransaction(s.xid)
+		in.sawTransaction(s.xid, s.txTouches)
 	}
 	if s.cfg.ReadOnly && s.seenXids != nil {
 		if len(s.seenXids) > 1<<16 {
@@ -825,6 +826,9 @@ func (s *streamer) change(ctx context.Context, kind byte, lsn uint64, r *msgRead
 		if after != nil && after[i] == nil || before != nil && before[i] == nil && oldKind == 'K' {
 			return fmt.Errorf("postgres: %s: primary-key column %s is null in a change", t.id, t.columns[i].name)
 		}
+	}
+	if in := s.incr; in != nil && in.table != nil && t.id == in.table.id {
+		s.txTouches = true
 	}
 	if in := s.incr; in != nil && in.windowOpen && in.table != nil && t.id == in.table.id {
 		if kind != 'D' {
