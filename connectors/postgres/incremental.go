@@ -883,6 +883,15 @@ func (s *streamer) emitIncremental(t *table, lsn uint64, vals []any, now time.Ti
 	}
 	s.m.Event('r')
 	src := s.cat.src.sourceStruct(s.cfg, t, &pos, lsnBox, snapIncremental)
+	// Debezium leaves txId, lsn and xmin out of incremental snapshot
+	// events, and its sequence then holds the last commit twice.
+	src.SetIndex(srcTxID, nil)
+	src.SetIndex(srcLSN, nil)
+	last := "null"
+	if s.lastCommit != 0 {
+		last = `"` + strconv.FormatUint(s.lastCommit, 10) + `"`
+	}
+	src.SetIndex(srcSequence, "["+last+","+last+"]")
 	rec := sdk.SourceRecord{
 		Partition: s.part, Offset: off, Topic: t.topic,
 		ValueSchema: t.envelopeSchema, Value: s.cat.src.event(t, opRead, nil, valueStruct(t, vals), src, now),
