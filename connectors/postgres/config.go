@@ -305,6 +305,9 @@ func (f *filters) column(schema, table, column string) bool {
 // knownKeys are the keys the connector or the worker reads; others are
 // reported as ignored.
 func knownKey(k string) bool {
+	if isColumnRuleKey(k) || k == "column.propagate.source.type" || k == "datatype.propagate.source.type" || k == "message.key.columns" {
+		return true
+	}
 	for _, p := range []string{"transforms", "predicates", "errors.", "producer.override.", "consumer.override.",
 		"admin.override.", "topic.creation.", "key.converter", "value.converter", "header.converter"} {
 		if strings.HasPrefix(k, p) {

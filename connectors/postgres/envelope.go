@@ -240,7 +240,7 @@ func keyStruct(t *table, vals []any) *schema.Struct {
 		return nil
 	}
 	k := schema.NewStruct(t.keySchema)
-	for i, c := range t.pk {
+	for i, c := range t.key {
 		k.SetIndex(i, vals[c])
 	}
 	return k

@@ -778,6 +778,7 @@ func (r *chunkReader) Write(p []byte) (int, error) {
 	for i, c := range r.cols {
 		f := r.fields[i]
 		if f == nil {
+			vals[c] = r.t.columns[c].conv.null
 			continue
 		}
 		text[c] = string(f)
@@ -803,10 +804,11 @@ func (r *chunkReader) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// dedupeKey is the text identifying a row for de-duplication: its primary
-// key's columns (the chunk key's when it has none).
+// dedupeKey is the text identifying a row for de-duplication: its message
+// key's columns, as Debezium's window is keyed (the chunk key's when it has
+// none).
 func dedupeKey(t *table, keyCols []int, text func(int) string) string {
-	cols := t.pk
+	cols := t.key
 	if len(cols) == 0 {
 		cols = keyCols
 	}
@@ -821,7 +823,7 @@ func dedupeKey(t *table, keyCols []int, text func(int) string) string {
 // tupleKey returns the de-duplication key of a streamed tuple, false when a
 // key column is not in it as text.
 func tupleKey(t *table, keyCols []int, tuple []tupleColumn) (string, bool) {
-	cols := t.pk
+	cols := t.key
 	if len(cols) == 0 {
 		cols = keyCols
 	}

@@ -356,6 +356,7 @@ func (r *rowReader) Write(p []byte) (int, error) {
 	for i, c := range r.cols {
 		f := r.fields[i]
 		if f == nil {
+			r.vals[c] = r.t.columns[c].conv.null
 			continue
 		}
 		conv := r.t.columns[c].conv

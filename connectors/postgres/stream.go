@@ -700,7 +700,7 @@ func (s *streamer) decodeTuple(t *table, cols []tupleColumn, vals []any) error {
 		case tupleToast:
 			vals[i] = col.conv.toast
 		case tupleNull:
-			vals[i] = nil
+			vals[i] = col.conv.null
 		default:
 			return fmt.Errorf("postgres: %s.%s: column kind %q in a text-mode stream", t.id, col.name, c.kind)
 		}

@@ -56,7 +56,9 @@ type task struct {
 	// whose readers chans waits for.
 	incr    *incremental
 	signals chan signalRecord
-	chans   sync.WaitGroup
+	// rules are the column transformations (nil: none).
+	rules *columnRules
+	chans sync.WaitGroup
 
 	// m is Debezium's snapshot and streaming metrics, slot the
 	// replication slot's (nil until Open).
@@ -214,6 +216,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	}
 	t.filters = f
 	t.cat = newCatalog(&t.cfg, f, t.logger)
+	t.cat.rules = t.rules
 	t.m, t.slot = registerMetrics(sdk.MetricsOf(tc), t.cfg.TopicPrefix, t.cfg.SlotName)
 	if t.db, err = pgx.Connect(ctx, t.cfg.connString(false)); err != nil {
 		return fmt.Errorf("postgres: connect to %s:%d/%s: %w", t.cfg.Hostname, t.cfg.Port, t.cfg.DBName, err)
