@@ -31,11 +31,11 @@ func TestJavaSerializedString(t *testing.T) {
 func TestParseColumnRules(t *testing.T) {
 	cr, errs := parseColumnRules(map[string]string{
 		"column.mask.hash.v2.SHA-256.with.salt.s.a.l.t": "public.t.b",
-		"column.mask.with.3.chars":                       "public.t.a",
-		"column.truncate.to.2.chars":                     "public.t.a, public.t.c",
-		"column.propagate.source.type":                   "public.t.d",
-		"message.key.columns":                            "public.t:c,d;other.x:y",
-		"topic.prefix":                                   "ignored",
+		"column.mask.with.3.chars":                      "public.t.a",
+		"column.truncate.to.2.chars":                    "public.t.a, public.t.c",
+		"column.propagate.source.type":                  "public.t.d",
+		"message.key.columns":                           "public.t:c,d;other.x:y",
+		"topic.prefix":                                  "ignored",
 	})
 	if len(errs) != 0 {
 		t.Fatal(errs)
