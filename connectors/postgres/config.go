@@ -68,6 +68,9 @@ type Config struct {
 	HeartbeatQuery    string        `key:"heartbeat.action.query" optional:"" group:"Heartbeat" doc:"SQL statement run on each heartbeat (for example an update of a heartbeat table in the publication). Without it, the connector writes a logical decoding message (pg_logical_emit_message) so that even an idle server moves the slot."`
 	HeartbeatPrefix   string        `key:"topic.heartbeat.prefix" default:"__debezium-heartbeat" group:"Heartbeat" doc:"Prefix of the heartbeat topic, <prefix>.<topic.prefix>."`
 
+	ProvideTxMetadata bool   `key:"provide.transaction.metadata" default:"false" group:"Events" doc:"Emit a BEGIN and an END event per transaction to <topic.prefix>.<topic.transaction> (the END with its event count per table), and give each change event a transaction block (id, total_order, data_collection_order)."`
+	TopicTransaction  string `key:"topic.transaction" default:"transaction" group:"Events" doc:"Suffix of the transaction metadata topic, <topic.prefix>.<topic.transaction>."`
+
 	TombstonesOnDelete bool     `key:"tombstones.on.delete" default:"true" group:"Events" doc:"Emit a tombstone (the key with a null value) after each delete event, so that log compaction can remove the key."`
 	SkippedOperations  []string `key:"skipped.operations" default:"t" validate:"enum=c|u|d|t|none" group:"Events" doc:"Operations not to emit: c (inserts), u (updates), d (deletes), t (truncates), or none."`
 	DecimalMode        string   `key:"decimal.handling.mode" default:"precise" importance:"medium" validate:"enum=precise|double|string" group:"Types" doc:"How numeric and decimal values are represented: precise (Connect Decimal, or io.debezium.data.VariableScaleDecimal for numeric without a scale), double (FLOAT64) or string."`

@@ -82,6 +82,7 @@ type streamer struct {
 	xid        uint32 // of the transaction being read
 	txTouches  bool   // it changed the table an incremental snapshot reads
 	skipTx     bool
+	tx         *txMeta // provide.transaction.metadata: the transaction being read
 	pos        position
 	lastCommit uint64
 	curLSN     uint64
@@ -497,6 +498,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 			return r.err
 		}
 		s.begin(final, pgTime(ts), xid)
+		s.txBegin(xid, pgTime(ts), lsn)
 		return nil
 	case 'C':
 		r.u8()
@@ -505,7 +507,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 		if r.err != nil {
 			return r.err
 		}
-		s.commit(commit, end)
+		s.commit(commit, end, lsn)
 		return nil
 	case 'R':
 		rel, err := parseRelation(msg[1:])
@@ -559,7 +561,7 @@ func (s *streamer) begin(final uint64, ts time.Time, xid uint32) {
 
 // commit ends the transaction committed at commit, whose record ends at
 // end.
-func (s *streamer) commit(commit, end uint64) {
+func (s *streamer) commit(commit, end, lsn uint64) {
 	if !s.skipTx {
 		s.m.Committed()
 	}
@@ -573,6 +575,7 @@ func (s *streamer) commit(commit, end uint64) {
 		s.seenXids[s.xid] = true
 	}
 	s.inTx = false
+	s.txEnd(end, lsn, s.pos.commitTs)
 	s.lastCommit = end // Debezium's "last commit LSN" in source.sequence is the commit's end
 	if end > s.walEnd {
 		s.walEnd = end
@@ -627,7 +630,13 @@ func (s *streamer) streamMessage(ctx context.Context, lsn uint64, msg []byte) (b
 // as it goes (a transaction may be much larger than a batch).
 func (s *streamer) streamCommit(ctx context.Context, m *pglogrepl.StreamCommitMessageV2) error {
 	s.begin(uint64(m.CommitLSN), m.CommitTime.UTC(), m.Xid)
+	first := true
 	err := s.stx.commit(m.Xid, func(lsn uint64, msg []byte) error {
+		if first {
+			// BEGIN at the transaction's first change, as protocol 1's.
+			s.txBegin(m.Xid, m.CommitTime.UTC(), lsn)
+			first = false
+		}
 		if err := s.message(ctx, lsn, msg); err != nil {
 			return err
 		}
@@ -645,7 +654,10 @@ func (s *streamer) streamCommit(ctx context.Context, m *pglogrepl.StreamCommitMe
 	if err != nil {
 		return err
 	}
-	s.commit(uint64(m.CommitLSN), uint64(m.TransactionEndLSN))
+	if first {
+		s.txBegin(m.Xid, m.CommitTime.UTC(), uint64(m.CommitLSN))
+	}
+	s.commit(uint64(m.CommitLSN), uint64(m.TransactionEndLSN), uint64(m.TransactionEndLSN))
 	return nil
 }
 
@@ -953,6 +965,7 @@ func (s *streamer) next(lsn uint64) (position, bool) {
 
 func (s *streamer) emit(t *table, lsn uint64, op string, before, after []any, key *schema.Struct, now time.Time, msgType string, headers []sdk.Header) {
 	pos, skip := s.next(lsn)
+	block := s.txEvent(t, lsn)
 	if skip {
 		return
 	}
@@ -969,9 +982,13 @@ func (s *streamer) emit(t *table, lsn uint64, op string, before, after []any, ke
 	}
 	var lsnBox any = int64(pos.lsn)
 	src := s.cat.src.sourceStruct(s.cfg, t, &pos, lsnBox, snapFalse)
+	val := s.cat.src.event(t, op, b, a, src, now)
+	if block != nil {
+		val.SetIndex(envTransaction, block)
+	}
 	rec := sdk.SourceRecord{
 		Partition: s.part, Offset: streamOffset(&pos, lsnBox, msgType), Topic: t.topic,
-		ValueSchema: t.envelopeSchema, Value: s.cat.src.event(t, op, b, a, src, now),
+		ValueSchema: t.envelopeSchema, Value: val,
 		Headers: headers,
 	}
 	if key != nil {
