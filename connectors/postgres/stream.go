@@ -105,9 +105,9 @@ type streamer struct {
 	// signals are the signals of the kafka and file channels.
 	incr    *incremental
 	signals <-chan signalRecord
-	// readSnap is the snapshot of the last chunk read; seenXids, with
-	// read.only, the committed transactions the stream passed that not
-	// every snapshot sees yet.
+	// readSnap is the snapshot of the last chunk read; seenXids, while an
+	// incremental snapshot runs (always with read.only), the committed
+	// transactions the stream passed that not every snapshot sees yet.
 	readSnap pgSnapshot
 	seenXids map[uint32]bool
 	// batchSrc is when the batch's first change was committed (zero
@@ -568,7 +568,7 @@ func (s *streamer) commit(commit, end, lsn uint64) {
 	if in := s.incr; in != nil {
 		in.sawTransaction(s.xid, s.txTouches)
 	}
-	if s.cfg.ReadOnly && s.seenXids != nil {
+	if s.seenXids != nil && (s.cfg.ReadOnly || s.incr.running()) {
 		if len(s.seenXids) > 1<<16 {
 			clear(s.seenXids) // long past: every snapshot sees them
 		}
