@@ -16,7 +16,7 @@ import (
 // Config is the connector's configuration: Debezium's PostgreSQL connector
 // keys, names and defaults, so that a Debezium configuration works as is.
 type Config struct {
-	Hostname    string       `key:"database.hostname" importance:"high" validate:"nonempty" group:"Connection" doc:"Resolvable hostname or IP address of the PostgreSQL server."`
+	Hostname    string       `key:"database.hostname" importance:"high" validate:"nonempty" group:"Connection" doc:"Resolvable hostname or IP address of the PostgreSQL server; or several, host[:port] separated by commas (a primary and its standbys), of which the connector uses the one that accepts writes."`
 	Port        int32        `key:"database.port" default:"5432" importance:"high" validate:"min=1,max=65535" group:"Connection" doc:"Port of the PostgreSQL server."`
 	User        string       `key:"database.user" importance:"high" validate:"nonempty" group:"Connection" doc:"Name of the database user; it needs the REPLICATION attribute (or rds_replication), SELECT on the captured tables, and CREATE on the database when the publication is created automatically."`
 	Password    sdk.Password `key:"database.password" optional:"" importance:"high" group:"Connection" doc:"Password of the database user."`
@@ -38,6 +38,7 @@ type Config struct {
 
 	PluginName            string        `key:"plugin.name" default:"pgoutput" importance:"medium" validate:"enum=pgoutput" group:"Replication" doc:"Logical decoding plugin; pgoutput (built into PostgreSQL 10 and later) is the one supported."`
 	SlotName              string        `key:"slot.name" default:"debezium" importance:"medium" validate:"regex=^[a-z0-9_]{1,63}$" group:"Replication" doc:"Name of the logical replication slot; one per connector. Created when missing."`
+	SlotFailover          bool          `key:"slot.failover" default:"false" group:"Replication" doc:"Create the replication slot as a failover slot (PostgreSQL 17 and later; an existing slot is altered): a physical standby with sync_replication_slots=on keeps a copy in step, so that after its promotion the connector (database.hostname listing both servers, host:port,host:port) goes on from the synchronised slot. Set synchronized_standby_slots on the primary so that the slot never runs ahead of the standby."`
 	SlotDropOnStop        bool          `key:"slot.drop.on.stop" default:"false" group:"Replication" doc:"Drop the replication slot when the task stops gracefully (for tests and short-lived pipelines: changes made while the connector is stopped are then not captured)."`
 	PublicationName       string        `key:"publication.name" default:"dbz_publication" importance:"medium" validate:"nonempty" group:"Replication" doc:"Name of the publication whose tables are captured."`
 	PublicationAutocreate string        `key:"publication.autocreate.mode" default:"all_tables" importance:"medium" validate:"enum=all_tables|disabled|filtered|no_tables" group:"Replication" doc:"What to do when the publication does not exist: all_tables (CREATE PUBLICATION ... FOR ALL TABLES, needs a superuser), filtered (a publication of the tables the filters select, kept up to date at each start), disabled (fail: it must exist) or no_tables (an empty publication)."`
@@ -146,7 +147,22 @@ func (c *Config) skipped(op string) bool { return slices.Contains(c.SkippedOpera
 // connString returns the pgx connection string for the database;
 // replication adds replication=database.
 func (c *Config) connString(replication bool) string {
-	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(c.Hostname, strconv.Itoa(int(c.Port))), Path: "/" + c.DBName}
+	// database.hostname may list several servers (host[:port], comma
+	// separated): the connection goes to the first that accepts writes,
+	// the primary after a failover.
+	var hosts []string
+	for _, h := range strings.Split(c.Hostname, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if host, port, err := net.SplitHostPort(h); err == nil {
+			hosts = append(hosts, net.JoinHostPort(host, port))
+		} else {
+			hosts = append(hosts, net.JoinHostPort(h, strconv.Itoa(int(c.Port))))
+		}
+	}
+	u := url.URL{Scheme: "postgres", Host: strings.Join(hosts, ","), Path: "/" + c.DBName}
 	if c.Password != "" {
 		u.User = url.UserPassword(c.User, c.Password.Value())
 	} else {
@@ -173,6 +189,9 @@ func (c *Config) connString(replication bool) string {
 	q.Set("client_encoding", "UTF8")
 	if replication {
 		q.Set("replication", "database")
+	}
+	if len(hosts) > 1 {
+		q.Set("target_session_attrs", "read-write")
 	}
 	u.RawQuery = q.Encode()
 	return u.String()

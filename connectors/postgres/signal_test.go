@@ -114,3 +114,19 @@ func TestParseTableID(t *testing.T) {
 		}
 	}
 }
+
+// database.hostname may list several servers: the connection string names
+// them all and asks for the one that accepts writes.
+func TestConnStringHosts(t *testing.T) {
+	c := Config{Hostname: "10.0.0.1:5433, db2", Port: 5432, User: "u", DBName: "d", SSLMode: "disable", SlotName: "s"}
+	got := c.connString(true)
+	for _, want := range []string{"@10.0.0.1:5433,db2:5432/d", "target_session_attrs=read-write", "replication=database"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s lacks %s", got, want)
+		}
+	}
+	c.Hostname = "db1"
+	if got := c.connString(false); !strings.Contains(got, "@db1:5432/d") || strings.Contains(got, "target_session_attrs") {
+		t.Errorf("one host: %s", got)
+	}
+}

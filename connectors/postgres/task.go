@@ -43,6 +43,7 @@ type task struct {
 
 	pg14 bool
 	pg13 bool // the slot has wal_status and safe_wal_size
+	pg17 bool // failover slots
 	// life is the task's lifecycle (lifecycle.go), guarded by mu: the
 	// producer and Poll feed it events through fire.
 	life lifecycle
@@ -321,16 +322,21 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	if t.repl, err = pgconn.Connect(ctx, t.cfg.connString(true)); err != nil {
 		return fmt.Errorf("postgres: replication connection: %w", err)
 	}
+	t.pg17 = version >= 170000
 	pg14 := version >= 140000
 	t.pg14, t.pg13 = pg14, version >= 130000
 	if snapshot {
 		return t.startSnapshot(ctx, slot, stream)
 	}
 	t.m.SnapshotSkipped()
+	if slot.exists && t.cfg.SlotFailover {
+		if err := t.enableFailover(ctx); err != nil {
+			return err
+		}
+	}
 	start := uint64(0)
 	if !slot.exists {
-		res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
-			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "NOEXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
+		res, err := t.createSlot(ctx, false, false)
 		if err != nil {
 			return fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.SlotName, err)
 		}
@@ -341,6 +347,49 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	strm := t.newStreamer(start, resume, pg14)
 	t.fire(evStreamStarting{})
 	t.startProduce(pctx, strm.run)
+	return nil
+}
+
+// createSlot creates the replication slot, exporting a snapshot or not;
+// with slot.failover (PostgreSQL 17) a permanent slot is created as a
+// failover slot, which standbys with sync_replication_slots=on keep in
+// step, so that it survives a promotion.
+func (t *task) createSlot(ctx context.Context, export, temporary bool) (pglogrepl.CreateReplicationSlotResult, error) {
+	if !t.cfg.SlotFailover || temporary {
+		action := "NOEXPORT_SNAPSHOT"
+		if export {
+			action = "EXPORT_SNAPSHOT"
+		}
+		return pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: action, Mode: pglogrepl.LogicalReplication, Temporary: temporary})
+	}
+	if !t.pg17 {
+		return pglogrepl.CreateReplicationSlotResult{}, fmt.Errorf("postgres: slot.failover needs PostgreSQL 17 or later (failover slots)")
+	}
+	snap := "'nothing'"
+	if export {
+		snap = "'export'"
+	}
+	sql := fmt.Sprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput (SNAPSHOT %s, FAILOVER true)", pgx.Identifier{t.cfg.SlotName}.Sanitize(), snap)
+	return pglogrepl.ParseCreateReplicationSlot(t.repl.Exec(ctx, sql))
+}
+
+// enableFailover makes an existing slot a failover slot (slot.failover).
+func (t *task) enableFailover(ctx context.Context) error {
+	if !t.pg17 {
+		return fmt.Errorf("postgres: slot.failover needs PostgreSQL 17 or later (failover slots)")
+	}
+	var failover bool
+	if err := t.db.QueryRow(ctx, "SELECT failover FROM pg_replication_slots WHERE slot_name = $1", t.cfg.SlotName).Scan(&failover); err != nil {
+		return fmt.Errorf("postgres: read slot %s: %w", t.cfg.SlotName, err)
+	}
+	if failover {
+		return nil
+	}
+	if _, err := t.repl.Exec(ctx, "ALTER_REPLICATION_SLOT "+pgx.Identifier{t.cfg.SlotName}.Sanitize()+" (FAILOVER true)").ReadAll(); err != nil {
+		return fmt.Errorf("postgres: make slot %s a failover slot: %w", t.cfg.SlotName, err)
+	}
+	t.logger.Info("replication slot made a failover slot", "slot", t.cfg.SlotName)
 	return nil
 }
 
@@ -357,8 +406,7 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo, stream bool) er
 			return fmt.Errorf("postgres: drop slot %s: %w", t.cfg.SlotName, err)
 		}
 	}
-	res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
-		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication, Temporary: !stream})
+	res, err := t.createSlot(ctx, true, !stream)
 	if err != nil {
 		return fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.SlotName, err)
 	}
