@@ -661,3 +661,63 @@ func TestPostgresIncrementalSnapshotControl(t *testing.T) {
 		return len(rb.reads) >= 100000
 	})
 }
+
+// TestPostgresBlockingSnapshot: execute-snapshot with type blocking reads
+// the table (with its additional condition) while the stream waits, as
+// read events, then the stream goes on; a restart afterwards streams on
+// (the snapshot's offsets are the stream's, not an unfinished initial
+// snapshot's).
+func TestPostgresBlockingSnapshot(t *testing.T) {
+	t.Parallel()
+	pg := harness.StartPostgresT(t)
+	id := pgID("blocking")
+	pg.Exec(t, signalTableSQL)
+	pg.Exec(t, `CREATE TABLE c (id bigint PRIMARY KEY, v bigint NOT NULL); INSERT INTO c SELECT i, i FROM generate_series(1, 1000) i`)
+	bootstrap, r, w, _ := startWorker(t, "pgblocking", nil)
+	cfg := pgConnectorConfig(pg, id, "public.c")
+	cfg["signal.data.collection"] = "public.debezium_signal"
+	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
+	r.waitState("pg", "RUNNING", 1)
+	topic := id + ".public.c"
+	er := newEventReader(t, bootstrap, topic)
+	er.diag = func() string { return harnessTail(w.LogPath()) }
+	count := func(es []cdcEvent, op string) int {
+		n := 0
+		for _, e := range es {
+			if e.op() == op {
+				n++
+			}
+		}
+		return n
+	}
+	er.until(time.Minute, "the initial snapshot", func(es []cdcEvent) bool { return count(es, "r") >= 1000 })
+	signal(t, pg, "block-1", "execute-snapshot", `{"data-collections": ["public.c"], "type": "blocking", "additional-conditions": [{"data-collection": "public.c", "filter": "id <= 500"}]}`)
+	pg.Exec(t, "UPDATE c SET v = -1 WHERE id = 1")
+	es := er.until(time.Minute, "the blocking snapshot and the change after it", func(es []cdcEvent) bool { return count(es, "r") >= 1500 && count(es, "u") >= 1 })
+	var markers []string
+	for _, e := range es[1000:] {
+		if e.op() == "r" {
+			src, _ := e.value["source"].(map[string]any)
+			if k, _ := e.key["id"].(json.Number).Int64(); k > 500 {
+				t.Fatalf("row %d read despite the additional condition", k)
+			}
+			if m := fmt.Sprint(src["snapshot"]); len(markers) == 0 || markers[len(markers)-1] != m {
+				markers = append(markers, m)
+			}
+		}
+	}
+	if markers[0] != "first" || markers[len(markers)-1] != "last" {
+		t.Errorf("source.snapshot of the blocking snapshot's events: %v", markers)
+	}
+	waitLog(t, w, "blocking snapshot completed")
+	// A restart streams on: nothing is read again.
+	r.must("POST", "/connectors/pg/tasks/0/restart", nil, 204)
+	time.Sleep(2 * time.Second)
+	r.waitState("pg", "RUNNING", 1)
+	pg.Exec(t, "UPDATE c SET v = -2 WHERE id = 2")
+	es = er.until(time.Minute, "the change after the restart", func(es []cdcEvent) bool { return count(es, "u") >= 2 })
+	if n := count(es, "r"); n != 1500 {
+		t.Fatalf("%d read events after the restart, want 1500 (nothing read again)", n)
+	}
+	t.Logf("blocking snapshot: 500 rows read (markers %v), the stream went on, a restart read nothing again", markers)
+}

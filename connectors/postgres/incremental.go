@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -1040,8 +1041,111 @@ func (ps pgSnapshot) seesAll(seen map[uint32]bool) bool {
 	return ok
 }
 
-// blockingSnapshot is not there yet: the signal changes nothing.
-func (s *streamer) blockingSnapshot(_ context.Context, sig signal) error {
-	s.logger.Warn("signal ignored: blocking snapshots are not supported yet (use type incremental)", "signal", sig.id)
+// blockingReq is a blocking snapshot asked for by a signal, run once the
+// stream is between transactions.
+type blockingReq struct {
+	id     string
+	tables []tableID
+	conds  map[tableID]string
+}
+
+// blockingSnapshot queues a blocking snapshot of the signal's tables: the
+// stream stops, the tables are read as an initial snapshot is (read
+// events, source.snapshot true, first and last), and the stream goes on.
+func (s *streamer) blockingSnapshot(ctx context.Context, sig signal) error {
+	tables, err := s.cat.publishedTables(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	req := &blockingReq{id: sig.id, conds: map[tableID]string{}}
+	for _, name := range expandCollections(sig.collections, tables) {
+		id, err := parseTableID(name)
+		if err != nil || !slices.Contains(tables, id) {
+			s.logger.Warn("blocking snapshot: table left out: it is not captured (not in the publication, or filtered out)", "signal", sig.id, "table", name)
+			continue
+		}
+		req.tables = append(req.tables, id)
+		for _, c := range sig.conditions {
+			if c.pattern.MatchString(name) {
+				req.conds[id] = c.filter
+				break
+			}
+		}
+	}
+	if len(req.tables) == 0 {
+		s.logger.Warn("blocking snapshot ignored: no captured table matches", "signal", sig.id, "data_collections", sig.collections)
+		return nil
+	}
+	s.logger.Info("blocking snapshot requested", "signal", sig.id, "tables", len(req.tables))
+	s.blocking = req
 	return nil
+}
+
+// runBlocking runs the queued blocking snapshot: the batch so far goes out
+// first, the snapshot's records follow with the stream's position as their
+// offset (a restart during it goes on streaming; the snapshot is not taken
+// again), and the server hears from the stream meanwhile.
+func (s *streamer) runBlocking(ctx context.Context) error {
+	req := s.blocking
+	s.blocking = nil
+	if err := s.flush(ctx, s.out); err != nil {
+		return err
+	}
+	var tables []*table
+	for _, id := range req.tables {
+		t, err := s.cat.describe(ctx, s.db, id, nil)
+		if err != nil {
+			if transient(err) {
+				return err
+			}
+			s.logger.Warn("blocking snapshot: table left out", "table", id.String(), "error", err)
+			continue
+		}
+		tables = append(tables, t)
+	}
+	tx, err := s.db.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return fmt.Errorf("postgres: blocking snapshot: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	var name string
+	if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&name); err != nil {
+		return fmt.Errorf("postgres: blocking snapshot: export: %w", err)
+	}
+	pos := s.walEnd
+	txID := s.pos.txID
+	snap := &snapshotter{cfg: s.cfg, cat: s.cat, logger: s.logger, part: s.part, name: name, lsn: pos, tables: tables, m: s.m,
+		conds: req.conds, offset: func(ts time.Time) sdk.Offset {
+			return sdk.Offset{offLSN: int64(pos), offLSNProc: int64(pos), offLSNCommit: int64(pos), offTxID: txID, offTsUsec: ts.UnixMicro()}
+		}}
+	// The walsender is not read while the snapshot runs: the status
+	// goes to the server from here, so that it does not time out.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(s.cfg.StatusInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if err := s.sendStatus(ctx, false); err != nil {
+					s.logger.Warn("blocking snapshot: status to the server failed", "error", err)
+				}
+			}
+		}
+	}()
+	start := time.Now()
+	err = snap.run(ctx, s.out)
+	close(done)
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("postgres: blocking snapshot: %w", err)
+	}
+	s.logger.Info("blocking snapshot completed", "signal", req.id, "tables", len(tables), "rows", snap.rows.Load(),
+		"duration", time.Since(start).Round(time.Millisecond).String())
+	return tx.Commit(ctx)
 }

@@ -103,8 +103,9 @@ type streamer struct {
 
 	// incr is the incremental snapshot (nil: none ran since the start);
 	// signals are the signals of the kafka and file channels.
-	incr    *incremental
-	signals <-chan signalRecord
+	incr     *incremental
+	blocking *blockingReq // a blocking snapshot to run between transactions
+	signals  <-chan signalRecord
 	// readSnap is the snapshot of the last chunk read; seenXids, while an
 	// incremental snapshot runs (always with read.only), the committed
 	// transactions the stream passed that not every snapshot sees yet.
@@ -182,7 +183,7 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 		if len(s.batch) > 0 && s.batchStart.Add(streamFlushDelay).Before(want) {
 			want = s.batchStart.Add(streamFlushDelay)
 		}
-		if s.signals != nil || s.incr != nil && s.incr.wantChunk {
+		if s.signals != nil || s.blocking != nil || s.incr != nil && s.incr.wantChunk {
 			if d := time.Now().Add(signalWake); d.Before(want) {
 				want = d
 			}
@@ -267,6 +268,9 @@ func (s *streamer) pollSignals(ctx context.Context, idle bool) error {
 		default:
 		}
 		break
+	}
+	if s.blocking != nil && !s.inTx && !s.inStream {
+		return s.runBlocking(ctx)
 	}
 	if in := s.incr; in != nil && in.wantChunk && !s.inTx && !s.inStream && (idle || time.Since(in.lastChunk) >= readOnlyChunkGap) {
 		return s.readOnlyChunk(ctx)
