@@ -721,3 +721,57 @@ func TestPostgresBlockingSnapshot(t *testing.T) {
 	}
 	t.Logf("blocking snapshot: 500 rows read (markers %v), the stream went on, a restart read nothing again", markers)
 }
+
+// TestPostgresPartitionedTable: with publish.via.partition.root=true a
+// partitioned table's rows and changes, in every partition and in one
+// created while streaming, arrive under the root table's topic: by the
+// initial snapshot, by streaming and by an incremental snapshot.
+func TestPostgresPartitionedTable(t *testing.T) {
+	t.Parallel()
+	pg := harness.StartPostgresT(t)
+	id := pgID("parts")
+	pg.Exec(t, signalTableSQL)
+	pg.Exec(t, `CREATE TABLE m (id bigint, region text, v bigint NOT NULL, PRIMARY KEY (id, region)) PARTITION BY LIST (region);
+		CREATE TABLE m_eu PARTITION OF m FOR VALUES IN ('eu');
+		CREATE TABLE m_us PARTITION OF m FOR VALUES IN ('us');
+		INSERT INTO m SELECT i, CASE WHEN i % 2 = 0 THEN 'eu' ELSE 'us' END, i FROM generate_series(1, 1000) i`)
+	bootstrap, r, w, _ := startWorker(t, "pgparts", nil)
+	cfg := pgConnectorConfig(pg, id, "public.m")
+	cfg["publish.via.partition.root"] = "true"
+	cfg["signal.data.collection"] = "public.debezium_signal"
+	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
+	r.waitState("pg", "RUNNING", 1)
+	topic := id + ".public.m"
+	er := newEventReader(t, bootstrap, topic, id+".public.m_eu", id+".public.m_us", id+".public.m_asia")
+	er.diag = func() string { return harnessTail(w.LogPath()) }
+	count := func(es []cdcEvent, op string) int {
+		n := 0
+		for _, e := range es {
+			if e.op() == op && e.topic == topic {
+				n++
+			}
+		}
+		return n
+	}
+	er.until(time.Minute, "the snapshot of the partitioned table", func(es []cdcEvent) bool { return count(es, "r") >= 1000 })
+	pg.Exec(t, `CREATE TABLE m_asia PARTITION OF m FOR VALUES IN ('asia');
+		INSERT INTO m VALUES (2001, 'eu', 1), (2002, 'us', 2), (2003, 'asia', 3);
+		UPDATE m SET v = -1 WHERE id = 2 AND region = 'eu'`)
+	er.until(time.Minute, "the changes of every partition", func(es []cdcEvent) bool { return count(es, "c") >= 3 && count(es, "u") >= 1 })
+	signal(t, pg, "parts-1", "execute-snapshot", `{"data-collections": ["public.m"]}`)
+	es := er.until(time.Minute, "the incremental snapshot", func(es []cdcEvent) bool { return count(es, "r") >= 2003 })
+	for _, e := range es {
+		if e.topic != topic {
+			t.Fatalf("an event under a partition's topic %s: %v", e.topic, e.value)
+		}
+	}
+	regions := map[string]bool{}
+	for _, e := range es {
+		if e.op() == "c" {
+			regions[fmt.Sprint(e.key["region"])] = true
+		}
+	}
+	if len(regions) != 3 {
+		t.Errorf("creates from the regions %v, want eu, us and asia", regions)
+	}
+}

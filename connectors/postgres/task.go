@@ -568,6 +568,10 @@ func (t *task) ensurePublication(ctx context.Context) error {
 		return fmt.Errorf("postgres: read publication %s: %w", t.cfg.PublicationName, err)
 	}
 	name := pgx.Identifier{t.cfg.PublicationName}.Sanitize()
+	with := ""
+	if t.cfg.PublishViaRoot {
+		with = " WITH (publish_via_partition_root = true)"
+	}
 	switch t.cfg.PublicationAutocreate {
 	case "disabled":
 		if !exists {
@@ -576,13 +580,13 @@ func (t *task) ensurePublication(ctx context.Context) error {
 	case "all_tables":
 		if !exists {
 			t.logger.Info("creating publication for all tables", "publication", t.cfg.PublicationName)
-			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES"); err != nil {
+			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES"+with); err != nil {
 				return fmt.Errorf("postgres: create publication %s: %w", t.cfg.PublicationName, err)
 			}
 		}
 	case "no_tables":
 		if !exists {
-			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name); err != nil {
+			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name+with); err != nil {
 				return fmt.Errorf("postgres: create publication %s: %w", t.cfg.PublicationName, err)
 			}
 		}
@@ -598,12 +602,24 @@ func (t *task) ensurePublication(ctx context.Context) error {
 		for i, id := range ids {
 			list[i] = id.quoted()
 		}
-		verb := "CREATE PUBLICATION " + name + " FOR TABLE "
+		stmt := "CREATE PUBLICATION " + name + " FOR TABLE " + strings.Join(list, ", ") + with
 		if exists {
-			verb = "ALTER PUBLICATION " + name + " SET TABLE "
+			stmt = "ALTER PUBLICATION " + name + " SET TABLE " + strings.Join(list, ", ")
 		}
-		if _, err := t.db.Exec(ctx, verb+strings.Join(list, ", ")); err != nil {
+		if _, err := t.db.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("postgres: publication %s for the filtered tables: %w", t.cfg.PublicationName, err)
+		}
+	}
+	if t.cfg.PublishViaRoot && exists && t.cfg.PublicationAutocreate != "disabled" {
+		var viaRoot bool
+		if err := t.db.QueryRow(ctx, "SELECT pubviaroot FROM pg_publication WHERE pubname = $1", t.cfg.PublicationName).Scan(&viaRoot); err != nil {
+			return fmt.Errorf("postgres: read publication %s: %w", t.cfg.PublicationName, err)
+		}
+		if !viaRoot {
+			t.logger.Info("setting publish_via_partition_root on the publication", "publication", t.cfg.PublicationName)
+			if _, err := t.db.Exec(ctx, "ALTER PUBLICATION "+name+" SET (publish_via_partition_root = true)"); err != nil {
+				return fmt.Errorf("postgres: publication %s: publish_via_partition_root: %w", t.cfg.PublicationName, err)
+			}
 		}
 	}
 	return nil
