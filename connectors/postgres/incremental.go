@@ -1114,9 +1114,12 @@ func (s *streamer) runBlocking(ctx context.Context) error {
 	}
 	pos := s.walEnd
 	txID := s.pos.txID
+	s.incr.store(sdk.Offset{}) // fills its cache: the readers below only read it
 	snap := &snapshotter{cfg: s.cfg, cat: s.cat, logger: s.logger, part: s.part, name: name, lsn: pos, tables: tables, m: s.m,
 		conds: req.conds, offset: func(ts time.Time) sdk.Offset {
-			return sdk.Offset{offLSN: int64(pos), offLSNProc: int64(pos), offLSNCommit: int64(pos), offTxID: txID, offTsUsec: ts.UnixMicro()}
+			o := sdk.Offset{offLSN: int64(pos), offLSNProc: int64(pos), offLSNCommit: int64(pos), offTxID: txID, offTsUsec: ts.UnixMicro()}
+			s.incr.store(o) // an incremental snapshot that runs too keeps its place
+			return o
 		}}
 	// The walsender is not read while the snapshot runs: the status
 	// goes to the server from here, so that it does not time out.
