@@ -65,11 +65,11 @@ type Postgres struct {
 	binDir   string
 	proc     *process
 	startup  time.Duration
-	settings map[string]string   // what Restart starts the server with again
+	settings map[string]string // what Restart starts the server with again
 	// image and container: the server runs in a container (PostgresImageEnv).
 	image, container string
-	cred     *syscall.Credential // the account it runs as (nil: this one)
-	held     portHold            // the port, held while killed
+	cred             *syscall.Credential // the account it runs as (nil: this one)
+	held             portHold            // the port, held while killed
 }
 
 // PostgresOption configures StartPostgres.
