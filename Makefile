@@ -24,7 +24,7 @@ FUZZTIME ?= 10000x
 # files against a real Docker engine (testcontainers-go again).
 MODULES := . sdk examples integration/ferretdb integration/mongocontainer integration/container
 
-.PHONY: build test check unit fuzz clean image image-context image-release
+.PHONY: build test check unit fuzz pg17 clean image image-context image-release
 
 # The version stamped into the binary (tributary version) and the image's
 # tag and labels: the nearest tag, else the commit.
@@ -85,7 +85,7 @@ image-release:
 
 # Everything CI runs: static checks, all tests (unit, integration with real
 # brokers and clients), then each fuzz target briefly.
-test: check unit fuzz
+test: check unit fuzz pg17
 
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
@@ -102,6 +102,14 @@ check:
 PARALLEL ?= 4
 # `go test -json` logs of the last run, one per module, for scripts/slowest.
 TESTLOGS ?= $(CURDIR)/.testlogs
+
+# The Postgres suite again on PostgreSQL 17: the harness runs the servers
+# in Docker containers of the image integration/container builds from
+# Debian trixie's packages (its tests, run by `make unit`, make it); without
+# an engine or the image the tests skip, saying so.
+PG17_IMAGE ?= tributary-test/postgres:17
+pg17:
+	cd integration && TRIBUTARY_PG_IMAGE=$(PG17_IMAGE) $(GO) test -count=1 -timeout 30m -parallel $(PARALLEL) -run '^TestPostgres' .
 
 unit:
 	@mkdir -p $(TESTLOGS); rm -f $(TESTLOGS)/*.json; status=0; begin=$$(date +%s); \

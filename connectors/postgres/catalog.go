@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -33,8 +34,11 @@ type column struct {
 	def      string // default expression, "" for none
 	pk       bool
 	conv     *converter // nil: the type is unknown and left out
-	inValue  bool       // in the change events' values (column filters)
-	schema   *schema.Schema
+	// keySchema is schema before the column transformations (key
+	// fields have none, as Debezium's).
+	keySchema *schema.Schema
+	inValue   bool // in the change events' values (column filters)
+	schema    *schema.Schema
 }
 
 // table is a captured table with the schemas of its change events.
@@ -44,6 +48,7 @@ type table struct {
 	identity byte // relreplident: d default, n nothing, f full, i index
 	columns  []*column
 	pk       []int // indexes into columns, in primary-key order
+	key      []int // the message key's columns: pk, or message.key.columns
 	topic    string
 
 	keySchema, valueSchema, envelopeSchema *schema.Schema
@@ -61,6 +66,9 @@ type catalog struct {
 	types   map[uint32]*pgType
 	mapper  *typeMapper
 	src     *sourceSchemas
+	// rules are the column transformations and message.key.columns (nil:
+	// none).
+	rules *columnRules
 }
 
 func newCatalog(cfg *Config, f *filters, logger *slog.Logger) *catalog {
@@ -265,7 +273,20 @@ func (c *catalog) build(t *table, pkPos []int) error {
 			// A struct value carries its schema: the field's.
 			col.conv = &converter{schema: conv.schema, decode: varDecimalDecoder(s), toast: conv.toast}
 		}
-		col.schema = s
+		col.schema, col.keySchema = s, s
+		if c.rules != nil {
+			typname := ""
+			if pt := c.types[col.typ]; pt != nil {
+				typname = pt.name
+			}
+			keyNames := c.rules.keyFor(t.id)
+			inKey := slices.Contains(keyNames, col.name) || keyNames == nil && col.pk
+			if r := c.rules.rule(t.id, col, typname); r != nil && (!inKey || r.kind == rulePropagate || r.kind == rulePropagateType) {
+				// A key column keeps its values: the key (and so the
+				// value's) would change with them.
+				r.apply(col, typname)
+			}
+		}
 		col.inValue = c.filters.column(t.id.schema, t.id.name, col.name)
 		if col.pk {
 			pks = append(pks, pkCol{i, pkPos[i]})
@@ -279,15 +300,26 @@ func (c *catalog) build(t *table, pkPos []int) error {
 	for _, p := range pks {
 		t.pk = append(t.pk, p.idx)
 	}
+	t.key = t.pk
+	if names := c.rules.keyFor(t.id); names != nil {
+		t.key = nil
+		for _, n := range names {
+			i := slices.IndexFunc(t.columns, func(col *column) bool { return col.name == n && col.conv != nil })
+			if i < 0 {
+				return fmt.Errorf("postgres: message.key.columns: table %s has no column %s", t.id, n)
+			}
+			t.key = append(t.key, i)
+		}
+	}
 	prefix := c.cfg.TopicPrefix + "." + t.id.schema + "." + t.id.name
 	t.topic = prefix
 	t.boxedPrefix, t.boxedDB, t.boxedSchema, t.boxedTable = c.cfg.TopicPrefix, c.cfg.DBName, t.id.schema, t.id.name
-	if len(t.pk) > 0 {
+	if len(t.key) > 0 {
 		kb := schema.StructOf(prefix + ".Key")
-		for _, i := range t.pk {
+		for _, i := range t.key {
 			col := t.columns[i]
-			s := col.schema
-			if s.Optional {
+			s := col.keySchema // without the column transformations' parameters
+			if s.Optional && col.pk {
 				s = col.conv.schema
 			}
 			kb.Field(col.name, s)

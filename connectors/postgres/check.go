@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -72,6 +73,19 @@ func check(ctx context.Context, cfg Config) error {
 			cfg.PublicationName, cfg.User)
 	case (cfg.PublicationAutocreate == "filtered" || cfg.PublicationAutocreate == "no_tables") && !createDB && !super:
 		add("publication.autocreate.mode", "creating publication %s needs the CREATE privilege on database %s, which %s lacks", cfg.PublicationName, cfg.DBName, cfg.User)
+	}
+	if pubExists && cfg.PublicationAutocreate == "filtered" {
+		// The task sets the publication to the filtered tables when it
+		// starts (a table added to table.include.list joins it).
+		more, err := cat.filteredTables(ctx, conn)
+		if err != nil {
+			return err
+		}
+		for _, id := range more {
+			if !slices.Contains(tables, id) {
+				tables = append(tables, id)
+			}
+		}
 	}
 	if !pubExists {
 		if tables, err = cat.filteredTables(ctx, conn); err != nil {

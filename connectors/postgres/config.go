@@ -16,7 +16,7 @@ import (
 // Config is the connector's configuration: Debezium's PostgreSQL connector
 // keys, names and defaults, so that a Debezium configuration works as is.
 type Config struct {
-	Hostname    string       `key:"database.hostname" importance:"high" validate:"nonempty" group:"Connection" doc:"Resolvable hostname or IP address of the PostgreSQL server."`
+	Hostname    string       `key:"database.hostname" importance:"high" validate:"nonempty" group:"Connection" doc:"Resolvable hostname or IP address of the PostgreSQL server; or several, host[:port] separated by commas (a primary and its standbys), of which the connector uses the one that accepts writes."`
 	Port        int32        `key:"database.port" default:"5432" importance:"high" validate:"min=1,max=65535" group:"Connection" doc:"Port of the PostgreSQL server."`
 	User        string       `key:"database.user" importance:"high" validate:"nonempty" group:"Connection" doc:"Name of the database user; it needs the REPLICATION attribute (or rds_replication), SELECT on the captured tables, and CREATE on the database when the publication is created automatically."`
 	Password    sdk.Password `key:"database.password" optional:"" importance:"high" group:"Connection" doc:"Password of the database user."`
@@ -38,9 +38,11 @@ type Config struct {
 
 	PluginName            string        `key:"plugin.name" default:"pgoutput" importance:"medium" validate:"enum=pgoutput" group:"Replication" doc:"Logical decoding plugin; pgoutput (built into PostgreSQL 10 and later) is the one supported."`
 	SlotName              string        `key:"slot.name" default:"debezium" importance:"medium" validate:"regex=^[a-z0-9_]{1,63}$" group:"Replication" doc:"Name of the logical replication slot; one per connector. Created when missing."`
+	SlotFailover          bool          `key:"slot.failover" default:"false" group:"Replication" doc:"Create the replication slot as a failover slot (PostgreSQL 17 and later; an existing slot is altered): a physical standby with sync_replication_slots=on keeps a copy in step, so that after its promotion the connector (database.hostname listing both servers, host:port,host:port) goes on from the synchronised slot. Set synchronized_standby_slots on the primary so that the slot never runs ahead of the standby."`
 	SlotDropOnStop        bool          `key:"slot.drop.on.stop" default:"false" group:"Replication" doc:"Drop the replication slot when the task stops gracefully (for tests and short-lived pipelines: changes made while the connector is stopped are then not captured)."`
 	PublicationName       string        `key:"publication.name" default:"dbz_publication" importance:"medium" validate:"nonempty" group:"Replication" doc:"Name of the publication whose tables are captured."`
 	PublicationAutocreate string        `key:"publication.autocreate.mode" default:"all_tables" importance:"medium" validate:"enum=all_tables|disabled|filtered|no_tables" group:"Replication" doc:"What to do when the publication does not exist: all_tables (CREATE PUBLICATION ... FOR ALL TABLES, needs a superuser), filtered (a publication of the tables the filters select, kept up to date at each start), disabled (fail: it must exist) or no_tables (an empty publication)."`
+	PublishViaRoot        bool          `key:"publish.via.partition.root" default:"false" group:"Replication" doc:"Create (or set) the publication with publish_via_partition_root (PostgreSQL 13 and later): the changes of a partitioned table's partitions, including partitions added later, are published as the partitioned table's, so its events go to one topic, <topic.prefix>.<schema>.<root table>; list the root table in table.include.list."`
 	StatusInterval        time.Duration `key:"status.update.interval.ms" default:"10000" validate:"min=1" group:"Replication" doc:"Interval between status updates to the server (the slot's confirmed LSN is sent as soon as offsets are committed; this bounds the wait for idle periods), in milliseconds."`
 	MaxRetries            int32         `key:"errors.max.retries" default:"-1" validate:"min=-1" group:"Replication" doc:"How many times in a row the task reconnects after it lost its connection to the server (a restart, a failover, a network cut) before it fails: -1 without limit, 0 never. During the initial snapshot a reconnection takes the snapshot again, from a new slot. The count starts again once records flow."`
 	RetryWait             time.Duration `key:"retriable.restart.connector.wait.ms" default:"10000" validate:"min=0" group:"Replication" doc:"The longest wait between two reconnection attempts, in milliseconds: the first comes after 0.5 s, each next one 0.5 s later, up to this."`
@@ -53,9 +55,23 @@ type Config struct {
 	SnapshotThreads   int32  `key:"snapshot.max.threads" default:"1" validate:"min=1,max=64" group:"Snapshot" doc:"Number of tables read in parallel during the snapshot, each over its own connection importing the same exported snapshot."`
 	SnapshotFetchSize int32  `key:"snapshot.fetch.size" default:"10240" validate:"min=1" group:"Snapshot" doc:"Rows read per chunk of a table during the snapshot (tables are read in chunks by primary key, or by physical position when there is none, so memory stays bounded)."`
 
+	SignalChannels       []string      `key:"signal.enabled.channels" default:"source" validate:"enum=source|kafka|file" group:"Signals" doc:"Channels the connector reads signals from (execute-snapshot, stop-snapshot, pause-snapshot, resume-snapshot, log): source (inserts into the table signal.data.collection, read through the replication stream), kafka (records on signal.kafka.topic whose key is topic.prefix) and file (JSON lines appended to signal.file)."`
+	SignalTable          string        `key:"signal.data.collection" optional:"" group:"Signals" doc:"The signal table, schema.table, with columns id (varchar), type (varchar) and data (varchar/text). It is captured whatever the filters say (it joins a filtered publication); incremental snapshots write their watermarks into it unless read.only=true."`
+	SignalKafkaTopic     string        `key:"signal.kafka.topic" optional:"" group:"Signals" doc:"Topic of the kafka signal channel (default: <topic.prefix>-signal); its partition 0 is read."`
+	SignalKafkaBootstrap string        `key:"signal.kafka.bootstrap.servers" optional:"" group:"Signals" doc:"Bootstrap servers of the Kafka cluster holding signal.kafka.topic (required by the kafka channel)."`
+	SignalKafkaGroup     string        `key:"signal.kafka.groupId" default:"kafka-signal" group:"Signals" doc:"Consumer group of the kafka signal channel: it commits the position of the signals it has acted on."`
+	SignalFile           string        `key:"signal.file" default:"file-signals.txt" group:"Signals" doc:"File of the file signal channel: one JSON signal per line ({\"id\": ..., \"type\": ..., \"data\": {...}}); the connector empties the file once it has read it."`
+	SignalPollInterval   time.Duration `key:"signal.poll.interval.ms" default:"5000" validate:"min=1" group:"Signals" doc:"How often the kafka and file channels are read, in milliseconds."`
+	IncrementalChunkSize int32         `key:"incremental.snapshot.chunk.size" default:"1024" validate:"min=1" group:"Signals" doc:"Rows read per chunk of an incremental snapshot (the rows of a chunk are held in memory until its window closes)."`
+	IncrementalWatermark string        `key:"incremental.snapshot.watermarking.strategy" default:"insert_insert" validate:"enum=insert_insert|insert_delete" group:"Signals" doc:"How an incremental snapshot's chunk windows are marked in the signal table: insert_insert (an open and a close row per chunk) or insert_delete (an open row, deleted to close the window, so the table does not grow)."`
+	ReadOnly             bool          `key:"read.only" default:"false" group:"Signals" doc:"Incremental snapshots without writing to the database (a read-only user, a standby): each chunk is read with its transaction snapshot (pg_current_snapshot) and the window closes on the stream's own position, instead of watermark rows in the signal table. A Tributary method: Debezium's read-only mode differs in detail, not in the events."`
+
 	HeartbeatInterval time.Duration `key:"heartbeat.interval.ms" default:"0" validate:"min=0" group:"Heartbeat" doc:"Interval between heartbeat records (0: none). Heartbeats go to the heartbeat topic and carry the current WAL position, so the slot keeps advancing when the captured tables are idle while the server writes WAL."`
 	HeartbeatQuery    string        `key:"heartbeat.action.query" optional:"" group:"Heartbeat" doc:"SQL statement run on each heartbeat (for example an update of a heartbeat table in the publication). Without it, the connector writes a logical decoding message (pg_logical_emit_message) so that even an idle server moves the slot."`
 	HeartbeatPrefix   string        `key:"topic.heartbeat.prefix" default:"__debezium-heartbeat" group:"Heartbeat" doc:"Prefix of the heartbeat topic, <prefix>.<topic.prefix>."`
+
+	ProvideTxMetadata bool   `key:"provide.transaction.metadata" default:"false" group:"Events" doc:"Emit a BEGIN and an END event per transaction to <topic.prefix>.<topic.transaction> (the END with its event count per table), and give each change event a transaction block (id, total_order, data_collection_order)."`
+	TopicTransaction  string `key:"topic.transaction" default:"transaction" group:"Events" doc:"Suffix of the transaction metadata topic, <topic.prefix>.<topic.transaction>."`
 
 	TombstonesOnDelete bool     `key:"tombstones.on.delete" default:"true" group:"Events" doc:"Emit a tombstone (the key with a null value) after each delete event, so that log compaction can remove the key."`
 	SkippedOperations  []string `key:"skipped.operations" default:"t" validate:"enum=c|u|d|t|none" group:"Events" doc:"Operations not to emit: c (inserts), u (updates), d (deletes), t (truncates), or none."`
@@ -105,6 +121,14 @@ func (c *Config) Validate() []sdk.FieldError {
 			errs = append(errs, sdk.FieldError{Key: "unavailable.value.placeholder", Message: "the hex: prefix must be followed by hexadecimal digits"})
 		}
 	}
+	if c.SignalTable != "" {
+		if _, err := parseTableID(c.SignalTable); err != nil {
+			errs = append(errs, sdk.FieldError{Key: "signal.data.collection", Message: err.Error()})
+		}
+	}
+	if slices.Contains(c.SignalChannels, "kafka") && strings.TrimSpace(c.SignalKafkaBootstrap) == "" {
+		errs = append(errs, sdk.FieldError{Key: "signal.kafka.bootstrap.servers", Message: "the kafka signal channel needs the bootstrap servers of the cluster holding signal.kafka.topic"})
+	}
 	slices.SortFunc(errs, func(a, b sdk.FieldError) int { return strings.Compare(a.Key, b.Key) })
 	return errs
 }
@@ -124,7 +148,22 @@ func (c *Config) skipped(op string) bool { return slices.Contains(c.SkippedOpera
 // connString returns the pgx connection string for the database;
 // replication adds replication=database.
 func (c *Config) connString(replication bool) string {
-	u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(c.Hostname, strconv.Itoa(int(c.Port))), Path: "/" + c.DBName}
+	// database.hostname may list several servers (host[:port], comma
+	// separated): the connection goes to the first that accepts writes,
+	// the primary after a failover.
+	var hosts []string
+	for _, h := range strings.Split(c.Hostname, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if host, port, err := net.SplitHostPort(h); err == nil {
+			hosts = append(hosts, net.JoinHostPort(host, port))
+		} else {
+			hosts = append(hosts, net.JoinHostPort(h, strconv.Itoa(int(c.Port))))
+		}
+	}
+	u := url.URL{Scheme: "postgres", Host: strings.Join(hosts, ","), Path: "/" + c.DBName}
 	if c.Password != "" {
 		u.User = url.UserPassword(c.User, c.Password.Value())
 	} else {
@@ -152,6 +191,9 @@ func (c *Config) connString(replication bool) string {
 	if replication {
 		q.Set("replication", "database")
 	}
+	if len(hosts) > 1 {
+		q.Set("target_session_attrs", "read-write")
+	}
 	u.RawQuery = q.Encode()
 	return u.String()
 }
@@ -160,6 +202,9 @@ func (c *Config) connString(replication bool) string {
 // Debezium's rules: whole-name, case-insensitive regular expressions.
 type filters struct {
 	schemaInc, schemaExc, tableInc, tableExc, colInc, colExc []*regexp.Regexp
+	// signal is signal.data.collection: captured whatever the lists say,
+	// as Debezium does.
+	signal tableID
 }
 
 func compileList(list []string) ([]*regexp.Regexp, error) {
@@ -191,7 +236,42 @@ func newFilters(c *Config) (*filters, error) {
 		}
 		*x.dst = res
 	}
+	if c.SignalTable != "" {
+		id, err := parseTableID(c.SignalTable)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: signal.data.collection: %w", err)
+		}
+		f.signal = id
+	}
 	return f, nil
+}
+
+// parseTableID parses schema.table, either part in double quotes when it
+// holds a dot ("public.\"My.Table\"").
+func parseTableID(s string) (tableID, error) {
+	var parts []string
+	var cur strings.Builder
+	quoted := false
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case ch == '"' && quoted && i+1 < len(s) && s[i+1] == '"':
+			cur.WriteByte('"')
+			i++
+		case ch == '"':
+			quoted = !quoted
+		case ch == '.' && !quoted:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(ch)
+		}
+	}
+	parts = append(parts, cur.String())
+	if quoted || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return tableID{}, fmt.Errorf("%q is not schema.table", s)
+	}
+	return tableID{schema: strings.TrimSpace(parts[0]), name: strings.TrimSpace(parts[1])}, nil
 }
 
 func anyMatch(res []*regexp.Regexp, s string) bool {
@@ -210,6 +290,9 @@ var systemSchemas = []string{"pg_catalog", "information_schema", "pg_toast"}
 func (f *filters) table(schema, table string) bool {
 	if slices.Contains(systemSchemas, schema) || strings.HasPrefix(schema, "pg_temp") || strings.HasPrefix(schema, "pg_toast") {
 		return false
+	}
+	if f.signal.name != "" && f.signal.schema == schema && f.signal.name == table {
+		return true
 	}
 	if len(f.schemaInc) > 0 && !anyMatch(f.schemaInc, schema) || anyMatch(f.schemaExc, schema) {
 		return false
@@ -245,6 +328,9 @@ func (f *filters) column(schema, table, column string) bool {
 // knownKeys are the keys the connector or the worker reads; others are
 // reported as ignored.
 func knownKey(k string) bool {
+	if isColumnRuleKey(k) || k == "column.propagate.source.type" || k == "datatype.propagate.source.type" || k == "message.key.columns" {
+		return true
+	}
 	for _, p := range []string{"transforms", "predicates", "errors.", "producer.override.", "consumer.override.",
 		"admin.override.", "topic.creation.", "key.converter", "value.converter", "header.converter"} {
 		if strings.HasPrefix(k, p) {

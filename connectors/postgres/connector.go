@@ -52,6 +52,45 @@ func (c connector) Start(ctx context.Context, config map[string]string, cc sdk.C
 	return c.SourceConnector.Start(ctx, config, cc)
 }
 
+// NewSourceTask implements sdk.SourcePlugin: the typed configuration, plus
+// the column transformations, whose keys are not fixed.
+func (c connector) NewSourceTask(config map[string]string) (sdk.SourceTask, error) {
+	cfg, err := sdk.ParseConfig[Config](config)
+	if err != nil {
+		return nil, err
+	}
+	rules, errs := parseColumnRules(config)
+	if len(errs) > 0 {
+		ce := &sdk.ConfigError{Errors: map[string][]string{}}
+		for k, m := range errs {
+			ce.Errors[k] = append(ce.Errors[k], m)
+		}
+		return nil, ce
+	}
+	t := newTask(cfg)
+	t.rules = rules
+	return t, nil
+}
+
+// Validate implements sdk.Connector: the SDK's validation, plus the keys of
+// the column transformations.
+func (c connector) Validate(ctx context.Context, config map[string]string) (sdk.ConfigInfos, error) {
+	infos, err := c.SourceConnector.Validate(ctx, config)
+	if err != nil {
+		return infos, err
+	}
+	_, errs := parseColumnRules(config)
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
+		v := config[k]
+		infos.Configs = append(infos.Configs, sdk.ConfigInfo{
+			Definition: sdk.ConfigKeyInfo{Name: k, Type: sdk.TypeString},
+			Value:      sdk.ConfigValueInfo{Name: k, Value: &v, RecommendedValues: []string{}, Errors: []string{errs[k]}, Visible: true},
+		})
+		infos.ErrorCount++
+	}
+	return infos, nil
+}
+
 // unknownKeys returns the keys of config neither the connector nor the
 // worker reads, sorted.
 func unknownKeys(config map[string]string, spec sdk.Spec) []string {

@@ -35,5 +35,17 @@
 //     between attempts (recoveryFor decides): a stream resumes after the
 //     last record Poll handed out; a snapshot not yet out whole is taken
 //     again from a new slot, never followed by streaming. Any other error
-//     fails the task.
+//     fails the task. The task's lifecycle is one value (lifecycle.go)
+//     with pure transitions: events in, the action to take out.
+//   - Signals (signal.go) come from the signal table through the stream,
+//     from a Kafka topic or from a file; the stream's goroutine acts on
+//     them. Incremental snapshots (incremental.go) read chunks between
+//     watermarks and de-duplicate them against the changes streamed while
+//     a chunk's window is open; their state rides in every offset. A
+//     blocking snapshot stops the stream while it reads.
+//   - Column transformations and message.key.columns (columns.go) change
+//     converters and schemas when a table is described; transaction
+//     metadata (txmeta.go) adds BEGIN/END records and transaction blocks.
+//   - slot.failover creates a PostgreSQL 17 failover slot; with several
+//     hosts in database.hostname the connection goes to the writable one.
 package postgres

@@ -58,13 +58,15 @@ const (
 type sourceSchemas struct {
 	source, block                *schema.Schema
 	heartbeatKey, heartbeatValue *schema.Schema
+	// The transaction metadata topic's key and value.
+	txKey, txValue, txCollection *schema.Schema
 }
 
 func newSourceSchemas() *sourceSchemas {
 	snapshot := &schema.Schema{Type: schema.TypeString, Optional: true, Name: "io.debezium.data.Enum", Version: 1,
 		Default:    snapFalse,
 		Parameters: map[string]string{"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental"}}
-	return &sourceSchemas{
+	s := &sourceSchemas{
 		source: schema.StructOf("io.debezium.connector.postgresql.Source").Version(1).
 			Field("version", schema.String).
 			Field("connector", schema.String).
@@ -92,12 +94,26 @@ func newSourceSchemas() *sourceSchemas {
 			Field("serverName", schema.String).Build(),
 		heartbeatValue: schema.StructOf("io.debezium.connector.common.Heartbeat").Version(1).
 			Field("ts_ms", schema.Int64).Build(),
+		txKey: schema.StructOf("io.debezium.connector.common.TransactionMetadataKey").Version(1).
+			Field("id", schema.String).Build(),
 	}
+	s.txCollection = schema.StructOf("event.collection").Version(1).Optional().
+		Field("data_collection", schema.String).
+		Field("event_count", schema.Int64).
+		Build()
+	s.txValue = schema.StructOf("io.debezium.connector.common.TransactionMetadataValue").Version(1).
+		Field("status", schema.String).
+		Field("id", schema.String).
+		Field("event_count", schema.OptionalInt64).
+		Field("data_collections", schema.ArrayOf(s.txCollection).AsOptional()).
+		Field("ts_ms", schema.Int64).
+		Build()
+	return s
 }
 
 // envelope returns the change event schema of a table.
 // The transaction block is always in the schema (as Debezium's); it is
-// null, since provide.transaction.metadata is not supported yet.
+// null unless provide.transaction.metadata is set.
 func (s *sourceSchemas) envelope(name string, value *schema.Schema) *schema.Schema {
 	return schema.StructOf(name).Version(2).
 		Field("before", value).
@@ -240,7 +256,7 @@ func keyStruct(t *table, vals []any) *schema.Struct {
 		return nil
 	}
 	k := schema.NewStruct(t.keySchema)
-	for i, c := range t.pk {
+	for i, c := range t.key {
 		k.SetIndex(i, vals[c])
 	}
 	return k

@@ -35,6 +35,21 @@ type snapshotter struct {
 	rows     atomic.Int64
 	doneTabs atomic.Int64
 	m        *cdcmetrics.Metrics
+	// conds are additional conditions (SQL) per table, of a blocking
+	// snapshot's signal.
+	conds map[tableID]string
+	// offset, when set, gives the records' offset instead of the initial
+	// snapshot's (a blocking snapshot's records carry the stream's
+	// position), and no record is marked as the snapshot's last.
+	offset func(ts time.Time) sdk.Offset
+}
+
+// offsetAt is the offset of a record read at ts.
+func (s *snapshotter) offsetAt(txID int64, ts time.Time) sdk.Offset {
+	if s.offset != nil {
+		return s.offset(ts)
+	}
+	return snapshotOffset(s.lsn, txID, ts, false)
 }
 
 // snapshotBatch is the size of the snapshot pipeline's batches. Small
@@ -157,8 +172,10 @@ func (s *snapshotter) merge(ctx context.Context, in <-chan []sdk.SourceRecord, o
 		return nil
 	}
 	setSnapshotMarker(held, snapLast)
-	held.Offset = maps.Clone(held.Offset) // shared with the rows read in the same millisecond
-	held.Offset[offLastSnapshot] = true
+	if s.offset == nil {
+		held.Offset = maps.Clone(held.Offset) // shared with the rows read in the same millisecond
+		held.Offset[offLastSnapshot] = true
+	}
 	return send([]sdk.SourceRecord{*held})
 }
 
@@ -255,13 +272,20 @@ func (s *snapshotter) readByKey(ctx context.Context, conn *pgx.Conn, t *table, s
 	var total int64
 	var after []string // text of the last key read
 	for {
-		where := ""
+		var conds []string
 		if after != nil {
 			lits := make([]string, len(after))
 			for i, a := range after {
 				lits[i] = "'" + strings.ReplaceAll(a, "'", "''") + "'::" + keyTypes[i]
 			}
-			where = " WHERE (" + order + ") > (" + strings.Join(lits, ", ") + ")"
+			conds = append(conds, "("+order+") > ("+strings.Join(lits, ", ")+")")
+		}
+		if c := s.conds[t.id]; c != "" {
+			conds = append(conds, "("+c+")")
+		}
+		where := ""
+		if len(conds) > 0 {
+			where = " WHERE " + strings.Join(conds, " AND ")
 		}
 		sql := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s LIMIT %d) TO STDOUT", selectList, t.id.quoted(), where, order, s.cfg.SnapshotFetchSize)
 		r.rows = 0
@@ -297,6 +321,9 @@ func (s *snapshotter) readByCtid(ctx context.Context, conn *pgx.Conn, t *table, 
 		cond := fmt.Sprintf("ctid >= '(%d,0)'::tid AND ctid < '(%d,0)'::tid", from, from+step)
 		if from+step >= pages { // the last range is open: pages added meanwhile hold no rows of the snapshot, but reading them is cheap
 			cond = fmt.Sprintf("ctid >= '(%d,0)'::tid", from)
+		}
+		if c := s.conds[t.id]; c != "" {
+			cond += " AND (" + c + ")"
 		}
 		sql := fmt.Sprintf("COPY (SELECT %s FROM %s WHERE %s) TO STDOUT", selectList, t.id.quoted(), cond)
 		r.rows = 0
@@ -356,6 +383,7 @@ func (r *rowReader) Write(p []byte) (int, error) {
 	for i, c := range r.cols {
 		f := r.fields[i]
 		if f == nil {
+			r.vals[c] = r.t.columns[c].conv.null
 			continue
 		}
 		conv := r.t.columns[c].conv
@@ -402,7 +430,7 @@ func (r *rowReader) emit() error {
 		r.pos.box()
 		r.lsnBox = int64(s.lsn)
 		r.src = s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, snapTrue)
-		r.off = snapshotOffset(s.lsn, r.txID, now, false)
+		r.off = s.offsetAt(r.txID, now)
 	}
 	src := r.src
 	if r.count == 1 {

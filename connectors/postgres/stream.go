@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -74,11 +75,14 @@ type streamer struct {
 	// flushed is the LSN the worker committed offsets up to
 	// (OffsetsCommitted); the stream confirms it to the server.
 	flushed *atomic.Uint64
-	started *atomic.Bool // set once START_REPLICATION succeeded
+	onStart func() // called once START_REPLICATION succeeded (may be nil)
 
 	rels       map[uint32]*relState
 	inTx       bool
+	xid        uint32 // of the transaction being read
+	txTouches  bool   // it changed the table an incremental snapshot reads
 	skipTx     bool
+	tx         *txMeta // provide.transaction.metadata: the transaction being read
 	pos        position
 	lastCommit uint64
 	curLSN     uint64
@@ -96,6 +100,17 @@ type streamer struct {
 	m            *cdcmetrics.Metrics
 	slot         *slotMetrics
 	hasWALStatus bool // PostgreSQL 13 or later
+
+	// incr is the incremental snapshot (nil: none ran since the start);
+	// signals are the signals of the kafka and file channels.
+	incr     *incremental
+	blocking *blockingReq // a blocking snapshot to run between transactions
+	signals  <-chan signalRecord
+	// readSnap is the snapshot of the last chunk read; seenXids, while an
+	// incremental snapshot runs (always with read.only), the committed
+	// transactions the stream passed that not every snapshot sees yet.
+	readSnap pgSnapshot
+	seenXids map[uint32]bool
 	// batchSrc is when the batch's first change was committed (zero
 	// while it holds none): MilliSecondsBehindSource.
 	batchSrc time.Time
@@ -129,14 +144,22 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 		pglogrepl.StartReplicationOptions{PluginArgs: args}); err != nil {
 		return fmt.Errorf("postgres: start replication from slot %s at %s: %w", s.cfg.SlotName, formatLSN(s.start), err)
 	}
-	if s.started != nil {
-		s.started.Store(true)
+	if s.onStart != nil {
+		s.onStart()
 	}
 	s.m.SetConnected(true)
 	defer s.m.SetConnected(false)
 	s.logger.Info("streaming changes", "slot", s.cfg.SlotName, "from", formatLSN(s.start), "publication", s.cfg.PublicationName,
 		"protocol", map[bool]int{false: 1, true: 2}[s.v2], "streaming_in_progress", s.v2)
 	s.rels = map[uint32]*relState{}
+	s.seenXids = map[uint32]bool{}
+	if s.incr.running() {
+		s.logger.Info("incremental snapshot in progress: reading the chunk after the last row sent",
+			"table", s.incr.current().ID, "tables", len(s.incr.queue), "after_key", s.incr.lastSent)
+		if err := s.readChunk(ctx); err != nil {
+			return err
+		}
+	}
 	s.sentFlush = s.flushed.Load()
 	now := time.Now()
 	nextStatus := now.Add(s.cfg.StatusInterval)
@@ -160,12 +183,18 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 		if len(s.batch) > 0 && s.batchStart.Add(streamFlushDelay).Before(want) {
 			want = s.batchStart.Add(streamFlushDelay)
 		}
+		if s.signals != nil || s.blocking != nil || s.incr != nil && s.incr.wantChunk {
+			if d := time.Now().Add(signalWake); d.Before(want) {
+				want = d
+			}
+		}
 		if s.flushed.Load() != s.sentFlush {
 			if d := time.Now().Add(100 * time.Millisecond); d.Before(want) {
 				want = d
 			}
 		}
 		msg, err := s.repl.ReceiveMessage(rc.get(ctx, want))
+		idle := err != nil
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -182,6 +211,9 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 			case *pgproto3.ErrorResponse:
 				return fmt.Errorf("postgres: replication stream: %w", pgconn.ErrorResponseToPgError(m))
 			}
+		}
+		if err := s.pollSignals(ctx, idle); err != nil {
+			return err
 		}
 		now := time.Now()
 		if len(s.batch) >= streamBatch || len(s.batch) > 0 && !now.Before(s.batchStart.Add(streamFlushDelay)) {
@@ -208,6 +240,42 @@ func (s *streamer) run(ctx context.Context, out chan<- []sdk.SourceRecord) error
 			nextStatus = now.Add(s.cfg.StatusInterval)
 		}
 	}
+}
+
+// signalWake is how soon the stream looks at the signal channels and, with
+// read.only, at a chunk to read, when no change arrives.
+const signalWake = 50 * time.Millisecond
+
+// readOnlyChunkGap is the least time between two chunks of a read.only
+// incremental snapshot while changes stream in, so that the stream keeps
+// up.
+const readOnlyChunkGap = 20 * time.Millisecond
+
+// pollSignals acts on the signals of the kafka and file channels and, with
+// read.only, reads a chunk when the stream is between transactions (idle:
+// nothing arrived this round).
+func (s *streamer) pollSignals(ctx context.Context, idle bool) error {
+	for s.signals != nil {
+		select {
+		case r := <-s.signals:
+			if err := s.handleSignal(ctx, r, 0); err != nil {
+				return err
+			}
+			if r.ack != nil {
+				r.ack()
+			}
+			continue
+		default:
+		}
+		break
+	}
+	if s.blocking != nil && !s.inTx && !s.inStream {
+		return s.runBlocking(ctx)
+	}
+	if in := s.incr; in != nil && in.wantChunk && !s.inTx && !s.inStream && (idle || time.Since(in.lastChunk) >= readOnlyChunkGap) {
+		return s.readOnlyChunk(ctx)
+	}
+	return nil
 }
 
 // recvContext is the context of receives: one per deadline, reused until
@@ -328,6 +396,9 @@ func (s *streamer) emitHeartbeat() {
 }
 
 func (s *streamer) add(r sdk.SourceRecord) {
+	if s.incr.running() && r.Offset != nil {
+		s.incr.store(r.Offset)
+	}
 	if len(s.batch) == 0 {
 		s.batchStart = time.Now()
 		if s.batch == nil {
@@ -431,6 +502,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 			return r.err
 		}
 		s.begin(final, pgTime(ts), xid)
+		s.txBegin(xid, pgTime(ts), lsn)
 		return nil
 	case 'C':
 		r.u8()
@@ -439,7 +511,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 		if r.err != nil {
 			return r.err
 		}
-		s.commit(commit, end)
+		s.commit(commit, end, lsn)
 		return nil
 	case 'R':
 		rel, err := parseRelation(msg[1:])
@@ -451,7 +523,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 		if s.skipTx {
 			return nil
 		}
-		return s.change(msg[0], lsn, r)
+		return s.change(ctx, msg[0], lsn, r)
 	case 'T':
 		if s.skipTx || s.cfg.skipped(opTruncate) {
 			return nil
@@ -477,6 +549,7 @@ func (s *streamer) message(ctx context.Context, lsn uint64, msg []byte) error {
 // begin starts the transaction committing at final.
 func (s *streamer) begin(final uint64, ts time.Time, xid uint32) {
 	s.inTx = true
+	s.xid, s.txTouches = xid, false
 	s.pos = position{commit: final, lastCommit: s.lastCommit, txID: int64(xid), commitTs: ts}
 	s.pos.box()
 	s.skipTx = false
@@ -492,11 +565,21 @@ func (s *streamer) begin(final uint64, ts time.Time, xid uint32) {
 
 // commit ends the transaction committed at commit, whose record ends at
 // end.
-func (s *streamer) commit(commit, end uint64) {
+func (s *streamer) commit(commit, end, lsn uint64) {
 	if !s.skipTx {
 		s.m.Committed()
 	}
+	if in := s.incr; in != nil {
+		in.sawTransaction(s.xid, s.txTouches)
+	}
+	if s.seenXids != nil && (s.cfg.ReadOnly || s.incr.running()) {
+		if len(s.seenXids) > 1<<16 {
+			clear(s.seenXids) // long past: every snapshot sees them
+		}
+		s.seenXids[s.xid] = true
+	}
 	s.inTx = false
+	s.txEnd(end, lsn, s.pos.commitTs)
 	s.lastCommit = end // Debezium's "last commit LSN" in source.sequence is the commit's end
 	if end > s.walEnd {
 		s.walEnd = end
@@ -551,7 +634,13 @@ func (s *streamer) streamMessage(ctx context.Context, lsn uint64, msg []byte) (b
 // as it goes (a transaction may be much larger than a batch).
 func (s *streamer) streamCommit(ctx context.Context, m *pglogrepl.StreamCommitMessageV2) error {
 	s.begin(uint64(m.CommitLSN), m.CommitTime.UTC(), m.Xid)
+	first := true
 	err := s.stx.commit(m.Xid, func(lsn uint64, msg []byte) error {
+		if first {
+			// BEGIN at the transaction's first change, as protocol 1's.
+			s.txBegin(m.Xid, m.CommitTime.UTC(), lsn)
+			first = false
+		}
 		if err := s.message(ctx, lsn, msg); err != nil {
 			return err
 		}
@@ -569,7 +658,10 @@ func (s *streamer) streamCommit(ctx context.Context, m *pglogrepl.StreamCommitMe
 	if err != nil {
 		return err
 	}
-	s.commit(uint64(m.CommitLSN), uint64(m.TransactionEndLSN))
+	if first {
+		s.txBegin(m.Xid, m.CommitTime.UTC(), uint64(m.CommitLSN))
+	}
+	s.commit(uint64(m.CommitLSN), uint64(m.TransactionEndLSN), uint64(m.TransactionEndLSN))
 	return nil
 }
 
@@ -624,7 +716,7 @@ func (s *streamer) decodeTuple(t *table, cols []tupleColumn, vals []any) error {
 		case tupleToast:
 			vals[i] = col.conv.toast
 		case tupleNull:
-			vals[i] = nil
+			vals[i] = col.conv.null
 		default:
 			return fmt.Errorf("postgres: %s.%s: column kind %q in a text-mode stream", t.id, col.name, c.kind)
 		}
@@ -685,7 +777,7 @@ func zeroValue(s *schema.Schema) any {
 }
 
 // change handles an insert, update or delete.
-func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
+func (s *streamer) change(ctx context.Context, kind byte, lsn uint64, r *msgReader) error {
 	relID := r.u32()
 	st := s.rels[relID]
 	if st == nil {
@@ -751,6 +843,62 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 			return fmt.Errorf("postgres: %s: primary-key column %s is null in a change", t.id, t.columns[i].name)
 		}
 	}
+	if in := s.incr; in != nil && in.table != nil && t.id == in.table.id {
+		s.txTouches = true
+	}
+	if in := s.incr; in != nil && in.windowOpen && in.table != nil && t.id == in.table.id {
+		if kind != 'D' {
+			if k, ok := tupleKey(t, in.keyCols, s.tuple); ok {
+				in.dedupe(t.id, k)
+			}
+		}
+		if oldKind != 0 {
+			if k, ok := tupleKey(t, in.keyCols, s.oldTuple); ok {
+				in.dedupe(t.id, k)
+			}
+		}
+	}
+	var sig *signalRecord
+	if sf := s.cat.filters.signal; sf.name != "" && t.id == sf && !s.delivered(lsn) {
+		sig = s.signalRow(kind)
+	}
+	s.emitChange(t, kind, oldKind, lsn, before, after)
+	if sig != nil {
+		return s.handleSignal(ctx, *sig, lsn)
+	}
+	return nil
+}
+
+// signalRow reads a signal from a change of the signal table: an insert,
+// or (incremental.snapshot.watermarking.strategy=insert_delete) the delete
+// of an open watermark, which closes its window. Its first three columns
+// are the id, the type and the data.
+func (s *streamer) signalRow(kind byte) *signalRecord {
+	text := func(tuple []tupleColumn, i int) string {
+		if i < len(tuple) && tuple[i].kind == tupleText {
+			return string(tuple[i].data)
+		}
+		return ""
+	}
+	switch {
+	case kind == 'I':
+		if len(s.tuple) < 3 {
+			s.logger.Warn("signal ignored: the signal table needs the columns id, type and data", "table", s.cat.filters.signal.String())
+			return nil
+		}
+		return &signalRecord{id: text(s.tuple, 0), typ: text(s.tuple, 1), data: text(s.tuple, 2), channel: "source"}
+	case kind == 'D' && s.cfg.IncrementalWatermark == "insert_delete":
+		id := text(s.oldTuple, 0)
+		if !strings.HasSuffix(id, "-open") {
+			return nil
+		}
+		return &signalRecord{id: strings.TrimSuffix(id, "-open") + "-close", typ: sigWindowClose, channel: "source"}
+	}
+	return nil
+}
+
+// emitChange emits the events of an insert, update or delete.
+func (s *streamer) emitChange(t *table, kind, oldKind byte, lsn uint64, before, after []any) {
 	now := time.Now()
 	switch kind {
 	case 'I':
@@ -762,7 +910,7 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 	case 'U':
 		if s.cfg.skipped(opUpdate) {
 			s.m.Filtered()
-			return nil
+			return
 		}
 		newKey := keyStruct(t, after)
 		if oldKind != 0 && t.keySchema != nil {
@@ -776,14 +924,14 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 				}
 				s.emit(t, lsn, opCreate, nil, after, newKey, now, "UPDATE",
 					[]sdk.Header{{Key: "__debezium.oldkey", Schema: t.keySchema, Value: oldKey}})
-				return nil
+				return
 			}
 		}
 		s.emit(t, lsn, opUpdate, before, after, newKey, now, "UPDATE", nil)
 	case 'D':
 		if s.cfg.skipped(opDelete) {
 			s.m.Filtered()
-			return nil
+			return
 		}
 		key := keyStruct(t, before)
 		s.emit(t, lsn, opDelete, before, nil, key, now, "DELETE", nil)
@@ -791,7 +939,17 @@ func (s *streamer) change(kind byte, lsn uint64, r *msgReader) error {
 			s.emitTombstone(t, lsn, key, "DELETE") // a keyless table's too, as Debezium
 		}
 	}
-	return nil
+}
+
+// delivered reports whether the next event at lsn was delivered before
+// the resume point (the stream reads it again after a restart).
+func (s *streamer) delivered(lsn uint64) bool {
+	n := s.nAtLSN
+	if lsn != s.curLSN {
+		n = 0
+	}
+	return s.resume.active && s.resume.inTx && s.pos.commit == s.resume.commit &&
+		(lsn < s.resume.lsn || lsn == s.resume.lsn && n < s.resume.n)
 }
 
 // next returns the position of the next event at lsn, and whether it was
@@ -811,6 +969,7 @@ func (s *streamer) next(lsn uint64) (position, bool) {
 
 func (s *streamer) emit(t *table, lsn uint64, op string, before, after []any, key *schema.Struct, now time.Time, msgType string, headers []sdk.Header) {
 	pos, skip := s.next(lsn)
+	block := s.txEvent(t, lsn)
 	if skip {
 		return
 	}
@@ -827,9 +986,13 @@ func (s *streamer) emit(t *table, lsn uint64, op string, before, after []any, ke
 	}
 	var lsnBox any = int64(pos.lsn)
 	src := s.cat.src.sourceStruct(s.cfg, t, &pos, lsnBox, snapFalse)
+	val := s.cat.src.event(t, op, b, a, src, now)
+	if block != nil {
+		val.SetIndex(envTransaction, block)
+	}
 	rec := sdk.SourceRecord{
 		Partition: s.part, Offset: streamOffset(&pos, lsnBox, msgType), Topic: t.topic,
-		ValueSchema: t.envelopeSchema, Value: s.cat.src.event(t, op, b, a, src, now),
+		ValueSchema: t.envelopeSchema, Value: val,
 		Headers: headers,
 	}
 	if key != nil {

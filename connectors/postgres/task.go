@@ -41,20 +41,25 @@ type task struct {
 	err     error
 	flushed atomic.Uint64
 
-	pg14      bool
-	pg13      bool        // the slot has wal_status and safe_wal_size
-	streaming atomic.Bool // the stream (not the snapshot) is running
-	// snapshotting: Open took a snapshot (stream: changes follow it);
-	// snapDone is set once all its rows went out. A snapshot that lost
-	// its connection before is taken again, from a new slot.
-	snapshotting bool
-	stream       bool
-	snapDone     atomic.Bool
-	pctx         context.Context
+	pg14 bool
+	pg13 bool // the slot has wal_status and safe_wal_size
+	pg17 bool // failover slots
+	// life is the task's lifecycle (lifecycle.go), guarded by mu: the
+	// producer and Poll feed it events through fire.
+	life lifecycle
+	pctx context.Context
 	// lastPolled is the offset of the last record Poll handed out: a
 	// stream restarted after a lost connection resumes after it.
 	lastPolled sdk.Offset
-	restarts   int
+
+	// incr is the incremental snapshot the stored offset says runs (nil:
+	// none); signals carries the signals of the kafka and file channels,
+	// whose readers chans waits for.
+	incr    *incremental
+	signals chan signalRecord
+	// rules are the column transformations (nil: none).
+	rules *columnRules
+	chans sync.WaitGroup
 
 	// m is Debezium's snapshot and streaming metrics, slot the
 	// replication slot's (nil until Open).
@@ -67,7 +72,23 @@ type task struct {
 const outBatches = 4
 
 func newTask(c Config) *task {
-	return &task{cfg: c, part: sdk.Partition{"server": c.TopicPrefix}}
+	return &task{cfg: c, part: sdk.Partition{"server": c.TopicPrefix}, life: lifecycle{maxRetries: int(c.MaxRetries)}}
+}
+
+// fire feeds ev to the lifecycle and returns the action it asks for.
+func (t *task) fire(ev lifeEvent) lifeAction {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var a lifeAction
+	t.life, a = t.life.step(ev)
+	return a
+}
+
+// lifeState returns the lifecycle's current state.
+func (t *task) lifeState() lifecycle {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.life
 }
 
 // offsetState is what the stored offset says.
@@ -196,6 +217,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	}
 	t.filters = f
 	t.cat = newCatalog(&t.cfg, f, t.logger)
+	t.cat.rules = t.rules
 	t.m, t.slot = registerMetrics(sdk.MetricsOf(tc), t.cfg.TopicPrefix, t.cfg.SlotName)
 	if t.db, err = pgx.Connect(ctx, t.cfg.connString(false)); err != nil {
 		return fmt.Errorf("postgres: connect to %s:%d/%s: %w", t.cfg.Hostname, t.cfg.Port, t.cfg.DBName, err)
@@ -220,6 +242,17 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	}
 	state, resume, err := readOffset(off)
 	if err != nil {
+		return err
+	}
+	incr, warn, err := loadIncremental(off)
+	if err != nil {
+		return err
+	}
+	if warn != "" {
+		t.logger.Warn(warn)
+	}
+	t.incr = incr
+	if err := t.checkSignalTable(ctx); err != nil {
 		return err
 	}
 	slot, err := readSlot(ctx, t.db, t.cfg.SlotName)
@@ -279,6 +312,7 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	t.done = make(chan struct{})
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	t.cancel, t.pctx = cancel, pctx
+	t.startSignalChannels(pctx)
 	if !snapshot && !stream {
 		t.logger.Info("snapshot.mode=initial_only and the snapshot is complete: nothing to do")
 		close(t.out)
@@ -288,17 +322,21 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	if t.repl, err = pgconn.Connect(ctx, t.cfg.connString(true)); err != nil {
 		return fmt.Errorf("postgres: replication connection: %w", err)
 	}
+	t.pg17 = version >= 170000
 	pg14 := version >= 140000
 	t.pg14, t.pg13 = pg14, version >= 130000
 	if snapshot {
-		t.snapshotting, t.stream = true, stream
-		return t.startSnapshot(ctx, slot)
+		return t.startSnapshot(ctx, slot, stream)
 	}
 	t.m.SnapshotSkipped()
+	if slot.exists && t.cfg.SlotFailover {
+		if err := t.enableFailover(ctx); err != nil {
+			return err
+		}
+	}
 	start := uint64(0)
 	if !slot.exists {
-		res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
-			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "NOEXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
+		res, err := t.createSlot(ctx, false, false)
 		if err != nil {
 			return fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.SlotName, err)
 		}
@@ -307,14 +345,58 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 		start = resume.commit // skips what the server knows to precede the offset
 	}
 	strm := t.newStreamer(start, resume, pg14)
+	t.fire(evStreamStarting{})
 	t.startProduce(pctx, strm.run)
 	return nil
 }
 
+// createSlot creates the replication slot, exporting a snapshot or not;
+// with slot.failover (PostgreSQL 17) a permanent slot is created as a
+// failover slot, which standbys with sync_replication_slots=on keep in
+// step, so that it survives a promotion.
+func (t *task) createSlot(ctx context.Context, export, temporary bool) (pglogrepl.CreateReplicationSlotResult, error) {
+	if !t.cfg.SlotFailover || temporary {
+		action := "NOEXPORT_SNAPSHOT"
+		if export {
+			action = "EXPORT_SNAPSHOT"
+		}
+		return pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
+			pglogrepl.CreateReplicationSlotOptions{SnapshotAction: action, Mode: pglogrepl.LogicalReplication, Temporary: temporary})
+	}
+	if !t.pg17 {
+		return pglogrepl.CreateReplicationSlotResult{}, fmt.Errorf("postgres: slot.failover needs PostgreSQL 17 or later (failover slots)")
+	}
+	snap := "'nothing'"
+	if export {
+		snap = "'export'"
+	}
+	sql := fmt.Sprintf("CREATE_REPLICATION_SLOT %s LOGICAL pgoutput (SNAPSHOT %s, FAILOVER true)", pgx.Identifier{t.cfg.SlotName}.Sanitize(), snap)
+	return pglogrepl.ParseCreateReplicationSlot(t.repl.Exec(ctx, sql))
+}
+
+// enableFailover makes an existing slot a failover slot (slot.failover).
+func (t *task) enableFailover(ctx context.Context) error {
+	if !t.pg17 {
+		return fmt.Errorf("postgres: slot.failover needs PostgreSQL 17 or later (failover slots)")
+	}
+	var failover bool
+	if err := t.db.QueryRow(ctx, "SELECT failover FROM pg_replication_slots WHERE slot_name = $1", t.cfg.SlotName).Scan(&failover); err != nil {
+		return fmt.Errorf("postgres: read slot %s: %w", t.cfg.SlotName, err)
+	}
+	if failover {
+		return nil
+	}
+	if _, err := t.repl.Exec(ctx, "ALTER_REPLICATION_SLOT "+pgx.Identifier{t.cfg.SlotName}.Sanitize()+" (FAILOVER true)").ReadAll(); err != nil {
+		return fmt.Errorf("postgres: make slot %s a failover slot: %w", t.cfg.SlotName, err)
+	}
+	t.logger.Info("replication slot made a failover slot", "slot", t.cfg.SlotName)
+	return nil
+}
+
 // startSnapshot takes a consistent snapshot from a new slot (an existing
-// one, slot, is dropped first) and, when t.stream, streams from the slot
+// one, slot, is dropped first) and, when stream, streams from the slot
 // after it.
-func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
+func (t *task) startSnapshot(ctx context.Context, slot slotInfo, stream bool) error {
 	if slot.exists {
 		if slot.active {
 			return fmt.Errorf("postgres: replication slot %s %w", t.cfg.SlotName, errSlotInUse)
@@ -324,9 +406,7 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 			return fmt.Errorf("postgres: drop slot %s: %w", t.cfg.SlotName, err)
 		}
 	}
-	stream := t.stream
-	res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.SlotName, "pgoutput",
-		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication, Temporary: !stream})
+	res, err := t.createSlot(ctx, true, !stream)
 	if err != nil {
 		return fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.SlotName, err)
 	}
@@ -357,8 +437,8 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 	}
 	t.m.SnapshotStarted(names)
 	strm := t.newStreamer(uint64(cp), resumePoint{}, t.pg14)
-	t.snapDone.Store(false)
 	t.newChannels()
+	t.fire(evSnapshotStarted{Follow: stream})
 	t.startProduce(t.pctx, func(ctx context.Context, out chan<- []sdk.SourceRecord) error {
 		if err := snap.run(ctx, out); err != nil {
 			t.m.SnapshotAborted()
@@ -375,7 +455,7 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 			}
 		}
 		t.m.SnapshotCompleted()
-		t.snapDone.Store(true)
+		t.fire(evSnapshotDone{})
 		if !stream {
 			t.logger.Info("snapshot.mode=initial_only: the snapshot is complete, no changes are streamed")
 			return nil
@@ -387,11 +467,67 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo) error {
 
 func (t *task) newStreamer(start uint64, resume resumePoint, pg14 bool) *streamer {
 	s := &streamer{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, db: t.db, repl: t.repl,
-		start: start, resume: resume, pg14: pg14, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, started: &t.streaming,
+		start: start, resume: resume, pg14: pg14, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, onStart: func() { t.fire(evStreamStarted{}) },
 		m: t.m, slot: t.slot, hasWALStatus: t.pg13}
 	s.walEnd = start
 	s.hbPos = start
+	s.incr, t.incr = t.incr, nil
+	if t.signals != nil {
+		s.signals = t.signals
+	}
 	return s
+}
+
+// startSignalChannels starts the readers of the kafka and file signal
+// channels, which run until ctx ends.
+func (t *task) startSignalChannels(ctx context.Context) {
+	var runs []func(context.Context, chan<- signalRecord)
+	for _, ch := range t.cfg.SignalChannels {
+		switch strings.TrimSpace(ch) {
+		case "kafka":
+			topic := t.cfg.SignalKafkaTopic
+			if topic == "" {
+				topic = t.cfg.TopicPrefix + "-signal"
+			}
+			k := &kafkaChannel{bootstrap: strings.Split(t.cfg.SignalKafkaBootstrap, ","), topic: topic,
+				group: t.cfg.SignalKafkaGroup, key: t.cfg.TopicPrefix, logger: t.logger}
+			runs = append(runs, k.run)
+		case "file":
+			f := &fileChannel{path: t.cfg.SignalFile, interval: t.cfg.SignalPollInterval, logger: t.logger}
+			runs = append(runs, f.run)
+		}
+	}
+	if len(runs) == 0 {
+		return
+	}
+	t.signals = make(chan signalRecord, 16)
+	for _, run := range runs {
+		t.chans.Add(1)
+		go func() {
+			defer t.chans.Done()
+			run(ctx, t.signals)
+		}()
+	}
+}
+
+// checkSignalTable warns when the signal table is not in the publication:
+// its signals and watermarks would never reach the stream.
+func (t *task) checkSignalTable(ctx context.Context) error {
+	sig := t.filters.signal
+	if sig.name == "" || !slices.Contains(t.cfg.SignalChannels, "source") && t.cfg.ReadOnly {
+		return nil
+	}
+	var in bool
+	err := t.db.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_publication_tables WHERE pubname = $1 AND schemaname = $2 AND tablename = $3)",
+		t.cfg.PublicationName, sig.schema, sig.name).Scan(&in)
+	if err != nil {
+		return fmt.Errorf("postgres: read publication %s: %w", t.cfg.PublicationName, err)
+	}
+	if !in {
+		t.logger.Warn("the signal table is not in the publication: its signals and incremental snapshot watermarks cannot reach the connector (ALTER PUBLICATION ... ADD TABLE)",
+			"signal.data.collection", sig.String(), "publication", t.cfg.PublicationName)
+	}
+	return nil
 }
 
 // startProduce runs produce in a goroutine with the current channels.
@@ -432,6 +568,10 @@ func (t *task) ensurePublication(ctx context.Context) error {
 		return fmt.Errorf("postgres: read publication %s: %w", t.cfg.PublicationName, err)
 	}
 	name := pgx.Identifier{t.cfg.PublicationName}.Sanitize()
+	with := ""
+	if t.cfg.PublishViaRoot {
+		with = " WITH (publish_via_partition_root = true)"
+	}
 	switch t.cfg.PublicationAutocreate {
 	case "disabled":
 		if !exists {
@@ -440,13 +580,13 @@ func (t *task) ensurePublication(ctx context.Context) error {
 	case "all_tables":
 		if !exists {
 			t.logger.Info("creating publication for all tables", "publication", t.cfg.PublicationName)
-			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES"); err != nil {
+			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name+" FOR ALL TABLES"+with); err != nil {
 				return fmt.Errorf("postgres: create publication %s: %w", t.cfg.PublicationName, err)
 			}
 		}
 	case "no_tables":
 		if !exists {
-			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name); err != nil {
+			if _, err := t.db.Exec(ctx, "CREATE PUBLICATION "+name+with); err != nil {
 				return fmt.Errorf("postgres: create publication %s: %w", t.cfg.PublicationName, err)
 			}
 		}
@@ -462,12 +602,24 @@ func (t *task) ensurePublication(ctx context.Context) error {
 		for i, id := range ids {
 			list[i] = id.quoted()
 		}
-		verb := "CREATE PUBLICATION " + name + " FOR TABLE "
+		stmt := "CREATE PUBLICATION " + name + " FOR TABLE " + strings.Join(list, ", ") + with
 		if exists {
-			verb = "ALTER PUBLICATION " + name + " SET TABLE "
+			stmt = "ALTER PUBLICATION " + name + " SET TABLE " + strings.Join(list, ", ")
 		}
-		if _, err := t.db.Exec(ctx, verb+strings.Join(list, ", ")); err != nil {
+		if _, err := t.db.Exec(ctx, stmt); err != nil {
 			return fmt.Errorf("postgres: publication %s for the filtered tables: %w", t.cfg.PublicationName, err)
+		}
+	}
+	if t.cfg.PublishViaRoot && exists && t.cfg.PublicationAutocreate != "disabled" {
+		var viaRoot bool
+		if err := t.db.QueryRow(ctx, "SELECT pubviaroot FROM pg_publication WHERE pubname = $1", t.cfg.PublicationName).Scan(&viaRoot); err != nil {
+			return fmt.Errorf("postgres: read publication %s: %w", t.cfg.PublicationName, err)
+		}
+		if !viaRoot {
+			t.logger.Info("setting publish_via_partition_root on the publication", "publication", t.cfg.PublicationName)
+			if _, err := t.db.Exec(ctx, "ALTER PUBLICATION "+name+" SET (publish_via_partition_root = true)"); err != nil {
+				return fmt.Errorf("postgres: publication %s: publish_via_partition_root: %w", t.cfg.PublicationName, err)
+			}
 		}
 	}
 	return nil
@@ -481,28 +633,28 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 				t.mu.Lock()
 				err := t.err
 				t.mu.Unlock()
-				if err != nil && ctx.Err() == nil && (t.cfg.MaxRetries < 0 || t.restarts < int(t.cfg.MaxRetries)) {
-					// Until a reconnection succeeds t.err stays, so that
-					// the next Poll tries again.
-					switch recoveryFor(t.snapshotting && !t.snapDone.Load(), t.streaming.Load() || t.snapDone.Load(), t.restarts, err) {
-					case resumeStream:
-						t.restarts++
-						t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", t.restarts)
-						if rerr := t.restartStream(ctx); rerr != nil {
-							return nil, sdk.Retriable(fmt.Errorf("postgres: reconnect after %w: %w", err, rerr))
-						}
-						return nil, nil
-					case retakeSnapshot:
-						t.restarts++
-						t.logger.Warn("the snapshot lost its connection to the server: taking it again from a new slot",
-							"error", err, "attempt", t.restarts)
-						if rerr := t.restartSnapshot(ctx); rerr != nil {
-							return nil, sdk.Retriable(fmt.Errorf("postgres: take the snapshot again after %w: %w", err, rerr))
-						}
-						return nil, nil
-					}
+				if err != nil && ctx.Err() != nil {
+					return nil, err
 				}
-				if err != nil {
+				// Until a reconnection succeeds t.err stays, so that the
+				// next Poll decides again.
+				switch t.fire(evProducerEnded{Err: err}) {
+				case actResumeStream:
+					restarts := t.lifeState().restarts
+					t.logger.Warn("replication stream lost: reconnecting", "error", err, "attempt", restarts)
+					if rerr := t.restartStream(ctx); rerr != nil {
+						return nil, sdk.Retriable(fmt.Errorf("postgres: reconnect after %w: %w", err, rerr))
+					}
+					return nil, nil
+				case actRetakeSnapshot:
+					restarts := t.lifeState().restarts
+					t.logger.Warn("the snapshot lost its connection to the server: taking it again from a new slot",
+						"error", err, "attempt", restarts)
+					if rerr := t.restartSnapshot(ctx); rerr != nil {
+						return nil, sdk.Retriable(fmt.Errorf("postgres: take the snapshot again after %w: %w", err, rerr))
+					}
+					return nil, nil
+				case actFail:
 					return nil, err
 				}
 				<-ctx.Done() // initial_only: done
@@ -519,7 +671,7 @@ func (t *task) Poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 	t.pending = t.pending[n:]
 	if n > 0 {
 		t.lastPolled = recs[n-1].Offset
-		t.restarts = 0
+		t.fire(evDelivered{})
 	}
 	return recs, nil
 }
@@ -554,10 +706,10 @@ func recoveryFor(snapshotPending, streamed bool, restarts int, err error) recove
 	return failTask
 }
 
-// reconnect waits the back-off of attempt t.restarts and for the old
+// reconnect waits the back-off of the lifecycle's restarts and for the old
 // producer to end, then opens new connections to the server.
 func (t *task) reconnect(ctx context.Context) error {
-	backoff := min(time.Duration(t.restarts)*500*time.Millisecond, max(t.cfg.RetryWait, 500*time.Millisecond))
+	backoff := min(time.Duration(t.lifeState().restarts)*500*time.Millisecond, max(t.cfg.RetryWait, 500*time.Millisecond))
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
@@ -593,11 +745,16 @@ func (t *task) restartStream(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	incr, _, err := loadIncremental(t.lastPolled)
+	if err != nil {
+		return err
+	}
 	if err := t.reconnect(ctx); err != nil {
 		return err
 	}
-	t.streaming.Store(false)
+	t.incr = incr
 	t.newChannels()
+	t.fire(evStreamStarting{})
 	strm := t.newStreamer(0, resume, t.pg14)
 	t.startProduce(t.pctx, strm.run)
 	return nil
@@ -614,7 +771,7 @@ func (t *task) restartSnapshot(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return t.startSnapshot(ctx, slot)
+	return t.startSnapshot(ctx, slot, t.lifeState().follow)
 }
 
 // newChannels gives the next producer its channels and clears the error
@@ -683,6 +840,7 @@ func (t *task) Close(ctx context.Context) error {
 		case <-t.done:
 		case <-ctx.Done():
 		}
+		t.chans.Wait()
 	}
 	var errs []error
 	if t.repl != nil {

@@ -61,6 +61,8 @@ type converter struct {
 	// decode (where Debezium's snapshot, which reads through JDBC, differs
 	// from its stream).
 	snapshot decodeFunc
+	// null is the value of a NULL (nil, but a masked column's mask).
+	null any
 }
 
 // typeMapper builds converters with the connector's type settings.

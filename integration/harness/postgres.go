@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +23,18 @@ import (
 // directory of the PostgreSQL server binaries (default
 // /usr/lib/postgresql/15/bin).
 const PostgresBinDirEnv = "TRIBUTARY_PG_BIN"
+
+// PostgresImageEnv names the environment variable that runs the servers in
+// Docker containers of an image instead (for another major version, such
+// as the PostgreSQL 17 image integration/container builds from Debian
+// trixie's packages, tributary-test/postgres:17): the container publishes
+// 5432 on the port the harness picked, Kill is docker kill -s KILL and
+// Restart docker start.
+const PostgresImageEnv = "TRIBUTARY_PG_IMAGE"
+
+// postgresImage returns the image of PostgresImageEnv ("" for local
+// binaries).
+func postgresImage() string { return os.Getenv(PostgresImageEnv) }
 
 // postgresUser is the operating-system account the server runs as when the
 // tests run as root (initdb and postgres refuse to run as root).
@@ -52,9 +65,11 @@ type Postgres struct {
 	binDir   string
 	proc     *process
 	startup  time.Duration
-	settings map[string]string   // what Restart starts the server with again
-	cred     *syscall.Credential // the account it runs as (nil: this one)
-	held     portHold            // the port, held while killed
+	settings map[string]string // what Restart starts the server with again
+	// image and container: the server runs in a container (PostgresImageEnv).
+	image, container string
+	cred             *syscall.Credential // the account it runs as (nil: this one)
+	held             portHold            // the port, held while killed
 }
 
 // PostgresOption configures StartPostgres.
@@ -122,6 +137,12 @@ func StartPostgresT(t testing.TB, opts ...PostgresOption) *Postgres {
 // CheckPostgres reports, with an error wrapping ErrUnavailable, whether the
 // PostgreSQL server binaries are installed.
 func CheckPostgres() error {
+	if img := postgresImage(); img != "" {
+		if out, err := exec.Command("docker", "image", "inspect", img).CombinedOutput(); err != nil {
+			return fmt.Errorf("harness: %s=%s but the image is not in the Docker engine: %v %s: %w", PostgresImageEnv, img, err, tailLines(out, 3), ErrUnavailable)
+		}
+		return nil
+	}
 	for _, b := range []string{"initdb", "postgres"} {
 		if _, err := os.Stat(filepath.Join(PostgresBinDir(), b)); err != nil {
 			return fmt.Errorf("harness: PostgreSQL 15 server not found in %s (install it: apt-get install postgresql-15, or set %s): %w",
@@ -166,6 +187,28 @@ func StartPostgres(ctx context.Context, opts ...PostgresOption) (*Postgres, erro
 		if err := os.Chown(dir, int(cred.Uid), int(cred.Gid)); err != nil {
 			return fail(fmt.Errorf("harness: chown %s: %w", dir, err))
 		}
+	}
+	if img := postgresImage(); img != "" {
+		pg.image, pg.container = img, filepath.Base(dir)
+		for attempt := 1; ; attempt++ {
+			port, err := freePort()
+			if err != nil {
+				return fail(fmt.Errorf("harness: %w", err))
+			}
+			err = pg.start(ctx, port)
+			if err == nil {
+				break
+			}
+			if attempt < maxStartAttempts && (strings.Contains(err.Error(), "address already in use") || strings.Contains(err.Error(), "port is already allocated")) {
+				_ = exec.Command("docker", "rm", "-f", "-v", pg.container).Run()
+				pg.proc = nil
+				continue
+			}
+			_ = exec.Command("docker", "rm", "-f", "-v", pg.container).Run()
+			return fail(err)
+		}
+		pg.startup = time.Since(begin)
+		return pg, nil
 	}
 	pwfile := filepath.Join(dir, "pwfile")
 	if err := os.WriteFile(pwfile, []byte(pg.Password+"\n"), 0o644); err != nil {
@@ -216,6 +259,9 @@ func (pg *Postgres) dataDir() string { return filepath.Join(pg.dir, "data") }
 // start runs postgres on port and waits until it accepts connections.
 func (pg *Postgres) start(ctx context.Context, port int) error {
 	pg.Port = port
+	if pg.image != "" {
+		return pg.startContainer(ctx)
+	}
 	argv := []string{"-D", pg.dataDir(), "-p", strconv.Itoa(port), "-h", pg.Host, "-k", pg.dir}
 	for _, k := range slices.Sorted(maps.Keys(pg.settings)) {
 		argv = append(argv, "-c", k+"="+pg.settings[k])
@@ -225,6 +271,30 @@ func (pg *Postgres) start(ctx context.Context, port int) error {
 		logPath = filepath.Join(pg.dir, fmt.Sprintf("postgres-%d.log", time.Now().UnixNano()))
 	}
 	proc, err := startProcessAs("PostgreSQL", filepath.Join(pg.binDir, "postgres"), argv, pg.dir, logPath, pg.cred)
+	if err != nil {
+		return err
+	}
+	pg.proc = proc
+	return pg.waitReady(ctx)
+}
+
+// startContainer runs the server in its container, attached (the docker
+// command's output is the server's log): docker run the first time,
+// docker start after a Kill.
+func (pg *Postgres) startContainer(ctx context.Context) error {
+	argv := []string{"start", "-a", pg.container}
+	if pg.proc == nil {
+		argv = []string{"run", "-a", "stdout", "-a", "stderr", "--name", pg.container, "-p", fmt.Sprintf("127.0.0.1:%d:5432", pg.Port),
+			"-e", "POSTGRES_PASSWORD=" + pg.Password, "-e", "LANG=C.UTF-8", "--shm-size", "256m", pg.image, "postgres"}
+		for _, k := range slices.Sorted(maps.Keys(pg.settings)) {
+			argv = append(argv, "-c", k+"="+pg.settings[k])
+		}
+	}
+	logPath := filepath.Join(pg.dir, "postgres.log")
+	if pg.proc != nil {
+		logPath = filepath.Join(pg.dir, fmt.Sprintf("postgres-%d.log", time.Now().UnixNano()))
+	}
+	proc, err := startProcessAs("PostgreSQL container", "docker", argv, pg.dir, logPath, nil)
 	if err != nil {
 		return err
 	}
@@ -313,6 +383,12 @@ func (pg *Postgres) LogPath() string { return pg.proc.logPath }
 // the machine's database would: nothing is shut down cleanly, connections
 // break, and Restart runs crash recovery.
 func (pg *Postgres) Kill() error {
+	if pg.container != "" {
+		if out, err := exec.Command("docker", "kill", "-s", "KILL", pg.container).CombinedOutput(); err != nil {
+			return fmt.Errorf("harness: docker kill %s: %v %s", pg.container, err, out)
+		}
+		<-pg.proc.done // the attached docker command ends with the container
+	}
 	return pg.held.kill(pg.proc, pg.Port)
 }
 
@@ -331,6 +407,9 @@ func (pg *Postgres) Restart(ctx context.Context) error {
 // cluster's directory. It is safe to call more than once.
 func (pg *Postgres) Close() error {
 	pg.held.free()
+	if pg.container != "" {
+		_ = exec.Command("docker", "rm", "-f", "-v", pg.container).Run()
+	}
 	if pg.proc == nil {
 		return nil
 	}
