@@ -104,7 +104,7 @@ func dbRows(t *testing.T, pg *harness.Postgres, table string) map[int64]string {
 
 // sameRows compares the replayed rows with the table's, reporting the
 // first differences.
-func sameRows(t *testing.T, got, want map[int64]string) {
+func sameReplayedRows(t *testing.T, got, want map[int64]string) {
 	t.Helper()
 	bad := 0
 	for id, v := range want {
@@ -190,7 +190,7 @@ func TestPostgresIncrementalSnapshotSource(t *testing.T) {
 		rp.apply(t, es, topic)
 		return len(rp.reads) >= rows
 	})
-	sameRows(t, rp.rows, dbRows(t, pg, "a"))
+	sameReplayedRows(t, rp.rows, dbRows(t, pg, "a"))
 	// The watermarks went through the signal table's topic, as
 	// Debezium's do.
 	var open, closed int
@@ -302,7 +302,7 @@ func TestPostgresIncrementalSnapshotUnderLoad(t *testing.T) {
 		return ok
 	})
 	want := dbRows(t, pg, "big")
-	sameRows(t, rp.rows, want)
+	sameReplayedRows(t, rp.rows, want)
 	dups := 0
 	for _, n := range rp.reads {
 		dups += n - 1
@@ -371,7 +371,7 @@ func TestPostgresIncrementalSnapshotKill9(t *testing.T) {
 		_, ok := rp.rows[0]
 		return ok
 	})
-	sameRows(t, rp.rows, dbRows(t, pg, "big"))
+	sameReplayedRows(t, rp.rows, dbRows(t, pg, "big"))
 	if !logContains(w.LogPath(), "incremental snapshot in progress: reading the chunk after the last row sent") {
 		b, _ := os.ReadFile(w.LogPath())
 		for _, l := range strings.Split(string(b), "\n") {
@@ -485,7 +485,7 @@ func TestPostgresSignalChannels(t *testing.T) {
 	if len(ra.reads) != readsOfA {
 		t.Fatalf("table a: %d rows read, %d before b's snapshot", len(ra.reads), readsOfA)
 	}
-	sameRows(t, rb.rows, dbRows(t, pg, "b"))
+	sameReplayedRows(t, rb.rows, dbRows(t, pg, "b"))
 	if !logContains(w.LogPath(), "data-collections must be an array of strings") {
 		t.Error("the malformed file signal is not in the log")
 	}
@@ -563,7 +563,7 @@ func TestPostgresIncrementalSnapshotReadOnly(t *testing.T) {
 		_, ok := rp.rows[1]
 		return ok
 	})
-	sameRows(t, rp.rows, dbRows(t, pg, "big"))
+	sameReplayedRows(t, rp.rows, dbRows(t, pg, "big"))
 	if n := pgScalar(t, pg, "SELECT count(*)::text FROM pg_stat_user_tables WHERE relname = 'debezium_signal'"); n != "0" {
 		t.Errorf("a signal table exists")
 	}
