@@ -102,7 +102,7 @@ func dbRows(t *testing.T, pg *harness.Postgres, table string) map[int64]string {
 	return out
 }
 
-// sameRows compares the replayed rows with the table's, reporting the
+// sameReplayedRows compares the replayed rows with the table's, reporting the
 // first differences.
 func sameReplayedRows(t *testing.T, got, want map[int64]string) {
 	t.Helper()
