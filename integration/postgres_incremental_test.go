@@ -320,23 +320,49 @@ func TestPostgresIncrementalSnapshotUnderLoad(t *testing.T) {
 // every row arrives.
 func TestPostgresIncrementalSnapshotKill9(t *testing.T) {
 	t.Parallel()
+	incrementalKill9(t, false)
+}
+
+// TestPostgresIncrementalSnapshotReadOnlyKill9 is the same with
+// read.only=true (no watermarks; the signal through the file channel).
+func TestPostgresIncrementalSnapshotReadOnlyKill9(t *testing.T) {
+	t.Parallel()
+	incrementalKill9(t, true)
+}
+
+func incrementalKill9(t *testing.T, readOnly bool) {
 	pg := harness.StartPostgresT(t)
 	id := pgID("incrkill")
 	const rows = 200000
 	pg.Exec(t, signalTableSQL)
 	pg.Exec(t, fmt.Sprintf(`CREATE TABLE big (id bigint PRIMARY KEY, v bigint NOT NULL);
 		INSERT INTO big SELECT i, i FROM generate_series(1, %d) i; ANALYZE big`, rows))
-	bootstrap, r, w, restart := startWorker(t, "pgincrkill", map[string]string{"offset.flush.interval.ms": "300"})
+	group := "pgincrkill-" + id
+	bootstrap, r, w, restart := startWorker(t, group, map[string]string{"offset.flush.interval.ms": "300"})
 	cfg := pgIncrementalConfig(pg, id, "public.big")
 	cfg["incremental.snapshot.chunk.size"] = "256"
+	signalFile := filepath.Join(t.TempDir(), "signals.txt")
+	if readOnly {
+		cfg["read.only"] = "true"
+		cfg["signal.enabled.channels"] = "file"
+		cfg["signal.file"] = signalFile
+		cfg["signal.poll.interval.ms"] = "100"
+		delete(cfg, "signal.data.collection")
+	}
 	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
 	r.waitState("pg", "RUNNING", 1)
 	topic := id + ".public.big"
 	er := newEventReader(t, bootstrap, topic)
 	pg.Exec(t, "UPDATE big SET v = -2 WHERE id = 2")
 	er.until(time.Minute, "the first change", func(es []cdcEvent) bool { return len(es) > 0 })
-	ow := newOffsetWatcher(t, bootstrap, "pgincrkill-offsets", "pg", id)
-	signal(t, pg, "kill-1", "execute-snapshot", `{"data-collections": ["public.big"]}`)
+	ow := newOffsetWatcher(t, bootstrap, group+"-offsets", "pg", id)
+	if readOnly {
+		if err := os.WriteFile(signalFile, []byte(`{"id":"kill-1","type":"execute-snapshot","data":{"data-collections":["public.big"]}}`+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		signal(t, pg, "kill-1", "execute-snapshot", `{"data-collections": ["public.big"]}`)
+	}
 	// The kill comes as soon as an offset inside the snapshot is
 	// committed.
 	var key string
