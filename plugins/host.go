@@ -225,7 +225,7 @@ type Host struct {
 	cache   map[string][]sdk.Spec // by binary hash
 
 	procsMu sync.Mutex
-	procs   map[string]*sharedProc // by connector and command
+	procs   map[string]*sharedProc // by command (and connector, with IsolationConnector)
 }
 
 // sharedProc is the plugin process that serves, on this host, every
