@@ -53,10 +53,12 @@ func (r rest) waitFailed(name string) string {
 }
 
 // TestPluginKill9 SIGKILLs the plugin process of a file sink and then of a
-// file source while lines stream through a live worker: the connector's
-// task goes FAILED with the process's exit in its trace, the worker and the
-// other connector carry on, a REST restart brings the task back in a new
-// process, and no input line is missing from the output.
+// file source while lines stream through a live worker with
+// plugin.isolation=connector: the connector's task goes FAILED with the
+// process's exit in its trace, the worker and the other connector carry
+// on, a REST restart brings the task back in a new process, and no input
+// line is missing from the output. (TestSharedPluginKill9 is the same with
+// the default, one process for the plugin's connectors.)
 func TestPluginKill9(t *testing.T) {
 	t.Parallel()
 	if _, err := os.Stat("/proc/self/task"); err != nil {
@@ -64,7 +66,7 @@ func TestPluginKill9(t *testing.T) {
 	}
 	bin := harness.BuildTributary(t)
 	w, r, in, out := fileStream(t, bin, harness.TributaryBroker(t).Bootstrap(), t.TempDir(), "pluginkill",
-		map[string]string{"offset.flush.interval.ms": "500"})
+		map[string]string{"offset.flush.interval.ms": "500", "plugin.isolation": "connector"})
 
 	const total = 20000
 	done := growInput(t, in, total, 20*time.Millisecond)

@@ -6,13 +6,23 @@
 //
 // Two Loaders share one set of interfaces:
 //
-//   - Host runs each connector (its instance and its tasks on this worker)
-//     in a plugin process of its own, one gRPC stream per task: third-party
-//     executables found under plugin.path, and the first-party connectors
-//     through the tributary-connector-* executables (BuiltinCommands). A
-//     crash, exit or hang of a plugin fails only that connector's tasks,
-//     with the panic message and stack (or the tail of the plugin's stderr)
-//     as the trace; the host stays up and can start the tasks again.
+//   - Host runs connectors in plugin processes, one gRPC stream per
+//     connector instance and per task: third-party executables found under
+//     plugin.path, and the first-party connectors through the
+//     tributary-connector-* executables (BuiltinCommands). Config.Isolation
+//     says which share a process: IsolationPlugin (the default) runs every
+//     connector of one executable on this worker in one process,
+//     IsolationConnector gives each connector (its instance and its tasks)
+//     a process of its own. A panic in a connector's or task's method
+//     fails that one, with the panic and stack as its trace (the SDK
+//     recovers it); a crash, exit or kill of a process (a panic on a
+//     goroutine the connector started itself, which Go cannot recover, an
+//     os.Exit, the OOM killer) fails exactly the instances and tasks it
+//     hosted, with the tail of its stderr as the trace; the host stays up
+//     and starts them again, in a new process, when the worker restarts
+//     them. A task that hangs is killed with its process when it has the
+//     process to itself, else abandoned: its process is retired (new tasks
+//     go to a new one) and ends with the last task it still serves.
 //   - InProcess calls sdk connectors directly; tests and the overhead
 //     benchmark use it.
 //
@@ -51,8 +61,13 @@
 // a value left encoded is then cut out of its batch without being read,
 // and checked once, by the converter that writes it for Kafka.
 //
-// Plugin stderr (the SDK logs JSON lines there) is re-emitted through the
-// host's slog logger with connector and task attributes. Plugins exit when
+// Plugin stderr (the SDK logs JSON lines there, each naming its connector
+// and task) is re-emitted through the host's slog logger: a line goes to
+// the loggers of the connector it names, named after that connector's
+// class, with its connector and task attributes, whichever connector
+// started the process; a line naming none (a print, a crash's stack) is
+// the plugin's (logger dev.tributary.plugins, attribute plugin), or its
+// only connector's. Plugins exit when
 // the host dies: the SDK watches its parent process, and on Linux the host
 // also asks the kernel for a parent-death signal.
 package plugins

@@ -28,6 +28,9 @@ import (
 // cookie in its environment) and as a host process for the orphan test.
 func TestMain(m *testing.M) {
 	if os.Getenv(pluginpb.MagicCookieKey) != "" {
+		if len(os.Args) > 1 && os.Args[1] == otherPlugin {
+			sdk.Serve(otherConnector())
+		}
 		sdk.Serve(append(connectors.All(), crashyConnector(), offsetsSinkConnector(), txnConnector())...)
 	}
 	if os.Getenv("TRIBUTARY_TEST_HOST") == "1" {
@@ -41,8 +44,9 @@ type crashyConfig struct {
 	Topic string `key:"topic" default:"crashy" doc:"topic"`
 	// Mode: ok, panic, exit, hang, gopanic, openfail; commithang: every
 	// OffsetsCommitted blocks forever, ignoring its context; huge: a
-	// record larger than a gRPC message may be.
-	Mode  string `key:"mode" default:"ok" validate:"enum=ok|panic|exit|hang|gopanic|openfail|commithang|huge" doc:"how to fail"`
+	// record larger than a gRPC message may be; leak: Open starts
+	// goroutines that outlive the task.
+	Mode  string `key:"mode" default:"ok" validate:"enum=ok|panic|exit|hang|gopanic|openfail|commithang|huge|leak" doc:"how to fail"`
 	After int64  `key:"after" default:"3" doc:"records before failing"`
 }
 
@@ -51,6 +55,22 @@ const crashyClass = "test.CrashySourceConnector"
 func crashyConnector() sdk.Connector {
 	return sdk.SourceConnector[crashyConfig]{
 		Class: crashyClass, Version: "1",
+		NewTask: func(c crashyConfig) sdk.SourceTask { return &crashyTask{cfg: c} },
+	}
+}
+
+// otherPlugin, as the first argument of the test binary in plugin mode,
+// makes it a plugin of its own serving otherClass alone: a second plugin
+// executable, whose processes are apart from the first's.
+const otherPlugin = "other-plugin"
+
+// otherClass is the crashy connector under another class, served by the
+// otherPlugin executable.
+const otherClass = "test.OtherSourceConnector"
+
+func otherConnector() sdk.Connector {
+	return sdk.SourceConnector[crashyConfig]{
+		Class: otherClass, Version: "1",
 		NewTask: func(c crashyConfig) sdk.SourceTask { return &crashyTask{cfg: c} },
 	}
 }
@@ -66,6 +86,15 @@ func (t *crashyTask) Open(_ context.Context, tc sdk.SourceTaskContext) error {
 	t.polled = sdk.MetricsOf(tc).Counter("test_polled_total", "Records polled.", "topic", "connector").With(t.cfg.Topic, "the plugin's")
 	if t.cfg.Mode == "openfail" {
 		return errors.New("cannot open: database unreachable")
+	}
+	if t.cfg.Mode == "leak" {
+		for range 10 {
+			go func() {
+				for {
+					time.Sleep(time.Hour)
+				}
+			}()
+		}
 	}
 	return nil
 }

@@ -77,6 +77,43 @@ type Config struct {
 	// plugins to an older protocol (while a fleet of hosts is upgraded);
 	// a plugin that speaks none of them is refused with both lists.
 	ProtocolVersions []int
+	// Isolation chooses which connectors share a plugin process (the
+	// worker's plugin.isolation): IsolationPlugin, the default, runs every
+	// connector of one plugin executable in one process; IsolationConnector
+	// gives each connector a process of its own.
+	Isolation Isolation
+}
+
+// Isolation says which connector instances and tasks of a worker share a
+// plugin process. Whatever it is, a plugin process never hosts another
+// executable's code, and its crash never takes the worker down: it fails
+// exactly the connectors and tasks it hosted, which restart as any failed
+// task does.
+type Isolation string
+
+const (
+	// IsolationPlugin runs every connector instance and task of one plugin
+	// executable on a worker in one process (a stream each): the memory a
+	// process costs is paid once per plugin, not once per connector, and
+	// a process crash fails the tasks of every connector of that plugin
+	// on the worker.
+	IsolationPlugin Isolation = "plugin"
+	// IsolationConnector runs each connector (its instance and its tasks
+	// on the worker) in a process of its own: a crash fails only that
+	// connector, and each connector costs a process.
+	IsolationConnector Isolation = "connector"
+)
+
+// ParseIsolation reads a plugin.isolation setting ("" is the default,
+// IsolationPlugin).
+func ParseIsolation(s string) (Isolation, error) {
+	switch i := Isolation(strings.ToLower(strings.TrimSpace(s))); i {
+	case "":
+		return IsolationPlugin, nil
+	case IsolationPlugin, IsolationConnector:
+		return i, nil
+	}
+	return "", fmt.Errorf("plugins: isolation %q is neither %q nor %q", s, IsolationPlugin, IsolationConnector)
 }
 
 // BatchLimits bound one record batch: it is sent when it holds MaxRecords
@@ -118,6 +155,11 @@ func (c *Config) validate() error {
 			c.ProtocolVersions = append(c.ProtocolVersions, v)
 		}
 	}
+	iso, err := ParseIsolation(string(c.Isolation))
+	if err != nil {
+		return err
+	}
+	c.Isolation = iso
 	return nil
 }
 
@@ -183,46 +225,81 @@ type Host struct {
 	cache   map[string][]sdk.Spec // by binary hash
 
 	procsMu sync.Mutex
-	procs   map[string]*sharedProc // by connector and command
+	procs   map[string]*sharedProc // by command (and connector, with IsolationConnector)
 }
 
-// sharedProc is the plugin process that serves one connector's instance
-// and all its tasks on this host, each on its own stream: one process per
-// connector, not per task, keeps memory and context switches down while a
-// crash still stays within the connector. It lives while any of them runs.
+// sharedProc is the plugin process that serves, on this host, every
+// connector instance and task of one plugin executable (IsolationPlugin)
+// or of one connector (IsolationConnector), each on its own stream. It
+// lives while any of them runs; a process that exited is launched again by
+// the next acquire.
 type sharedProc struct {
 	mu   sync.Mutex // held while (re)launching p
 	p    *proc
 	refs int // guarded by Host.procsMu
+	// routes, for a process that may host several connectors, sends each
+	// line of its output to the loggers of the connector the line names.
+	routes *logRoutes
 }
 
 // procRef is one task's or connector instance's hold on a shared process.
 type procRef struct {
-	h    *Host
-	key  string
-	e    *sharedProc
-	p    *proc
-	once sync.Once
+	h         *Host
+	key       string
+	e         *sharedProc
+	p         *proc
+	connector string // the connector whose log route the hold adds, or ""
+	once      sync.Once
 }
 
-// acquire returns a hold on the running process of connector for argv,
-// launching it if there is none or it exited. Every successful acquire
-// must be paired with one release.
+// acquire returns a hold on the running process that serves class's
+// connector for argv on this host (the plugin's process, or the
+// connector's own, as Config.Isolation says), launching it if there is
+// none or it exited. Every successful acquire must be paired with one
+// release.
 func (h *Host) acquire(ctx context.Context, class, connector string, argv []string) (*procRef, error) {
-	return h.acquireKey(ctx, connector+"\x00"+class+"\x00"+strings.Join(argv, "\x00"), argv, h.pluginLogs(class, "connector", connector))
+	logs := h.pluginLogs(class, "connector", connector)
+	if h.cfg.Isolation == IsolationConnector {
+		return h.acquireKey(ctx, connector+"\x00"+class+"\x00"+strings.Join(argv, "\x00"), argv, logs, nil)
+	}
+	return h.acquirePlugin(ctx, argv, &logRoute{connector: connector, logs: logs})
 }
 
-// acquireKey is acquire for the process shared under key.
-func (h *Host) acquireKey(ctx context.Context, key string, argv []string, logger procLogs) (*procRef, error) {
+// acquirePlugin returns a hold on the process shared by every connector of
+// the executable argv runs. rt (nil for none) routes the lines of its
+// connector to its loggers for as long as the hold lasts.
+func (h *Host) acquirePlugin(ctx context.Context, argv []string, rt *logRoute) (*procRef, error) {
+	base := h.cfg.Logger.With("plugin", filepath.Base(argv[0]))
+	logs := procLogs{conn: base, task: base, routes: &logRoutes{}}
+	return h.acquireKey(ctx, "\x00plugin\x00"+strings.Join(argv, "\x00"), argv, logs, rt)
+}
+
+// logRoute sends the lines of a process's output that name connector to
+// logs.
+type logRoute struct {
+	connector string
+	logs      procLogs
+}
+
+// acquireKey is acquire for the process shared under key, launched with
+// logs if it must be. When logs has routes (a process that may host several
+// connectors), the process's entry keeps the first such set for its life,
+// and rt (if not nil) is added to it for as long as the hold lasts.
+func (h *Host) acquireKey(ctx context.Context, key string, argv []string, logs procLogs, rt *logRoute) (*procRef, error) {
 	h.procsMu.Lock()
 	e := h.procs[key]
 	if e == nil {
-		e = &sharedProc{}
+		e = &sharedProc{routes: logs.routes}
 		h.procs[key] = e
 	}
 	e.refs++
 	h.procsMu.Unlock()
 	ref := &procRef{h: h, key: key, e: e}
+	logs.routes = e.routes
+	if e.routes != nil && rt != nil {
+		e.routes.add(rt.connector, rt.logs)
+		ref.connector = rt.connector
+	}
 
 	e.mu.Lock()
 	if e.p != nil && !e.p.client.Exited() {
@@ -234,7 +311,7 @@ func (h *Host) acquireKey(ctx context.Context, key string, argv []string, logger
 		e.p.kill() // releases the dead process's client
 		e.p = nil
 	}
-	p, err := h.launch(ctx, argv, logger)
+	p, err := h.launch(ctx, argv, logs)
 	if err == nil {
 		e.p, ref.p = p, p
 	}
@@ -250,6 +327,9 @@ func (h *Host) acquireKey(ctx context.Context, key string, argv []string, logger
 func (r *procRef) release() {
 	r.once.Do(func() {
 		h, e := r.h, r.e
+		if r.connector != "" {
+			e.routes.remove(r.connector)
+		}
 		h.procsMu.Lock()
 		e.refs--
 		last := e.refs == 0
@@ -269,11 +349,22 @@ func (r *procRef) release() {
 
 // sole reports whether this is the only hold on the process: a hung task
 // may then be killed with its process; otherwise killing it would take the
-// connector's other tasks down too.
+// other tasks and connectors the process serves down too.
 func (r *procRef) sole() bool {
 	r.h.procsMu.Lock()
 	defer r.h.procsMu.Unlock()
 	return r.e.refs == 1
+}
+
+// retire takes the process out of service for new holds: a task abandoned
+// in it (a call that never returned) stays behind in it, so new tasks get
+// a fresh process, and this one ends with the last of the holds it has.
+func (r *procRef) retire() {
+	r.h.procsMu.Lock()
+	defer r.h.procsMu.Unlock()
+	if r.h.procs[r.key] == r.e {
+		delete(r.h.procs, r.key)
+	}
 }
 
 var _ Loader = (*Host)(nil)
@@ -502,6 +593,12 @@ func fileHash(p string) (string, error) {
 const specifyTimeout = 15 * time.Second
 
 func (h *Host) specsFor(ctx context.Context, cmd []string, hash string) ([]sdk.Spec, error) {
+	if len(cmd) > 1 {
+		// One executable run with other arguments may serve other
+		// connectors: they are part of the key.
+		sum := sha256.Sum256([]byte(hash + "\x00" + strings.Join(cmd[1:], "\x00")))
+		hash = hex.EncodeToString(sum[:])
+	}
 	h.mu.Lock()
 	specs, ok := h.cache[hash]
 	h.mu.Unlock()
@@ -656,8 +753,13 @@ func (grpcClientPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *g
 
 // launch starts a plugin process and completes the handshake.
 // procLogs are the loggers a plugin process's output goes to: lines of a
-// task (those with a task attribute) to task, the others to conn.
-type procLogs struct{ conn, task *slog.Logger }
+// task (those with a task attribute) to task, the others to conn. A
+// process that hosts several connectors has routes: a line naming a
+// connector goes to that connector's loggers instead.
+type procLogs struct {
+	conn, task *slog.Logger
+	routes     *logRoutes
+}
 
 // TaskClass is the name of the task class of a connector class, as Kafka
 // Connect tools see it in task configs (task.class) and as the logger of
@@ -673,7 +775,7 @@ func TaskClass(connectorClass string) string {
 func (h *Host) pluginLogs(class string, attrs ...any) procLogs {
 	if class == "" {
 		l := h.cfg.Logger.With(attrs...)
-		return procLogs{l, l}
+		return procLogs{conn: l, task: l}
 	}
 	return procLogs{
 		conn: loglevel.Named(h.cfg.Logger, class).With(attrs...),

@@ -225,16 +225,19 @@ func (t *taskProc) crashed(err error) error {
 // endHung ends a task (or connector instance) that does not answer. With
 // the process to itself, it has the process print its goroutines (the
 // trace shows where it hung) and kills it. In a process shared with other
-// tasks of the connector it only cancels this task's stream: the stuck call
-// stays behind in the process, which goes on serving the others until its
-// last task stops. It returns what it did, for the error message.
+// tasks (of the connector, or of the plugin's other connectors) it only
+// cancels this task's stream and retires the process: the stuck call stays
+// behind in it, it goes on serving the tasks it has until the last of them
+// stops, and tasks started from now on (this one's restart too) get a
+// fresh process. It returns what it did, for the error message.
 func (t *taskProc) endHung() string {
 	if t.ref.sole() {
 		t.p.dumpAndKill()
 		return "the plugin was killed"
 	}
+	t.ref.retire()
 	t.cancel()
-	return "its stream was abandoned (the plugin process is shared with the connector's other tasks and keeps running)"
+	return "its stream was abandoned (the plugin process is shared with other tasks and keeps running for them; new tasks get a new process)"
 }
 
 // stop asks the plugin to stop (send), waits for the receive loop to end,

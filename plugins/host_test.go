@@ -56,9 +56,9 @@ func TestDiscoverBuiltinAndCacheByHash(t *testing.T) {
 		t.Fatalf("spec not cached on disk: %v", err)
 	}
 	// A second host finds the spec in the cache and does not start the
-	// binary: prove it by making the binary unusable as a plugin launcher.
+	// binary: prove it by offering a protocol no plugin speaks.
 	exe, _ := os.Executable()
-	h2, err := NewHost(context.Background(), Config{Builtin: [][]string{{exe, "--not-a-plugin-flag"}}, CacheDir: cache,
+	h2, err := NewHost(context.Background(), Config{Builtin: [][]string{{exe}}, CacheDir: cache,
 		ProtocolVersions: []int{99}})
 	if err != nil {
 		t.Fatal(err)
@@ -532,7 +532,7 @@ func TestIncompatibleProtocolVersionsRefuse(t *testing.T) {
 	}
 	// A direct start reports the same.
 	exe, _ := os.Executable()
-	_, err := h.launch(context.Background(), []string{exe}, procLogs{logger, logger})
+	_, err := h.launch(context.Background(), []string{exe}, procLogs{conn: logger, task: logger})
 	if err == nil || !strings.Contains(err.Error(), "incompatible plugin protocol") {
 		t.Fatalf("launch: %v", err)
 	}
@@ -572,11 +572,12 @@ func TestNoOrphanAfterHostSIGKILL(t *testing.T) {
 	waitGone(t, pid, 5*time.Second)
 }
 
-// A connector's tasks share one plugin process, other connectors have
-// their own, and the process ends with the last of its tasks. A crash of
-// the shared process fails every task in it, and each can start again.
+// With IsolationConnector a connector's tasks share one plugin process,
+// other connectors have their own, and the process ends with the last of
+// its tasks. A crash of the shared process fails every task in it, and
+// each can start again.
 func TestTasksOfAConnectorShareAProcess(t *testing.T) {
-	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond })
+	h := newTestHost(t, func(c *Config) { c.StopTimeout = 500 * time.Millisecond; c.Isolation = IsolationConnector })
 	ctx := context.Background()
 	start := func(connector string, task int, mode string) SourceTask {
 		t.Helper()

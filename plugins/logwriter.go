@@ -94,24 +94,105 @@ func (w *logWriter) emit(line string) {
 				if s, ok := m["level"].(string); ok {
 					_ = level.UnmarshalText([]byte(s))
 				}
+				// The loggers of the line's connector stamp its name; a
+				// line of a shared process that names no connector the host
+				// knows keeps the name it carries.
+				logs, routed := w.logs, w.logs.routes == nil
+				if c, ok := m["connector"].(string); ok && w.logs.routes != nil {
+					logs, routed = w.logs.routes.find(c, w.logs)
+				}
 				attrs := make([]slog.Attr, 0, len(m))
 				for k, v := range m {
 					switch k {
-					case "msg", "level", "time", "connector":
+					case "msg", "level", "time":
 						continue
+					case "connector":
+						if routed {
+							continue
+						}
 					}
 					attrs = append(attrs, slog.Any(k, v))
 				}
-				logger := w.logs.conn
+				logger := logs.conn
 				if _, ok := m["task"]; ok {
-					logger = w.logs.task
+					logger = logs.task
 				}
 				logger.LogAttrs(context.Background(), level, msg, attrs...)
 				return
 			}
 		}
 	}
-	w.logs.conn.LogAttrs(context.Background(), slog.LevelInfo, line, slog.String("plugin_stream", w.stream))
+	logs := w.logs
+	if w.logs.routes != nil {
+		logs = w.logs.routes.only(logs)
+	}
+	logs.conn.LogAttrs(context.Background(), slog.LevelInfo, line, slog.String("plugin_stream", w.stream))
+}
+
+// logRoutes maps the connectors a shared plugin process hosts to their
+// loggers: the SDK names the connector on every line a connector or task
+// logs, and the host re-emits the line through that connector's loggers
+// (named after its class, with its name), as a process of its own would.
+type logRoutes struct {
+	mu     sync.Mutex
+	byName map[string]*routeEntry
+}
+
+type routeEntry struct {
+	logs procLogs
+	n    int // holds that added it
+}
+
+// add routes connector's lines to logs until as many removes.
+func (r *logRoutes) add(connector string, logs procLogs) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byName == nil {
+		r.byName = map[string]*routeEntry{}
+	}
+	e := r.byName[connector]
+	if e == nil {
+		e = &routeEntry{}
+		r.byName[connector] = e
+	}
+	e.logs = logs
+	e.n++
+}
+
+// remove undoes one add.
+func (r *logRoutes) remove(connector string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.byName[connector]; e != nil {
+		if e.n--; e.n <= 0 {
+			delete(r.byName, connector)
+		}
+	}
+}
+
+// find returns connector's loggers and true, or def and false when the
+// process hosts no connector of that name (any more).
+func (r *logRoutes) find(connector string, def procLogs) (procLogs, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.byName[connector]; e != nil {
+		return e.logs, true
+	}
+	return def, false
+}
+
+// only returns the loggers of the one connector the process hosts, else
+// def: a line that names no connector (a plugin's own print, a Go crash's
+// stack) is the connector's when there is only one to blame.
+func (r *logRoutes) only(def procLogs) procLogs {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.byName) == 1 {
+		for _, e := range r.byName {
+			return e.logs
+		}
+	}
+	return def
 }
 
 // Tail returns the end of the plugin's output, oldest line first.

@@ -1,6 +1,7 @@
 package plugins
 
 import (
+	"bytes"
 	"log/slog"
 	"strings"
 	"testing"
@@ -11,7 +12,7 @@ import (
 // per line re-emitted in the log; no long line's buffer stays behind.
 func TestLogTailBounded(t *testing.T) {
 	logger, logs := newCapture()
-	w := newLogWriter(procLogs{logger, logger}, "stderr", nil)
+	w := newLogWriter(procLogs{conn: logger, task: logger}, "stderr", nil)
 	line := strings.Repeat("L", 128<<10)
 	for i := range 200 {
 		b := []byte(line + "\n")
@@ -50,8 +51,8 @@ func TestLogTailBounded(t *testing.T) {
 // line, and its lines are logged with its stream.
 func TestLogTailSharedByStreams(t *testing.T) {
 	logger, logs := newCapture()
-	stderr := newLogWriter(procLogs{logger, logger}, "stderr", nil)
-	stdout := newLogWriter(procLogs{logger, logger}, "stdout", stderr.tail)
+	stderr := newLogWriter(procLogs{conn: logger, task: logger}, "stderr", nil)
+	stdout := newLogWriter(procLogs{conn: logger, task: logger}, "stdout", stderr.tail)
 	_, _ = stderr.Write([]byte("from fd 2, "))
 	_, _ = stdout.Write([]byte("from os.Stdout\n"))
 	_, _ = stderr.Write([]byte("continued\n"))
@@ -69,7 +70,7 @@ func TestLogTailSharedByStreams(t *testing.T) {
 
 // Many short lines: the newlines count too.
 func TestLogTailBoundedWithShortLines(t *testing.T) {
-	w := newLogWriter(procLogs{slog.New(slog.DiscardHandler), slog.New(slog.DiscardHandler)}, "stderr", nil)
+	w := newLogWriter(procLogs{conn: slog.New(slog.DiscardHandler), task: slog.New(slog.DiscardHandler)}, "stderr", nil)
 	for range 100 << 10 {
 		_, _ = w.Write([]byte("x\n"))
 	}
@@ -97,5 +98,63 @@ func TestCutLineAndLastLines(t *testing.T) {
 	}
 	if got := lastLines(s, 5); got != "éé" {
 		t.Errorf("lastLines %q", got)
+	}
+}
+
+// A shared process's lines go to the loggers of the connector they name,
+// which stamp its name once; a line naming a connector the process no
+// longer hosts keeps its own; a line naming none is the plugin's, or its
+// only connector's.
+func TestLogRoutesByConnector(t *testing.T) {
+	var buf bytes.Buffer
+	base := slog.New(slog.NewJSONHandler(&buf, nil))
+	routes := &logRoutes{}
+	procLog := base.With("plugin", "p")
+	w := newLogWriter(procLogs{conn: procLog, task: procLog, routes: routes}, "stderr", nil)
+	routes.add("a", procLogs{conn: base.With("logger", "A", "connector", "a"), task: base.With("logger", "ATask", "connector", "a")})
+	routes.add("a", procLogs{conn: base.With("logger", "A", "connector", "a"), task: base.With("logger", "ATask", "connector", "a")})
+	routes.remove("a") // one of the two holds
+	routes.add("b", procLogs{conn: base.With("logger", "B", "connector", "b"), task: base.With("logger", "BTask", "connector", "b")})
+	for _, l := range []string{
+		`{"msg":"m1","level":"INFO","connector":"a","task":1}`,
+		`{"msg":"m2","level":"WARN","connector":"a"}`,
+		`{"msg":"m3","level":"INFO","connector":"gone","task":2}`,
+		`panic: boom`,
+	} {
+		if _, err := w.Write([]byte(l + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	routes.remove("a")
+	// With b alone left, a line naming nobody is b's.
+	if _, err := w.Write([]byte(`{"msg":"m4","connector":"a"}` + "\n" + "plain\n")); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`"logger":"ATask","connector":"a","msg":"m1","task":1}`,
+		`"level":"WARN","msg":"m2","logger":"A","connector":"a"}`,
+		`"plugin":"p","connector":"gone","task":2}`,
+		`"msg":"panic: boom","plugin":"p","plugin_stream":"stderr"}`,
+		`"msg":"m4","plugin":"p","connector":"a"}`,
+		`"msg":"plain","logger":"B","connector":"b","plugin_stream":"stderr"}`,
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines:\n%s", len(lines), buf.String())
+	}
+	for i, l := range lines {
+		// Attributes of the line come in map order: compare what is fixed.
+		if strings.Count(l, `"connector"`) > 1 {
+			t.Errorf("line %d names the connector twice: %s", i, l)
+		}
+		if i != 0 && i != 2 && !strings.HasSuffix(l, want[i]) {
+			t.Errorf("line %d = %s\nwant …%s", i, l, want[i])
+		}
+	}
+	if !strings.Contains(lines[0], `"logger":"ATask","connector":"a"`) || !strings.Contains(lines[0], `"task":1`) {
+		t.Errorf("line 0 = %s", lines[0])
+	}
+	if !strings.Contains(lines[2], `"plugin":"p"`) || !strings.Contains(lines[2], `"connector":"gone"`) {
+		t.Errorf("line 2 = %s", lines[2])
 	}
 }

@@ -46,8 +46,10 @@ func Serve(connectors ...Connector) {
 
 // DefaultMemoryLimit is the soft memory limit (runtime/debug.SetMemoryLimit)
 // of a plugin process per running task (at least one) when neither
-// GOMEMLIMIT nor GOGC is set in its environment: the tasks of a connector
-// share one process. A task's live heap is a few batches; without a limit
+// GOMEMLIMIT nor GOGC is set in its environment: the tasks a host runs in
+// one process (a connector's, or every connector's of the plugin on that
+// worker) share it. With many idle tasks the limit is far above the heap
+// and GOGC's default governs. A task's live heap is a few batches; without a limit
 // the Go runtime lets a small process grow to twice its live heap plus what
 // it has not yet returned to the OS. The limit is soft: a connector that
 // needs more gets it, at the cost of more frequent collections.

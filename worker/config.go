@@ -14,6 +14,7 @@ import (
 	"github.com/tributary-dev/tributary/internal/kafkaauth"
 	"github.com/tributary-dev/tributary/internal/properties"
 	"github.com/tributary-dev/tributary/internal/stats"
+	"github.com/tributary-dev/tributary/plugins"
 	"github.com/tributary-dev/tributary/worker/metrics"
 )
 
@@ -23,36 +24,41 @@ type Config struct {
 	BootstrapServers []string // bootstrap.servers [localhost:9092]
 	GroupID          string   // group.id (required)
 
-	ConfigTopic             string // config.storage.topic (required)
-	OffsetTopic             string // offset.storage.topic (required)
-	StatusTopic             string // status.storage.topic (required)
-	ConfigReplication       int16  // config.storage.replication.factor [3; -1 broker default]
-	OffsetReplication       int16  // offset.storage.replication.factor [3]
-	StatusReplication       int16  // status.storage.replication.factor [3]
-	OffsetPartitions        int32  // offset.storage.partitions [25]
-	StatusPartitions        int32  // status.storage.partitions [5]
-	ConfigTopicSettings     map[string]string
-	OffsetTopicSettings     map[string]string
-	StatusTopicSettings     map[string]string
-	KeyConverter            string            // key.converter (required)
-	ValueConverter          string            // value.converter (required)
-	HeaderConverter         string            // header.converter [SimpleHeaderConverter]
-	KeyConverterConfig      map[string]string // key.converter.* without the prefix
-	ValueConverterConfig    map[string]string // value.converter.* without the prefix
-	HeaderConverterConfig   map[string]string // header.converter.* without the prefix
-	PluginPath              []string          // plugin.path
-	Listener                string            // listeners: host:port [:8083]
-	AdvertisedHost          string            // rest.advertised.host.name
-	AdvertisedPort          int               // rest.advertised.port
-	OffsetFlushInterval     time.Duration     // offset.flush.interval.ms [60000]
-	OffsetFlushTimeout      time.Duration     // offset.flush.timeout.ms [5000]
-	TaskShutdownTimeout     time.Duration     // task.shutdown.graceful.timeout.ms [5000]
-	SessionTimeout          time.Duration     // session.timeout.ms [10000]
-	HeartbeatInterval       time.Duration     // heartbeat.interval.ms [1000; Kafka Connect's is 3000]
-	RebalanceTimeout        time.Duration     // rebalance.timeout.ms [60000]
-	ScheduledRebalanceDelay time.Duration     // scheduled.rebalance.max.delay.ms [300000]
-	ConnectProtocol         string            // connect.protocol [sessioned]
-	KeyTTL                  time.Duration     // inter.worker.key.ttl.ms [3600000]
+	ConfigTopic           string // config.storage.topic (required)
+	OffsetTopic           string // offset.storage.topic (required)
+	StatusTopic           string // status.storage.topic (required)
+	ConfigReplication     int16  // config.storage.replication.factor [3; -1 broker default]
+	OffsetReplication     int16  // offset.storage.replication.factor [3]
+	StatusReplication     int16  // status.storage.replication.factor [3]
+	OffsetPartitions      int32  // offset.storage.partitions [25]
+	StatusPartitions      int32  // status.storage.partitions [5]
+	ConfigTopicSettings   map[string]string
+	OffsetTopicSettings   map[string]string
+	StatusTopicSettings   map[string]string
+	KeyConverter          string            // key.converter (required)
+	ValueConverter        string            // value.converter (required)
+	HeaderConverter       string            // header.converter [SimpleHeaderConverter]
+	KeyConverterConfig    map[string]string // key.converter.* without the prefix
+	ValueConverterConfig  map[string]string // value.converter.* without the prefix
+	HeaderConverterConfig map[string]string // header.converter.* without the prefix
+	PluginPath            []string          // plugin.path
+	// PluginIsolation is which connectors share a plugin process
+	// (plugin.isolation, Tributary's own): plugins.IsolationPlugin, one
+	// process per plugin executable [the default], or
+	// plugins.IsolationConnector, one per connector.
+	PluginIsolation         plugins.Isolation
+	Listener                string        // listeners: host:port [:8083]
+	AdvertisedHost          string        // rest.advertised.host.name
+	AdvertisedPort          int           // rest.advertised.port
+	OffsetFlushInterval     time.Duration // offset.flush.interval.ms [60000]
+	OffsetFlushTimeout      time.Duration // offset.flush.timeout.ms [5000]
+	TaskShutdownTimeout     time.Duration // task.shutdown.graceful.timeout.ms [5000]
+	SessionTimeout          time.Duration // session.timeout.ms [10000]
+	HeartbeatInterval       time.Duration // heartbeat.interval.ms [1000; Kafka Connect's is 3000]
+	RebalanceTimeout        time.Duration // rebalance.timeout.ms [60000]
+	ScheduledRebalanceDelay time.Duration // scheduled.rebalance.max.delay.ms [300000]
+	ConnectProtocol         string        // connect.protocol [sessioned]
+	KeyTTL                  time.Duration // inter.worker.key.ttl.ms [3600000]
 	// RequestHold is how long a REST write waits for a rebalance in
 	// progress, or for a leader to be known, before it is answered 409
 	// (rest.rebalance.hold.ms, Tributary's own; 0 answers at once, as Kafka
@@ -170,7 +176,7 @@ var workerKeys = func() map[string]bool {
 		"bootstrap.servers", "group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic",
 		"config.storage.replication.factor", "offset.storage.replication.factor", "status.storage.replication.factor",
 		"offset.storage.partitions", "status.storage.partitions", "key.converter", "value.converter",
-		"header.converter", "plugin.path", "plugin.discovery", "listeners", "rest.advertised.host.name",
+		"header.converter", "plugin.path", "plugin.discovery", "plugin.isolation", "listeners", "rest.advertised.host.name",
 		"rest.advertised.port", "rest.advertised.listener", "offset.flush.interval.ms", "offset.flush.timeout.ms",
 		"task.shutdown.graceful.timeout.ms", "session.timeout.ms", "heartbeat.interval.ms", "rebalance.timeout.ms",
 		"scheduled.rebalance.max.delay.ms", "connect.protocol", "rest.rebalance.hold.ms", "topic.tracking.enable", "topic.tracking.allow.reset",
@@ -224,6 +230,7 @@ func DefaultConfig() Config {
 		OffsetFlushInterval:     60 * time.Second,
 		OffsetFlushTimeout:      5 * time.Second,
 		TaskShutdownTimeout:     5 * time.Second,
+		PluginIsolation:         plugins.IsolationPlugin,
 		SessionTimeout:          10 * time.Second,
 		HeartbeatInterval:       DefaultHeartbeatInterval,
 		RebalanceTimeout:        60 * time.Second,
@@ -344,6 +351,13 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 				if d = strings.TrimSpace(d); d != "" {
 					c.PluginPath = append(c.PluginPath, d)
 				}
+			}
+		case "plugin.isolation":
+			iso, err := plugins.ParseIsolation(v)
+			if err != nil {
+				bad(k, fmt.Sprintf("must be %s (one process per plugin) or %s (one per connector)", plugins.IsolationPlugin, plugins.IsolationConnector))
+			} else {
+				c.PluginIsolation = iso
 			}
 		case "listeners":
 			ls, err := parseRESTListeners(v)

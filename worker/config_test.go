@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tributary-dev/tributary/internal/properties"
+	"github.com/tributary-dev/tributary/plugins"
 )
 
 func validProps() properties.Properties {
@@ -46,6 +47,14 @@ func TestFromPropertiesDefaultsAndPrefixes(t *testing.T) {
 	if c.HeartbeatInterval != time.Second || c.ScheduledRebalanceDelay != time.Second || c.RequestHold != 30*time.Second || c.KeyTTL != time.Hour {
 		t.Errorf("cluster defaults: heartbeat %v delay %v hold %v key ttl %v", c.HeartbeatInterval, c.ScheduledRebalanceDelay, c.RequestHold, c.KeyTTL)
 	}
+	if c.PluginIsolation != plugins.IsolationPlugin {
+		t.Errorf("plugin.isolation defaults to %q", c.PluginIsolation)
+	}
+	p["plugin.isolation"] = "connector"
+	if c, _, err := FromProperties(p); err != nil || c.PluginIsolation != plugins.IsolationConnector {
+		t.Errorf("plugin.isolation=connector: %v %q", err, c.PluginIsolation)
+	}
+	delete(p, "plugin.isolation")
 	if c.ExactlyOnceSource != ExactlyOnceDisabled || c.ExactlyOnceSource.TransactionalLeader() {
 		t.Errorf("exactly.once.source.support defaults to %q", c.ExactlyOnceSource)
 	}
@@ -80,6 +89,7 @@ func TestFromPropertiesErrors(t *testing.T) {
 		"signature":          {"inter.worker.signature.algorithm", "HmacSHA512", "only HmacSHA256"},
 		"verification":       {"inter.worker.verification.algorithms", "HmacSHA1", "must include HmacSHA256"},
 		"exactly once":       {"exactly.once.source.support", "ENABLED", "String must be one of: disabled, preparing, enabled"},
+		"isolation":          {"plugin.isolation", "task", "plugin (one process per plugin) or connector"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := validProps()

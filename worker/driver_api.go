@@ -94,6 +94,22 @@ func (d *driver) connectors() map[string]ConnectorSnapshot {
 	return out
 }
 
+// connectorEntry is connectors()[name], copying that connector's entry only.
+func (d *driver) connectorEntry(name string) (ConnectorSnapshot, bool) {
+	cfg, tasks, ts, ok := d.configs.ConnectorEntry(name)
+	if !ok {
+		return ConnectorSnapshot{}, false
+	}
+	target := TargetStarted
+	switch ts {
+	case store.TargetState(TargetPaused):
+		target = TargetPaused
+	case store.TargetState(TargetStopped):
+		target = TargetStopped
+	}
+	return ConnectorSnapshot{Config: cfg, Target: target, Tasks: tasks}, true
+}
+
 // backendsReady is nil once the internal topics are read (the worker sets
 // the backends, then apiReady), and the 503 of a worker still starting
 // before: the REST API listens from the start.
@@ -154,7 +170,7 @@ func (d *driver) lookup(name string) (ConnectorSnapshot, error) {
 	if err := d.backendsReady(); err != nil {
 		return ConnectorSnapshot{}, err
 	}
-	cs, ok := d.connectors()[name]
+	cs, ok := d.connectorEntry(name)
 	if !ok {
 		return cs, ErrUnknownConnector(name)
 	}
@@ -439,7 +455,7 @@ func (d *driver) ConnectorStatus(ctx context.Context, name string) (ConnectorSta
 	if err := d.backendsReady(); err != nil {
 		return ConnectorStateInfo{}, err
 	}
-	cs, ok := d.connectors()[name]
+	cs, ok := d.connectorEntry(name)
 	if !ok {
 		return ConnectorStateInfo{}, Errorf(KindNotFound, "No status found for connector %s", name)
 	}
@@ -481,7 +497,7 @@ func (d *driver) TaskStatus(ctx context.Context, name string, task int) (TaskSta
 	if err := d.backendsReady(); err != nil {
 		return TaskState{}, err
 	}
-	cs, ok := d.connectors()[name]
+	cs, ok := d.connectorEntry(name)
 	if ok && task < len(cs.Tasks) {
 		for _, st := range d.statuses.Tasks(name) {
 			if st.ID == task {

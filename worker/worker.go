@@ -367,7 +367,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			cacheDir = filepath.Join(d, "tributary", "plugin-specs")
 		}
 		host, err := plugins.NewHost(ctx, plugins.Config{PluginPath: w.cfg.PluginPath, Builtin: builtin, Logger: log,
-			StopTimeout: w.cfg.TaskShutdownTimeout, CacheDir: cacheDir})
+			StopTimeout: w.cfg.TaskShutdownTimeout, CacheDir: cacheDir, Isolation: w.cfg.PluginIsolation})
 		if err != nil {
 			return fmt.Errorf("worker: plugins: %w", err)
 		}

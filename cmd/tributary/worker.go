@@ -55,6 +55,10 @@ Main optional settings (defaults in brackets):
                                       (the first-party connectors come from the
                                       tributary-connector-* executables beside
                                       tributary, else from PATH)
+  plugin.isolation                    plugin: one process per plugin executable
+                                      runs all its connectors on this worker
+                                      [default]; connector: a process per
+                                      connector (a crash fails that one only)
   offset.flush.interval.ms            [60000]
   task.shutdown.graceful.timeout.ms   [5000]
   config/offset/status.storage.replication.factor [3], offset.storage.partitions [25],

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -222,5 +224,40 @@ func TestSinkAlterOffsets(t *testing.T) {
 		sdk.OffsetChange{Sink: map[sdk.TopicPartition]*int64{{Topic: "a"}: &off, {Topic: "a", Partition: 1}: nil}})
 	if err != nil || !accepted {
 		t.Fatalf("ApproveOffsets = %v, %v", accepted, err)
+	}
+}
+
+// An idle file is polled less and less often, from 100 ms up to Kafka's
+// 1 s; the first line brings the wait back to 100 ms.
+func TestSourceIdleBackoff(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in.txt")
+	appendLines(t, path, 0, 1)
+	task := &sourceTask{cfg: SourceConfig{File: path, Topic: "t", BatchSize: 10}}
+	if err := task.Open(context.Background(), ctxStub{}); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Close(context.Background())
+	idle, cancel := context.WithCancel(context.Background())
+	cancel() // the waits return at once; task.idle says how long they were
+	if recs, err := task.Poll(idle, 10); err != nil || len(recs) != 1 || task.idle != 0 {
+		t.Fatalf("first poll: %v %v, wait %v", recs, err, task.idle)
+	}
+	var waits []time.Duration
+	for range 6 {
+		if recs, err := task.Poll(idle, 10); err != nil || len(recs) != 0 {
+			t.Fatalf("idle poll: %v %v", recs, err)
+		}
+		waits = append(waits, task.idle)
+	}
+	want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond, 800 * time.Millisecond, time.Second, time.Second}
+	if !slices.Equal(waits, want) {
+		t.Fatalf("waits %v, want %v", waits, want)
+	}
+	appendLines(t, path, 1, 1)
+	if recs, err := task.Poll(idle, 10); err != nil || len(recs) != 1 || task.idle != 0 {
+		t.Fatalf("after a line: %v %v, wait %v", recs, err, task.idle)
+	}
+	if _, err := task.Poll(idle, 10); err != nil || task.idle != minIdleWait {
+		t.Fatalf("idle again: wait %v", task.idle)
 	}
 }

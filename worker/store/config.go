@@ -350,6 +350,27 @@ func (s *ConfigStore) Connector(name string) (map[string]string, bool) {
 	return copyMap(c), true
 }
 
+// ConnectorEntry returns copies of one connector's config and task
+// configs, and its target state ("" when none was written): Snapshot's
+// entries for it, without copying every other connector's (a status of
+// each of a thousand connectors would otherwise copy them all a thousand
+// times).
+func (s *ConfigStore) ConnectorEntry(name string) (cfg map[string]string, tasks []map[string]string, target TargetState, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.conns[name]
+	if !ok {
+		return nil, nil, "", false
+	}
+	if ts, has := s.tasks[name]; has {
+		tasks = make([]map[string]string, len(ts))
+		for i, t := range ts {
+			tasks[i] = copyMap(t)
+		}
+	}
+	return copyMap(c), tasks, s.targets[name], true
+}
+
 // Offset is the current config offset (see ConfigSnapshot.Offset).
 func (s *ConfigStore) Offset() int64 {
 	s.mu.Lock()

@@ -18,6 +18,7 @@ const benchOverview = `Usage: tributary-bench broker [flags]
        tributary-bench connect [flags]
        tributary-bench cluster [flags]
        tributary-bench rest [flags]
+       tributary-bench many [flags]
 
 Benchmarks, each side by side with its reference in one run:
 
@@ -33,8 +34,11 @@ Benchmarks, each side by side with its reference in one run:
   rest      a burst of concurrent connector creates against one worker,
             beside Kafka Connect 4.4: answer latency, /health, time until
             every connector runs
+  many      10, 100, 1000 connectors on one worker, each plugin.isolation,
+            beside Kafka Connect 4.4: memory (PSS, RSS), time until all
+            run, idle CPU, status latency
 
-Run 'tributary-bench <benchmark> --help' (broker, connect, cluster, rest)
+Run 'tributary-bench <benchmark> --help' (broker, connect, cluster, rest, many)
 for what each measures and its flags.
 `
 
@@ -165,8 +169,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if args[0] == "rest" {
 		return runBenchREST(ctx, args[1:], stdout, stderr)
 	}
+	if args[0] == "many" {
+		return runBenchMany(ctx, args[1:], stdout, stderr)
+	}
 	if args[0] != "broker" {
-		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker', 'connect', 'cluster' and 'rest' exist (see --help)\n", args[0])
+		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker', 'connect', 'cluster', 'rest' and 'many' exist (see --help)\n", args[0])
 		return 2
 	}
 	fs := flag.NewFlagSet("bench broker", flag.ContinueOnError)

@@ -1,8 +1,9 @@
 // Command tributary-bench measures Tributary against its references in one
 // run: the bundled broker against franz-go's kfake and Apache Kafka
 // (tributary-bench broker), the Connect worker against Kafka Connect
-// (tributary-bench connect), and its REST API under a burst of creates
-// against Kafka Connect's (tributary-bench rest). It lives under integration/ because it starts
+// (tributary-bench connect), its REST API under a burst of creates
+// against Kafka Connect's (tributary-bench rest), and many connectors on
+// one worker against Kafka Connect (tributary-bench many). It lives under integration/ because it starts
 // its peers with the test harness (kfake, the Apache Kafka and Kafka
 // Connect jars), which the product binary does not link:
 //
