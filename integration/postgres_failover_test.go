@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -81,7 +82,10 @@ func TestPostgresFailoverSlot(t *testing.T) {
 	t.Parallel()
 	requirePG17Image(t)
 	id := pgID("failover")
-	network := "tribnet-" + id
+	// Docker's names are the engine's, which outlives this process: the
+	// pid keeps them apart from those a killed earlier run left behind.
+	names := fmt.Sprintf("%s-%d", id, os.Getpid())
+	network := "tribnet-" + names
 	docker(t, "network", "create", network)
 	t.Cleanup(func() { _ = exec.Command("docker", "network", "rm", network).Run() })
 	run := func(name string, args ...string) pgContainer {
@@ -97,7 +101,7 @@ func TestPostgresFailoverSlot(t *testing.T) {
 		port := docker(t, "port", name, "5432/tcp")
 		return pgContainer{name: name, port: port[strings.LastIndex(port, ":")+1:]}
 	}
-	primary := run(id+"-p", pg17Image, "postgres", "-c", "wal_level=logical", "-c", "max_wal_senders=10",
+	primary := run(names+"-p", pg17Image, "postgres", "-c", "wal_level=logical", "-c", "max_wal_senders=10",
 		"-c", "max_replication_slots=10", "-c", "synchronized_standby_slots=standby1",
 		"-c", "wal_sender_timeout=10s")
 	primary.waitReady(t)
@@ -119,7 +123,7 @@ sync_replication_slots = on
 hot_standby_feedback = on
 EOF
 exec postgres -c listen_addresses="*" -c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10'`
-	standby := run(id+"-s", "--entrypoint", "sh", pg17Image, "-c", standbyScript)
+	standby := run(names+"-s", "--entrypoint", "sh", pg17Image, "-c", standbyScript)
 	standby.waitReady(t)
 	// Synchronous from now on: a commit the client saw is on the standby.
 	primary.psql(t, `ALTER SYSTEM SET synchronous_standby_names = '*'`)
