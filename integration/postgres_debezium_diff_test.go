@@ -228,3 +228,42 @@ func rawJSON(b json.RawMessage) any {
 	}
 	return v
 }
+
+// sameEventsAsDebezium fails t unless, on each of topics, Tributary's events
+// (ours) equal Debezium's (dbz) one by one in key schema, key, value schema
+// and value (eventPart); it reports the first 20 differences and returns
+// Tributary's events by topic.
+func sameEventsAsDebezium(t *testing.T, topics []string, dbz, ours []cdcEvent) map[string][]cdcEvent {
+	t.Helper()
+	byTopic := func(es []cdcEvent) map[string][]cdcEvent {
+		m := map[string][]cdcEvent{}
+		for _, e := range es {
+			m[e.topic] = append(m[e.topic], e)
+		}
+		return m
+	}
+	want, got := byTopic(dbz), byTopic(ours)
+	var report strings.Builder
+	diffs := 0
+	for _, topic := range topics {
+		w, g := want[topic], got[topic]
+		if len(w) != len(g) {
+			diffs++
+			fmt.Fprintf(&report, "%s: Debezium %d events, Tributary %d\n", topic, len(w), len(g))
+		}
+		for i := range min(len(w), len(g)) {
+			for _, part := range []string{"key schema", "key", "value schema", "value"} {
+				if a, b := eventPart(w[i], part), eventPart(g[i], part); a != b {
+					diffs++
+					if diffs <= 20 {
+						fmt.Fprintf(&report, "%s event %d (%s) %s:\n  Debezium:  %s\n  Tributary: %s\n", topic, i, w[i].op(), part, a, b)
+					}
+				}
+			}
+		}
+	}
+	if diffs > 0 {
+		t.Fatalf("%d differences between Debezium and Tributary:\n%s", diffs, report.String())
+	}
+	return got
+}
