@@ -61,21 +61,20 @@ func sqlTarget(uri string) (driver, dsn string, dialect sqlcat.SupportedDialect,
 }
 
 // redactURI is uri with the password of its user information, if any,
-// replaced by "xxxxx", for errors and logs.
+// replaced by xxxxx (url.URL.Redacted), for errors and logs. A JDBC uri
+// keeps its "jdbc:" prefix; one that does not parse is shown as its scheme
+// alone, since where its password is cannot be known.
 func redactURI(uri string) string {
-	scheme, rest, ok := strings.Cut(uri, "://")
-	if !ok {
-		return uri
+	rest, jdbc := strings.CutPrefix(uri, "jdbc:")
+	u, err := url.Parse(rest)
+	if err != nil {
+		scheme, _, _ := strings.Cut(rest, ":")
+		return scheme + ":(unparseable uri)"
 	}
-	at := strings.LastIndex(rest, "@")
-	if slash := strings.Index(rest, "/"); at < 0 || (slash >= 0 && slash < at) {
-		return uri
+	if jdbc {
+		return "jdbc:" + u.Redacted()
 	}
-	user, _, hasPass := strings.Cut(rest[:at], ":")
-	if !hasPass {
-		return uri
-	}
-	return scheme + "://" + user + ":xxxxx" + rest[at:]
+	return u.Redacted()
 }
 
 // openCatalog opens the catalog the iceberg.catalog.* properties describe:

@@ -79,6 +79,8 @@ func TestCatalogErrorsHidePasswords(t *testing.T) {
 		"postgresql://u@h/db":             "postgresql://u@h/db",
 		"postgresql://h/db?a=b@c":         "postgresql://h/db?a=b@c",
 		"sqlite:////tmp/c.db":             "sqlite:////tmp/c.db",
+		"jdbc:postgresql://u:pw@h/db":     "jdbc:postgresql://u:xxxxx@h/db",
+		"postgresql://u:p%zz@h/db":        "postgresql:(unparseable uri)",
 	} {
 		if got := redactURI(in); got != want {
 			t.Errorf("redactURI(%q) = %q, want %q", in, got, want)
