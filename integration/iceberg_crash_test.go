@@ -141,8 +141,8 @@ func TestIcebergKill9(t *testing.T) {
 	status := func() string {
 		return r.statusOf("src")() + "\n" + r.statusOf("lake")() + "\n" + harnessTail(w.LogPath())
 	}
-	it := lake.waitTableCaughtUp(t, bootstrap, topic, "shop.orders", "connect-lake", 180*time.Second, status)
 	want := pgRows(t, conn, "SELECT * FROM orders")
+	it := lake.waitTableEquals(t, bootstrap, topic, "shop.orders", "connect-lake", want, "id", 180*time.Second, status)
 	java := lake.readJava(t, "shop.orders")
 	for _, got := range []*icebergTable{java, it} {
 		if diffs := sameRows(want, got.Rows, "id"); len(diffs) > 0 {

@@ -202,6 +202,28 @@ func (l *icebergLake) waitTableCaughtUp(t *testing.T, bootstrap, topic, table, g
 	}
 }
 
+// waitTableEquals waits until the table holds the topic's end (as
+// waitTableCaughtUp) and its rows, read by pyiceberg, equal want (rows keyed
+// by key). The table holding the topic's end says nothing of changes the
+// source has not produced yet (a slower server, a loaded machine), so it
+// reads again for a while; a lost or doubled change never matches and fails
+// the test with the differences.
+func (l *icebergLake) waitTableEquals(t *testing.T, bootstrap, topic, table, group string, want []map[string]any, key string, within time.Duration, status func() string) *icebergTable {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		it := l.waitTableCaughtUp(t, bootstrap, topic, table, group, within, status)
+		diffs := sameRows(want, it.Rows, key)
+		if len(diffs) == 0 {
+			return it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v, %s reads %d rows of %s, the source has %d; differences:\n%v\n%s", within, it.ReadBy, len(it.Rows), table, len(want), diffs, status())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // sqliteHasTable tells whether the SQL catalog lists table (namespace.name),
 // reading the catalog file with Python's sqlite3 to avoid a Go driver here.
 func sqliteHasTable(db, table string) (bool, error) {

@@ -70,6 +70,7 @@ func TestIcebergRESTCatalog(t *testing.T) {
 		lake.waitTableCaughtUp(t, bootstrap, topic, "shop.orders", "connect-lake", 90*time.Second, status)
 	}
 	want := pgRows(t, conn, "SELECT * FROM orders")
+	lake.waitTableEquals(t, bootstrap, topic, "shop.orders", "connect-lake", want, "id", 90*time.Second, status)
 	java := lake.readJava(t, "shop.orders")
 	py := lake.readPy(t, "shop.orders")
 	for _, got := range []*icebergTable{java, py} {

@@ -129,8 +129,8 @@ func TestIcebergTwoTasksRebalance(t *testing.T) {
 	}
 
 	status := func() string { return rs.statusOf("src")() + "\n" + r.statusOf("lake")() }
-	it := lake.waitTableCaughtUp(t, bootstrap, topic, "shop.orders", "connect-lake", 120*time.Second, status)
 	want := pgRows(t, conn, "SELECT * FROM orders")
+	it := lake.waitTableEquals(t, bootstrap, topic, "shop.orders", "connect-lake", want, "id", 120*time.Second, status)
 	wantTypes := maps.Clone(icebergOrdersTypes)
 	wantTypes["region"] = "string optional"
 	java := lake.readJava(t, "shop.orders")
