@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -180,33 +179,7 @@ func eosPostgresKillLoop(t *testing.T, bin, bootstrap string, kills int) {
 	c.rest(0).waitState("pg", "RUNNING", 1)
 
 	// The workload: transactions of 1 to 9 rows.
-	var mu sync.Mutex
-	total := 0
-	stop := make(chan struct{})
-	loadDone := make(chan struct{})
-	conn := pgConn(t, pg)
-	go func() {
-		defer close(loadDone)
-		for tx := 0; ; tx++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			mu.Lock()
-			from, k := total, tx%9+1
-			mu.Unlock()
-			sql := fmt.Sprintf(`INSERT INTO ledger SELECT i, 'v' || i FROM generate_series(%d, %d) i`, from, from+k-1)
-			if _, err := conn.Exec(context.Background(), sql); err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			total += k
-			mu.Unlock()
-			time.Sleep(15 * time.Millisecond)
-		}
-	}()
+	load := startLedgerLoad(t, pg)
 	topic := id + ".public.ledger"
 	er := &eventReader{t: t, cl: newClient(t, bootstrap, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.MetadataMinAge(100*time.Millisecond), kgo.MetadataMaxAge(time.Second))}
@@ -231,11 +204,7 @@ func eosPostgresKillLoop(t *testing.T, bin, bootstrap string, kills int) {
 		c.start(victim)
 	}
 	er.until(3*time.Minute, "more rows after the kills", func(es []cdcEvent) bool { return len(es) >= 200+500 })
-	close(stop)
-	<-loadDone
-	mu.Lock()
-	n := total
-	mu.Unlock()
+	n := load.end()
 	seen := map[string]int{}
 	done := 0
 	events := er.until(3*time.Minute, fmt.Sprintf("all %d rows", n), func(es []cdcEvent) bool {

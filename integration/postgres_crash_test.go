@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -156,44 +155,18 @@ func TestPostgresKill9(t *testing.T) {
 	r.waitState("pg", "RUNNING", 1)
 
 	// The workload: transactions of 1 to 9 rows, about 300 rows/s.
-	var mu sync.Mutex
-	total := 0
-	stop := make(chan struct{})
-	loadDone := make(chan struct{})
-	conn := pgConn(t, pg)
-	go func() {
-		defer close(loadDone)
-		for tx := 0; ; tx++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			mu.Lock()
-			from, k := total, tx%9+1
-			mu.Unlock()
-			sql := fmt.Sprintf(`INSERT INTO ledger SELECT i, 'v' || i FROM generate_series(%d, %d) i`, from, from+k-1)
-			if _, err := conn.Exec(context.Background(), sql); err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			total += k
-			mu.Unlock()
-			time.Sleep(15 * time.Millisecond)
-		}
-	}()
+	load := startLedgerLoad(t, pg)
 
 	// The sampler: the slot never confirms past the committed offsets.
 	ow := newOffsetWatcher(t, bootstrap, group+"-offsets", "pg", id)
-	samplerDone := make(chan struct{})
+	samplerStop, samplerDone := make(chan struct{}), make(chan struct{})
 	var samples, violations int
 	var maxFlush uint64
 	go func() {
 		defer close(samplerDone)
 		for {
 			select {
-			case <-stop:
+			case <-samplerStop:
 				return
 			case <-time.After(150 * time.Millisecond):
 			}
@@ -240,12 +213,9 @@ func TestPostgresKill9(t *testing.T) {
 	r.waitState("pg", "RUNNING", 1)
 	wait(len(er.got) + 500)
 
-	close(stop)
-	<-loadDone
+	n := load.end()
+	close(samplerStop)
 	<-samplerDone
-	mu.Lock()
-	n := total
-	mu.Unlock()
 	seen := map[string]bool{}
 	done := 0
 	events := er.until(2*time.Minute, fmt.Sprintf("all %d rows", n), func(es []cdcEvent) bool {
