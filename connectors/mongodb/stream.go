@@ -144,18 +144,11 @@ func tokenTime(tok bson.Raw) (t, i uint32, ok bool) {
 // watchOptions returns the change stream's pipeline and options.
 func (s *streamer) watch(ctx context.Context, from position) (*mongo.ChangeStream, error) {
 	cfg := &s.t.cfg
-	var pipeline mongo.Pipeline
-	if cfg.OversizeMode == "skip" {
-		lte := func(field string) bson.D {
-			return bson.D{{Key: "$expr", Value: bson.D{{Key: "$lte", Value: bson.A{
-				bson.D{{Key: "$bsonSize", Value: field}}, cfg.OversizeThreshold}}}}}
-		}
-		pipeline = append(pipeline, bson.D{{Key: "$match", Value: bson.D{{Key: "$and", Value: bson.A{lte("$fullDocument"), lte("$fullDocumentBeforeChange")}}}}})
+	user, err := parsePipeline(cfg.CursorPipeline)
+	if err != nil {
+		return nil, fmt.Errorf("mongodb: cursor.pipeline: %w", err)
 	}
-	pipeline = append(pipeline, s.t.f.matchStage())
-	if cfg.OversizeMode == "split" {
-		pipeline = append(pipeline, bson.D{{Key: "$changeStreamSplitLargeEvent", Value: bson.D{}}})
-	}
+	pipeline := cfg.changeStreamPipeline(s.t.f.matchStage(), user)
 	opts := options.ChangeStream().SetMaxAwaitTime(cfg.CursorMaxAwait)
 	if cfg.fullDocument() {
 		if cfg.FullUpdateType == "post_image" {

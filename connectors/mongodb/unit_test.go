@@ -182,14 +182,18 @@ func TestConfigValidation(t *testing.T) {
 		key string
 		msg string
 	}{
-		"bad uri":          {map[string]string{"mongodb.connection.string": "postgres://x"}, "mongodb.connection.string", "Invalid connection string"},
-		"uri with secret":  {map[string]string{"mongodb.connection.string": "mongodb://u:s3cret@h:notaport/"}, "mongodb.connection.string", "Invalid connection string"},
-		"include+exclude":  {map[string]string{"database.include.list": "a", "database.exclude.list": "b"}, "database.exclude.list", "cannot both"},
-		"bad regex":        {map[string]string{"collection.include.list": "a.(b"}, "collection.include.list", "not a valid regular expression"},
-		"field format":     {map[string]string{"field.exclude.list": "db.coll"}, "field.exclude.list", "invalid format"},
-		"capture target":   {map[string]string{"capture.scope": "collection", "capture.target": "nodot"}, "capture.target", "<db>.<collection>"},
-		"capture mode":     {map[string]string{"capture.mode": "oplog"}, "capture.mode", ""},
-		"bad topic prefix": {map[string]string{"topic.prefix": "a b"}, "topic.prefix", ""},
+		"bad uri":           {map[string]string{"mongodb.connection.string": "postgres://x"}, "mongodb.connection.string", "Invalid connection string"},
+		"uri with secret":   {map[string]string{"mongodb.connection.string": "mongodb://u:s3cret@h:notaport/"}, "mongodb.connection.string", "Invalid connection string"},
+		"include+exclude":   {map[string]string{"database.include.list": "a", "database.exclude.list": "b"}, "database.exclude.list", "cannot both"},
+		"bad regex":         {map[string]string{"collection.include.list": "a.(b"}, "collection.include.list", "not a valid regular expression"},
+		"field format":      {map[string]string{"field.exclude.list": "db.coll"}, "field.exclude.list", "invalid format"},
+		"capture target":    {map[string]string{"capture.scope": "collection", "capture.target": "nodot"}, "capture.target", "<db>.<collection>"},
+		"capture mode":      {map[string]string{"capture.mode": "oplog"}, "capture.mode", ""},
+		"bad topic prefix":  {map[string]string{"topic.prefix": "a b"}, "topic.prefix", ""},
+		"pipeline not json": {map[string]string{"cursor.pipeline": `[{"$match": `}, "cursor.pipeline", "not a JSON array of pipeline stages"},
+		"pipeline object":   {map[string]string{"cursor.pipeline": `{"$match": {}}`}, "cursor.pipeline", "not a JSON array"},
+		"pipeline stage":    {map[string]string{"cursor.pipeline": `[{"match": {}}]`}, "cursor.pipeline", "stage 1 is not a pipeline stage"},
+		"pipeline order":    {map[string]string{"cursor.pipeline.order": "last"}, "cursor.pipeline.order", ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := map[string]string{}
@@ -227,6 +231,61 @@ func TestMatchStage(t *testing.T) {
 	}
 	if !f.collection("shop", "orders") || f.collection("shop", "tmp1") || f.collection("other", "x") || f.collection("admin", "x") || !f.collection("INVENTORY", "x") {
 		t.Error("collection filter")
+	}
+}
+
+// TestChangeStreamPipeline: cursor.pipeline's stages go where
+// cursor.pipeline.order puts them, between the size filter of skip and the
+// split stage of split, as in Debezium's ChangeStreamPipelineFactory.
+func TestChangeStreamPipeline(t *testing.T) {
+	user, err := parsePipeline(`[{"$match": {"fullDocument.region": "eu"}}, {"$project": {"fullDocument.secret": 0}}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	internal := bson.D{{Key: "$match", Value: bson.D{{Key: "internal", Value: true}}}}
+	names := func(p []bson.D) string {
+		var out []string
+		for _, st := range p {
+			name := st[0].Key
+			if name == "$match" {
+				b, _ := bson.MarshalExtJSON(st[0].Value, false, false)
+				switch {
+				case strings.Contains(string(b), "internal"):
+					name = "internal"
+				case strings.Contains(string(b), "region"):
+					name = "user-match"
+				case strings.Contains(string(b), "bsonSize"):
+					name = "size"
+				}
+			}
+			out = append(out, name)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		order, oversize, want string
+	}{
+		{"internal_first", "fail", "internal user-match $project"},
+		{"user_first", "fail", "user-match $project internal"},
+		{"user_only", "fail", "user-match $project"},
+		{"internal_first", "skip", "size internal user-match $project"},
+		{"user_first", "split", "user-match $project internal $changeStreamSplitLargeEvent"},
+	} {
+		c := &Config{CursorPipelineOrder: tc.order, OversizeMode: tc.oversize}
+		if got := names(c.changeStreamPipeline(internal, user)); got != tc.want {
+			t.Errorf("order %s, oversize %s: stages %q, want %q", tc.order, tc.oversize, got, tc.want)
+		}
+	}
+	if p, err := parsePipeline("  "); err != nil || p != nil {
+		t.Errorf("empty cursor.pipeline: %v %v", p, err)
+	}
+	// Extended JSON: a date in a stage arrives as a BSON date.
+	p, err := parsePipeline(`[{"$match": {"fullDocument.at": {"$gte": {"$date": "2026-01-01T00:00:00Z"}}}}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bson.Raw(mustMarshal(t, p[0])).String(); !strings.Contains(got, `"$date"`) {
+		t.Errorf("stage %s lost its date", got)
 	}
 }
 
