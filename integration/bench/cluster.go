@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -145,30 +146,14 @@ func RunCluster(ctx context.Context, o ClusterOptions) (*ClusterReport, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Minute
 	}
-	if o.Dir == "" {
-		o.Dir = os.TempDir()
-	}
-	b := &clusterBench{o: o}
-	b.logf = func(format string, args ...any) {
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "bench cluster: "+format+"\n", args...)
-		}
-	}
 	begin := time.Now()
 	rep := &ClusterReport{Host: hostInfo(), Broker: "tributary (bundled broker, in this process)"}
-	b.logf("starting the bundled broker")
-	br, err := start(ctx, Tributary, o.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
-	}
-	defer br.close()
-	b.bootstrap = br.bootstrap
-	work, err := os.MkdirTemp(o.Dir, "tributary-bench-cluster-")
+	env, err := newBenchEnv(ctx, o.Dir, "cluster", o.Progress)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
-	b.work = work
+	defer env.close()
+	b := &clusterBench{o: o, logf: env.logf, bootstrap: env.bootstrap, work: env.work}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.bootstrap))
 	if err != nil {
 		return nil, err
@@ -212,9 +197,15 @@ type clusterBench struct {
 
 // node is one worker of a benchmarked cluster.
 type node struct {
-	url  string // REST base
-	log  string // log file
-	kill func()
+	url string // REST base
+	log string // log file
+	// pid is the worker's process (a Tributary worker's plugin processes
+	// are its descendants; Kafka Connect's JVM has none).
+	pid int
+	// ready is the time from the start until the worker answered.
+	ready time.Duration
+	// kill kills it with SIGKILL; stop ends it at the end of a run.
+	kill, stop func()
 	// restart starts it again (a new process); nil if it cannot.
 	restart func(ctx context.Context) (*node, error)
 }
@@ -240,7 +231,7 @@ func (c *benchCluster) alive() []*node {
 func (c *benchCluster) close() {
 	for _, n := range c.nodes {
 		if n != nil {
-			n.kill()
+			n.stop()
 		}
 	}
 }
@@ -271,49 +262,63 @@ func (c *benchCluster) leaderURL() string {
 // tributaryNode starts a Tributary worker in group.
 func (b *clusterBench) tributaryNode(ctx context.Context, group string, extra map[string]string) (*node, error) {
 	b.seq++
-	dir := filepath.Join(b.work, fmt.Sprintf("%s-w%d", group, b.seq))
-	addr, err := freeListener()
-	if err != nil {
-		return nil, err
-	}
-	props := map[string]string{
-		"bootstrap.servers": b.bootstrap, "group.id": group,
-		"config.storage.topic": group + "-configs", "offset.storage.topic": group + "-offsets", "status.storage.topic": group + "-status",
-		"config.storage.replication.factor": "1", "offset.storage.replication.factor": "1", "status.storage.replication.factor": "1",
-		"key.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter": "org.apache.kafka.connect.json.JsonConverter",
-		"listeners": "http://" + addr, "offset.flush.interval.ms": "1000",
-	}
-	for k, v := range extra {
-		props[k] = v
-	}
-	var mk func(ctx context.Context) (*node, error)
-	mk = func(ctx context.Context) (*node, error) {
-		w, err := startWorkerProps(ctx, b.o.Exe, dir, props)
-		if err != nil {
-			return nil, err
-		}
-		return &node{url: w.url, log: w.log, restart: mk, kill: func() {
-			_ = syscallKillGroup(w.cmd.Process.Pid)
-			<-w.done
-		}}, nil
-	}
-	return mk(ctx)
+	return startTributaryNode(ctx, b.o.Exe, filepath.Join(b.work, fmt.Sprintf("%s-w%d", group, b.seq)), b.bootstrap, group, extra)
 }
 
 // kafkaConnectNode starts a Kafka Connect 4.4 worker in group.
 func (b *clusterBench) kafkaConnectNode(ctx context.Context, group string, props map[string]string) (*node, error) {
 	b.seq++
-	dir := filepath.Join(b.work, fmt.Sprintf("%s-kc%d", group, b.seq))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	c, err := harness.StartKafkaConnect(ctx, dir, b.bootstrap, props, harness.WithConnectGroup(group), harness.WithConnectJVMArgs(connectJVMArgs...))
+	return startKafkaConnectNode(ctx, filepath.Join(b.work, fmt.Sprintf("%s-kc%d", group, b.seq)), b.bootstrap, group, props)
+}
+
+// startTributaryNode starts `exe worker` in group with its files in dir
+// and extra settings over the benchmark's.
+func startTributaryNode(ctx context.Context, exe, dir, bootstrap, group string, extra map[string]string) (*node, error) {
+	addr, err := freeListener()
 	if err != nil {
 		return nil, err
 	}
-	return &node{url: c.URL(), log: c.LogPath(), kill: func() { c.Close() }, restart: func(ctx context.Context) (*node, error) {
-		return b.kafkaConnectNode(ctx, group, props)
-	}}, nil
+	props := workerProps(bootstrap, group, addr)
+	maps.Copy(props, extra)
+	var mk func(ctx context.Context) (*node, error)
+	mk = func(ctx context.Context) (*node, error) {
+		w, err := startWorkerProps(ctx, exe, dir, props)
+		if err != nil {
+			return nil, err
+		}
+		kill := func() {
+			_ = syscallKillGroup(w.cmd.Process.Pid)
+			<-w.done
+		}
+		return &node{url: w.url, log: w.log, pid: w.pid(), ready: w.ready, restart: mk, kill: kill, stop: kill}, nil
+	}
+	return mk(ctx)
+}
+
+// startKafkaConnectNode starts a Kafka Connect 4.4 worker in group
+// (connect-distributed.sh's heap and GC) with its files in dir and props
+// over the harness's settings.
+func startKafkaConnectNode(ctx context.Context, dir, bootstrap, group string, props map[string]string) (*node, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	c, err := harness.StartKafkaConnect(ctx, dir, bootstrap, props, harness.WithConnectGroup(group), harness.WithConnectJVMArgs(connectJVMArgs...))
+	if err != nil {
+		return nil, err
+	}
+	pid := findPID(filepath.Join(dir, "connect-distributed.properties"))
+	if pid == 0 {
+		c.Close()
+		return nil, errors.New("cannot find the Kafka Connect JVM's pid")
+	}
+	kill := func() {
+		_ = syscall.Kill(pid, syscall.SIGKILL) // Close alone may stop it with SIGTERM first
+		c.Close()
+	}
+	return &node{url: c.URL(), log: c.LogPath(), pid: pid, ready: c.StartupTime(), kill: kill, stop: func() { c.Close() },
+		restart: func(ctx context.Context) (*node, error) {
+			return startKafkaConnectNode(ctx, dir+"r", bootstrap, group, props)
+		}}, nil
 }
 
 // filePipe is a FileStreamSource -> topic -> FileStreamSink pipeline with
@@ -390,7 +395,7 @@ type where struct {
 func status(ctx context.Context, url string) (where, error) {
 	w := where{on: map[string]string{}, tasks: map[string]bool{}}
 	req, _ := http.NewRequestWithContext(ctx, "GET", url+"/connectors?expand=status", nil)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 	if err != nil {
 		return w, err
 	}
@@ -431,14 +436,20 @@ func status(ctx context.Context, url string) (where, error) {
 // settled waits until want instances run, all RUNNING, all on alive
 // workers, and returns where.
 func (b *clusterBench) settled(ctx context.Context, c *benchCluster, want int) (where, error) {
-	deadline := time.Now().Add(b.o.Timeout)
+	return settled(ctx, c.group, c.alive(), want, b.o.Timeout)
+}
+
+// settled waits up to timeout until want instances (connectors and tasks)
+// exist, all RUNNING on one of nodes, and returns where.
+func settled(ctx context.Context, group string, nodes []*node, want int, timeout time.Duration) (where, error) {
+	deadline := time.Now().Add(timeout)
 	ids := map[string]bool{}
-	for _, n := range c.alive() {
+	for _, n := range nodes {
 		ids[n.id()] = true
 	}
 	var last where
 	for {
-		w, err := status(ctx, c.alive()[0].url)
+		w, err := status(ctx, nodes[0].url)
 		if err == nil {
 			last = w
 			ok := len(w.on) == want && len(w.bad) == 0
@@ -450,7 +461,8 @@ func (b *clusterBench) settled(ctx context.Context, c *benchCluster, want int) (
 			}
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return last, fmt.Errorf("cluster %s not settled after %v: %d/%d instances, not running %v (%v)", c.group, b.o.Timeout, len(last.on), want, last.bad, err)
+			return last, fmt.Errorf("cluster %s not settled after %v: %d/%d instances, not running %d %v (%v)", group, timeout, len(last.on), want,
+				len(last.bad), last.bad[:min(len(last.bad), 5)], err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -474,8 +474,17 @@ func startTributaryWorker(ctx context.Context, exe, dir, bootstrap string, extra
 	if err != nil {
 		return nil, err
 	}
-	group := "bench-" + filepath.Base(dir)
-	props := map[string]string{
+	props := workerProps(bootstrap, "bench-"+filepath.Base(dir), addr)
+	for _, e := range extra {
+		maps.Copy(props, e)
+	}
+	return startWorkerProps(ctx, exe, dir, props)
+}
+
+// workerProps are the settings of a benchmarked Tributary worker in group
+// with its REST API on addr.
+func workerProps(bootstrap, group, addr string) map[string]string {
+	return map[string]string{
 		"bootstrap.servers":                 bootstrap,
 		"group.id":                          group,
 		"config.storage.topic":              group + "-configs",
@@ -489,10 +498,6 @@ func startTributaryWorker(ctx context.Context, exe, dir, bootstrap string, extra
 		"listeners":                         "http://" + addr,
 		"offset.flush.interval.ms":          "1000",
 	}
-	for _, e := range extra {
-		maps.Copy(props, e)
-	}
-	return startWorkerProps(ctx, exe, dir, props)
 }
 
 // startWorkerProps starts `exe worker` on props (written to

@@ -83,24 +83,12 @@ type BurstResult struct {
 
 // CreatesReport is RunCreates's result.
 type CreatesReport struct {
-	Host    Host           `json:"host"`
-	Broker  string         `json:"broker"`
-	Results []*BurstResult `json:"results"`
-	Elapsed float64        `json:"elapsed_seconds"`
+	runtimesReport[*BurstResult]
 }
 
-// Failed reports whether a runtime's burst failed (a skipped Kafka Connect
-// is not a failure).
-func (r *CreatesReport) Failed() bool {
-	for _, x := range r.Results {
-		if x.Error != "" {
-			return true
-		}
-	}
-	return false
-}
+func (x *BurstResult) failure() string { return x.Error }
 
-func (r *CreatesReport) find(runtime string) *BurstResult {
+func findBurst(r *CreatesReport, runtime string) *BurstResult {
 	for _, x := range r.Results {
 		if x.Runtime == runtime && x.Error == "" && x.Skipped == "" {
 			return x
@@ -120,34 +108,21 @@ func RunCreates(ctx context.Context, o CreatesOptions) (*CreatesReport, error) {
 	if o.Timeout <= 0 {
 		o.Timeout = 5 * time.Minute
 	}
-	if o.Dir == "" {
-		o.Dir = os.TempDir()
-	}
-	logf := func(format string, args ...any) {
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "bench rest: "+format+"\n", args...)
-		}
-	}
 	begin := time.Now()
-	rep := &CreatesReport{Host: hostInfo(), Broker: "tributary (bundled broker, in this process)"}
-	logf("starting the bundled broker")
-	br, err := start(ctx, Tributary, o.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("broker: %w", err)
-	}
-	defer br.close()
-	work, err := os.MkdirTemp(o.Dir, "tributary-bench-rest-")
+	rep := &CreatesReport{runtimesReport[*BurstResult]{Host: hostInfo(), Broker: "tributary (bundled broker, in this process)"}}
+	env, err := newBenchEnv(ctx, o.Dir, "rest", o.Progress)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
+	defer env.close()
+	logf, work := env.logf, env.work
 
 	tres := &BurstResult{Runtime: "tributary", Connectors: o.Connectors}
 	rep.Results = append(rep.Results, tres)
 	func() {
 		dir := filepath.Join(work, "tributary")
 		logf("tributary: starting a worker process (%s worker)", o.Exe)
-		w, err := startTributaryWorker(ctx, o.Exe, dir, br.bootstrap)
+		w, err := startTributaryWorker(ctx, o.Exe, dir, env.bootstrap)
 		if err != nil {
 			tres.Error = err.Error()
 			return
@@ -169,30 +144,20 @@ func RunCreates(ctx context.Context, o CreatesOptions) (*CreatesReport, error) {
 	if o.NoKafkaConnect {
 		kres.Skipped = "--no-kafka-connect"
 	} else {
-		dir := filepath.Join(work, "kafka-connect")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		logf("kafka-connect: starting Kafka Connect 4.4 (distributed, JVM heap as connect-distributed.sh: -Xms256M -Xmx2G, G1)")
+		n, err := startKafkaConnectNode(ctx, filepath.Join(work, "kafka-connect"), env.bootstrap, "bench-rest-kafka-connect", nil)
+		switch {
+		case errors.Is(err, harness.ErrUnavailable):
+			kres.Skipped = err.Error()
+			logf("kafka-connect: skipped: %v", err)
+		case err != nil:
 			kres.Error = err.Error()
-		} else {
-			logf("kafka-connect: starting Kafka Connect 4.4 (distributed, JVM heap as connect-distributed.sh: -Xms256M -Xmx2G, G1)")
-			c, err := harness.StartKafkaConnect(ctx, dir, br.bootstrap, nil, harness.WithConnectJVMArgs(connectJVMArgs...))
-			switch {
-			case errors.Is(err, harness.ErrUnavailable):
-				kres.Skipped = err.Error()
-				logf("kafka-connect: skipped: %v", err)
-			case err != nil:
-				kres.Error = err.Error()
-			default:
-				kres.ReadySeconds = c.StartupTime().Seconds()
-				pid := findPID(filepath.Join(dir, "connect-distributed.properties"))
-				if pid == 0 {
-					kres.Error = "cannot find the Kafka Connect JVM's pid"
-				} else {
-					time.Sleep(2 * time.Second)
-					burst(ctx, o, logf, c.URL(), pid, false, dir, kres)
-				}
-				c.Close()
-				logf("kafka-connect: stopped")
-			}
+		default:
+			kres.ReadySeconds = n.ready.Seconds()
+			time.Sleep(2 * time.Second)
+			burst(ctx, o, logf, n.url, n.pid, false, filepath.Join(work, "kafka-connect"), kres)
+			n.stop()
+			logf("kafka-connect: stopped")
 		}
 	}
 	rep.Elapsed = time.Since(begin).Seconds()
@@ -467,7 +432,7 @@ func (r *CreatesReport) WriteText(out io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(out)
-	t, k := r.find("tributary"), r.find("kafka-connect")
+	t, k := findBurst(r, "tributary"), findBurst(r, "kafka-connect")
 	if t != nil && k != nil {
 		ratio := k.Seconds / t.Seconds
 		res := "not met"

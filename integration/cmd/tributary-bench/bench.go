@@ -34,9 +34,10 @@ Benchmarks, each side by side with its reference in one run:
   rest      a burst of concurrent connector creates against one worker,
             beside Kafka Connect 4.4: answer latency, /health, time until
             every connector runs
-  many      10, 100, 1000 connectors on one worker, each plugin.isolation,
-            beside Kafka Connect 4.4: memory (PSS, RSS), time until all
-            run, idle CPU, status latency
+  many      10, 100, 1000 connectors on one worker or a cluster, each
+            plugin.isolation, beside Kafka Connect 4.4: memory (PSS, RSS),
+            time until all run, idle CPU, status latency, and on a cluster
+            the time to run everything again after a worker's SIGKILL
 
 Run 'tributary-bench <benchmark> --help' (broker, connect, cluster, rest, many)
 for what each measures and its flags.
@@ -339,16 +340,65 @@ func parseIntList(s string, sizes bool) ([]int, error) {
 	return out, nil
 }
 
-// benchReport is a benchmark's report.
-type benchReport interface {
+// reportWriter prints a benchmark's report.
+type reportWriter interface {
 	WriteJSON(io.Writer) error
 	WriteText(io.Writer) error
+}
+
+// benchReport is a benchmark's report.
+type benchReport interface {
+	reportWriter
+	// Failed reports whether a measurement failed.
+	Failed() bool
+}
+
+// parseFlags parses args into fs; done says the command ends with code:
+// 0 after printing help to stdout, 2 on a bad flag or an argument.
+func parseFlags(fs *flag.FlagSet, args []string, name, help string, stdout, stderr io.Writer) (code int, done bool) {
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fmt.Fprint(stdout, help)
+			return 0, true
+		}
+		fmt.Fprintf(stderr, "%s: %v (see --help)\n", name, err)
+		return 2, true
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "%s: unexpected argument %q (see --help)\n", name, fs.Arg(0))
+		return 2, true
+	}
+	return 0, false
+}
+
+// runAndReport builds tributary when exe is empty, runs the benchmark on
+// it and prints its report; the exit status is 1 when the build, the
+// benchmark or a measurement failed, or the run was interrupted.
+func runAndReport(ctx context.Context, name, exe string, asJSON bool, stdout, stderr io.Writer, run func(exe string) (benchReport, error)) int {
+	if exe == "" {
+		built, cleanup, err := buildTributary(ctx, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v (or pass --tributary PATH)\n", name, err)
+			return 1
+		}
+		defer cleanup()
+		exe = built
+	}
+	rep, err := run(exe)
+	if rep == nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	if !writeReport(ctx, name, rep, asJSON, stdout, stderr) || rep.Failed() {
+		return 1
+	}
+	return 0
 }
 
 // writeReport prints rep (as JSON or tables) and reports whether it is
 // complete: false after a write error or an interruption (said on stderr
 // under the command's name).
-func writeReport(ctx context.Context, name string, rep benchReport, asJSON bool, stdout, stderr io.Writer) bool {
+func writeReport(ctx context.Context, name string, rep reportWriter, asJSON bool, stdout, stderr io.Writer) bool {
 	var err error
 	if asJSON {
 		err = rep.WriteJSON(stdout)

@@ -88,42 +88,20 @@ func runBenchCluster(ctx context.Context, args []string, stdout, stderr io.Write
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&dir, "dir", "", "")
 	fs.DurationVar(&timeout, "timeout", 10*time.Minute, "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, benchClusterHelp)
-			return 0
-		}
-		fmt.Fprintf(stderr, "tributary-bench cluster: %v (see --help)\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tributary-bench cluster: unexpected argument %q (see --help)\n", fs.Arg(0))
-		return 2
+	const name = "tributary-bench cluster"
+	if code, done := parseFlags(fs, args, name, benchClusterHelp, stdout, stderr); done {
+		return code
 	}
 	if runs < 1 || defaultRuns < 1 || records < 2 || timeout <= 0 {
 		fmt.Fprintln(stderr, "tributary-bench cluster: --runs and --default-runs must be at least 1, --records at least 2, --timeout positive (see --help)")
 		return 2
 	}
-	if exe == "" {
-		built, cleanup, err := buildTributary(ctx, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "tributary-bench cluster: %v (or pass --tributary PATH)\n", err)
-			return 1
+	return runAndReport(ctx, name, exe, asJSON, stdout, stderr, func(exe string) (benchReport, error) {
+		rep, err := bench.RunCluster(ctx, bench.ClusterOptions{Exe: exe, Runs: runs, DefaultRuns: defaultRuns, Records: records,
+			NoKafkaConnect: noKC, Dir: dir, Timeout: timeout, Progress: stderr})
+		if rep == nil {
+			return nil, err
 		}
-		defer cleanup()
-		exe = built
-	}
-	rep, err := bench.RunCluster(ctx, bench.ClusterOptions{Exe: exe, Runs: runs, DefaultRuns: defaultRuns, Records: records,
-		NoKafkaConnect: noKC, Dir: dir, Timeout: timeout, Progress: stderr})
-	if rep == nil {
-		fmt.Fprintf(stderr, "tributary-bench cluster: %v\n", err)
-		return 1
-	}
-	if !writeReport(ctx, "tributary-bench cluster", rep, asJSON, stdout, stderr) {
-		return 1
-	}
-	if rep.Failed() {
-		return 1
-	}
-	return 0
+		return rep, err
+	})
 }

@@ -80,42 +80,20 @@ func runBenchREST(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.BoolVar(&asJSON, "json", false, "")
 	fs.StringVar(&dir, "dir", "", "")
 	fs.DurationVar(&timeout, "timeout", 5*time.Minute, "")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fmt.Fprint(stdout, benchRESTHelp)
-			return 0
-		}
-		fmt.Fprintf(stderr, "tributary-bench rest: %v (see --help)\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "tributary-bench rest: unexpected argument %q (see --help)\n", fs.Arg(0))
-		return 2
+	const name = "tributary-bench rest"
+	if code, done := parseFlags(fs, args, name, benchRESTHelp, stdout, stderr); done {
+		return code
 	}
 	if connectors < 1 || timeout <= 0 {
 		fmt.Fprintln(stderr, "tributary-bench rest: --connectors must be at least 1 and --timeout positive (see --help)")
 		return 2
 	}
-	if exe == "" {
-		built, cleanup, err := buildTributary(ctx, stderr)
-		if err != nil {
-			fmt.Fprintf(stderr, "tributary-bench rest: %v (or pass --tributary PATH)\n", err)
-			return 1
+	return runAndReport(ctx, name, exe, asJSON, stdout, stderr, func(exe string) (benchReport, error) {
+		rep, err := bench.RunCreates(ctx, bench.CreatesOptions{Exe: exe, Connectors: connectors, NoKafkaConnect: noKC,
+			Dir: dir, Timeout: timeout, Progress: stderr})
+		if rep == nil {
+			return nil, err
 		}
-		defer cleanup()
-		exe = built
-	}
-	rep, err := bench.RunCreates(ctx, bench.CreatesOptions{Exe: exe, Connectors: connectors, NoKafkaConnect: noKC,
-		Dir: dir, Timeout: timeout, Progress: stderr})
-	if rep == nil {
-		fmt.Fprintf(stderr, "tributary-bench rest: %v\n", err)
-		return 1
-	}
-	if !writeReport(ctx, "tributary-bench rest", rep, asJSON, stdout, stderr) {
-		return 1
-	}
-	if rep.Failed() {
-		return 1
-	}
-	return 0
+		return rep, err
+	})
 }
