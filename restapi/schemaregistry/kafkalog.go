@@ -129,14 +129,11 @@ func (l *KafkaLog) ensureTopic(ctx context.Context) error {
 			}
 			return nil
 		}
-		resp, err := l.admin.CreateTopic(ctx, 1, l.cfg.ReplicationFactor, map[string]*string{"cleanup.policy": new("compact")}, l.cfg.Topic)
-		if err == nil && (resp.Err == nil || errors.Is(resp.Err, kerr.TopicAlreadyExists)) {
-			continue
+		_, err = l.admin.CreateTopic(ctx, 1, l.cfg.ReplicationFactor, map[string]*string{"cleanup.policy": new("compact")}, l.cfg.Topic)
+		if errors.Is(err, kerr.TopicAlreadyExists) {
+			err = nil // another instance made it: describe it again
 		}
-		if err == nil {
-			err = resp.Err
-		}
-		if attempt >= 20 || ctx.Err() != nil {
+		if err != nil && (attempt >= 20 || ctx.Err() != nil) {
 			return fmt.Errorf("schemaregistry: create %s: %w", l.cfg.Topic, err)
 		}
 		select {

@@ -47,17 +47,17 @@ func parseProtobuf(text string, deps []Dep) (Parsed, error) {
 // Protobuf changes Confluent treats as incompatible (protobuf-provider
 // diff/SchemaDiff.java: everything outside COMPATIBLE_CHANGES).
 const (
-	protoPackageChanged        = "PACKAGE_CHANGED"
-	protoMessageRemoved        = "MESSAGE_REMOVED"
-	protoFieldKindChanged      = "FIELD_KIND_CHANGED"
-	protoFieldScalarKind       = "FIELD_SCALAR_KIND_CHANGED"
-	protoFieldNamedType        = "FIELD_NAMED_TYPE_CHANGED"
-	protoFieldNumericLabel     = "FIELD_NUMERIC_LABEL_CHANGED"
-	protoRequiredAdded         = "REQUIRED_FIELD_ADDED"
-	protoRequiredRemoved       = "REQUIRED_FIELD_REMOVED"
-	protoOneofFieldRemoved     = "ONEOF_FIELD_REMOVED"
-	protoMultipleMovedToOneof  = "MULTIPLE_FIELDS_MOVED_TO_ONEOF"
-	protoFieldMovedToExisting  = "FIELD_MOVED_TO_EXISTING_ONEOF"
+	protoPackageChanged       = "PACKAGE_CHANGED"
+	protoMessageRemoved       = "MESSAGE_REMOVED"
+	protoFieldKindChanged     = "FIELD_KIND_CHANGED"
+	protoFieldScalarKind      = "FIELD_SCALAR_KIND_CHANGED"
+	protoFieldNamedType       = "FIELD_NAMED_TYPE_CHANGED"
+	protoFieldNumericLabel    = "FIELD_NUMERIC_LABEL_CHANGED"
+	protoRequiredAdded        = "REQUIRED_FIELD_ADDED"
+	protoRequiredRemoved      = "REQUIRED_FIELD_REMOVED"
+	protoOneofFieldRemoved    = "ONEOF_FIELD_REMOVED"
+	protoMultipleMovedToOneof = "MULTIPLE_FIELDS_MOVED_TO_ONEOF"
+	protoFieldMovedToExisting = "FIELD_MOVED_TO_EXISTING_ONEOF"
 )
 
 // protoDiff lists the incompatible differences from original to update,
