@@ -180,12 +180,18 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *registryPort > 0 {
 		url, stop, err := startRegistry(ctx, net.JoinHostPort(env.bindHost(), strconv.Itoa(*registryPort)), b.Addr(), nil,
 			loglevel.Named(logger, "dev.tributary.schemaregistry"))
-		if err != nil {
+		switch {
+		case err != nil && flagSet(fs, "registry-port"):
 			fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --registry-port (0: no registry)"))
 			return 1
+		case err != nil:
+			// The default port may be another registry's (Confluent's
+			// runs on 8081 too): dev runs without its own.
+			logger.Warn("no schema registry: its default port is taken (pass --registry-port)", "err", err)
+		default:
+			defer stop()
+			registryURL = url
 		}
-		defer stop()
-		registryURL = url
 	}
 
 	props := properties.Properties{
@@ -430,4 +436,11 @@ func countParquet(dir string) int {
 		return nil
 	})
 	return n
+}
+
+// flagSet says whether the command line set the named flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
