@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
@@ -177,4 +179,41 @@ func containsString(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// BenchmarkSchemaRegistry measures registrations (each a transaction on
+// _schemas, acks=all, read back before the answer) and reads by id, on
+// the bundled broker: go test -run XXX -bench BenchmarkSchemaRegistry ./integration/
+func BenchmarkSchemaRegistry(b *testing.B) {
+	br := harness.TributaryBroker(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	srv, err := schemaregistry.New(ctx, schemaregistry.Config{Brokers: []string{br.Bootstrap()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	reg := srv.Registry()
+	b.Run("op=register", func(b *testing.B) {
+		for i := range b.N {
+			s := schemaregistry.SchemaRequest{Schema: fmt.Sprintf(`{"type":"record","name":"B%d","fields":[{"name":"f","type":"long"}]}`, i)}
+			if _, err := reg.Register(ctx, fmt.Sprintf("bench-%d", i), s); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "registrations/s")
+	})
+	h := httptest.NewServer(schemaregistry.Handler(reg, nil))
+	defer h.Close()
+	b.Run("op=get-by-id-http", func(b *testing.B) {
+		for i := range b.N {
+			resp, err := http.Get(fmt.Sprintf("%s/schemas/ids/%d", h.URL, 1+i%10))
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "requests/s")
+	})
 }
