@@ -37,6 +37,7 @@ func Handler(reg *Registry, logger *slog.Logger) http.Handler {
 		writeJSON(w, []string{TypeJSON, TypeProtobuf, TypeAvro})
 	})
 	r.Get("/contexts", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, []string{"."}) })
+	r.Get("/schemas", a.schemas)
 	r.Get("/schemas/ids/{id}", a.schemaByID)
 	r.Get("/schemas/ids/{id}/schema", a.rawSchemaByID)
 	r.Get("/schemas/ids/{id}/subjects", a.subjectsByID)
@@ -450,4 +451,16 @@ func (a *api) deleteMode(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, map[string]string{"mode": m})
+}
+
+// schemas answers GET /schemas: every subject version, or with
+// latestOnly=true each subject's latest, filtered by subjectPrefix.
+func (a *api) schemas(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	deleted := boolParam(r, "deleted")
+	out := []versionBody{}
+	for _, v := range a.reg.AllVersions(q.Get("subjectPrefix"), deleted, boolParam(r, "latestOnly")) {
+		out = append(out, toVersionBody(&v))
+	}
+	writeJSON(w, out)
 }

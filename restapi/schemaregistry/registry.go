@@ -376,6 +376,29 @@ func (r *Registry) Subjects(deleted bool) []string {
 	return out
 }
 
+// AllVersions lists the versions of every subject whose name starts with
+// prefix, by subject and version; with latestOnly only each subject's
+// latest.
+func (r *Registry) AllVersions(prefix string, deleted, latestOnly bool) []SchemaValue {
+	var out []SchemaValue
+	_ = r.read(func(s *State) error {
+		for _, name := range s.Subjects(deleted) {
+			if !strings.HasPrefix(name, prefix) {
+				continue
+			}
+			vs := s.Versions(name, deleted)
+			if latestOnly && len(vs) > 0 {
+				vs = vs[len(vs)-1:]
+			}
+			for _, v := range vs {
+				out = append(out, *v)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
 // Versions lists a subject's versions.
 func (r *Registry) Versions(subject string, deleted bool) ([]int, error) {
 	var out []int

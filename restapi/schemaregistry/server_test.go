@@ -35,6 +35,7 @@ func TestServerOverKafka(t *testing.T) {
 		{"POST", "/subjects/other-value/versions", map[string]any{"schema": userV1}, exchange{200, `{"id":1}`}},
 		{"GET", "/subjects", nil, exchange{200, `["other-value","users-value"]`}},
 		{"GET", "/subjects/users-value/versions", nil, exchange{200, `[1,2]`}},
+		{"GET", "/schemas?subjectPrefix=other&latestOnly=true", nil, exchange{200, `[{"subject":"other-value","version":1,"id":1,"schema":` + jsonQuote(userV1) + `}]`}},
 		{"GET", "/subjects/users-value/versions/latest", nil, exchange{200, `{"subject":"users-value","version":2,"id":2,"schema":` + jsonQuote(userV2) + `}`}},
 		{"GET", "/subjects/users-value/versions/1/schema", nil, exchange{200, userV1}},
 		{"GET", "/schemas/ids/1", nil, exchange{200, `{"schema":` + jsonQuote(userV1) + `}`}},
