@@ -359,6 +359,11 @@ func (a *api) compatibility(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ok, msgs, err := a.reg.TestCompatibility(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), req)
+	if e := statusOf(err); err != nil && e.Code == CodeInvalidSchema && boolParam(r, "verbose") {
+		// Confluent answers an invalid schema in verbose mode as
+		// incompatible, the parse error as the message.
+		ok, msgs, err = false, []string{e.Message}, nil
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return

@@ -641,10 +641,10 @@ func (r *Registry) TestCompatibility(subject, version string, req SchemaRequest)
 		} else {
 			v, err := findVersion(s, subject, n, false)
 			if err != nil {
-				if s.HasSubject(subject) || version != "latest" {
-					return err
+				if n != -1 {
+					return errVersionNotFound(n)
 				}
-				ok = true // no version yet: anything is compatible
+				ok = true // no live version: anything is compatible (Confluent's "latest")
 				return nil
 			}
 			pp, err := parseStored(s, v)

@@ -30,6 +30,10 @@ func TestServerOverKafka(t *testing.T) {
 		{"POST", "/subjects/users-value/versions", map[string]any{"schema": userBad}, exchange{409, ""}},
 		{"POST", "/compatibility/subjects/users-value/versions/latest", map[string]any{"schema": userV2}, exchange{200, `{"is_compatible":true}`}},
 		{"POST", "/compatibility/subjects/users-value/versions/latest", map[string]any{"schema": userBad}, exchange{200, `{"is_compatible":false}`}},
+		{"POST", "/compatibility/subjects/users-value/versions/9", map[string]any{"schema": userV2}, exchange{404, `{"error_code":40402,"message":"Version 9 not found."}`}},
+		{"POST", "/compatibility/subjects/nosuch/versions/latest", map[string]any{"schema": userV2}, exchange{200, `{"is_compatible":true}`}},
+		{"POST", "/compatibility/subjects/users-value/versions/latest", map[string]any{"schema": `{"type":"nope"}`}, exchange{422, ""}},
+		{"POST", "/compatibility/subjects/users-value/versions/latest?verbose=true", map[string]any{"schema": userV2}, exchange{200, `{"is_compatible":true,"messages":[]}`}},
 		{"POST", "/subjects/users-value/versions", map[string]any{"schema": userV2}, exchange{200, `{"id":2}`}},
 		// The same schema under another subject keeps its id.
 		{"POST", "/subjects/other-value/versions", map[string]any{"schema": userV1}, exchange{200, `{"id":1}`}},
