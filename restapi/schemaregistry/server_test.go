@@ -1,10 +1,8 @@
 package schemaregistry
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 )
 
 const userV1 = `{"type":"record","name":"User","namespace":"ex","fields":[{"name":"id","type":"long"}]}`
@@ -101,9 +99,6 @@ func TestServerOverKafka(t *testing.T) {
 	if got := call(t, "POST", url+"/subjects/one/versions", map[string]any{"schema": `"long"`}); got.body != `{"id":6}` {
 		t.Fatalf("register on the first instance after the second wrote: %v", got)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = ctx
 }
 
 func jsonQuote(s string) string {
