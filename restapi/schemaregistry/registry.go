@@ -580,7 +580,9 @@ func (r *Registry) DeleteVersion(ctx context.Context, subject, version string, p
 		if !s.HasSubject(subject) {
 			return nil, errSubjectNotFound(subject)
 		}
-		v, err := findVersion(s, subject, n, permanent)
+		// Soft-deleted versions are found too (Confluent looks them up
+		// with lookupDeleted), so a second soft delete is a 40406.
+		v, err := findVersion(s, subject, n, true)
 		if err != nil {
 			return nil, err
 		}
