@@ -263,3 +263,37 @@ func TestAvroReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestProtoIdentity: the same .proto formatted otherwise, with comments,
+// is the same schema; a changed name or string is not.
+func TestProtoIdentity(t *testing.T) {
+	a := "syntax = \"proto3\";\npackage ex;\n\nmessage Event {\n  string id = 1; // the key\n  int64 at = 2;\n}\n"
+	b := "syntax=\"proto3\"; package ex; /* events */ message Event{string id=1;int64 at=2;}"
+	if protoIdentity(a) != protoIdentity(b) {
+		t.Fatalf("%q != %q", protoIdentity(a), protoIdentity(b))
+	}
+	for _, c := range []string{
+		strings.Replace(a, "Event", "Evnt", 1),
+		strings.Replace(a, "int64 at", "int64 att", 1),
+		strings.Replace(a, `"proto3"`, `"proto2"`, 1),
+	} {
+		if protoIdentity(c) == protoIdentity(a) {
+			t.Errorf("%q is the same as %q", c, a)
+		}
+	}
+	reg, _ := newMemRegistry()
+	id1, err := reg.Register(t.Context(), "p", SchemaRequest{Schema: a, SchemaType: TypeProtobuf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := reg.Register(t.Context(), "q", SchemaRequest{Schema: b, SchemaType: TypeProtobuf})
+	if err != nil || id2 != id1 {
+		t.Fatalf("reformatted proto: id %d, %v; want %d", id2, err, id1)
+	}
+	if vs, _ := reg.Versions("p", false); len(vs) != 1 {
+		t.Fatalf("versions %v", vs)
+	}
+	if v, err := reg.Lookup("p", SchemaRequest{Schema: b, SchemaType: TypeProtobuf}, false); err != nil || v.ID != id1 {
+		t.Fatalf("lookup of the reformatted proto: %v, %v", v, err)
+	}
+}

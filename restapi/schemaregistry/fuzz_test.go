@@ -20,6 +20,10 @@ func FuzzParse(f *testing.F) {
 	}
 	types := []string{TypeAvro, TypeJSON, TypeProtobuf}
 	f.Fuzz(func(t *testing.T, typ byte, text string) {
+		// Identity is total: it never panics and is idempotent.
+		if id := protoIdentity(text); protoIdentity(id) != id {
+			t.Fatalf("protoIdentity is not idempotent on %q: %q then %q", text, id, protoIdentity(id))
+		}
 		p, err := Parse(types[int(typ)%3], text, nil)
 		if err != nil {
 			if e, ok := err.(*Error); !ok || e.Code != CodeInvalidSchema {

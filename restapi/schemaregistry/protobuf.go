@@ -234,3 +234,63 @@ func protoMessageDiff(o, u protoreflect.MessageDescriptor, path, opkg, upkg stri
 		}
 	}
 }
+
+// protoIdentity is what makes two .proto texts the same schema: the text
+// without comments and without whitespace that separates nothing, so that
+// the same schema formatted otherwise gets the same id (Confluent compares
+// its own re-formatting of the parsed file).
+func protoIdentity(text string) string {
+	var b strings.Builder
+	word := func(c byte) bool {
+		return c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	pendingSpace := false
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == '/' && i+1 < len(text) && text[i+1] == '/':
+			for i < len(text) && text[i] != '\n' {
+				i++
+			}
+			pendingSpace = true
+			continue
+		case c == '/' && i+1 < len(text) && text[i+1] == '*':
+			end := strings.Index(text[i+2:], "*/")
+			if end < 0 {
+				i = len(text)
+			} else {
+				i += end + 4
+			}
+			pendingSpace = true
+			continue
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			pendingSpace = true
+			i++
+			continue
+		}
+		if pendingSpace && b.Len() > 0 {
+			// Keep a separator where dropping it would join two words or
+			// make a comment of "/ /" or "/ *".
+			if prev := b.String()[b.Len()-1]; word(prev) && word(c) || prev == '/' && (c == '/' || c == '*') {
+				b.WriteByte(' ')
+			}
+		}
+		pendingSpace = false
+		if c == '"' || c == '\'' {
+			j := i + 1
+			for j < len(text) && text[j] != c {
+				if text[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j+1, len(text))
+			b.WriteString(text[i:j])
+			i = j
+			continue
+		}
+		b.WriteByte(c)
+		i++
+	}
+	return b.String()
+}

@@ -249,7 +249,7 @@ func (r *Registry) Register(ctx context.Context, subject string, req SchemaReque
 				return nil
 			}
 			for _, v := range s.Versions(subject, false) {
-				if v.SchemaType == p.Type() && v.Schema == p.Canonical() && sameRefs(v.References, req.References) {
+				if sameSchema(v, p, req.References) {
 					id = v.ID
 				}
 			}
@@ -278,7 +278,7 @@ func (r *Registry) Register(ctx context.Context, subject string, req SchemaReque
 		typ, canon := p.Type(), p.Canonical()
 		live := s.Versions(subject, false)
 		for _, v := range live {
-			if v.SchemaType == typ && v.Schema == canon && sameRefs(v.References, req.References) {
+			if sameSchema(v, p, req.References) {
 				if req.ID != nil && *req.ID != v.ID {
 					return nil, errIDDoesNotMatch("Schema already registered with id %d instead of input id %d", v.ID, *req.ID)
 				}
@@ -307,7 +307,7 @@ func (r *Registry) Register(ctx context.Context, subject string, req SchemaReque
 		existing := s.IDFor(typ, canon, req.References)
 		switch {
 		case req.ID != nil:
-			if other := s.ByID(*req.ID); other != nil && (other.Schema != canon || other.SchemaType != typ) {
+			if other := s.ByID(*req.ID); other != nil && (other.SchemaType != typ || identity(typ, other.Schema) != identity(typ, canon)) {
 				return nil, errIDDoesNotMatch("Overwrite new schema with id %d is not permitted.", *req.ID)
 			}
 			id = *req.ID
@@ -358,7 +358,7 @@ func (r *Registry) Lookup(subject string, req SchemaRequest, deleted bool) (*Sch
 			return err
 		}
 		for _, v := range s.Versions(subject, deleted) {
-			if v.SchemaType == p.Type() && v.Schema == p.Canonical() && sameRefs(v.References, req.References) {
+			if sameSchema(v, p, req.References) {
 				c := *v
 				out = &c
 				return nil

@@ -37,11 +37,25 @@ func contentKey(typ, canonical string, refs []Reference) string {
 	var b strings.Builder
 	b.WriteString(normType(typ))
 	b.WriteByte(0)
-	b.WriteString(canonical)
+	b.WriteString(identity(typ, canonical))
 	for _, r := range refs {
 		fmt.Fprintf(&b, "\x00%s\x00%s\x00%d", r.Name, r.Subject, r.Version)
 	}
 	return b.String()
+}
+
+// identity is the part of a schema's text that decides whether two
+// schemas of a type are the same.
+func identity(typ, text string) string {
+	if normType(typ) == TypeProtobuf {
+		return protoIdentity(text)
+	}
+	return text
+}
+
+// sameSchema says whether a stored version holds the schema p with refs.
+func sameSchema(v *SchemaValue, p Parsed, refs []Reference) bool {
+	return v.SchemaType == p.Type() && identity(v.SchemaType, v.Schema) == identity(p.Type(), p.Canonical()) && sameRefs(v.References, refs)
 }
 
 func normType(t string) string {
