@@ -18,24 +18,6 @@ import (
 	"github.com/tributary-dev/tributary/restapi/schemaregistry"
 )
 
-// startRegistryOn runs a schema registry instance on the broker at
-// bootstrap, storing in topic, behind an httptest server.
-func startRegistryOn(t *testing.T, bootstrap, topic string) string {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	srv, err := schemaregistry.New(ctx, schemaregistry.Config{Brokers: []string{bootstrap}, Topic: topic})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(schemaregistry.Handler(srv.Registry(), nil))
-	t.Cleanup(func() {
-		hs.Close()
-		_ = srv.Close(context.Background())
-	})
-	return hs.URL
-}
-
 // TestSchemaRegistryInstances: two registry instances share one _schemas
 // topic on the bundled broker and take writes at the same time. Their
 // transactional writers fence each other, so the ids handed out are 1..N
@@ -43,7 +25,7 @@ func startRegistryOn(t *testing.T, bootstrap, topic string) string {
 func TestSchemaRegistryInstances(t *testing.T) {
 	t.Parallel()
 	b := harness.TributaryBroker(t)
-	urls := []string{startRegistryOn(t, b.Bootstrap(), "_schemas"), startRegistryOn(t, b.Bootstrap(), "_schemas")}
+	urls := []string{harness.SchemaRegistry(t, b.Bootstrap(), ""), harness.SchemaRegistry(t, b.Bootstrap(), "")}
 	const perWriter = 40
 	var mu sync.Mutex
 	ids := map[int]string{} // id → subject
@@ -130,7 +112,7 @@ func TestSchemaRegistryReadsConfluentTopic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	url := startRegistryOn(t, b.Bootstrap(), topic)
+	url := harness.SchemaRegistry(t, b.Bootstrap(), topic)
 	for path, want := range map[string]string{
 		"/subjects":                         `["orders-value"]`,
 		"/subjects?deleted=true":            `["gone-value","orders-value"]`,
