@@ -293,9 +293,7 @@ func (r *Registry) Register(ctx context.Context, subject string, req SchemaReque
 				if err != nil {
 					continue // a stored schema this build cannot parse constrains nothing
 				}
-				if pp.Type() == typ {
-					prev = append(prev, pp)
-				}
+				prev = append(prev, pp) // another type is incompatible, as in Confluent
 			}
 			if problems := Incompatibilities(level(s, subject), p, prev); len(problems) > 0 {
 				details := append(problems, fmt.Sprintf("{oldSchemaVersion: %d}", live[len(live)-1].Version),
@@ -636,7 +634,7 @@ func (r *Registry) TestCompatibility(subject, version string, req SchemaRequest)
 		var prev []Parsed
 		if version == "" {
 			for _, v := range s.Versions(subject, false) {
-				if pp, err := parseStored(s, v); err == nil && pp.Type() == p.Type() {
+				if pp, err := parseStored(s, v); err == nil {
 					prev = append(prev, pp)
 				}
 			}

@@ -32,6 +32,7 @@ func TestServerOverKafka(t *testing.T) {
 		{"POST", "/compatibility/subjects/nosuch/versions/latest", map[string]any{"schema": userV2}, exchange{200, `{"is_compatible":true}`}},
 		{"POST", "/compatibility/subjects/users-value/versions/latest", map[string]any{"schema": `{"type":"nope"}`}, exchange{422, ""}},
 		{"POST", "/compatibility/subjects/users-value/versions/latest?verbose=true", map[string]any{"schema": userV2}, exchange{200, `{"is_compatible":true,"messages":[]}`}},
+		{"POST", "/subjects/users-value/versions", map[string]any{"schema": `{"type":"object"}`, "schemaType": "JSON"}, exchange{409, ""}},
 		{"POST", "/subjects/users-value/versions", map[string]any{"schema": userV2}, exchange{200, `{"id":2}`}},
 		// The same schema under another subject keeps its id.
 		{"POST", "/subjects/other-value/versions", map[string]any{"schema": userV1}, exchange{200, `{"id":1}`}},

@@ -42,7 +42,7 @@ func Parse(typ, text string, deps []Dep) (Parsed, error) {
 // reader: empty means it can. Both must be of the same type.
 func CanRead(reader, writer Parsed) []string {
 	if reader.Type() != writer.Type() {
-		return []string{fmt.Sprintf("{errorType:'TYPE_MISMATCH', description:'Incompatible schema types %s and %s'}", reader.Type(), writer.Type())}
+		return []string{fmt.Sprintf("Incompatible because of different schema type (%s and %s)", writer.Type(), reader.Type())}
 	}
 	switch r := reader.(type) {
 	case *avroSchema:
