@@ -53,8 +53,8 @@ Flags:
   --registry-port N   schema registry port on 127.0.0.1 (default 8081; 0: none):
                       Confluent Schema Registry's REST API, stored in the
                       broker's compacted topic _schemas
-                      In the container image (TRIBUTARY_CONTAINER=true) both
-                      listen on all of the container's interfaces; the broker
+                      In the container image (TRIBUTARY_CONTAINER=true) all
+                      three listen on all of the container's interfaces; the broker
                       is still advertised as 127.0.0.1:PORT, so publish the
                       port under the same number (-p 127.0.0.1:9092:9092)
   --plugin-path DIRS  comma-separated directories (or executables) of
