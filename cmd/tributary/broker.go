@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"strings"
 	"syscall"
@@ -104,6 +105,12 @@ Main settings (defaults in brackets):
   tributary.metrics.listener       where GET /metrics (Prometheus text) is served
                                    [http://127.0.0.1:9404; in the container image
                                    http://0.0.0.0:9404; empty: not served]
+  schema.registry.listeners        http://host:port of the bundled schema registry
+                                   (Confluent Schema Registry's REST API, stored in
+                                   the compacted topic _schemas) [empty: not served]
+  schema.registry.kafkastore.topic its topic [_schemas]
+  schema.registry.group.id         instances with the same id share the topic, one
+                                   writing at a time [schema-registry]
 
 Durability: a produce with acks=all (-1) is answered only after its data is
 fsynced; fsyncs are group-committed across connections and partitions.
@@ -152,12 +159,19 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if _, set := props["tributary.metrics.listener"]; env.container && !set {
 		props["tributary.metrics.listener"] = "http://" + net.JoinHostPort(env.bindHost(), "9404")
 	}
+	regProps := takeRegistryProps(props)
+	regAddr, err := parseRegistryListener(regProps[propRegistryListeners])
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", err)
+		return 2
+	}
 	cfg, warnings, err := broker.FromProperties(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 		return 2
 	}
 	if f.printConfig {
+		maps.Copy(props, regProps)
 		for _, line := range worker.Printable(props) {
 			fmt.Fprintln(stdout, line)
 		}
@@ -177,6 +191,15 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if cfg.MetricsListener != "" {
 		defer serveMetrics(cfg.MetricsListener, reg, cfg.Logger)()
+	}
+	if regAddr != "" {
+		_, stop, err := startRegistry(ctx, regAddr, b.Addr(), regProps, loglevel.Named(logger, "dev.tributary.schemaregistry"))
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change "+propRegistryListeners))
+			b.Close()
+			return 1
+		}
+		defer stop()
 	}
 	if err := b.Serve(ctx); err != nil {
 		logger.Error("broker failed", "err", err)

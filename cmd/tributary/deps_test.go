@@ -100,7 +100,8 @@ var connectorLibraries = map[string][]string{
 		"github.com/aws",
 		"github.com/apache/arrow-go",
 		"github.com/apache/thrift",
-		"github.com/hamba/avro",
+		// hamba/avro is not the S3 family's alone: the bundled schema
+		// registry (tributary broker, dev) parses Avro schemas with it.
 		"github.com/parquet-go",
 	},
 	"tributary-connector-iceberg": {

@@ -30,7 +30,8 @@ func devCommand() command {
 	return command{name: "dev", summary: "run broker + worker + built-in connectors in one process", run: runDev}
 }
 
-const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--plugin-path DIRS] [--demo]
+const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--registry-port N]
+                     [--plugin-path DIRS] [--demo]
                      [--secure] [--config FILE] [--override key=value]...
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
@@ -49,8 +50,11 @@ Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
   --broker-port N     Kafka listener port on 127.0.0.1 (default 9092)
   --rest-port N       REST API port on 127.0.0.1 (default 8083)
-                      In the container image (TRIBUTARY_CONTAINER=true) both
-                      listen on all of the container's interfaces; the broker
+  --registry-port N   schema registry port on 127.0.0.1 (default 8081; 0: none):
+                      Confluent Schema Registry's REST API, stored in the
+                      broker's compacted topic _schemas
+                      In the container image (TRIBUTARY_CONTAINER=true) all
+                      three listen on all of the container's interfaces; the broker
                       is still advertised as 127.0.0.1:PORT, so publish the
                       port under the same number (-p 127.0.0.1:9092:9092)
   --plugin-path DIRS  comma-separated directories (or executables) of
@@ -106,6 +110,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dataDir := fs.String("data-dir", "./data", "")
 	brokerPort := fs.Int("broker-port", 9092, "")
 	restPort := fs.Int("rest-port", 8083, "")
+	registryPort := fs.Int("registry-port", 8081, "")
 	demo := fs.Bool("demo", false, "")
 	pluginPath := fs.String("plugin-path", "", "")
 	level := fs.String("log-level", "warn", "")
@@ -125,7 +130,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tributary dev: unexpected argument %q (see --help)\n", fs.Arg(0))
 		return 2
 	}
-	for _, p := range []int{*brokerPort, *restPort} {
+	for _, p := range []int{*brokerPort, *restPort, *registryPort} {
 		if p < 0 || p > 65535 {
 			fmt.Fprintf(stderr, "tributary dev: port %d is out of range\n", p)
 			return 2
@@ -170,6 +175,24 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		<-brokerDone
 		b.Close()
 	}()
+
+	registryURL := ""
+	if *registryPort > 0 {
+		url, stop, err := startRegistry(ctx, net.JoinHostPort(env.bindHost(), strconv.Itoa(*registryPort)), b.Addr(), nil,
+			loglevel.Named(logger, "dev.tributary.schemaregistry"))
+		switch {
+		case err != nil && flagSet(fs, "registry-port"):
+			fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --registry-port (0: no registry)"))
+			return 1
+		case err != nil:
+			// The default port may be another registry's (Confluent's
+			// runs on 8081 too): dev runs without its own.
+			logger.Warn("no schema registry: its default port is taken (pass --registry-port)", "err", err)
+		default:
+			defer stop()
+			registryURL = url
+		}
+	}
 
 	props := properties.Properties{
 		"group.id":                          "tributary-dev",
@@ -245,6 +268,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "Tributary dev is ready in %s\n  Kafka bootstrap: %s\n  REST API:        %s\n  data:            %s\n",
 		time.Since(start).Round(time.Millisecond), b.Addr(), rw.url, *dataDir)
+	if registryURL != "" {
+		fmt.Fprintf(stdout, "  Schema registry: %s\n", registryURL)
+	}
 	switch {
 	case sec == nil && env.container:
 		fmt.Fprintln(stdout, "  security:        none: the REST API and the broker are open to anyone who reaches the container's ports (--secure for HTTPS and a password)")
@@ -410,4 +436,11 @@ func countParquet(dir string) int {
 		return nil
 	})
 	return n
+}
+
+// flagSet says whether the command line set the named flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -62,6 +62,11 @@ func StartDevProcess(t testing.TB, bin, dataDir string, brokerPort, restPort int
 	from, _ := f.Seek(0, io.SeekEnd) // where this run's output begins
 	fmt.Fprintf(f, "=== harness: starting tributary dev at %s ===\n", time.Now().Format(time.RFC3339Nano))
 	secure := slices.Contains(extra, "--secure")
+	if !slices.Contains(extra, "--registry-port") {
+		// dev's schema registry listens on 8081 unless told otherwise:
+		// tests that do not ask for it run without one.
+		extra = append([]string{"--registry-port", "0"}, extra...)
+	}
 	args := append([]string{"dev", "--data-dir", dataDir,
 		"--broker-port", strconv.Itoa(brokerPort), "--rest-port", strconv.Itoa(restPort), "--log-level", "info"}, extra...)
 	cmd := exec.Command(bin, args...)
