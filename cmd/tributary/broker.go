@@ -101,6 +101,11 @@ Main settings (defaults in brackets):
   message.max.bytes                default max.message.bytes [1048588]
   socket.request.max.bytes         largest request accepted [104857600]
   tributary.acks1.fsync            make acks=1 wait for fsync too [false]
+  rest.proxy.listeners             http://host:port where Confluent's REST Proxy API
+                                   (v2 and v3) is served [empty: not served]
+  rest.proxy.consumer.instance.timeout.ms
+                                   idle time after which a v2 consumer instance
+                                   is closed [300000]
   tributary.metrics.listener       where GET /metrics (Prometheus text) is served
                                    [http://127.0.0.1:9404; in the container image
                                    http://0.0.0.0:9404; empty: not served]
@@ -152,6 +157,11 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if _, set := props["tributary.metrics.listener"]; env.container && !set {
 		props["tributary.metrics.listener"] = "http://" + net.JoinHostPort(env.bindHost(), "9404")
 	}
+	proxy, err := takeRESTProxySettings(props)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", err)
+		return 2
+	}
 	cfg, warnings, err := broker.FromProperties(props)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", strings.ReplaceAll(err.Error(), "\n", "; "))
@@ -177,6 +187,15 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if cfg.MetricsListener != "" {
 		defer serveMetrics(cfg.MetricsListener, reg, cfg.Logger)()
+	}
+	if proxy.listener != "" {
+		stop, _, err := startRESTProxy(proxy, []string{b.Addr()}, loglevel.Named(logger, "dev.tributary.restproxy"))
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change rest.proxy.listeners"))
+			b.Close()
+			return 1
+		}
+		defer stop()
 	}
 	if err := b.Serve(ctx); err != nil {
 		logger.Error("broker failed", "err", err)

@@ -30,7 +30,7 @@ func devCommand() command {
 	return command{name: "dev", summary: "run broker + worker + built-in connectors in one process", run: runDev}
 }
 
-const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--plugin-path DIRS] [--demo]
+const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--rest-proxy-port N] [--plugin-path DIRS] [--demo]
                      [--secure] [--config FILE] [--override key=value]...
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
@@ -49,6 +49,9 @@ Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
   --broker-port N     Kafka listener port on 127.0.0.1 (default 9092)
   --rest-port N       REST API port on 127.0.0.1 (default 8083)
+  --rest-proxy-port N the Kafka REST proxy's port (Confluent REST Proxy's v2
+                      and v3 APIs) on 127.0.0.1 (default 8082; 0: not served;
+                      a port in use is warned about, not fatal)
                       In the container image (TRIBUTARY_CONTAINER=true) both
                       listen on all of the container's interfaces; the broker
                       is still advertised as 127.0.0.1:PORT, so publish the
@@ -106,6 +109,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	dataDir := fs.String("data-dir", "./data", "")
 	brokerPort := fs.Int("broker-port", 9092, "")
 	restPort := fs.Int("rest-port", 8083, "")
+	restProxyPort := fs.Int("rest-proxy-port", 8082, "")
 	demo := fs.Bool("demo", false, "")
 	pluginPath := fs.String("plugin-path", "", "")
 	level := fs.String("log-level", "warn", "")
@@ -125,7 +129,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tributary dev: unexpected argument %q (see --help)\n", fs.Arg(0))
 		return 2
 	}
-	for _, p := range []int{*brokerPort, *restPort} {
+	for _, p := range []int{*brokerPort, *restPort, *restProxyPort} {
 		if p < 0 || p > 65535 {
 			fmt.Fprintf(stderr, "tributary dev: port %d is out of range\n", p)
 			return 2
@@ -170,6 +174,18 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		<-brokerDone
 		b.Close()
 	}()
+
+	restProxyURL := ""
+	if *restProxyPort > 0 {
+		rs := restProxySettings{listener: net.JoinHostPort(env.bindHost(), strconv.Itoa(*restProxyPort))}
+		stop, u, err := startRESTProxy(rs, []string{b.Addr()}, loglevel.Named(logger, "dev.tributary.restproxy"))
+		if err != nil {
+			logger.Warn("the Kafka REST proxy is not served (pass another --rest-proxy-port, or 0)", "err", err)
+		} else {
+			restProxyURL = u
+			defer stop()
+		}
+	}
 
 	props := properties.Properties{
 		"group.id":                          "tributary-dev",
@@ -245,6 +261,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "Tributary dev is ready in %s\n  Kafka bootstrap: %s\n  REST API:        %s\n  data:            %s\n",
 		time.Since(start).Round(time.Millisecond), b.Addr(), rw.url, *dataDir)
+	if restProxyURL != "" {
+		fmt.Fprintf(stdout, "  REST proxy:      %s (Confluent REST Proxy v2 and v3 APIs)\n", restProxyURL)
+	}
 	switch {
 	case sec == nil && env.container:
 		fmt.Fprintln(stdout, "  security:        none: the REST API and the broker are open to anyone who reaches the container's ports (--secure for HTTPS and a password)")

@@ -1,0 +1,210 @@
+package kafkarest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// v3PayloadInfo describes a produced key or value in a delivery report.
+type v3PayloadInfo struct {
+	Type string `json:"type"`
+	Size int    `json:"size"`
+}
+
+// v3Report is a successful delivery report.
+type v3Report struct {
+	ErrorCode   int            `json:"error_code"`
+	ClusterID   string         `json:"cluster_id"`
+	TopicName   string         `json:"topic_name"`
+	PartitionID int32          `json:"partition_id"`
+	Offset      int64          `json:"offset"`
+	Timestamp   string         `json:"timestamp"`
+	Key         *v3PayloadInfo `json:"key"`
+	Value       *v3PayloadInfo `json:"value"`
+}
+
+// inFlight bounds the records of one streaming request produced but not
+// yet reported; the body is read no further until reports go out.
+const inFlight = 8192
+
+// slot is one record's place in the ordered stream of reports.
+type slot struct {
+	done       chan struct{}
+	rec        *kgo.Record
+	err        error
+	key, value v3Payload
+}
+
+func payloadInfo(p v3Payload) *v3PayloadInfo {
+	if p.Type == "" {
+		return nil
+	}
+	return &v3PayloadInfo{Type: p.Type, Size: len(p.Bytes)}
+}
+
+// report is s's delivery report and its status.
+func (s *slot) report(cluster string) (int, any) {
+	if s.err != nil {
+		e := asError(s.err)
+		return e.Status, e
+	}
+	return http.StatusOK, v3Report{
+		ErrorCode: http.StatusOK, ClusterID: cluster, TopicName: s.rec.Topic,
+		PartitionID: s.rec.Partition, Offset: s.rec.Offset,
+		Timestamp: s.rec.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z"),
+		Key:       payloadInfo(s.key), Value: payloadInfo(s.value),
+	}
+}
+
+// v3Produce answers POST /v3/clusters/{id}/topics/{t}/records. The body is
+// one JSON record or a stream of concatenated ones. One record in a body
+// of known length gets one answer whose status is its error code; a
+// chunked body (or several records) gets status 200 and one report per
+// record, in the order of the records, each written once that record is
+// acknowledged by the broker (acks=all). A record that does not parse is
+// reported as a 400 and not produced; one that cannot be parsed at all
+// ends the stream after its report.
+func (p *Proxy) v3Produce(w http.ResponseWriter, r *http.Request, c v3) {
+	topic := chi.URLParam(r, "topic")
+	n, err := p.partitionCount(r.Context(), topic)
+	if err != nil {
+		if errors.Is(err, errTopicNotFound) {
+			err = v3TopicNotFound(topic)
+		}
+		v3Fail(w, err)
+		return
+	}
+	dec := json.NewDecoder(bufio.NewReaderSize(r.Body, 64<<10))
+	streaming := r.ContentLength < 0
+	if !streaming {
+		var req v3Produce
+		if err := dec.Decode(&req); err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the body is empty")
+			}
+			v3Fail(w, jsonError(err))
+			return
+		}
+		if !dec.More() {
+			s := p.v3Send(topic, n, &req)
+			<-s.done
+			status, body := s.report(c.cluster)
+			writeJSON(w, status, v3ContentType, body)
+			return
+		}
+		// Several records in one body: report them as a stream.
+		p.v3Stream(w, r, c, topic, n, dec, &req)
+		return
+	}
+	p.v3Stream(w, r, c, topic, n, dec, nil)
+}
+
+// v3Send produces one record and returns its slot; decoding errors fill
+// the slot at once.
+func (p *Proxy) v3Send(topic string, partitions int, req *v3Produce) *slot {
+	s := &slot{done: make(chan struct{})}
+	rec, perr := decodeV3Record(req)
+	if perr != nil {
+		s.err = perr
+		close(s.done)
+		return s
+	}
+	if int(rec.Partition) >= partitions {
+		s.err = v3NotFound("This server does not host this topic-partition.")
+		close(s.done)
+		return s
+	}
+	kr := &kgo.Record{Topic: topic, Key: rec.Key.Bytes, Value: rec.Value.Bytes, Timestamp: rec.Timestamp}
+	for _, h := range rec.Headers {
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+	}
+	s.key, s.value = rec.Key, rec.Value
+	cl := p.prod
+	if rec.Partition >= 0 {
+		kr.Partition = rec.Partition
+		cl = p.manual
+	}
+	cl.Produce(context.Background(), kr, func(kr *kgo.Record, err error) {
+		s.rec, s.err = kr, err
+		close(s.done)
+	})
+	return s
+}
+
+// v3Stream reads records from dec (after first, when given) and writes
+// their reports in order as they are acknowledged.
+func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic string, partitions int, dec *json.Decoder, first *v3Produce) {
+	rc := http.NewResponseController(w)
+	// Reports go out while the body is still being read.
+	_ = rc.EnableFullDuplex()
+	w.Header().Set("Content-Type", v3ContentType)
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+
+	slots := make(chan *slot, inFlight)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		bw := bufio.NewWriterSize(w, 32<<10)
+		enc := json.NewEncoder(bw)
+		failed := false
+		for s := range slots {
+			<-s.done
+			if failed {
+				continue
+			}
+			_, body := s.report(c.cluster)
+			if err := enc.Encode(body); err != nil {
+				failed = true
+				continue
+			}
+			if len(slots) == 0 {
+				if bw.Flush() != nil || rc.Flush() != nil {
+					failed = true
+				}
+			}
+		}
+		if !failed {
+			_ = bw.Flush()
+			_ = rc.Flush()
+		}
+	}()
+	if first != nil {
+		slots <- p.v3Send(topic, partitions, first)
+	}
+	for {
+		var req v3Produce
+		err := dec.Decode(&req)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var se *json.SyntaxError
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				// The value was read whole: report it and go on.
+				s := &slot{done: make(chan struct{}), err: jsonError(err)}
+				close(s.done)
+				slots <- s
+				continue
+			}
+			if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
+				s := &slot{done: make(chan struct{}), err: badRequest("Error processing JSON: %v", err)}
+				close(s.done)
+				slots <- s
+			}
+			// Otherwise the connection is gone: nothing more to read.
+			break
+		}
+		slots <- p.v3Send(topic, partitions, &req)
+	}
+	close(slots)
+	<-writerDone
+}
