@@ -204,12 +204,12 @@ type topicPartitionOffset struct {
 
 // consumerCreate is the body of POST /consumers/{group}.
 type consumerCreate struct {
-	Name               string
-	Format             format
-	AutoOffsetReset    string // earliest, latest (default) or none
-	AutoCommit         bool   // default true
-	FetchMinBytes      int32  // -1: default
-	RequestTimeout     int    // consumer.request.timeout.ms, 0: default
+	Name            string
+	Format          format
+	AutoOffsetReset string // earliest, latest (default) or none
+	AutoCommit      bool   // default true
+	FetchMinBytes   int32  // -1: default
+	RequestTimeout  int    // consumer.request.timeout.ms, 0: default
 }
 
 // parseConsumerCreate decodes and checks the body of POST /consumers/{group}.

@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Config configures a Proxy.
@@ -174,6 +175,42 @@ func (p *Proxy) partitionCount(ctx context.Context, topic string) (int, error) {
 	p.meta[topic] = topicMeta{partitions: len(d.Partitions), at: time.Now()}
 	p.metaMu.Unlock()
 	return len(d.Partitions), nil
+}
+
+// autoCreate asks the cluster for topic's metadata allowing it to be
+// created, as a Kafka producer's metadata request does: a broker with
+// auto.create.topics.enable creates it.
+func (p *Proxy) autoCreate(ctx context.Context, topic string) error {
+	req := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, t)
+	req.AllowAutoTopicCreation = true
+	_, err := req.RequestWith(ctx, p.adminc)
+	return err
+}
+
+// produceTarget is partitionCount for a v2 produce: an unknown topic is
+// auto-created when the cluster allows it.
+func (p *Proxy) produceTarget(ctx context.Context, topic string) (int, error) {
+	n, err := p.partitionCount(ctx, topic)
+	if !errors.Is(err, errTopicNotFound) {
+		return n, err
+	}
+	if err := p.autoCreate(ctx, topic); err != nil {
+		return 0, err
+	}
+	for range 20 {
+		if n, err = p.partitionCount(ctx, topic); !errors.Is(err, errTopicNotFound) {
+			return n, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return n, err
 }
 
 // forgetTopic drops topic from the partition cache (deleted, grown).

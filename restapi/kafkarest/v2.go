@@ -236,7 +236,7 @@ func (p *Proxy) v2Produce(w http.ResponseWriter, r *http.Request) {
 		v2Fail(w, perr)
 		return
 	}
-	n, err := p.partitionCount(r.Context(), topic)
+	n, err := p.produceTarget(r.Context(), topic)
 	if err != nil {
 		v2Fail(w, err)
 		return
