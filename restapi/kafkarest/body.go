@@ -199,7 +199,6 @@ type topicPartitionOffset struct {
 	Topic     string `json:"topic"`
 	Partition int32  `json:"partition"`
 	Offset    int64  `json:"offset"`
-	Metadata  string `json:"metadata,omitempty"`
 }
 
 // consumerCreate is the body of POST /consumers/{group}.

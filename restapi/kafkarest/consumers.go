@@ -721,10 +721,16 @@ func (p *Proxy) v2Committed(w http.ResponseWriter, r *http.Request, in *instance
 		v2Fail(w, ferr)
 		return
 	}
-	out := []topicPartitionOffset{}
+	type committed struct {
+		Topic     string `json:"topic"`
+		Partition int32  `json:"partition"`
+		Offset    int64  `json:"offset"`
+		Metadata  string `json:"metadata"`
+	}
+	out := []committed{}
 	for _, tp := range parts {
 		if o, ok := resp.Lookup(tp.Topic, tp.Partition); ok && o.Err == nil && o.At >= 0 {
-			out = append(out, topicPartitionOffset{Topic: tp.Topic, Partition: tp.Partition, Offset: o.At, Metadata: o.Metadata})
+			out = append(out, committed{Topic: tp.Topic, Partition: tp.Partition, Offset: o.At, Metadata: o.Metadata})
 		}
 	}
 	writeJSON(w, http.StatusOK, v2ContentType, map[string]any{"offsets": out})

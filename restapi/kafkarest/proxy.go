@@ -76,7 +76,6 @@ func New(cfg Config) (*Proxy, error) {
 	base := append([]kgo.Opt{kgo.SeedBrokers(cfg.Seeds...)}, cfg.ClientOpts...)
 	prodOpts := append(base,
 		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordDeliveryTimeout(2*time.Minute),
 		kgo.MaxBufferedRecords(1<<16),
 		kgo.ProducerLinger(2*time.Millisecond),
 	)
