@@ -303,3 +303,27 @@ func TestRESTProxyV2RoundTrip(t *testing.T) {
 		t.Fatalf("a Kafka consumer of the group starts at %d (%q), want 22", first.Offset, first.Value)
 	}
 }
+
+// TestRESTProxyInstanceExpiry: a consumer instance unused for longer than
+// consumer.instance.timeout.ms is closed and its group left.
+func TestRESTProxyInstanceExpiry(t *testing.T) {
+	t.Parallel()
+	b := harness.TributaryBroker(t)
+	h := startRESTProxy(t, b.Bootstrap(), kafkarest.Config{InstanceTimeout: time.Second})
+	createTopic(context.Background(), t, b.Bootstrap(), "exp", 1, nil)
+	curl(t, "POST", h+"/consumers/expgroup", v2, v2, `{"name":"c"}`).expect(t, "create", 200, `{"instance_id":"c","base_uri":"*"}`)
+	base := h + "/consumers/expgroup/instances/c"
+	curl(t, "POST", base+"/subscription", v2, "", `{"topics":["exp"]}`).expect(t, "subscribe", 204, "")
+	curl(t, "GET", base+"/records?timeout=500", "", v2Binary, "").expect(t, "records", 200, `[]`)
+	time.Sleep(800 * time.Millisecond)
+	curl(t, "GET", base+"/subscription", "", v2, "").expect(t, "used again in time", 200, `{"topics":["exp"]}`)
+	time.Sleep(2500 * time.Millisecond)
+	curl(t, "GET", base+"/subscription", "", v2, "").expect(t, "expired", 404, `{"error_code":40403,"message":"Consumer instance not found."}`)
+	dg, err := newAdmin(t, b.Bootstrap()).DescribeGroups(context.Background(), "expgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := dg["expgroup"]; len(g.Members) != 0 {
+		t.Fatalf("the expired instance is still a member of its group: %+v", g.Members)
+	}
+}
