@@ -327,3 +327,26 @@ func TestRESTProxyInstanceExpiry(t *testing.T) {
 		t.Fatalf("the expired instance is still a member of its group: %+v", g.Members)
 	}
 }
+
+// TestRESTProxyDev: tributary dev serves the REST proxy on
+// --rest-proxy-port; a record produced through it is read back by kcat
+// byte for byte.
+func TestRESTProxyDev(t *testing.T) {
+	t.Parallel()
+	requireKcat(t)
+	bin := harness.BuildTributary(t)
+	proxyPort := harness.FreePort(t)
+	dev := harness.StartDevProcess(t, bin, t.TempDir()+"/data", harness.FreePort(t), harness.FreePort(t), "--rest-proxy-port", fmt.Sprint(proxyPort))
+	h := fmt.Sprintf("http://127.0.0.1:%d", proxyPort)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(dev.Output(), "REST proxy:      "+h); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("dev does not name the REST proxy's URL:\n%s", dev.Output())
+		}
+	}
+	curl(t, "POST", h+"/topics/devtopic", v2Binary, v2, `{"records":[{"key":"a2V5","value":"AAEC/w=="}]}`).
+		expect(t, "produce", 200, `{"offsets":[{"partition":0,"offset":0,"error_code":null,"error":null}],"key_schema_id":null,"value_schema_id":null}`)
+	out := kcat(context.Background(), t, "", "-b", dev.Bootstrap(), "-t", "devtopic", "-C", "-e", "-f", "%k|%s")
+	if out != "key|\x00\x01\x02\xff" {
+		t.Fatalf("kcat read %q", out)
+	}
+}
