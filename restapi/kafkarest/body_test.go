@@ -210,4 +210,3 @@ func FuzzConsumerBodies(f *testing.F) {
 		checkParsed(t, err)
 	})
 }
-

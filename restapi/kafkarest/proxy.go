@@ -44,8 +44,10 @@ type Proxy struct {
 	admin  *kadm.Client
 	adminc *kgo.Client
 
-	metaMu sync.Mutex
-	meta   map[string]topicMeta // partition counts of existing topics
+	metaMu    sync.Mutex
+	meta      map[string]topicMeta // partition counts of existing topics
+	cluster   kadm.Metadata        // the cluster's id and brokers, as of clusterAt
+	clusterAt time.Time
 
 	consumers *consumers
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -100,12 +101,22 @@ func (p *Proxy) routesV3(r chi.Router) {
 	})
 }
 
-// clusterMeta is the cluster's id, controller and brokers.
+// clusterMeta is the cluster's id, controller and brokers, asked at most
+// once a second.
 func (p *Proxy) clusterMeta(ctx context.Context) (kadm.Metadata, error) {
+	p.metaMu.Lock()
+	m, at := p.cluster, p.clusterAt
+	p.metaMu.Unlock()
+	if !at.IsZero() && time.Since(at) < time.Second {
+		return m, nil
+	}
 	m, err := p.admin.BrokerMetadata(ctx)
 	if err != nil {
 		return m, err
 	}
+	p.metaMu.Lock()
+	p.cluster, p.clusterAt = m, time.Now()
+	p.metaMu.Unlock()
 	return m, nil
 }
 
