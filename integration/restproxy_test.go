@@ -287,6 +287,21 @@ func TestRESTProxyV2RoundTrip(t *testing.T) {
 	if o, ok := os.Lookup("rt", 0); err != nil || !ok || o.At != 22 {
 		t.Fatalf("the group's committed offset for Kafka clients: %+v %v, want 22", o, err)
 	}
+	// v3 sees the instance as the group's consumer, its assignment and no lag.
+	c := h + "/v3/clusters/" + clusterID(t, h) + "/consumer-groups/rtgroup"
+	e := curl(t, "GET", c+"/consumers", "", "", "")
+	member, _ := jsonField(t, e.body, "data", "0", "consumer_id").(string)
+	if e.status != 200 || jsonField(t, e.body, "data", "0", "client_id") != "kafka-rest-c" || member == "" {
+		t.Fatalf("v3 consumers: %d %s", e.status, e.body)
+	}
+	e = curl(t, "GET", c+"/consumers/"+member+"/assignments", "", "", "")
+	if e.status != 200 || jsonField(t, e.body, "data", "0", "topic_name") != "rt" || jsonField(t, e.body, "data", "0", "kind") != "KafkaConsumerAssignment" {
+		t.Fatalf("v3 assignments: %d %s", e.status, e.body)
+	}
+	e = curl(t, "GET", c+"/lag-summary", "", "", "")
+	if e.status != 200 || jsonField(t, e.body, "total_lag") != 0.0 || jsonField(t, e.body, "max_lag_consumer_id") != member {
+		t.Fatalf("v3 lag summary: %d %s", e.status, e.body)
+	}
 	curl(t, "DELETE", base, v2, "", "").expect(t, "delete", 204, "")
 
 	// A Kafka client of the same group starts where the proxy committed.

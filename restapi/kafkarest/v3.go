@@ -92,6 +92,7 @@ func (p *Proxy) routesV3(r chi.Router) {
 		r.Get("/consumer-groups/{group}", p.withCluster(p.v3Group))
 		r.Get("/consumer-groups/{group}/consumers", p.withCluster(p.v3Consumers))
 		r.Get("/consumer-groups/{group}/consumers/{consumer}", p.withCluster(p.v3Consumer))
+		r.Get("/consumer-groups/{group}/consumers/{consumer}/assignments", p.withCluster(p.v3ConsumerAssignments))
 		r.Get("/consumer-groups/{group}/lag-summary", p.withCluster(p.v3LagSummary))
 		r.Get("/consumer-groups/{group}/lags", p.withCluster(p.v3Lags))
 		r.Get("/consumer-groups/{group}/lags/{topic}/partitions/{partition}", p.withCluster(p.v3Lag))

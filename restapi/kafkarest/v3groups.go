@@ -250,3 +250,39 @@ func (p *Proxy) v3LagSummary(w http.ResponseWriter, r *http.Request, c v3) {
 	}
 	writeJSON(w, http.StatusOK, v3ContentType, out)
 }
+
+func (p *Proxy) v3ConsumerAssignments(w http.ResponseWriter, r *http.Request, c v3) {
+	g, err := p.describeGroup(r)
+	if err != nil {
+		v3Fail(w, err)
+		return
+	}
+	id := chi.URLParam(r, "consumer")
+	for _, m := range g.Members {
+		if m.MemberID != id {
+			continue
+		}
+		data := []any{}
+		if a, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range a.Topics {
+				for _, pt := range t.Partitions {
+					ps := strconv.Itoa(int(pt))
+					data = append(data, map[string]any{
+						"kind":              "KafkaConsumerAssignment",
+						"metadata":          resourceMeta{Self: c.url("consumer-groups", g.Group, "consumers", id, "assignments", t.Topic, "partitions", ps), ResourceName: c.crn("consumer-group="+g.Group, "consumer="+id, "assignment="+t.Topic, "partition="+ps)},
+						"cluster_id":        c.cluster,
+						"consumer_group_id": g.Group,
+						"consumer_id":       id,
+						"topic_name":        t.Topic,
+						"partition_id":      pt,
+						"partition":         related{c.url("topics", t.Topic, "partitions", ps)},
+						"lag":               related{c.url("consumer-groups", g.Group, "lags", t.Topic, "partitions", ps)},
+					})
+				}
+			}
+		}
+		writeJSON(w, http.StatusOK, v3ContentType, c.list("KafkaConsumerAssignmentList", c.url("consumer-groups", g.Group, "consumers", id, "assignments"), data))
+		return
+	}
+	v3Fail(w, v3NotFound("Consumer %s cannot be found.", id))
+}
