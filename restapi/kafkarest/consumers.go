@@ -46,6 +46,9 @@ type instance struct {
 	owned    map[topicPartition]bool  // partitions currently consumed
 	pending  []*kgo.Record            // polled, not yet returned
 	returned map[topicPartition]int64 // next offset after the last returned record
+	// seeked holds a seek's offset until a record at or after it arrives:
+	// a fetch issued before the seek may still deliver older records.
+	seeked map[topicPartition]int64
 }
 
 func newConsumers(p *Proxy) *consumers {
@@ -115,6 +118,7 @@ func (in *instance) stopClient() {
 	in.owned = map[topicPartition]bool{}
 	in.pending = nil
 	in.returned = map[topicPartition]int64{}
+	in.seeked = map[topicPartition]int64{}
 	in.smu.Unlock()
 }
 
@@ -174,7 +178,7 @@ func (p *Proxy) v2CreateConsumer(w http.ResponseWriter, r *http.Request) {
 	}
 	group := chi.URLParam(r, "group")
 	k := instanceKey{group, cfg.Name}
-	in := &instance{key: k, cfg: cfg, used: time.Now(), owned: map[topicPartition]bool{}, returned: map[topicPartition]int64{}}
+	in := &instance{key: k, cfg: cfg, used: time.Now(), owned: map[topicPartition]bool{}, returned: map[topicPartition]int64{}, seeked: map[topicPartition]int64{}}
 	c := p.consumers
 	c.mu.Lock()
 	if _, ok := c.m[k]; ok {
@@ -422,6 +426,9 @@ func (in *instance) seek(offs map[topicPartition]int64) *Error {
 		_, ok := offs[topicPartition{r.Topic, r.Partition}]
 		return ok
 	})
+	for tp, o := range offs {
+		in.seeked[tp] = o
+	}
 	in.smu.Unlock()
 	set := map[string]map[int32]kgo.EpochOffset{}
 	for tp, o := range offs {
@@ -575,9 +582,17 @@ func (p *Proxy) v2Records(w http.ResponseWriter, r *http.Request, in *instance) 
 		})
 		in.smu.Lock()
 		fs.EachRecord(func(rec *kgo.Record) {
-			if in.owned[topicPartition{rec.Topic, rec.Partition}] {
-				in.pending = append(in.pending, rec)
+			tp := topicPartition{rec.Topic, rec.Partition}
+			if !in.owned[tp] {
+				return
 			}
+			if s, ok := in.seeked[tp]; ok {
+				if rec.Offset < s {
+					return // fetched from before the seek
+				}
+				delete(in.seeked, tp)
+			}
+			in.pending = append(in.pending, rec)
 		})
 		in.smu.Unlock()
 		if ferr != nil && !errors.Is(ferr, kgo.ErrClientClosed) {
