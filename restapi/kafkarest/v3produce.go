@@ -26,8 +26,8 @@ type v3Report struct {
 	PartitionID int32          `json:"partition_id"`
 	Offset      int64          `json:"offset"`
 	Timestamp   string         `json:"timestamp"`
-	Key         *v3PayloadInfo `json:"key"`
-	Value       *v3PayloadInfo `json:"value"`
+	Key         *v3PayloadInfo `json:"key,omitempty"`
+	Value       *v3PayloadInfo `json:"value,omitempty"`
 }
 
 // inFlight bounds the records of one streaming request produced but not
