@@ -205,4 +205,3 @@ func proxyRecords(t testing.TB, url, accept string, n int) []map[string]any {
 	}
 	return out
 }
-

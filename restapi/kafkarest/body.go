@@ -149,12 +149,22 @@ func embeddedBytes(f format, raw json.RawMessage) ([]byte, error) {
 		}
 		return b, nil
 	default:
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, raw); err != nil {
-			return nil, err
-		}
-		return buf.Bytes(), nil
+		return compact(raw)
 	}
+}
+
+// compact is raw JSON without insignificant white space, as Confluent's
+// Jackson writes it; raw without any white space byte is that already (the
+// decoder that gave it checked it is valid JSON).
+func compact(raw json.RawMessage) ([]byte, error) {
+	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+		return raw, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 func isNull(raw json.RawMessage) bool {
@@ -484,11 +494,11 @@ func decodeV3Data(field string, d *v3Data) (v3Payload, *Error) {
 		if d.Data == nil {
 			return p, nil
 		}
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, d.Data); err != nil {
+		b, err := compact(d.Data)
+		if err != nil {
 			return p, badRequest("%s.data: %v", field, err)
 		}
-		p.Bytes = buf.Bytes()
+		p.Bytes = b
 	case "AVRO", "PROTOBUF", "JSONSCHEMA":
 		return p, errRegistryMissing
 	default:

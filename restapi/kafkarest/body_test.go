@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestParseV2MediaType(t *testing.T) {
@@ -209,4 +212,18 @@ func FuzzConsumerBodies(f *testing.F) {
 		_, err = parseConfigValue(body)
 		checkParsed(t, err)
 	})
+}
+
+func TestAppendReportIsReportJSON(t *testing.T) {
+	for _, s := range []*slot{
+		{rec: &kgo.Record{Topic: "t\"x", Partition: 3, Offset: 77, Timestamp: time.UnixMilli(1612552482123)}, key: v3Payload{Type: "STRING", Bytes: []byte("abc")}, value: v3Payload{Type: "JSON", Bytes: []byte(`{"a":1}`)}},
+		{rec: &kgo.Record{Topic: "t", Timestamp: time.UnixMilli(1)}, value: v3Payload{Type: "BINARY"}},
+		{err: errRegistryMissing},
+	} {
+		_, body := s.report("cl-1")
+		want, _ := json.Marshal(body)
+		if got := s.appendReport(nil, "cl-1"); string(got) != string(want)+"\n" {
+			t.Errorf("appendReport %s, want %s", got, want)
+		}
+	}
 }

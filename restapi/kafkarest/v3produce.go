@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -61,6 +62,47 @@ func (s *slot) report(cluster string) (int, any) {
 		Timestamp: s.rec.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z"),
 		Key:       payloadInfo(s.key), Value: payloadInfo(s.value),
 	}
+}
+
+// appendReport appends s's report and a newline to dst: the successful
+// ones written by hand (the hot path of a stream), the others as JSON.
+func (s *slot) appendReport(dst []byte, cluster string) []byte {
+	if s.err != nil {
+		_, body := s.report(cluster)
+		b, _ := json.Marshal(body)
+		return append(append(dst, b...), '\n')
+	}
+	dst = append(dst, `{"error_code":200,"cluster_id":`...)
+	dst = appendJSONString(dst, cluster)
+	dst = append(dst, `,"topic_name":`...)
+	dst = appendJSONString(dst, s.rec.Topic)
+	dst = append(dst, `,"partition_id":`...)
+	dst = strconv.AppendInt(dst, int64(s.rec.Partition), 10)
+	dst = append(dst, `,"offset":`...)
+	dst = strconv.AppendInt(dst, s.rec.Offset, 10)
+	dst = append(dst, `,"timestamp":"`...)
+	dst = s.rec.Timestamp.UTC().AppendFormat(dst, "2006-01-02T15:04:05.000Z")
+	dst = append(dst, '"')
+	for _, kv := range []struct {
+		name string
+		p    v3Payload
+	}{{"key", s.key}, {"value", s.value}} {
+		if kv.p.Type == "" {
+			continue
+		}
+		dst = append(dst, `,"`+kv.name+`":{"type":"`...)
+		dst = append(dst, kv.p.Type...)
+		dst = append(dst, `","size":`...)
+		dst = strconv.AppendInt(dst, int64(len(kv.p.Bytes)), 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, "}\n"...)
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
 }
 
 // v3Produce answers POST /v3/clusters/{id}/topics/{t}/records. The body is
@@ -153,15 +195,15 @@ func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic str
 	go func() {
 		defer close(writerDone)
 		bw := bufio.NewWriterSize(w, 32<<10)
-		enc := json.NewEncoder(bw)
+		var buf []byte
 		failed := false
 		for s := range slots {
 			<-s.done
 			if failed {
 				continue
 			}
-			_, body := s.report(c.cluster)
-			if err := enc.Encode(body); err != nil {
+			buf = s.appendReport(buf[:0], c.cluster)
+			if _, err := bw.Write(buf); err != nil {
 				failed = true
 				continue
 			}
