@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"strings"
 	"syscall"
@@ -157,12 +158,13 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if _, set := props["tributary.metrics.listener"]; env.container && !set {
 		props["tributary.metrics.listener"] = "http://" + net.JoinHostPort(env.bindHost(), "9404")
 	}
-	proxy, err := takeRESTProxySettings(props)
+	bprops := maps.Clone(props) // without the REST proxy's settings; --print-config shows them all
+	proxy, err := takeRESTProxySettings(bprops)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", err)
 		return 2
 	}
-	cfg, warnings, err := broker.FromProperties(props)
+	cfg, warnings, err := broker.FromProperties(bprops)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 		return 2

@@ -49,13 +49,13 @@ Flags:
   --data-dir DIR      where the broker and the demo keep their data (default ./data)
   --broker-port N     Kafka listener port on 127.0.0.1 (default 9092)
   --rest-port N       REST API port on 127.0.0.1 (default 8083)
-  --rest-proxy-port N the Kafka REST proxy's port (Confluent REST Proxy's v2
-                      and v3 APIs) on 127.0.0.1 (default 8082; 0: not served;
-                      a port in use is warned about, not fatal)
                       In the container image (TRIBUTARY_CONTAINER=true) both
                       listen on all of the container's interfaces; the broker
                       is still advertised as 127.0.0.1:PORT, so publish the
                       port under the same number (-p 127.0.0.1:9092:9092)
+  --rest-proxy-port N the Kafka REST proxy's port (Confluent REST Proxy's v2
+                      and v3 APIs) on 127.0.0.1 (default 8082; 0: not served;
+                      a port in use is warned about, not fatal)
   --plugin-path DIRS  comma-separated directories (or executables) of
                       third-party connector plugins, as the worker's plugin.path
   --demo              also create a demo pipeline: datagen -> topic "demo" ->
