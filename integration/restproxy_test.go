@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,7 +195,21 @@ func TestRESTProxyDocsExamples(t *testing.T) {
 			expect(t, "produce avro", 422, `{"error_code":42206,"message":"Payload error. Schema Registry must be configured when using schemas."}`)
 		curl(t, "POST", c+"/topics/topic-X/records", "application/json", "", `{"value":{"type":"BINARY","data":"?"}}`).expect(t, "bad base64", 400, `{"error_code":400,"message":"*"}`)
 		curl(t, "POST", c+"/topics/nope/records", "application/json", "", `{"value":{"type":"STRING","data":"x"}}`).expect(t, "unknown topic", 404, `{"error_code":404,"message":"*"}`)
-		got := consumeRecords(context.Background(), t, b.Bootstrap(), "topic-X", 1)
+		// Several records in one body: one report each, a bad one refused
+		// alone, and a body that stops parsing ends the stream.
+		e = curl(t, "POST", c+"/topics/topic-X/records", "application/json", "",
+			`{"partition_id":5,"value":{"type":"STRING","data":"a"}} {"partition_id":"x"} {"partition_id":5,"value":{"type":"BINARY","data":"!"}} {"partition_id":5,"value":{"type":"STRING","data":"b"}} {"value":`)
+		lines := strings.Split(strings.TrimSpace(string(e.body)), "\n")
+		if e.status != 200 || len(lines) != 5 {
+			t.Fatalf("stream of 5: %d %s", e.status, e.body)
+		}
+		for i, want := range []string{`{"error_code":200,"cluster_id":"` + id + `","topic_name":"topic-X","partition_id":5,"offset":0,`, `{"error_code":422,`, `{"error_code":400,`, `{"error_code":200,"cluster_id":"` + id + `","topic_name":"topic-X","partition_id":5,"offset":1,`, `{"error_code":400,"message":"Error processing JSON`} {
+			if !strings.HasPrefix(lines[i], want) {
+				t.Fatalf("report %d: %s, want %s…", i, lines[i], want)
+			}
+		}
+		got := consumeRecords(context.Background(), t, b.Bootstrap(), "topic-X", 3)
+		slices.SortFunc(got, func(a, b *kgo.Record) int { return int(a.Partition - b.Partition) })
 		if r := got[0]; string(r.Key) != "foobar" || string(r.Value) != `{"foo":"bar"}` || r.Partition != 3 || len(r.Headers) != 1 || string(r.Headers[0].Value) != "Header-1" || r.Timestamp.Unix() != 1612552482 {
 			t.Fatalf("record read back: %+v", r)
 		}

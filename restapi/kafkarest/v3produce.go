@@ -37,8 +37,11 @@ const inFlight = 8192
 
 // slot is one record's place in the ordered stream of reports.
 type slot struct {
-	done       chan struct{}
+	done       chan struct{} // acknowledged, or failed
+	decoded    chan struct{} // rec and cl are set, or err (streams only)
+	raw        json.RawMessage
 	rec        *kgo.Record
+	cl         *kgo.Client
 	err        error
 	key, value v3Payload
 }
@@ -148,40 +151,60 @@ func (p *Proxy) v3Produce(w http.ResponseWriter, r *http.Request, c v3) {
 	p.v3Stream(w, r, c, topic, n, dec, nil)
 }
 
-// v3Send produces one record and returns its slot; decoding errors fill
-// the slot at once.
-func (p *Proxy) v3Send(topic string, partitions int, req *v3Produce) *slot {
-	s := &slot{done: make(chan struct{})}
+// prepare decodes req into s's record (and the client to produce it
+// with), or s's error.
+func (p *Proxy) prepare(topic string, partitions int, s *slot, req *v3Produce) {
 	rec, perr := decodeV3Record(req)
 	if perr != nil {
 		s.err = perr
-		close(s.done)
-		return s
+		return
 	}
 	if int(rec.Partition) >= partitions {
 		s.err = v3NotFound("This server does not host this topic-partition.")
-		close(s.done)
-		return s
+		return
 	}
 	kr := &kgo.Record{Topic: topic, Key: rec.Key.Bytes, Value: rec.Value.Bytes, Timestamp: rec.Timestamp}
 	for _, h := range rec.Headers {
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
 	s.key, s.value = rec.Key, rec.Value
-	cl := p.prod
+	s.cl = p.prod
 	if rec.Partition >= 0 {
 		kr.Partition = rec.Partition
-		cl = p.manual
+		s.cl = p.manual
 	}
-	cl.Produce(context.Background(), kr, func(kr *kgo.Record, err error) {
+	s.rec = kr
+}
+
+// send produces s's prepared record, closing s.done once the broker
+// answered; a slot with an error is done at once.
+func (s *slot) send() {
+	if s.err != nil {
+		close(s.done)
+		return
+	}
+	s.cl.Produce(context.Background(), s.rec, func(kr *kgo.Record, err error) {
 		s.rec, s.err = kr, err
 		close(s.done)
 	})
+}
+
+// v3Send produces one record and returns its slot.
+func (p *Proxy) v3Send(topic string, partitions int, req *v3Produce) *slot {
+	s := &slot{done: make(chan struct{})}
+	p.prepare(topic, partitions, s, req)
+	s.send()
 	return s
 }
 
+// decoders is how many goroutines of a stream decode records in parallel.
+const decoders = 2
+
 // v3Stream reads records from dec (after first, when given) and writes
-// their reports in order as they are acknowledged.
+// their reports in order as they are acknowledged. A pipeline: this
+// goroutine splits the body into records, decoders decode them, one
+// goroutine produces them in the order of the body and one writes the
+// reports in that order.
 func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic string, partitions int, dec *json.Decoder, first *v3Produce) {
 	rc := http.NewResponseController(w)
 	// Reports go out while the body is still being read.
@@ -190,7 +213,9 @@ func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic str
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
 
-	slots := make(chan *slot, inFlight)
+	slots := make(chan *slot, inFlight)    // to the writer, in order
+	produceQ := make(chan *slot, inFlight) // to the producer, in order
+	decodeQ := make(chan *slot, 1024)      // to the decoders, any order
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -218,35 +243,61 @@ func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic str
 			_ = rc.Flush()
 		}
 	}()
+	go func() {
+		for s := range produceQ {
+			<-s.decoded
+			s.send()
+		}
+	}()
+	for range decoders {
+		go func() {
+			for s := range decodeQ {
+				var req v3Produce
+				if err := json.Unmarshal(s.raw, &req); err != nil {
+					s.err = jsonError(err)
+				} else {
+					p.prepare(topic, partitions, s, &req)
+				}
+				s.raw = nil
+				close(s.decoded)
+			}
+		}()
+	}
+	push := func(s *slot) {
+		produceQ <- s
+		slots <- s
+	}
+	failed := func(err *Error) *slot {
+		s := &slot{done: make(chan struct{}), decoded: make(chan struct{}), err: err}
+		close(s.decoded)
+		return s
+	}
 	if first != nil {
-		slots <- p.v3Send(topic, partitions, first)
+		s := &slot{done: make(chan struct{}), decoded: make(chan struct{})}
+		p.prepare(topic, partitions, s, first)
+		close(s.decoded)
+		push(s)
 	}
 	for {
-		var req v3Produce
-		err := dec.Decode(&req)
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
 			var se *json.SyntaxError
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) {
-				// The value was read whole: report it and go on.
-				s := &slot{done: make(chan struct{}), err: jsonError(err)}
-				close(s.done)
-				slots <- s
-				continue
-			}
 			if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
-				s := &slot{done: make(chan struct{}), err: badRequest("Error processing JSON: %v", err)}
-				close(s.done)
-				slots <- s
+				push(failed(badRequest("Error processing JSON: %v", err)))
 			}
 			// Otherwise the connection is gone: nothing more to read.
 			break
 		}
-		slots <- p.v3Send(topic, partitions, &req)
+		s := &slot{done: make(chan struct{}), decoded: make(chan struct{}), raw: raw}
+		decodeQ <- s
+		push(s)
 	}
+	close(decodeQ)
+	close(produceQ)
 	close(slots)
 	<-writerDone
 }
