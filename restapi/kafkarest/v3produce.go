@@ -126,29 +126,38 @@ func (p *Proxy) v3Produce(w http.ResponseWriter, r *http.Request, c v3) {
 		v3Fail(w, err)
 		return
 	}
-	dec := json.NewDecoder(bufio.NewReaderSize(r.Body, 64<<10))
-	streaming := r.ContentLength < 0
-	if !streaming {
-		var req v3Produce
-		if err := dec.Decode(&req); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("the body is empty")
-			}
-			v3Fail(w, jsonError(err))
-			return
-		}
-		if !dec.More() {
-			s := p.v3Send(topic, n, &req)
-			<-s.done
-			status, body := s.report(c.cluster)
-			writeJSON(w, status, v3ContentType, body)
-			return
-		}
-		// Several records in one body: report them as a stream.
-		p.v3Stream(w, r, c, topic, n, dec, &req)
+	sp := newSplitter(r.Body)
+	if r.ContentLength < 0 {
+		p.v3Stream(w, r, c, topic, n, sp, nil, nil)
 		return
 	}
-	p.v3Stream(w, r, c, topic, n, dec, nil)
+	raw, err := sp.next()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("the body is empty")
+		}
+		v3Fail(w, badRequest("Error processing JSON: %v", err))
+		return
+	}
+	second, err := sp.next()
+	if !errors.Is(err, io.EOF) {
+		// Several records in one body: report them as a stream.
+		pre := [][]byte{raw}
+		if err == nil {
+			pre = append(pre, second)
+		}
+		p.v3Stream(w, r, c, topic, n, sp, pre, err)
+		return
+	}
+	req, derr := decodeV3Fast(raw)
+	if derr != nil {
+		v3Fail(w, jsonError(derr))
+		return
+	}
+	s := p.v3Send(topic, n, req)
+	<-s.done
+	status, body := s.report(c.cluster)
+	writeJSON(w, status, v3ContentType, body)
 }
 
 // prepare decodes req into s's record (and the client to produce it
@@ -200,12 +209,12 @@ func (p *Proxy) v3Send(topic string, partitions int, req *v3Produce) *slot {
 // decoders is how many goroutines of a stream decode records in parallel.
 const decoders = 2
 
-// v3Stream reads records from dec (after first, when given) and writes
-// their reports in order as they are acknowledged. A pipeline: this
+// v3Stream reads records from sp (after pre and preErr, what was read
+// already) and writes their reports in order as they are acknowledged. A pipeline: this
 // goroutine splits the body into records, decoders decode them, one
 // goroutine produces them in the order of the body and one writes the
 // reports in that order.
-func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic string, partitions int, dec *json.Decoder, first *v3Produce) {
+func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic string, partitions int, sp *splitter, pre [][]byte, preErr error) {
 	rc := http.NewResponseController(w)
 	// Reports go out while the body is still being read.
 	_ = rc.EnableFullDuplex()
@@ -252,11 +261,10 @@ func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic str
 	for range decoders {
 		go func() {
 			for s := range decodeQ {
-				var req v3Produce
-				if err := json.Unmarshal(s.raw, &req); err != nil {
+				if req, err := decodeV3Fast(s.raw); err != nil {
 					s.err = jsonError(err)
 				} else {
-					p.prepare(topic, partitions, s, &req)
+					p.prepare(topic, partitions, s, req)
 				}
 				s.raw = nil
 				close(s.decoded)
@@ -272,15 +280,19 @@ func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic str
 		close(s.decoded)
 		return s
 	}
-	if first != nil {
-		s := &slot{done: make(chan struct{}), decoded: make(chan struct{})}
-		p.prepare(topic, partitions, s, first)
-		close(s.decoded)
-		push(s)
+	next := func() ([]byte, error) {
+		if len(pre) > 0 {
+			raw := pre[0]
+			pre = pre[1:]
+			return raw, nil
+		}
+		if preErr != nil {
+			return nil, preErr
+		}
+		return sp.next()
 	}
 	for {
-		var raw json.RawMessage
-		err := dec.Decode(&raw)
+		raw, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}
