@@ -32,8 +32,10 @@ type v3Report struct {
 }
 
 // inFlight bounds the records of one streaming request produced but not
-// yet reported; the body is read no further until reports go out.
-const inFlight = 8192
+// yet reported; the body is read no further until reports go out. A
+// stream's rate is at most inFlight per broker round trip (with fsync), so
+// the window is wide: 32 MiB of 1 KiB records.
+const inFlight = 32768
 
 // slot is one record's place in the ordered stream of reports.
 type slot struct {
