@@ -157,7 +157,7 @@ func embeddedBytes(f format, raw json.RawMessage) ([]byte, error) {
 // Jackson writes it; raw without any white space byte is that already (the
 // decoder that gave it checked it is valid JSON).
 func compact(raw json.RawMessage) ([]byte, error) {
-	if bytes.IndexAny(raw, " \t\r\n") < 0 {
+	if !bytes.ContainsAny(raw, " \t\r\n") {
 		return raw, nil
 	}
 	var buf bytes.Buffer
