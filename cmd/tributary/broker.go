@@ -102,6 +102,11 @@ Main settings (defaults in brackets):
   message.max.bytes                default max.message.bytes [1048588]
   socket.request.max.bytes         largest request accepted [104857600]
   tributary.acks1.fsync            make acks=1 wait for fsync too [false]
+  rest.proxy.listeners             http://host:port where Confluent's REST Proxy API
+                                   (v2 and v3) is served [empty: not served]
+  rest.proxy.consumer.instance.timeout.ms
+                                   idle time after which a v2 consumer instance
+                                   is closed [300000]
   tributary.metrics.listener       where GET /metrics (Prometheus text) is served
                                    [http://127.0.0.1:9404; in the container image
                                    http://0.0.0.0:9404; empty: not served]
@@ -165,7 +170,13 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", err)
 		return 2
 	}
-	cfg, warnings, err := broker.FromProperties(props)
+	bprops := maps.Clone(props) // without the REST proxy's settings; --print-config shows them all
+	proxy, err := takeRESTProxySettings(bprops)
+	if err != nil {
+		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", err)
+		return 2
+	}
+	cfg, warnings, err := broker.FromProperties(bprops)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary broker: invalid configuration: %v\n", strings.ReplaceAll(err.Error(), "\n", "; "))
 		return 2
@@ -196,6 +207,15 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		_, stop, err := startRegistry(ctx, regAddr, b.Addr(), regProps, loglevel.Named(logger, "dev.tributary.schemaregistry"))
 		if err != nil {
 			fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change "+propRegistryListeners))
+			b.Close()
+			return 1
+		}
+		defer stop()
+	}
+	if proxy.listener != "" {
+		stop, _, err := startRESTProxy(proxy, []string{b.Addr()}, loglevel.Named(logger, "dev.tributary.restproxy"))
+		if err != nil {
+			fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change rest.proxy.listeners"))
 			b.Close()
 			return 1
 		}

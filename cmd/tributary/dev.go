@@ -31,7 +31,7 @@ func devCommand() command {
 }
 
 const devHelp = `Usage: tributary dev [--data-dir DIR] [--broker-port N] [--rest-port N] [--registry-port N]
-                     [--plugin-path DIRS] [--demo]
+                     [--rest-proxy-port N] [--plugin-path DIRS] [--demo]
                      [--secure] [--config FILE] [--override key=value]...
 
 Runs Tributary's bundled broker, one connect worker and its REST API (Kafka
@@ -53,8 +53,13 @@ Flags:
   --registry-port N   schema registry port on 127.0.0.1 (default 8081; 0: none):
                       Confluent Schema Registry's REST API, stored in the
                       broker's compacted topic _schemas
+  --rest-proxy-port N the Kafka REST proxy's port (Confluent REST Proxy's v2
+                      and v3 APIs) on 127.0.0.1 (default 8082; 0: not served)
+                      The registry and the REST proxy are left out, with a
+                      warning, when their default port is taken; a port
+                      given and taken is an error.
                       In the container image (TRIBUTARY_CONTAINER=true) all
-                      three listen on all of the container's interfaces; the broker
+                      of them listen on all of the container's interfaces; the broker
                       is still advertised as 127.0.0.1:PORT, so publish the
                       port under the same number (-p 127.0.0.1:9092:9092)
   --plugin-path DIRS  comma-separated directories (or executables) of
@@ -111,6 +116,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	brokerPort := fs.Int("broker-port", 9092, "")
 	restPort := fs.Int("rest-port", 8083, "")
 	registryPort := fs.Int("registry-port", 8081, "")
+	restProxyPort := fs.Int("rest-proxy-port", 8082, "")
 	demo := fs.Bool("demo", false, "")
 	pluginPath := fs.String("plugin-path", "", "")
 	level := fs.String("log-level", "warn", "")
@@ -130,7 +136,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tributary dev: unexpected argument %q (see --help)\n", fs.Arg(0))
 		return 2
 	}
-	for _, p := range []int{*brokerPort, *restPort, *registryPort} {
+	for _, p := range []int{*brokerPort, *restPort, *registryPort, *restProxyPort} {
 		if p < 0 || p > 65535 {
 			fmt.Fprintf(stderr, "tributary dev: port %d is out of range\n", p)
 			return 2
@@ -191,6 +197,21 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		default:
 			defer stop()
 			registryURL = url
+		}
+	}
+	restProxyURL := ""
+	if *restProxyPort > 0 {
+		rs := restProxySettings{listener: net.JoinHostPort(env.bindHost(), strconv.Itoa(*restProxyPort))}
+		stop, u, err := startRESTProxy(rs, []string{b.Addr()}, loglevel.Named(logger, "dev.tributary.restproxy"))
+		switch {
+		case err != nil && flagSet(fs, "rest-proxy-port"):
+			fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --rest-proxy-port (0: no REST proxy)"))
+			return 1
+		case err != nil:
+			logger.Warn("the Kafka REST proxy is not served: its default port is taken (pass --rest-proxy-port, or 0)", "err", err)
+		default:
+			restProxyURL = u
+			defer stop()
 		}
 	}
 
@@ -270,6 +291,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		time.Since(start).Round(time.Millisecond), b.Addr(), rw.url, *dataDir)
 	if registryURL != "" {
 		fmt.Fprintf(stdout, "  Schema registry: %s\n", registryURL)
+	}
+	if restProxyURL != "" {
+		fmt.Fprintf(stdout, "  REST proxy:      %s (Confluent REST Proxy v2 and v3 APIs)\n", restProxyURL)
 	}
 	switch {
 	case sec == nil && env.container:

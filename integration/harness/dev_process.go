@@ -69,6 +69,10 @@ func StartDevProcess(t testing.TB, bin, dataDir string, brokerPort, restPort int
 	}
 	args := append([]string{"dev", "--data-dir", dataDir,
 		"--broker-port", strconv.Itoa(brokerPort), "--rest-port", strconv.Itoa(restPort), "--log-level", "info"}, extra...)
+	if !slices.Contains(extra, "--rest-proxy-port") {
+		// No fixed port (dev's default 8082) shared by parallel tests.
+		args = append(args, "--rest-proxy-port", "0")
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
 	setProcAttr(cmd)
