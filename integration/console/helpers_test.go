@@ -334,3 +334,16 @@ func kill(t *testing.T, pid int) {
 		t.Fatalf("kill %d: %v", pid, err)
 	}
 }
+
+// checkLabels fails t when a form control of the page has no accessible
+// name (a <label for>, aria-label or aria-labelledby).
+func (b *browser) checkLabels(page string) {
+	b.t.Helper()
+	var missing []string
+	b.eval(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+		.filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby'))
+		.map(e => e.outerHTML.slice(0, 120))`, &missing)
+	if len(missing) > 0 {
+		b.t.Errorf("%s: form controls without a label: %v", page, missing)
+	}
+}
