@@ -204,7 +204,10 @@ export function settled(status, want) {
   const states = [status.connector.state, ...(status.tasks || []).map((t) => t.state)];
   if (states.some((s) => s === 'RESTARTING' || s === 'UNASSIGNED')) return false;
   if (want === 'PAUSED') return status.connector.state === 'PAUSED' && (status.tasks || []).every((t) => t.state === 'PAUSED');
-  if (want === 'RUNNING') return status.connector.state === 'RUNNING' && (status.tasks || []).every((t) => t.state === 'RUNNING' || t.state === 'FAILED');
+  // RUNNING: the connector and every task (a connector with no task yet
+  // has not settled; one whose tasks stay FAILED is reported as such
+  // when the wait ends).
+  if (want === 'RUNNING') return status.connector.state === 'RUNNING' && (status.tasks || []).length > 0 && status.tasks.every((t) => t.state === 'RUNNING');
   if (want === 'STOPPED') return status.connector.state === 'STOPPED';
   return true;
 }
