@@ -110,6 +110,9 @@ func (b *browser) run(actions ...chromedp.Action) {
 // and waits until the page has drawn it.
 func (b *browser) open(route string) {
 	b.t.Helper()
+	// A fresh load each time: going to another fragment of the page is
+	// no load, and to the fragment shown no navigation at all.
+	b.run(chromedp.Navigate("about:blank"))
 	b.run(chromedp.Navigate(b.base+"/ui/"+route), chromedp.WaitVisible("main[data-ready]", chromedp.ByQuery))
 }
 
