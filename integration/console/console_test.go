@@ -77,6 +77,7 @@ func TestConsolePostgres(t *testing.T) {
 		t.Errorf("the password field is not marked invalid: aria-invalid=%q", invalid)
 	}
 	t.Logf("error on the password field: %s", b.text(`[data-error-for="database.password"]`))
+	b.checkLabels("wizard")
 	b.shot("wizard-form-error", true)
 
 	// Fix it: type the right password; live validation clears the error.
@@ -102,6 +103,7 @@ func TestConsolePostgres(t *testing.T) {
 	if cell == pg.Password || !strings.Contains(cell, "•") {
 		t.Errorf("the config view shows the password as %q, want it masked", cell)
 	}
+	b.checkLabels("connector")
 	b.shot("connector-detail", true)
 
 	// Pause and resume: each shows the state the worker reports after it.

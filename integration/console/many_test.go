@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 )
 
@@ -85,10 +86,22 @@ func TestConsoleManyConnectors(t *testing.T) {
 		t.Errorf("row %d is %s, want the healthy ones after the failed", failing, first[failing])
 	}
 	b.checkLabels("connectors")
+	// Keyboard: focus starts on the page's heading; Tab goes to the
+	// search, then to the state filter; typing into the search filters.
+	var focus []string
+	for range 2 {
+		b.run(chromedp.KeyEvent("\t"))
+		var id string
+		b.eval(`document.activeElement.id`, &id)
+		focus = append(focus, id)
+	}
+	if strings.Join(focus, ",") != "q,state" {
+		t.Errorf("Tab from the heading focuses %v, want the search then the state filter", focus)
+	}
 	b.shot("connectors", false)
 
 	// Search and the state filter.
-	b.run(chromedp.SendKeys(`#q`, "sink-", chromedp.ByQuery))
+	b.run(chromedp.KeyEvent("\t", chromedp.KeyModifiers(input.ModifierShift)), chromedp.KeyEvent("sink-"))
 	b.waitJS(fmt.Sprintf(`document.querySelectorAll('#connectors tbody tr').length === %d`, failing), 10*time.Second)
 	b.open("#/connectors?state=healthy")
 	b.waitJS(fmt.Sprintf(`document.querySelectorAll('#connectors tbody tr').length === %d`, total-failing), 10*time.Second)
