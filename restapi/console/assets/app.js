@@ -227,6 +227,10 @@ async function detail(name) {
     let edited;
     try { edited = JSON.parse(editor.value); } catch (e) { edMsg.textContent = `Not JSON: ${e.message}`; return; }
     const body = L.unmask(edited, config);
+    // With rest.hide.secrets the worker shows literal secrets as [hidden]:
+    // saving that would store the word, not the secret.
+    const hidden = Object.keys(body).filter((k) => body[k] === '[hidden]');
+    if (hidden.length) { edMsg.textContent = `Not saved: the worker hides ${hidden.join(', ')} (rest.hide.secrets); type the secret again or use a \${provider:…} reference.`; return; }
     try {
       const v = await api.put(`/connector-plugins/${api.enc(body['connector.class'] || '')}/config/validate`, body);
       const errs = (v.configs || []).filter((c) => c.value && c.value.errors && c.value.errors.length).map((c) => `${c.value.name}: ${c.value.errors.join('; ')}`);
