@@ -472,8 +472,8 @@ function wizardReview() {
     Object.assign(wiz, { cls: '', name: '', values: {}, touched: new Set(), errors: {}, step: 1 });
     location.hash = `#/connectors/${encodeURIComponent(c.name)}`;
     const st = await settle(c.name, 'RUNNING');
+    if (location.hash === `#/connectors/${encodeURIComponent(c.name)}`) await route();
     announce(`Created. The worker reports ${L.describe(c.name, st)}`, 'ok');
-    if (location.hash === `#/connectors/${encodeURIComponent(c.name)}`) route();
   };
   render(`Review: ${c.name}`,
     table('The configuration to create', ['Property', 'Value', 'Validation'], Object.entries(c.config).map(([k, v]) => h('tr', null,
