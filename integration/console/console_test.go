@@ -66,7 +66,7 @@ func TestConsolePostgres(t *testing.T) {
 	b.waitJS(`!!document.querySelector('form#wizard [name="database.password"]')`, 30*time.Second)
 	imp, _ := json.Marshal(map[string]any{"name": "orders", "config": pgConfig(pg, "orders", "wrong-password")})
 	b.click(`details.import summary`)
-	b.run(chromedp.SetValue(`#f-import`, string(imp), chromedp.ByQuery))
+	b.setValue(`#f-import`, string(imp))
 	b.click(`#do-import`)
 	b.waitJS(`document.querySelector('#f-name') && document.querySelector('#f-name').value === 'orders'`, 20*time.Second)
 	b.clickButton("Next: review")
@@ -81,8 +81,8 @@ func TestConsolePostgres(t *testing.T) {
 	b.shot("wizard-form-error", true)
 
 	// Fix it: type the right password; live validation clears the error.
-	b.run(chromedp.SetValue(`form#wizard [name="database.password"]`, "", chromedp.ByQuery),
-		chromedp.SendKeys(`form#wizard [name="database.password"]`, pg.Password, chromedp.ByQuery))
+	b.setValue(`form#wizard [name="database.password"]`, "")
+	b.run(chromedp.SendKeys(`form#wizard [name="database.password"]`, pg.Password, chromedp.ByQuery))
 	b.waitJS(`document.querySelector('[data-error-for="database.password"]').textContent === ''`, 30*time.Second)
 	b.clickButton("Next: review")
 	b.waitJS(`!!document.querySelector('#review')`, 30*time.Second)
@@ -175,8 +175,8 @@ func TestConsolePostgres(t *testing.T) {
 	}
 	b.shot("overview", true)
 	b.open("#/loggers")
-	b.run(chromedp.SetValue(`#lg-name`, "org.apache.kafka.connect.runtime", chromedp.ByQuery))
-	b.run(chromedp.SetValue(`#lg-level`, "DEBUG", chromedp.ByQuery))
+	b.setValue(`#lg-name`, "org.apache.kafka.connect.runtime")
+	b.setValue(`#lg-level`, "DEBUG")
 	b.clickButton("Set level")
 	t.Log(b.announced("org.apache.kafka.connect.runtime is now at DEBUG", 20*time.Second))
 	b.shot("loggers", false)

@@ -350,3 +350,15 @@ func (b *browser) checkLabels(page string) {
 		b.t.Errorf("%s: form controls without a label: %v", page, missing)
 	}
 }
+
+// setValue sets a form control's value as a paste would: the value, then
+// its input and change events.
+func (b *browser) setValue(sel, value string) {
+	b.t.Helper()
+	var ok bool
+	b.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false;
+		e.value = %q; e.dispatchEvent(new Event('input', {bubbles: true})); e.dispatchEvent(new Event('change', {bubbles: true})); return true; })()`, sel, value), &ok)
+	if !ok {
+		b.t.Fatalf("browser: no %s to set", sel)
+	}
+}

@@ -320,10 +320,15 @@ async function wizardPick() {
 
 // validate sends the current values to the plugin's validate endpoint and
 // keeps the definitions and the errors by key.
+let validations = 0;
+
 async function validateNow() {
   const cfg = { 'connector.class': wiz.cls, ...clean(wiz.values) };
   if (wiz.name) cfg.name = wiz.name;
+  const mine = ++validations;
   const v = await api.put(`/connector-plugins/${api.enc(wiz.cls)}/config/validate`, cfg);
+  // An answer to older values that arrives late changes nothing.
+  if (mine !== validations) return v;
   wiz.defs = (v.configs || []).map((c) => ({ ...c.definition, value: c.value }));
   wiz.errors = {};
   for (const c of v.configs || []) if (c.value && c.value.errors && c.value.errors.length) wiz.errors[c.value.name] = c.value.errors;
