@@ -153,6 +153,29 @@ func TestConsolePostgres(t *testing.T) {
 	b.clickButton("Resume")
 	t.Log(b.announced("Resume done. The worker reports orders: RUNNING (tasks: 1 RUNNING)", 60*time.Second))
 
+	// The config editor shows the password masked and keeps it when
+	// another key is edited and saved.
+	b.open("#/connectors/orders")
+	b.click(`details.edit summary`)
+	var ignoredBool bool
+	b.eval(`(() => { const ta = document.querySelector('details.edit textarea'); const c = JSON.parse(ta.value);
+		if (c['database.password'] !== '••••••••') return false;
+		c['heartbeat.interval.ms'] = '15000'; ta.value = JSON.stringify(c, null, 2); return true; })()`, &ignoredBool)
+	if !ignoredBool {
+		t.Errorf("the config editor does not show the password masked")
+	}
+	b.clickButton("Validate and save")
+	t.Log(b.announced("Configuration saved. The worker reports orders:", 30*time.Second))
+	var saved map[string]string
+	if err := json.Unmarshal(rest(t, base, "GET", "/connectors/orders/config", nil, 200), &saved); err != nil {
+		t.Fatal(err)
+	}
+	if saved["heartbeat.interval.ms"] != "15000" || saved["database.password"] != pg.Password {
+		t.Errorf("after the edit the config has heartbeat.interval.ms=%q and the password %s, want 15000 and the password kept",
+			saved["heartbeat.interval.ms"], map[bool]string{true: "kept", false: "changed"}[saved["database.password"] == pg.Password])
+	}
+	waitREST(t, base, "orders", "RUNNING", "RUNNING")
+
 	// A password from ${file:...}: the reference, never the secret.
 	ref := "${file:" + secrets + ":password}"
 	cfg := pgConfig(pg, "byref", ref)

@@ -62,7 +62,7 @@ func TestConsoleManyConnectors(t *testing.T) {
 	wall := time.Since(begin)
 	var inPage string
 	b.eval(`document.getElementById('main').dataset.renderMs`, &inPage)
-	t.Logf("connectors list of %d: drawn %s ms after its request (in the page), %s from navigation to %d rows (Go side)", total, inPage, wall.Round(time.Millisecond), total)
+	t.Logf("connectors list of %d: %s ms from the page's request to the drawn table (in the page), %s from navigation to %d rows (Go side)", total, inPage, wall.Round(time.Millisecond), total)
 
 	var apiCalls []string
 	for _, r := range b.requestsSince(from) {
