@@ -263,7 +263,7 @@ async function detail(name) {
     try {
       const r = await fn();
       const now = await api.get(`${p}/offsets`);
-      again(`${label}: ${r && r.message ? r.message : 'done'}. The worker now reports ${(now.offsets || []).length} committed offset(s).`, 'ok');
+      again(`${label}: ${r && r.message ? r.message.replace(/\.+$/, '') : 'done'}. The worker now reports ${(now.offsets || []).length} committed offset(s).`, 'ok');
     } catch (e) { offMsg.textContent = `${label} failed: ${errorText(e)}`; }
   };
   const offsetsBox = h('div', null, offView,
