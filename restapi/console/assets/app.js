@@ -497,7 +497,7 @@ const LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL', 'OFF'];
 async function loggers() {
   let all;
   try { all = await api.get('/admin/loggers'); } catch (e) {
-    render('Log levels', h('p', { className: 'err' }, `This listener does not serve /admin/loggers (${errorText(e)}); with admin.listeners set, open the console on the admin listener.`));
+    render('Log levels', h('p', { className: 'err' }, `This listener does not serve /admin/loggers (${errorText(e)}); admin.listeners moves it to another listener or turns it off.`));
     return;
   }
   const set = async (name, level) => {
