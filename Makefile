@@ -21,8 +21,10 @@ FUZZTIME ?= 10000x
 # of the product's go.mod; the harness builds them once and caches the
 # binaries; mongocontainer's own tests need no Docker and pull no image),
 # and integration/container, the tests of the container image and compose
-# files against a real Docker engine (testcontainers-go again).
-MODULES := . sdk examples integration/ferretdb integration/mongocontainer integration/container
+# files against a real Docker engine (testcontainers-go again), and
+# integration/console, the web console's tests in headless Chromium
+# (chromedp).
+MODULES := . sdk examples integration/ferretdb integration/mongocontainer integration/container integration/console
 
 .PHONY: build test check unit fuzz pg17 clean image image-context image-release
 

@@ -61,6 +61,11 @@ func TestBasicAuth(t *testing.T) {
 		{"GET", "/connectors", "Basic not-base64!", 401},
 		{"GET", "/", basic("alice", "alice-secret"), 200},
 		{"GET", "/admin/loggers", "", 401},
+		// The console is behind the same authentication.
+		{"GET", "/ui/", "", 401},
+		{"GET", "/ui/app.js", "", 401},
+		{"GET", "/ui/", basic("alice", "alice-secret"), 200},
+		{"GET", "/ui/app.js", basic("bob", "hashed-secret"), 200},
 		// Internal requests between workers are signed instead.
 		{"POST", "/connectors/x/tasks", "", 404},
 	} {

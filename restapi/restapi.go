@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/tributary-dev/tributary/restapi/console"
 	"github.com/tributary-dev/tributary/worker"
 )
 
@@ -153,6 +154,9 @@ func (a *api) apiRoutes(r chi.Router) {
 	if a.opts.Metrics != nil {
 		r.Method(http.MethodGet, "/metrics", a.opts.Metrics)
 	}
+	// The web console, behind the same authentication (r.Use above).
+	r.Handle("/ui", console.Handler())
+	r.Handle("/ui/*", console.Handler())
 
 	r.Route("/connectors", func(r chi.Router) {
 		r.Get("/", a.listConnectors)
