@@ -501,11 +501,15 @@ func TestConsumerMigration(t *testing.T) {
 func TestConsumerReplay(t *testing.T) {
 	foo := TopicMeta{Name: "foo", ID: topicID(1), Partitions: 3}
 	e := newCEnv(t, foo)
-	a := e.hb("g", "a", 0, hbTopics("foo"), hbInstance("i"), hbAssignor("range"))
-	b := e.hb("g", "b", 0, hbTopics("foo"))
-	a = e.hb("g", "a", a.MemberEpoch, hbOwned(assigned(a)), hbInstance("i"))
-	a = e.hb("g", "a", a.MemberEpoch, hbOwned(assigned(a)), hbInstance("i"))
-	b = e.hb("g", "b", b.MemberEpoch, hbOwned(parts{}))
+	a := e.member("g", "a", hbTopics("foo"), hbInstance("i"), hbAssignor("range"))
+	b := e.member("g", "b", hbTopics("foo"))
+	for range 3 {
+		wantOK(t, a.beat())
+		wantOK(t, b.beat())
+	}
+	if a.owns.count()+b.owns.count() != 3 {
+		t.Fatalf("a %v b %v", a.owns, b.owns)
+	}
 
 	e2 := newCEnv(t, foo)
 	for _, r := range e.records {
@@ -523,10 +527,10 @@ func TestConsumerReplay(t *testing.T) {
 			t.Fatalf("member %s: %+v vs %+v", id, m2, m)
 		}
 	}
-	a2 := e2.hb("g", "a", a.MemberEpoch, hbOwned(assigned(a)), hbInstance("i"))
+	a2 := e2.hb("g", "a", a.epoch, hbOwned(a.owns), hbInstance("i"))
 	wantOK(t, a2)
-	if a2.MemberEpoch != a.MemberEpoch {
-		t.Fatalf("epoch after restart %d, before %d", a2.MemberEpoch, a.MemberEpoch)
+	if a2.MemberEpoch != a.epoch {
+		t.Fatalf("epoch after restart %d, before %d", a2.MemberEpoch, a.epoch)
 	}
 	// Sessions restart at the first tick.
 	e2.advance(time.Millisecond)
