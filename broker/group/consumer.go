@@ -119,6 +119,20 @@ func compileRegex(re string) (*regexp.Regexp, error) {
 	return regexp.Compile(`^(?:` + re + `)$`)
 }
 
+// regex returns a member's compiled subscription regex (cached; nil if it
+// does not compile, which validateHeartbeat refuses).
+func (c *Coordinator) regex(s string) *regexp.Regexp {
+	if re, ok := c.regexes[s]; ok {
+		return re
+	}
+	re, _ := compileRegex(s)
+	if len(c.regexes) >= 1024 {
+		clear(c.regexes)
+	}
+	c.regexes[s] = re
+	return re
+}
+
 // validateHeartbeat applies Kafka's checks of a ConsumerGroupHeartbeat
 // request; it returns the error and its message.
 func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest) (*kerr.Error, string) {
@@ -457,7 +471,7 @@ func (c *Coordinator) memberTopics(m *cmember) []TopicMeta {
 		}
 	}
 	if m.Regex != "" {
-		if re, err := compileRegex(m.Regex); err == nil {
+		if re := c.regex(m.Regex); re != nil {
 			for name, t := range c.topics {
 				if !seen[name] && re.MatchString(name) {
 					out = append(out, t)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"time"
@@ -106,6 +107,7 @@ type Coordinator struct {
 	// gave them (consumer-protocol groups assign their partitions).
 	topics   map[string]TopicMeta
 	topicIDs map[[16]byte]TopicMeta
+	regexes  map[string]*regexp.Regexp // compiled subscription regexes
 }
 
 // New returns an empty coordinator.
@@ -129,7 +131,7 @@ func New(cfg Config) *Coordinator {
 		cfg.ConsumerAssignors = []string{AssignorUniform, AssignorRange}
 	}
 	return &Coordinator{cfg: cfg, groups: map[string]*group{}, txnOffsets: map[int64]map[string]map[string]map[int32]offset{},
-		topics: map[string]TopicMeta{}, topicIDs: map[[16]byte]TopicMeta{}}
+		topics: map[string]TopicMeta{}, topicIDs: map[[16]byte]TopicMeta{}, regexes: map[string]*regexp.Regexp{}}
 }
 
 func randomMemberID(clientID string) string {
