@@ -21,13 +21,13 @@ import (
 // the 4.4 jars) with group.protocol=consumer against the broker: four
 // members of one KIP-848 group read a 6-partition topic while records keep
 // arriving; one member leaves gracefully (--max-messages), one is killed
-// with SIGKILL (its session, 6 s here, expires). The survivors take over
+// with SIGKILL (its session, 4 s here, expires). The survivors take over
 // their partitions, and every record produced is printed by some member.
 func TestBrokerJavaConsumer848(t *testing.T) {
 	t.Parallel()
 	requireJavaTools(t)
 	b := harness.TributaryBroker(t, func(cfg *broker.Config) {
-		cfg.ConsumerSessionTimeout = 6 * time.Second
+		cfg.ConsumerSessionTimeout = 4 * time.Second
 		cfg.ConsumerHeartbeatInterval = time.Second
 	})
 	bs := b.Bootstrap()
@@ -48,7 +48,7 @@ func TestBrokerJavaConsumer848(t *testing.T) {
 		mctx, mcancel := context.WithCancel(ctx)
 		m.cancel = mcancel
 		args := append([]string{"--bootstrap-server", bs, "--topic", topic, "--group", "java-848-group",
-			"--from-beginning", "--timeout-ms", "20000",
+			"--from-beginning", "--timeout-ms", "12000",
 			"--consumer-property", "group.protocol=consumer",
 			"--consumer-property", "auto.commit.interval.ms=500"}, extra...)
 		wg.Add(1)
@@ -64,12 +64,12 @@ func TestBrokerJavaConsumer848(t *testing.T) {
 		start("killed"),
 	}
 
-	// Records arrive for 25 s, round robin over the partitions.
+	// Records arrive for 16 s, round robin over the partitions.
 	cl := newClient(t, bs, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	var produced []string
 	begin := time.Now()
 	killed := false
-	for i := 0; time.Since(begin) < 25*time.Second; i++ {
+	for i := 0; time.Since(begin) < 16*time.Second; i++ {
 		var batch []*kgo.Record
 		for j := range 30 {
 			v := fmt.Sprintf("r-%05d-%02d", i, j)
@@ -79,7 +79,7 @@ func TestBrokerJavaConsumer848(t *testing.T) {
 		if err := cl.ProduceSync(ctx, batch...).FirstErr(); err != nil {
 			t.Fatalf("produce: %v", err)
 		}
-		if !killed && time.Since(begin) > 10*time.Second {
+		if !killed && time.Since(begin) > 7*time.Second {
 			members[3].cancel() // SIGKILL to its process group
 			killed = true
 		}
