@@ -133,10 +133,14 @@ func TestBrokerJavaConsumer848(t *testing.T) {
 // requests, static members leaving and rejoining, commits with stale epochs)
 // against Apache Kafka 4.4 and Tributary's broker, and compares the error
 // codes, member epochs and assigned partition counts of every answer (and
-// the messages of refused requests).
+// the messages of refused requests). Kafka runs with
+// group.consumer.assignment.interval.ms=0.
 func TestBroker848Diff(t *testing.T) {
 	t.Parallel()
-	targets := diffTargets(t)
+	// Kafka 4.3+ batches target assignments (at most one per
+	// group.consumer.assignment.interval.ms); this broker computes the new
+	// target on the heartbeat that bumped the epoch, as Kafka with 0.
+	targets := diffTargets(t, map[string]string{"group.consumer.assignment.interval.ms": "0"})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var results []map[string]string
@@ -164,10 +168,16 @@ func scenario848(ctx context.Context, t *testing.T, tg diffTarget) map[string]st
 		}
 		return []kmsg.ConsumerGroupHeartbeatRequestTopic{{TopicID: tid, Partitions: ps}}
 	}
-	// The group coordinator may still be loading: retry those answers.
+	// The group coordinator may still be loading (Kafka creates
+	// __consumer_offsets on the first FindCoordinator): retry those answers.
 	send := func(req *kmsg.ConsumerGroupHeartbeatRequest) *kmsg.ConsumerGroupHeartbeatResponse {
 		t.Helper()
-		for {
+		for attempt := 0; ; attempt++ {
+			if attempt > 0 {
+				fc := kmsg.NewPtrFindCoordinatorRequest()
+				fc.CoordinatorKeys = []string{req.Group}
+				direct[*kmsg.FindCoordinatorResponse](ctx, t, tg, fc)
+			}
 			r := direct[*kmsg.ConsumerGroupHeartbeatResponse](ctx, t, tg, req)
 			switch r.ErrorCode {
 			case 14, 15, 16: // COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR

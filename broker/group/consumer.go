@@ -81,8 +81,11 @@ type cmember struct {
 	revokeDeadline time.Time // rebalance timeout while revoking; zero otherwise
 }
 
+// newCGroup returns an empty group at epoch 1 with an empty target
+// assignment at epoch 1, as Kafka 4.3+ creates them (KAFKA-20268): the first
+// computed assignment has epoch 2.
 func newCGroup() *cgroup {
-	return &cgroup{members: map[string]*cmember{}, static: map[string]string{}, target: map[string]parts{}, subscribed: map[[16]byte]TopicMeta{}}
+	return &cgroup{epoch: 1, assignmentEpoch: 1, members: map[string]*cmember{}, static: map[string]string{}, target: map[string]parts{}, subscribed: map[[16]byte]TopicMeta{}}
 }
 
 // SetTopics replaces the coordinator's view of the broker's topics. Call it
@@ -158,8 +161,8 @@ func (c *Coordinator) validateHeartbeat(req *kmsg.ConsumerGroupHeartbeatRequest)
 		if req.Topics == nil || len(req.Topics) > 0 {
 			return kerr.InvalidRequest, "TopicPartitions must be empty when (re-)joining."
 		}
-		if len(req.SubscribedTopicNames) == 0 && (req.SubscribedTopicRegex == nil || *req.SubscribedTopicRegex == "") {
-			return kerr.InvalidRequest, "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."
+		if req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil {
+			return kerr.InvalidRequest, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."
 		}
 	case e == staticLeaveEpoch:
 		if req.MemberID == "" {
@@ -259,7 +262,7 @@ func (c *Coordinator) consumerHeartbeat(now time.Time, req *kmsg.ConsumerGroupHe
 			case cur == "":
 				return kerr.UnknownMemberID, fmt.Sprintf("Instance id %s is unknown.", *req.InstanceID)
 			case cur != memberID:
-				return kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s is fenced by existing member %s.", memberID, *req.InstanceID, cur)
+				return kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s was fenced by member %s.", memberID, *req.InstanceID, cur)
 			}
 		}
 	}
@@ -415,7 +418,7 @@ func (c *Coordinator) consumerLeave(g *group, req *kmsg.ConsumerGroupHeartbeatRe
 		case cur == "":
 			return kerr.UnknownMemberID, fmt.Sprintf("Instance id %s is unknown.", *req.InstanceID)
 		case cur != id:
-			return kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s is fenced by existing member %s.", id, *req.InstanceID, cur)
+			return kerr.FencedInstanceID, fmt.Sprintf("Static member %s with instance id %s was fenced by member %s.", id, *req.InstanceID, cur)
 		}
 	}
 	m := cg.members[id]
@@ -445,6 +448,11 @@ func (c *Coordinator) removeConsumerMember(g *group, m *cmember) {
 	}
 	cg.subscribed = c.subscribedTopics(cg)
 	cg.epoch++
+	if len(cg.members) == 0 {
+		// An empty group's target assignment is at the group epoch
+		// (KAFKA-20442).
+		cg.assignmentEpoch = cg.epoch
+	}
 	c.persistConsumer(g)
 }
 

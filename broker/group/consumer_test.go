@@ -149,7 +149,7 @@ func TestConsumerJoinRevokeThenAssign(t *testing.T) {
 
 	a := e.hb("g", "a", 0, hbTopics("foo"))
 	wantOK(t, a)
-	if a.MemberEpoch != 1 || assigned(a).count() != 4 || a.HeartbeatIntervalMillis != 5000 {
+	if a.MemberEpoch != 2 || assigned(a).count() != 4 || a.HeartbeatIntervalMillis != 5000 {
 		t.Fatalf("first member: epoch %d, %v", a.MemberEpoch, assigned(a))
 	}
 	aOwns := assigned(a)
@@ -157,30 +157,30 @@ func TestConsumerJoinRevokeThenAssign(t *testing.T) {
 		t.Fatal("joining wrote no record")
 	}
 
-	// b joins: the group epoch is 2; b waits for what a still owns.
+	// b joins: the group epoch is 3; b waits for what a still owns.
 	b := e.hb("g", "b", 0, hbTopics("foo"))
 	wantOK(t, b)
-	if b.MemberEpoch != 2 || assigned(b).count() != 0 {
+	if b.MemberEpoch != 3 || assigned(b).count() != 0 {
 		t.Fatalf("b before a revoked: epoch %d, %v", b.MemberEpoch, assigned(b))
 	}
-	// a is told to keep two partitions; it stays at epoch 1 until it revoked.
-	a = e.hb("g", "a", 1, hbOwned(aOwns))
+	// a is told to keep two partitions; it stays at epoch 2 until it revoked.
+	a = e.hb("g", "a", 2, hbOwned(aOwns))
 	wantOK(t, a)
-	if a.MemberEpoch != 1 || assigned(a).count() != 2 {
+	if a.MemberEpoch != 2 || assigned(a).count() != 2 {
 		t.Fatalf("a asked to revoke: epoch %d, %v", a.MemberEpoch, assigned(a))
 	}
 	aOwns = assigned(a)
 	// Until a says it revoked, b gets nothing.
-	b = e.hb("g", "b", 2, hbOwned(parts{}))
+	b = e.hb("g", "b", 3, hbOwned(parts{}))
 	if assigned(b) != nil && assigned(b).count() != 0 {
 		t.Fatalf("b got partitions a still owns: %v", assigned(b))
 	}
-	a = e.hb("g", "a", 1, hbOwned(aOwns))
+	a = e.hb("g", "a", 2, hbOwned(aOwns))
 	wantOK(t, a)
-	if a.MemberEpoch != 2 {
+	if a.MemberEpoch != 3 {
 		t.Fatalf("a after revoking: epoch %d", a.MemberEpoch)
 	}
-	b = e.hb("g", "b", 2, hbOwned(parts{}))
+	b = e.hb("g", "b", 3, hbOwned(parts{}))
 	wantOK(t, b)
 	got := assigned(b)
 	if got.count() != 2 {
@@ -197,7 +197,7 @@ func TestConsumerJoinRevokeThenAssign(t *testing.T) {
 	e.drain()
 	d := e.take("d").(*kmsg.ConsumerGroupDescribeResponse)
 	g := d.Groups[0]
-	if g.State != "Stable" || g.Epoch != 2 || g.AssignmentEpoch != 2 || g.AssignorName != "uniform" || len(g.Members) != 2 {
+	if g.State != "Stable" || g.Epoch != 3 || g.AssignmentEpoch != 3 || g.AssignorName != "uniform" || len(g.Members) != 2 {
 		t.Fatalf("describe: %+v", g)
 	}
 	if g.Members[0].Assignment.TopicPartitions[0].Topic != "foo" {
@@ -216,17 +216,19 @@ func TestConsumerFencing(t *testing.T) {
 	wantHBCode(t, e.hb("g", "zz", 1), kerr.UnknownMemberID)
 	wantHBCode(t, e.hb("nogroup", "a", 1), kerr.GroupIDNotFound)
 
-	// b joins, a reconciles to epoch 2 keeping one partition.
+	// b joins, a reconciles to epoch 3 keeping one partition.
 	e.hb("g", "b", 0, hbTopics("foo"))
-	a = e.hb("g", "a", 1, hbOwned(assigned(a)))
-	a = e.hb("g", "a", 1, hbOwned(assigned(a)))
-	if a.MemberEpoch != 2 {
-		t.Fatalf("a epoch %d", a.MemberEpoch)
+	am := &member848{e: e, group: "g", id: "a", epoch: a.MemberEpoch, owns: assigned(a)}
+	wantOK(t, am.beat())
+	wantOK(t, am.beat())
+	if am.epoch != 3 || am.owns.count() != 1 {
+		t.Fatalf("a epoch %d owns %v", am.epoch, am.owns)
 	}
 	// The previous epoch with a subset of the partitions: a lost response.
-	wantOK(t, e.hb("g", "a", 1, hbOwned(assigned(a))))
+	wantOK(t, e.hb("g", "a", 2, hbOwned(am.owns)))
 	// The previous epoch without its owned partitions, or an older one: fenced.
-	wantHBCode(t, e.hb("g", "a", 1), kerr.FencedMemberEpoch)
+	wantHBCode(t, e.hb("g", "a", 2), kerr.FencedMemberEpoch)
+	wantHBCode(t, e.hb("g", "a", 1, hbOwned(am.owns)), kerr.FencedMemberEpoch)
 	r := e.hb("g", "a", 0, hbTopics("foo"))
 	wantOK(t, r) // rejoining with epoch 0 is allowed
 	r2 := e.hb("g", "a", r.MemberEpoch-1, hbOwned(parts{topicID(9): {0}}))
@@ -248,7 +250,7 @@ func TestConsumerValidation(t *testing.T) {
 		{"no member v1", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberID = "" }, kerr.InvalidRequest, "MemberId can't be empty."},
 		{"no rebalance timeout", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.RebalanceTimeoutMillis = -1 }, kerr.InvalidRequest, "RebalanceTimeoutMs must be provided in first request."},
 		{"owned on join", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.Topics = nil }, kerr.InvalidRequest, "TopicPartitions must be empty when (re-)joining."},
-		{"no subscription", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = nil }, kerr.InvalidRequest, "SubscribedTopicNames or SubscribedTopicRegex must be set in first request."},
+		{"no subscription", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.SubscribedTopicNames = nil }, kerr.InvalidRequest, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining."},
 		{"bad epoch", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -3 }, kerr.InvalidRequest, "MemberEpoch is invalid."},
 		{"static leave without instance", func(r *kmsg.ConsumerGroupHeartbeatRequest) { r.MemberEpoch = -2 }, kerr.InvalidRequest, "InstanceId can't be null."},
 		{"assignor", func(r *kmsg.ConsumerGroupHeartbeatRequest) { s := "sticky"; r.ServerAssignor = &s }, kerr.UnsupportedAssignor, "ServerAssignor sticky is not supported. Supported assignors: uniform, range."},
@@ -380,7 +382,7 @@ func TestConsumerRegexFollowsTopics(t *testing.T) {
 	foo2 := TopicMeta{Name: "foo-2", ID: topicID(3), Partitions: 2}
 	e.c.SetTopics([]TopicMeta{foo1, bar, foo2})
 	a = e.hb("g", "a", a.MemberEpoch, hbOwned(assigned(a)))
-	if got := assigned(a); got.count() != 3 || a.MemberEpoch != 2 {
+	if got := assigned(a); got.count() != 3 || a.MemberEpoch != 3 {
 		t.Fatalf("after foo-2 was created: %v epoch %d", got, a.MemberEpoch)
 	}
 	// foo-1 deleted: its partition is revoked.
