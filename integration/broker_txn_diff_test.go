@@ -71,7 +71,19 @@ func TestBrokerTxnDiff(t *testing.T) {
 			res["ConsumerGroupHeartbeat"] = errName(direct[*kmsg.ConsumerGroupHeartbeatResponse](ctx, t, tg, cgh).ErrorCode)
 			cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
 			cgd.Groups = []string{"g"}
-			res["ConsumerGroupDescribe"] = errName(direct[*kmsg.ConsumerGroupDescribeResponse](ctx, t, tg, cgd).Groups[0].ErrorCode)
+			// Kafka answers NOT_COORDINATOR until __consumer_offsets exists
+			// (FindCoordinator creates it).
+			for {
+				code := direct[*kmsg.ConsumerGroupDescribeResponse](ctx, t, tg, cgd).Groups[0].ErrorCode
+				if (code != 14 && code != 15 && code != 16) || ctx.Err() != nil {
+					res["ConsumerGroupDescribe"] = errName(code)
+					break
+				}
+				fc := kmsg.NewPtrFindCoordinatorRequest()
+				fc.CoordinatorKeys = []string{"g"}
+				direct[*kmsg.FindCoordinatorResponse](ctx, t, tg, fc)
+				time.Sleep(200 * time.Millisecond)
+			}
 
 			da := kmsg.NewPtrDescribeACLsRequest()
 			da.ResourceType, da.ResourcePatternType, da.Operation, da.PermissionType = 1, 1, 1, 1
