@@ -722,3 +722,27 @@ func TestConsumerNeverTwoOwners(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumerTxnCommit: a KIP-848 member commits transactional offsets with
+// its member epoch as the generation.
+func TestConsumerTxnCommit(t *testing.T) {
+	e := newCEnv(t, TopicMeta{Name: "foo", ID: topicID(1), Partitions: 1})
+	a := e.hb("g", "a", 0, hbTopics("foo"))
+	commit := func(member string, gen int32) int16 {
+		req := kmsg.NewPtrTxnOffsetCommitRequest()
+		req.Version, req.Group, req.MemberID, req.Generation, req.ProducerID = 3, "g", member, gen, 7
+		req.Topics = []kmsg.TxnOffsetCommitRequestTopic{{Topic: "foo", Partitions: []kmsg.TxnOffsetCommitRequestTopicPartition{{Offset: 1}}}}
+		e.c.TxnCommit(e.now, "tc", req)
+		e.drain()
+		return e.take("tc").(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	if code := commit("a", a.MemberEpoch-1); code != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("stale txn commit: %v", kerr.ErrorForCode(code))
+	}
+	if code := commit("x", a.MemberEpoch); code != kerr.UnknownMemberID.Code {
+		t.Fatalf("unknown member txn commit: %v", kerr.ErrorForCode(code))
+	}
+	if code := commit("a", a.MemberEpoch); code != 0 {
+		t.Fatalf("txn commit: %v", kerr.ErrorForCode(code))
+	}
+}
