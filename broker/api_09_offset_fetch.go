@@ -9,8 +9,9 @@ import (
 
 // OffsetFetch: v0-9: null topics (v2+) return every committed partition,
 // v8+ asks for several groups at once. RequireStable (v7+) needs nothing:
-// there are no transactional offset commits. The v9 member id and epoch
-// (KIP-848 groups) are ignored.
+// there are no transactional offset commits. With v9 a member of a KIP-848
+// group gives its member id and epoch, checked as Kafka checks them
+// (UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH); without a member id anyone reads.
 
 func handleOffsetFetch(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.OffsetFetchRequest)

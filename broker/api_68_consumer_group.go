@@ -1,34 +1,33 @@
 package broker
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"time"
 
-// ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69): v0-1,
-// advertised and refused with UNSUPPORTED_VERSION, exactly as Apache Kafka
-// 4.4 does with group.coordinator.rebalance.protocols=classic. A KIP-848
-// consumer (group.protocol=consumer) therefore fails at once with a clear,
-// fatal error instead of waiting for a heartbeat answer that never comes;
-// classic consumers are unaffected.
+	"github.com/tributary-dev/tributary/broker/group"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69): v0-1, the
+// consumer group protocol of KIP-848 (group.protocol=consumer), run by the
+// group coordinator (package group) with server-side assignors uniform and
+// range and broker-side regex subscriptions. A heartbeat that changed the
+// group is answered once its record is on disk.
 //
-// ShareGroupHeartbeat (76) and ShareGroupDescribe (77): v1, refused the same
-// way: this broker has no share groups (KIP-932), so a share consumer fails
-// on its first heartbeat.
+// ShareGroupHeartbeat (76) and ShareGroupDescribe (77): v1, refused with
+// UNSUPPORTED_VERSION: this broker has no share groups (KIP-932), so a share
+// consumer fails on its first heartbeat.
 
 func handleConsumerGroupHeartbeat(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
-	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
-	resp.ErrorCode = errUnsupportedVersion
-	return &reply{resp: resp}
+	clientID, host := c.client, c.clientHost()
+	return c.groupReply(func(co *group.Coordinator, now time.Time, to any) {
+		co.ConsumerHeartbeat(now, to, req, clientID, host)
+	})
 }
 
 func handleConsumerGroupDescribe(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.ConsumerGroupDescribeRequest)
-	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
-	for _, g := range req.Groups {
-		sg := kmsg.NewConsumerGroupDescribeResponseGroup()
-		sg.Group, sg.ErrorCode, sg.AuthorizedOperations = g, errUnsupportedVersion, notAuthorizedOps
-		resp.Groups = append(resp.Groups, sg)
-	}
-	return &reply{resp: resp}
+	return c.groupReply(func(co *group.Coordinator, _ time.Time, to any) { co.ConsumerDescribe(to, req) })
 }
 
 func handleShareGroupHeartbeat(c *conn, kreq kmsg.Request) *reply {

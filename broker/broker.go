@@ -310,6 +310,7 @@ func (b *Broker) openPartitions(t *topic, from, to int32) ([]*partition, error) 
 
 // addPartitions grows a topic to count partitions.
 func (b *Broker) addPartitions(t *topic, count int32) error {
+	defer b.topicsChanged() // after b.mu is released
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.topics[t.name] != t {
@@ -412,6 +413,7 @@ func validateTopicName(name string) error {
 
 // createTopic creates a topic; configs must be validated already.
 func (b *Broker) createTopic(name string, partitions int32, configs map[string]string) (*topic, error) {
+	defer b.topicsChanged() // after b.mu is released
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if _, ok := b.topics[name]; ok {
@@ -454,6 +456,7 @@ var errTopicExists = errors.New("topic already exists")
 // with the same name at once starts empty; leftovers of a crash in between
 // are removed at the next start (cleanLogDir).
 func (b *Broker) deleteTopic(t *topic) error {
+	defer b.topicsChanged() // after b.mu is released
 	b.mu.Lock()
 	if b.topics[t.name] != t {
 		b.mu.Unlock()

@@ -3,6 +3,7 @@ package broker
 import (
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -67,7 +68,16 @@ var brokerSettings = []brokerSetting{
 	{"delete.topic.enable", typeBoolean, func(b *Broker) (*string, bool) {
 		return str(strconv.FormatBool(b.cfg.DeleteTopicEnable)), !b.cfg.DeleteTopicEnable
 	}, "Allow DeleteTopics."},
-	{"group.coordinator.rebalance.protocols", typeList, fixed("classic"), "Only the classic group protocol: KIP-848 heartbeats get UNSUPPORTED_VERSION."},
+	{"group.consumer.assignors", typeList, func(b *Broker) (*string, bool) {
+		return str(strings.Join(b.cfg.ConsumerAssignors, ",")), strings.Join(b.cfg.ConsumerAssignors, ",") != "uniform,range"
+	}, "Server-side assignors of consumer-protocol groups; the first is the default."},
+	{"group.consumer.heartbeat.interval.ms", typeInt, func(b *Broker) (*string, bool) {
+		return str(ms(b.cfg.ConsumerHeartbeatInterval)), b.cfg.ConsumerHeartbeatInterval != 5*time.Second
+	}, "Heartbeat interval of consumer-protocol group members."},
+	{"group.consumer.session.timeout.ms", typeInt, func(b *Broker) (*string, bool) {
+		return str(ms(b.cfg.ConsumerSessionTimeout)), b.cfg.ConsumerSessionTimeout != 45*time.Second
+	}, "Session timeout of consumer-protocol group members."},
+	{"group.coordinator.rebalance.protocols", typeList, fixed("classic,consumer"), "Classic groups and KIP-848 consumer groups."},
 	{"group.initial.rebalance.delay.ms", typeInt, func(b *Broker) (*string, bool) {
 		return str(ms(b.cfg.GroupInitialRebalanceDelay)), b.cfg.GroupInitialRebalanceDelay != 3*time.Second
 	}, "How long the first rebalance of an empty group waits for more members."},

@@ -57,6 +57,15 @@ type Config struct {
 	// timeouts (group.min.session.timeout.ms, default 6s;
 	// group.max.session.timeout.ms, default 30 min).
 	GroupMinSessionTimeout, GroupMaxSessionTimeout time.Duration
+	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are the session
+	// timeout and heartbeat interval of consumer-protocol (KIP-848) group
+	// members (group.consumer.session.timeout.ms, default 45s;
+	// group.consumer.heartbeat.interval.ms, default 5s).
+	ConsumerSessionTimeout, ConsumerHeartbeatInterval time.Duration
+	// ConsumerAssignors are the server-side assignors of consumer-protocol
+	// groups, the first the default (group.consumer.assignors, default
+	// uniform,range).
+	ConsumerAssignors []string
 	// TransactionMaxTimeout is the longest transaction.timeout.ms a
 	// transactional producer may ask for (transaction.max.timeout.ms,
 	// default 15 min).
@@ -104,6 +113,9 @@ func DefaultConfig() Config {
 		GroupInitialRebalanceDelay: 3 * time.Second,
 		GroupMinSessionTimeout:     6 * time.Second,
 		GroupMaxSessionTimeout:     30 * time.Minute,
+		ConsumerSessionTimeout:     45 * time.Second,
+		ConsumerHeartbeatInterval:  5 * time.Second,
+		ConsumerAssignors:          []string{"uniform", "range"},
 
 		TransactionMaxTimeout:     15 * time.Minute,
 		TransactionAbortInterval:  10 * time.Second,
@@ -133,6 +145,9 @@ var brokerKeys = []struct{ name, def, doc string }{
 	{"group.initial.rebalance.delay.ms", "3000", "How long the first rebalance of an empty group waits for more members."},
 	{"group.min.session.timeout.ms", "6000", "Smallest session timeout a group member may ask for."},
 	{"group.max.session.timeout.ms", "1800000", "Largest session timeout a group member may ask for."},
+	{"group.consumer.session.timeout.ms", "45000", "Session timeout of consumer-protocol (KIP-848) group members."},
+	{"group.consumer.heartbeat.interval.ms", "5000", "Heartbeat interval of consumer-protocol (KIP-848) group members."},
+	{"group.consumer.assignors", "uniform,range", "Server-side assignors of consumer-protocol groups; the first is the default."},
 	{"log.cleaner.enable", "true", "Run log compaction for topics with cleanup.policy=compact."},
 	{"log.cleaner.backoff.ms", "15000", "Pause between compaction passes."},
 	{"transaction.max.timeout.ms", "900000", "Longest transaction timeout a producer may ask for."},
@@ -259,8 +274,11 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			c.Acks1WaitsForFsync, err = parseBool(v)
 		case "tributary.metrics.listener":
 			c.MetricsListener, err = parseMetricsListener(v)
-		case "group.initial.rebalance.delay.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms":
+		case "group.initial.rebalance.delay.ms", "group.min.session.timeout.ms", "group.max.session.timeout.ms",
+			"group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms":
 			err = setGroupDuration(&c, k, v)
+		case "group.consumer.assignors":
+			c.ConsumerAssignors, err = parseAssignors(v)
 		case "log.cleaner.enable":
 			c.CleanerEnable, err = parseBool(v)
 		case "transaction.max.timeout.ms", "transaction.abort.timed.out.transaction.cleanup.interval.ms", "transactional.id.expiration.ms":

@@ -2,7 +2,11 @@ package broker
 
 import (
 	"net"
+	"slices"
 	"testing"
+	"time"
+
+	"github.com/tributary-dev/tributary/internal/properties"
 )
 
 func TestAdvertisedHostPort(t *testing.T) {
@@ -30,5 +34,29 @@ func TestAdvertisedHostPort(t *testing.T) {
 				t.Errorf("advertised %s:%d, want %s:%d", host, port, c.host, c.port)
 			}
 		})
+	}
+}
+
+func TestConsumerGroupProperties(t *testing.T) {
+	c, warns, err := FromProperties(properties.Properties{
+		"group.consumer.session.timeout.ms":    "10000",
+		"group.consumer.heartbeat.interval.ms": "1000",
+		"group.consumer.assignors":             "range, org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+	})
+	if err != nil || len(warns) > 0 {
+		t.Fatalf("FromProperties: %v %v", err, warns)
+	}
+	if c.ConsumerSessionTimeout != 10*time.Second || c.ConsumerHeartbeatInterval != time.Second ||
+		!slices.Equal(c.ConsumerAssignors, []string{"range", "uniform"}) {
+		t.Fatalf("parsed %v %v %v", c.ConsumerSessionTimeout, c.ConsumerHeartbeatInterval, c.ConsumerAssignors)
+	}
+	for k, v := range map[string]string{
+		"group.consumer.assignors":             "sticky",
+		"group.consumer.session.timeout.ms":    "0",
+		"group.consumer.heartbeat.interval.ms": "x",
+	} {
+		if _, _, err := FromProperties(properties.Properties{k: v}); err == nil {
+			t.Errorf("%s=%s accepted", k, v)
+		}
 	}
 }

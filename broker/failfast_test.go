@@ -9,7 +9,7 @@ import (
 
 // TestFailFastAnswers checks the answers for the features this broker
 // lacks (each as Apache Kafka gives it with the feature off) and the admin
-// calls added for them: ACLs, KIP-848 and share groups, DescribeLogDirs,
+// calls added for them: ACLs, share groups (and KIP-848's refusal of a bad join), DescribeLogDirs,
 // authorized operations and broker DescribeConfigs.
 func TestFailFastAnswers(t *testing.T) {
 	b := startBroker(t, "")
@@ -30,8 +30,10 @@ func TestFailFastAnswers(t *testing.T) {
 
 	cgh := kmsg.NewPtrConsumerGroupHeartbeatRequest()
 	cgh.Group, cgh.MemberID, cgh.RebalanceTimeoutMillis = "g", "m", 30000
-	if r := do(cgh).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != errUnsupportedVersion {
-		t.Errorf("ConsumerGroupHeartbeat: error %d, want UNSUPPORTED_VERSION", r.ErrorCode)
+	// KIP-848 is served: a join without its (empty) owned partitions is
+	// refused as Kafka refuses it.
+	if r := do(cgh).(*kmsg.ConsumerGroupHeartbeatResponse); r.ErrorCode != 42 || r.ErrorMessage == nil || *r.ErrorMessage != "TopicPartitions must be empty when (re-)joining." {
+		t.Errorf("ConsumerGroupHeartbeat: error %d %v, want INVALID_REQUEST", r.ErrorCode, r.ErrorMessage)
 	}
 	sgh := kmsg.NewPtrShareGroupHeartbeatRequest()
 	sgh.GroupID, sgh.MemberID = "sg", "m"

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"log/slog"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,9 +37,11 @@ func (p *panicWatch) Handle(_ context.Context, r slog.Record) error {
 func (p *panicWatch) WithAttrs([]slog.Attr) slog.Handler { return p }
 func (p *panicWatch) WithGroup(string) slog.Handler      { return p }
 
-// testConn is a conn on b without a socket, for feeding handleFrame directly.
+// testConn is a conn on b for feeding handleFrame directly; its socket is
+// one end of a pipe nothing reads (handlers only ask its address).
 func testConn(b *Broker) *conn {
-	return &conn{b: b, logger: b.logger}
+	nc, _ := net.Pipe()
+	return &conn{b: b, logger: b.logger, nc: nc}
 }
 
 // seedFrames are valid request frames (without the size prefix) covering
@@ -122,6 +125,28 @@ func seedFrames() [][]byte {
 	iar.Configs = append(iar.Configs, kmsg.IncrementalAlterConfigsRequestResourceConfig{Name: "segment.ms", Value: kmsg.StringPtr("100000")})
 	ia.Resources = append(ia.Resources, iar)
 	out = append(out, ia)
+
+	// KIP-848: a v0 join (the broker names the member), a v1 join by
+	// regex, a heartbeat, a leave, and ConsumerGroupDescribe.
+	for _, v := range []int16{0, 1} {
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Version, hb.Group, hb.RebalanceTimeoutMillis = v, "fuzz-848", 30000
+		hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+		if v == 0 {
+			hb.SubscribedTopicNames = []string{"fuzz"}
+		} else {
+			hb.MemberID, hb.SubscribedTopicRegex = "m1", kmsg.StringPtr("fu.*")
+		}
+		out = append(out, hb)
+	}
+	for _, epoch := range []int32{1, -1} {
+		hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "fuzz-848", "m1", epoch
+		out = append(out, hb)
+	}
+	cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cgd.Version, cgd.Groups, cgd.IncludeAuthorizedOperations = 1, []string{"fuzz-848", "none"}, true
+	out = append(out, cgd)
 
 	var frames [][]byte
 	for i, req := range out {

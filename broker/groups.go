@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"net"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +54,10 @@ func (b *Broker) openGroups() (*groups, error) {
 	cfg.InitialRebalanceDelay = b.cfg.GroupInitialRebalanceDelay
 	cfg.MinSessionTimeout, cfg.MaxSessionTimeout = b.cfg.GroupMinSessionTimeout, b.cfg.GroupMaxSessionTimeout
 	cfg.PartitionExists = func(topic string, p int32) bool { return b.partition(topic, p) != nil }
+	cfg.ConsumerSessionTimeout, cfg.ConsumerHeartbeatInterval = b.cfg.ConsumerSessionTimeout, b.cfg.ConsumerHeartbeatInterval
+	cfg.ConsumerAssignors = b.cfg.ConsumerAssignors
 	gs := &groups{b: b, c: group.New(cfg), part: t.partitions()[0], wake: make(chan struct{}, 1)}
+	gs.c.SetTopics(b.topicMetas())
 	n, err := gs.replay()
 	if err != nil {
 		return nil, err
@@ -220,6 +225,8 @@ func failDurable(resp kmsg.Response) {
 		r.ErrorCode, r.MemberAssignment = code, nil
 	case *kmsg.JoinGroupResponse:
 		r.ErrorCode = code
+	case *kmsg.ConsumerGroupHeartbeatResponse:
+		r.ErrorCode, r.ErrorMessage, r.Assignment = code, nil, nil
 	}
 }
 
@@ -331,8 +338,68 @@ func setGroupDuration(c *Config, key, v string) error {
 		c.GroupInitialRebalanceDelay = d
 	case "group.min.session.timeout.ms":
 		c.GroupMinSessionTimeout = d
+	case "group.consumer.session.timeout.ms", "group.consumer.heartbeat.interval.ms":
+		if d <= 0 {
+			return errors.New("must be >= 1")
+		}
+		if key == "group.consumer.session.timeout.ms" {
+			c.ConsumerSessionTimeout = d
+		} else {
+			c.ConsumerHeartbeatInterval = d
+		}
 	case "group.max.session.timeout.ms":
 		c.GroupMaxSessionTimeout = d
 	}
 	return nil
+}
+
+// parseAssignors parses group.consumer.assignors: names of the server-side
+// assignors this broker has (Kafka also accepts class names; only the
+// built-in names are known here).
+func parseAssignors(v string) ([]string, error) {
+	var out []string
+	for _, a := range strings.Split(v, ",") {
+		a = strings.TrimSpace(a)
+		switch a {
+		case "":
+			continue
+		case group.AssignorUniform, group.AssignorRange,
+			"org.apache.kafka.coordinator.group.assignor.UniformAssignor":
+			if strings.HasSuffix(a, "UniformAssignor") {
+				a = group.AssignorUniform
+			}
+		case "org.apache.kafka.coordinator.group.assignor.RangeAssignor":
+			a = group.AssignorRange
+		default:
+			return nil, fmt.Errorf("unknown assignor %q (known: uniform, range)", a)
+		}
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("at least one assignor is needed")
+	}
+	return out, nil
+}
+
+// topicMetas lists the topics for the consumer-protocol groups.
+func (b *Broker) topicMetas() []group.TopicMeta {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]group.TopicMeta, 0, len(b.topics))
+	for _, t := range b.topics {
+		out = append(out, group.TopicMeta{Name: t.name, ID: t.id, Partitions: int32(len(t.partitions()))})
+	}
+	return out
+}
+
+// topicsChanged tells the group coordinator the topics changed (created,
+// deleted, grown): consumer groups re-resolve their subscriptions.
+func (b *Broker) topicsChanged() {
+	if b.groups == nil {
+		return
+	}
+	metas := b.topicMetas()
+	b.groups.do(func(c *group.Coordinator, _ time.Time) { c.SetTopics(metas) })
 }

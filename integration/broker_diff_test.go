@@ -32,9 +32,13 @@ type diffTarget struct {
 // automatic topic creation off, and returns clients whose request versions
 // are capped at what Tributary's broker advertises, so that both brokers
 // answer the same request versions.
-func diffTargets(t *testing.T) []diffTarget {
+func diffTargets(t *testing.T, kafkaProps ...map[string]string) []diffTarget {
 	t.Helper()
-	k := harness.ApacheKafka(t, harness.WithServerProperty("auto.create.topics.enable", "false"))
+	opts := []harness.KafkaOption{harness.WithServerProperty("auto.create.topics.enable", "false")}
+	for _, p := range kafkaProps {
+		opts = append(opts, harness.WithServerProperties(p))
+	}
+	k := harness.ApacheKafka(t, opts...)
 	b := harness.TributaryBroker(t, func(c *broker.Config) { c.AutoCreateTopics = false })
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

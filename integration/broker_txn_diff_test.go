@@ -31,14 +31,14 @@ func txnBatch(pid int64, epoch int16, seq int32, values ...string) []byte {
 	return raw
 }
 
-// failFastTargets starts Apache Kafka 4.4 configured for classic groups only
-// (as this broker is) and Tributary's broker; clients are capped at the
-// versions Tributary advertises.
+// failFastTargets starts Apache Kafka 4.4 with classic and consumer
+// (KIP-848) groups (as this broker has them) and Tributary's broker;
+// clients are capped at the versions Tributary advertises.
 func failFastTargets(t *testing.T) []diffTarget {
 	t.Helper()
 	k := harness.ApacheKafka(t, harness.WithServerProperties(map[string]string{
 		"auto.create.topics.enable":                                   "false",
-		"group.coordinator.rebalance.protocols":                       "classic",
+		"group.coordinator.rebalance.protocols":                       "classic,consumer",
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "1000",
 	}))
 	b := harness.TributaryBroker(t, func(c *broker.Config) {
@@ -71,7 +71,19 @@ func TestBrokerTxnDiff(t *testing.T) {
 			res["ConsumerGroupHeartbeat"] = errName(direct[*kmsg.ConsumerGroupHeartbeatResponse](ctx, t, tg, cgh).ErrorCode)
 			cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
 			cgd.Groups = []string{"g"}
-			res["ConsumerGroupDescribe"] = errName(direct[*kmsg.ConsumerGroupDescribeResponse](ctx, t, tg, cgd).Groups[0].ErrorCode)
+			// Kafka answers NOT_COORDINATOR until __consumer_offsets exists
+			// (FindCoordinator creates it).
+			for {
+				code := direct[*kmsg.ConsumerGroupDescribeResponse](ctx, t, tg, cgd).Groups[0].ErrorCode
+				if (code != 14 && code != 15 && code != 16) || ctx.Err() != nil {
+					res["ConsumerGroupDescribe"] = errName(code)
+					break
+				}
+				fc := kmsg.NewPtrFindCoordinatorRequest()
+				fc.CoordinatorKeys = []string{"g"}
+				direct[*kmsg.FindCoordinatorResponse](ctx, t, tg, fc)
+				time.Sleep(200 * time.Millisecond)
+			}
 
 			da := kmsg.NewPtrDescribeACLsRequest()
 			da.ResourceType, da.ResourcePatternType, da.Operation, da.PermissionType = 1, 1, 1, 1

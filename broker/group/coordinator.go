@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"time"
@@ -34,6 +35,18 @@ type Config struct {
 	// NewMemberID returns a fresh member id for a client; nil gives Kafka's
 	// "clientID-UUID". Tests set it to get deterministic ids.
 	NewMemberID func(clientID string) string
+
+	// ConsumerSessionTimeout is how long a consumer-protocol (KIP-848)
+	// member may go without heartbeating before it is removed
+	// (group.consumer.session.timeout.ms, default 45s).
+	ConsumerSessionTimeout time.Duration
+	// ConsumerHeartbeatInterval is the heartbeat interval given to
+	// consumer-protocol members (group.consumer.heartbeat.interval.ms,
+	// default 5s).
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerAssignors are the server-side assignors members may name, the
+	// first the default (group.consumer.assignors, default uniform, range).
+	ConsumerAssignors []string
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -43,6 +56,10 @@ func DefaultConfig() Config {
 		MinSessionTimeout:     6 * time.Second,
 		MaxSessionTimeout:     30 * time.Minute,
 		MaxMetadataBytes:      4096,
+
+		ConsumerSessionTimeout:    45 * time.Second,
+		ConsumerHeartbeatInterval: 5 * time.Second,
+		ConsumerAssignors:         []string{AssignorUniform, AssignorRange},
 	}
 }
 
@@ -86,6 +103,11 @@ type Coordinator struct {
 	// txnOffsets are the offsets committed by open transactions, by
 	// producer id and group, applied or dropped by CompleteTxn.
 	txnOffsets map[int64]map[string]map[string]map[int32]offset
+	// topics is the broker's topics, by name and by id, as SetTopics last
+	// gave them (consumer-protocol groups assign their partitions).
+	topics   map[string]TopicMeta
+	topicIDs map[[16]byte]TopicMeta
+	regexes  map[string]*regexp.Regexp // compiled subscription regexes
 }
 
 // New returns an empty coordinator.
@@ -99,7 +121,17 @@ func New(cfg Config) *Coordinator {
 	if cfg.MaxSessionTimeout <= 0 {
 		cfg.MaxSessionTimeout = 30 * time.Minute
 	}
-	return &Coordinator{cfg: cfg, groups: map[string]*group{}, txnOffsets: map[int64]map[string]map[string]map[int32]offset{}}
+	if cfg.ConsumerSessionTimeout <= 0 {
+		cfg.ConsumerSessionTimeout = 45 * time.Second
+	}
+	if cfg.ConsumerHeartbeatInterval <= 0 {
+		cfg.ConsumerHeartbeatInterval = 5 * time.Second
+	}
+	if len(cfg.ConsumerAssignors) == 0 {
+		cfg.ConsumerAssignors = []string{AssignorUniform, AssignorRange}
+	}
+	return &Coordinator{cfg: cfg, groups: map[string]*group{}, txnOffsets: map[int64]map[string]map[string]map[int32]offset{},
+		topics: map[string]TopicMeta{}, topicIDs: map[[16]byte]TopicMeta{}, regexes: map[string]*regexp.Regexp{}}
 }
 
 func randomMemberID(clientID string) string {
@@ -200,6 +232,10 @@ type group struct {
 	newMemberAdded    bool
 
 	offsets map[string]map[int32]offset
+
+	// consumer is set while the group is a consumer-protocol (KIP-848)
+	// group; the classic fields above are then unused.
+	consumer *cgroup
 }
 
 type offset struct {
@@ -351,6 +387,18 @@ func (c *Coordinator) Join(now time.Time, to any, req *kmsg.JoinGroupRequest, cl
 			return
 		}
 		g = newGroup(req.Group)
+	}
+	if g.consumer != nil {
+		if len(g.consumer.members) > 0 {
+			// A classic member cannot join a live consumer-protocol group.
+			fail(kerr.InconsistentGroupProtocol.Code, req.MemberID)
+			return
+		}
+		// Offline migration back: an empty consumer group becomes a
+		// classic group on its first JoinGroup, keeping its offsets.
+		c.ready.Records = append(c.ready.Records, Record{Key: consumerGroupKey(g.id)})
+		g.consumer = nil
+		g.protocolType = ""
 	}
 	if !g.supports(req.ProtocolType, req.Protocols) {
 		fail(kerr.InconsistentGroupProtocol.Code, req.MemberID)
@@ -850,6 +898,10 @@ func (c *Coordinator) Tick(now time.Time) {
 	sort.Strings(ids)
 	for _, id := range ids {
 		g := c.groups[id]
+		if g.consumer != nil {
+			c.tickConsumer(now, g)
+			continue
+		}
 		for mid, exp := range g.pending {
 			if !now.Before(exp) {
 				delete(g.pending, mid)
@@ -883,6 +935,10 @@ func (c *Coordinator) NextDeadline() time.Time {
 		}
 	}
 	for _, g := range c.groups {
+		if g.consumer != nil {
+			c.consumerDeadline(g, earlier)
+			continue
+		}
 		for _, exp := range g.pending {
 			earlier(exp)
 		}

@@ -1,6 +1,8 @@
 // Package group is the broker's group coordinator for Kafka's classic group
 // protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup, DescribeGroups,
-// ListGroups, DeleteGroups) and the committed offsets of groups
+// ListGroups, DeleteGroups), the consumer group protocol of KIP-848
+// (ConsumerGroupHeartbeat, ConsumerGroupDescribe; consumer.go, with the
+// server-side assignors of assign.go) and the committed offsets of groups
 // (OffsetCommit, OffsetFetch, OffsetDelete).
 //
 // It is a pure state machine in the style of etcd/raft: no goroutines, no
@@ -21,9 +23,11 @@
 //  4. arrange to call Tick again at NextDeadline.
 //
 // On start, feed every record of the log to Replay, in log order, before any
-// request. Committed offsets and each group's generation and protocol type
-// are restored; members are not (they rejoin, as after a coordinator move in
-// Kafka).
+// request, and give the broker's topics to SetTopics (again whenever topics
+// are created, deleted or grown). Committed offsets and each classic group's
+// generation and protocol type are restored, its members are not (they
+// rejoin, as after a coordinator move in Kafka); consumer-protocol groups
+// come back whole, members, epochs and assignments included.
 //
 // Usage:
 //

@@ -72,6 +72,9 @@ func (c *Coordinator) checkCommit(now time.Time, req *kmsg.OffsetCommitRequest) 
 		}
 		return kerr.IllegalGeneration.Code
 	}
+	if g.consumer != nil {
+		return checkConsumerCommit(g.consumer, req.MemberID, gen, req.Version)
+	}
 	if code := g.checkInstance(req.InstanceID, req.MemberID); code != 0 {
 		return code
 	}
@@ -112,6 +115,13 @@ func (c *Coordinator) FetchOffsets(to any, req *kmsg.OffsetFetchRequest) {
 		for _, rg := range req.Groups {
 			sg := kmsg.NewOffsetFetchResponseGroup()
 			sg.Group = rg.Group
+			if g := c.groups[rg.Group]; g != nil && g.consumer != nil && req.Version >= 9 {
+				if code := checkConsumerFetch(g.consumer, rg.MemberID, rg.MemberEpoch); code != 0 {
+					sg.ErrorCode = code
+					resp.Groups = append(resp.Groups, sg)
+					continue
+				}
+			}
 			var topics map[string][]int32
 			if rg.Topics != nil {
 				topics = map[string][]int32{}
@@ -275,6 +285,12 @@ func (c *Coordinator) DeleteOffsets(to any, req *kmsg.OffsetDeleteRequest) {
 // non-empty "consumer" group.
 func (g *group) subscribedTopics() map[string]bool {
 	out := map[string]bool{}
+	if g.consumer != nil {
+		for _, t := range g.consumer.subscribed {
+			out[t.Name] = true
+		}
+		return out
+	}
 	if g.state == Empty || g.protocolType != "consumer" {
 		return out
 	}
@@ -320,6 +336,11 @@ func (c *Coordinator) Describe(to any, req *kmsg.DescribeGroupsRequest) {
 			resp.Groups = append(resp.Groups, sg)
 			continue
 		}
+		if g.consumer != nil {
+			c.describeConsumerAsClassic(&sg, g)
+			resp.Groups = append(resp.Groups, sg)
+			continue
+		}
 		sg.State, sg.ProtocolType = g.state.String(), g.protocolType
 		if g.state == Stable {
 			sg.Protocol = g.protocol
@@ -338,7 +359,7 @@ func (c *Coordinator) Describe(to any, req *kmsg.DescribeGroupsRequest) {
 }
 
 // List handles a ListGroups request, with its states (v4+) and types (v5+)
-// filters. Every group here is a classic group.
+// filters: classic groups, and consumer-protocol groups (type consumer).
 func (c *Coordinator) List(to any, req *kmsg.ListGroupsRequest) {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	ids := make([]string, 0, len(c.groups))
@@ -348,14 +369,18 @@ func (c *Coordinator) List(to any, req *kmsg.ListGroupsRequest) {
 	sort.Strings(ids)
 	for _, id := range ids {
 		g := c.groups[id]
-		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(s string) bool { return equalFold(s, g.state.String()) }) {
+		state, typ := g.state.String(), "classic"
+		if g.consumer != nil {
+			state, typ = g.consumer.state(), "consumer"
+		}
+		if len(req.StatesFilter) > 0 && !slices.ContainsFunc(req.StatesFilter, func(s string) bool { return equalFold(s, state) }) {
 			continue
 		}
-		if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(s string) bool { return equalFold(s, "classic") }) {
+		if len(req.TypesFilter) > 0 && !slices.ContainsFunc(req.TypesFilter, func(s string) bool { return equalFold(s, typ) }) {
 			continue
 		}
 		sg := kmsg.NewListGroupsResponseGroup()
-		sg.Group, sg.ProtocolType, sg.GroupState, sg.GroupType = id, g.protocolType, g.state.String(), "classic"
+		sg.Group, sg.ProtocolType, sg.GroupState, sg.GroupType = id, g.protocolType, state, typ
 		resp.Groups = append(resp.Groups, sg)
 	}
 	c.reply(to, resp, false)
@@ -394,7 +419,7 @@ func (c *Coordinator) DeleteGroups(to any, req *kmsg.DeleteGroupsRequest) {
 			sg.ErrorCode = kerr.InvalidGroupID.Code
 		case g == nil:
 			sg.ErrorCode = kerr.GroupIDNotFound.Code
-		case g.state != Empty || len(g.members) > 0:
+		case g.state != Empty || len(g.members) > 0 || (g.consumer != nil && len(g.consumer.members) > 0):
 			sg.ErrorCode = kerr.NonEmptyGroup.Code
 		default:
 			topics := make([]string, 0, len(g.offsets))
@@ -411,6 +436,9 @@ func (c *Coordinator) DeleteGroups(to any, req *kmsg.DeleteGroupsRequest) {
 				for _, p := range parts {
 					c.ready.Records = append(c.ready.Records, Record{Key: offsetKey(id, t, p)})
 				}
+			}
+			if g.consumer != nil {
+				c.ready.Records = append(c.ready.Records, Record{Key: consumerGroupKey(id)})
 			}
 			c.ready.Records = append(c.ready.Records, Record{Key: groupKey(id)})
 			delete(c.groups, id)

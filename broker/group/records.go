@@ -2,7 +2,11 @@ package group
 
 import (
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -105,6 +109,160 @@ func (c *Coordinator) Replay(key, value []byte) error {
 		// counting up from where it was.
 		g := c.getOrNew(k.Group)
 		g.protocolType, g.generation = v.ProtocolType, v.Generation
+		g.consumer = nil
+	case consumerGroupKeyVersion:
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(key); err != nil {
+			return fmt.Errorf("group: bad consumer group key: %w", err)
+		}
+		return c.replayConsumer(k.Group, value)
 	}
+	return nil
+}
+
+// consumerGroupKeyVersion marks the record holding a consumer-protocol
+// (KIP-848) group's whole state: the key is an int16 version and the group
+// id (as GroupMetadataKey), the value JSON. The version is outside the range
+// Kafka uses (0-2 offsets and classic groups, 3-8 its own consumer group
+// records), so neither reads the other's records.
+const consumerGroupKeyVersion = 1000
+
+func consumerGroupKey(group string) []byte {
+	k := kmsg.NewGroupMetadataKey()
+	k.Version, k.Group = consumerGroupKeyVersion, group
+	return k.AppendTo(nil)
+}
+
+type storedPartitions struct {
+	Topic      string  `json:"topic_id"`
+	Partitions []int32 `json:"partitions"`
+}
+
+type storedMember struct {
+	cmember
+	Assigned []storedPartitions `json:"assigned,omitempty"`
+	Revoking []storedPartitions `json:"revoking,omitempty"`
+	Target   []storedPartitions `json:"target,omitempty"`
+}
+
+type storedTopic struct {
+	Name       string `json:"name"`
+	ID         string `json:"id"`
+	Partitions int32  `json:"partitions"`
+}
+
+type storedConsumerGroup struct {
+	Epoch           int32          `json:"epoch"`
+	AssignmentEpoch int32          `json:"assignment_epoch"`
+	Members         []storedMember `json:"members"`
+	Subscribed      []storedTopic  `json:"subscribed,omitempty"`
+}
+
+func storeParts(p parts) []storedPartitions {
+	var out []storedPartitions
+	for _, id := range sortedTopicIDs(p) {
+		out = append(out, storedPartitions{Topic: hex.EncodeToString(id[:]), Partitions: p[id]})
+	}
+	return out
+}
+
+func loadParts(s []storedPartitions) (parts, error) {
+	p := parts{}
+	for _, t := range s {
+		id, err := parseTopicID(t.Topic)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range t.Partitions {
+			p.add(id, n)
+		}
+	}
+	return p, nil
+}
+
+func parseTopicID(s string) ([16]byte, error) {
+	var id [16]byte
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return id, fmt.Errorf("bad topic id %q", s)
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// persistConsumer queues the record of a consumer group's state.
+func (c *Coordinator) persistConsumer(g *group) {
+	cg := g.consumer
+	s := storedConsumerGroup{Epoch: cg.epoch, AssignmentEpoch: cg.assignmentEpoch}
+	for _, m := range cg.sortedMembers() {
+		s.Members = append(s.Members, storedMember{cmember: *m, Assigned: storeParts(m.Assigned), Revoking: storeParts(m.Revoking), Target: storeParts(cg.target[m.ID])})
+	}
+	ids := make([][16]byte, 0, len(cg.subscribed))
+	for id := range cg.subscribed {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return string(ids[i][:]) < string(ids[j][:]) })
+	for _, id := range ids {
+		t := cg.subscribed[id]
+		s.Subscribed = append(s.Subscribed, storedTopic{Name: t.Name, ID: hex.EncodeToString(id[:]), Partitions: t.Partitions})
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("group: encode consumer group %s: %v", g.id, err)) // plain data: cannot fail
+	}
+	c.ready.Records = append(c.ready.Records, Record{Key: consumerGroupKey(g.id), Value: raw})
+}
+
+// replayConsumer restores a consumer group from its record. Members come
+// back with their epochs and partitions; their sessions restart at the
+// first Tick.
+func (c *Coordinator) replayConsumer(id string, value []byte) error {
+	if value == nil {
+		if g := c.groups[id]; g != nil && g.consumer != nil {
+			g.consumer = nil
+			g.protocolType = ""
+		}
+		return nil
+	}
+	var s storedConsumerGroup
+	if err := json.Unmarshal(value, &s); err != nil {
+		return fmt.Errorf("group: bad consumer group record for %s: %w", id, err)
+	}
+	cg := newCGroup()
+	cg.epoch, cg.assignmentEpoch = s.Epoch, s.AssignmentEpoch
+	for _, sm := range s.Members {
+		m := sm.cmember
+		var err error
+		if m.Assigned, err = loadParts(sm.Assigned); err != nil {
+			return fmt.Errorf("group: consumer group %s: %w", id, err)
+		}
+		if m.Revoking, err = loadParts(sm.Revoking); err != nil {
+			return fmt.Errorf("group: consumer group %s: %w", id, err)
+		}
+		t, err := loadParts(sm.Target)
+		if err != nil {
+			return fmt.Errorf("group: consumer group %s: %w", id, err)
+		}
+		if m.ID == "" {
+			return fmt.Errorf("group: consumer group %s: member without id", id)
+		}
+		cg.members[m.ID] = &m
+		cg.target[m.ID] = t
+		if m.InstanceID != nil {
+			cg.static[*m.InstanceID] = m.ID
+		}
+	}
+	for _, st := range s.Subscribed {
+		tid, err := parseTopicID(st.ID)
+		if err != nil {
+			return fmt.Errorf("group: consumer group %s: %w", id, err)
+		}
+		cg.subscribed[tid] = TopicMeta{Name: st.Name, ID: tid, Partitions: st.Partitions}
+	}
+	g := c.getOrNew(id)
+	g.consumer = cg
+	g.protocolType = "consumer"
+	g.state, g.generation = Empty, 0
+	g.members, g.static, g.pending = map[string]*member{}, map[string]string{}, map[string]time.Time{}
 	return nil
 }

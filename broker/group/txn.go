@@ -64,6 +64,18 @@ func (c *Coordinator) checkTxnCommit(req *kmsg.TxnOffsetCommitRequest) int16 {
 	if g == nil || req.Version < 3 || req.Generation < 0 {
 		return 0
 	}
+	if g.consumer != nil {
+		// A KIP-848 member commits with its member epoch as the
+		// generation.
+		m := g.consumer.members[req.MemberID]
+		switch {
+		case m == nil:
+			return kerr.UnknownMemberID.Code
+		case req.Generation != m.Epoch:
+			return kerr.StaleMemberEpoch.Code
+		}
+		return 0
+	}
 	if code := g.checkInstance(req.InstanceID, req.MemberID); code != 0 {
 		return code
 	}
