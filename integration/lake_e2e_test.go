@@ -51,7 +51,7 @@ func TestLakeREADMEShowsTheTestedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"postgres-source.json", "s3-sink.json", "iceberg-sink.json"} {
+	for _, f := range []string{"postgres-source.json", "s3-sink.json", "iceberg-sink.json", "postgres-source-avro.json", "s3-sink-avro.json"} {
 		b, err := os.ReadFile(filepath.Join("..", "docs", "lake", f))
 		if err != nil {
 			t.Fatal(err)

@@ -51,6 +51,10 @@ import (
 //     (each with its cmd/tributary-connector-* beside it) to compare,
 //     alternated run by run (default: this tree's build);
 //   - TRIBUTARY_PG_BENCH_NO_DEBEZIUM: leave Debezium out (it runs once);
+//   - TRIBUTARY_PG_BENCH_AVRO_REGISTRY: a schema registry URL; each run
+//     then also snapshots with AvroConverter (key and value) against it,
+//     and the report compares its rows/s, CPU and bytes per event in the
+//     topic with the JsonConverter snapshot's;
 //   - TRIBUTARY_PG_BENCH_EOS: run every worker (Kafka Connect's too) with
 //     exactly.once.source.support=enabled and the connectors with
 //     exactly.once.support=required (each poll's batch one transaction; the
@@ -192,6 +196,8 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	}
 	ourStream := make([][]pgBenchResult, len(builds))
 	ourSnap := make([][]pgBenchResult, len(builds))
+	avroURL := os.Getenv("TRIBUTARY_PG_BENCH_AVRO_REGISTRY")
+	ourSnapAvro := make([][]pgBenchResult, len(builds))
 	var recv, copyD []pgBenchResult
 	for r := range runs {
 		for bi, bd := range builds {
@@ -204,6 +210,15 @@ func BenchmarkPostgresCDC(b *testing.B) {
 			snapCfg["slot.drop.on.stop"] = "true" // one slot per run
 			snapRes := runOurs(workers[bi], "snap-"+name, snapCfg, int64(rows))
 			ourSnap[bi] = append(ourSnap[bi], snapRes)
+			if avroURL != "" {
+				// An Avro name has no '-': the topic prefix names the schemas.
+				ac := base("tsnapa"+strings.ReplaceAll(name, "-", "_"), slot("tsnapa", bi, r))
+				ac["snapshot.mode"], ac["snapshot.max.threads"], ac["slot.drop.on.stop"] = "initial", "1", "true"
+				for k, v := range avroConverters(avroURL) {
+					ac[k] = v
+				}
+				ourSnapAvro[bi] = append(ourSnapAvro[bi], runOurs(workers[bi], "snapa-"+name, ac, int64(rows)))
+			}
 			b.Logf("run %d, %s: catch-up %.0f events/s (%.1f CPU-s/M; broker %.1f CPU-s/M, machine %.0f%% busy), snapshot %.0f rows/s (%.1f CPU-s/M; broker %.1f CPU-s/M, machine %.0f%% busy)",
 				r+1, bd.label, float64(events)/res.d.Seconds(), res.cpu/(float64(events)/1e6), res.brokerCPU/(float64(events)/1e6), 100*res.busy,
 				float64(rows)/snapRes.d.Seconds(), snapRes.cpu/(float64(rows)/1e6), snapRes.brokerCPU/(float64(rows)/1e6), 100*snapRes.busy)
@@ -295,6 +310,17 @@ func BenchmarkPostgresCDC(b *testing.B) {
 		line("snapshot: Debezium 3.6.1 (Kafka Connect JVM)", int64(rows), []pgBenchResult{dbzSnap})
 	}
 	line("snapshot: COPY (SELECT *) TO STDOUT", int64(rows), copyD)
+	if avroURL != "" {
+		jsonBytes := sampleEventBytes(b, broker, "tsnap0-0.public.bench")
+		avroBytes := sampleEventBytes(b, broker, "tsnapa0_0.public.bench")
+		for bi, bd := range builds {
+			a := line("snapshot: "+bd.label+" AvroConverter (worker + plugin)", int64(rows), ourSnapAvro[bi])
+			fmt.Fprintf(&rep, "%s AvroConverter: snapshot %.0f%% of COPY, %.2fx the JsonConverter snapshot's rows/s, CPU per row %.2fx\n", bd.label,
+				100*rate(int64(rows), a.d)/rate(int64(rows), copyM.d), rate(int64(rows), a.d)/rate(int64(rows), ourSnap[bi][0].d), a.cpu/pgMedian(ourSnap[bi]).cpu)
+		}
+		fmt.Fprintf(&rep, "bytes per event (key + value, first 1000): JsonConverter with schemas %.0f, AvroConverter %.0f (1/%.1f)\n",
+			jsonBytes, avroBytes, jsonBytes/avroBytes)
+	}
 	for bi, bd := range builds {
 		fmt.Fprintf(&rep, "%s: streaming %.0f%% of pg_recvlogical, snapshot %.0f%% of COPY", bd.label,
 			100*rate(events, streams[bi].d)/rate(events, recvM.d), 100*rate(int64(rows), snaps[bi].d)/rate(int64(rows), copyM.d))
@@ -310,6 +336,31 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	b.ReportMetric(rate(events, streams[0].d), "stream_events/s")
 	b.ReportMetric(rate(int64(rows), snaps[0].d), "snapshot_rows/s")
 	b.ReportMetric(0, "ns/op")
+}
+
+// sampleEventBytes is the mean key + value size of a topic's first 1000
+// records.
+func sampleEventBytes(b *testing.B, bootstrap, topic string) float64 {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	n, total := 0, 0
+	for n < 1000 && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			if n < 1000 {
+				n++
+				total += len(r.Key) + len(r.Value)
+			}
+		})
+	}
+	if n == 0 {
+		b.Fatalf("no record in %s", topic)
+	}
+	return float64(total) / float64(n)
 }
 
 type pgBenchResult struct {

@@ -193,11 +193,13 @@ func parseValue(typ, v string) (rendered string, ok bool, msg string) {
 
 // converterClasses are the converter classes recommended for key.converter
 // and value.converter; headerConverterClasses those for header.converter
-// (every converter, and SimpleHeaderConverter).
+// (every converter, and SimpleHeaderConverter). Kafka's own only, as
+// Kafka Connect recommends them: the schema-registry converters
+// (Confluent's plugins there) are accepted but not listed.
 func converterClasses(header bool) []string {
 	var out []string
 	for _, c := range convert.Classes() {
-		if c == SimpleHeaderConverter && !header {
+		if c == SimpleHeaderConverter && !header || !strings.HasPrefix(c, "org.apache.kafka.") {
 			continue
 		}
 		out = append(out, c)

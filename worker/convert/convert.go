@@ -70,6 +70,8 @@ var registry = map[string]factory{
 	IntegerClass:      func(bool, map[string]string) (any, error) { return IntegerConverter, nil },
 	LongClass:         func(bool, map[string]string) (any, error) { return LongConverter, nil },
 	ShortClass:        func(bool, map[string]string) (any, error) { return ShortConverter, nil },
+	AvroClass:         func(isKey bool, c map[string]string) (any, error) { return NewAvro(isKey, c, nil) },
+	JSONSchemaClass:   func(isKey bool, c map[string]string) (any, error) { return NewJSONSchema(isKey, c, nil) },
 }
 
 // Canonical returns the class name of a converter class name or alias

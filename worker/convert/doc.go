@@ -14,6 +14,18 @@
 //	FloatConverter, IntegerConverter, LongConverter, ShortConverter (and
 //	their aliases): Kafka's primitive converters, the big-endian bytes of
 //	Kafka's serializers
+//	io.confluent.connect.avro.AvroConverter (AvroConverter, Avro)
+//	io.confluent.connect.json.JsonSchemaConverter (JsonSchemaConverter, JsonSchema):
+//	Confluent's schema-registry converters (package sr is their registry
+//	client and wire format)
+//
+// AvroConverter maps Connect schemas to Avro ones and back exactly as
+// Confluent's AvroData (connect.name, connect.version, connect.doc,
+// connect.parameters, connect.default, connect.type; optional schemas as
+// unions with null; Decimal, Date, Time and Timestamp as Avro logical
+// types; maps with non-string keys as MapEntry arrays), kept so by golden
+// bytes recorded with Confluent's Python AvroSerializer
+// (testdata/avro/gen.py). JsonSchemaConverter follows JsonSchemaData.
 //
 // JsonConverter writes the schemas.enable envelope byte for byte as Kafka's
 // (Jackson's compact output, Kafka's schema field order), including the
