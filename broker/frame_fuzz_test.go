@@ -38,7 +38,7 @@ func (p *panicWatch) WithGroup(string) slog.Handler      { return p }
 
 // testConn is a conn on b without a socket, for feeding handleFrame directly.
 func testConn(b *Broker) *conn {
-	return &conn{b: b, logger: b.logger}
+	return &conn{b: b, logger: b.logger, l: b.lns[0], principal: anonymous, host: "127.0.0.1"}
 }
 
 // seedFrames are valid request frames (without the size prefix) covering
