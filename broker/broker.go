@@ -39,8 +39,8 @@ type Broker struct {
 	pids     pidAllocator
 
 	syncer *syncer
-	groups *groups // group coordinator and committed offsets (groups.go)
-	txns   *txns   // transaction coordinator (txns.go)
+	groups *groups   // group coordinator and committed offsets (groups.go)
+	txns   *txns     // transaction coordinator (txns.go)
 	sec    *security // SCRAM credentials and ACLs (security.go)
 
 	ctx    context.Context
