@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"time"
 
 	"github.com/tributary-dev/tributary/broker/group"
@@ -25,23 +27,54 @@ import (
 
 func handleAddPartitionsToTxn(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
+	if r := c.addPartitionsDenied(req); r != nil {
+		return r
+	}
 	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.AddPartitions(now, to, req) })
 }
 
 func handleAddOffsetsToTxn(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
+	if !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) || !c.allowedGroup(acl.OpRead, req.Group) {
+		resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+		resp.ErrorCode = errGroupAuthorizationFailed
+		if !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+			resp.ErrorCode = errTxnIDAuthorizationFailed
+		}
+		return &reply{resp: resp}
+	}
 	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.AddOffsets(now, to, req) })
 }
 
 func handleEndTxn(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.EndTxnRequest)
+	if !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+		resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = errTxnIDAuthorizationFailed
+		return &reply{resp: resp}
+	}
 	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.EndTxn(now, to, req) })
 }
 
 func handleTxnOffsetCommit(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.TxnOffsetCommitRequest)
 	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: 0}
-	if code := c.b.checkTxnPartition(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp, req.Version >= 5, req.Version); code != errNone {
+	code := errNone
+	switch {
+	case !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID):
+		code = errTxnIDAuthorizationFailed
+	case !c.allowedGroup(acl.OpRead, req.Group):
+		code = errGroupAuthorizationFailed
+	}
+	for _, rt := range req.Topics {
+		if code == errNone && !c.allowedTopic(acl.OpRead, rt.Topic) {
+			code = errTopicAuthorizationFailed
+		}
+	}
+	if code == errNone {
+		code = c.b.checkTxnPartition(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp, req.Version >= 5, req.Version)
+	}
+	if code != errNone {
 		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 		for _, rt := range req.Topics {
 			st := kmsg.NewTxnOffsetCommitResponseTopic()

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/tributary-dev/tributary/broker/acl"
 )
@@ -91,4 +92,60 @@ func (c *conn) authorizedOps(rt acl.ResourceType, name string) int32 {
 		return bits
 	}
 	return a.AuthorizedOperations(acl.Request{Principal: c.principal, Host: c.host, ResourceType: rt, ResourceName: name})
+}
+
+// configDenied checks a config resource: a topic's against the topic, a
+// broker's (and broker logger's) against the cluster.
+func (c *conn) configDenied(rt kmsg.ConfigResourceType, name string, op acl.Operation) (int16, bool) {
+	if rt == resourceTopic {
+		if !c.allowedTopic(op, name) {
+			return errTopicAuthorizationFailed, true
+		}
+		return 0, false
+	}
+	if !c.allowedCluster(op) {
+		return errClusterAuthorizationFailed, true
+	}
+	return 0, false
+}
+
+// addPartitionsDenied answers an AddPartitionsToTxn (v0-3) the principal
+// may not make: without WRITE on the transactional id every partition gets
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED; topics without WRITE get
+// TOPIC_AUTHORIZATION_FAILED and the others OPERATION_NOT_ATTEMPTED, as
+// Kafka answers. nil: allowed.
+func (c *conn) addPartitionsDenied(req *kmsg.AddPartitionsToTxnRequest) *reply {
+	if c.b.sec.authorizer() == nil || req.Version >= 4 {
+		return nil
+	}
+	txnOK := c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID)
+	denied := map[string]bool{}
+	for _, t := range req.Topics {
+		if !c.allowedTopic(acl.OpWrite, t.Topic) {
+			denied[t.Topic] = true
+		}
+	}
+	if txnOK && len(denied) == 0 {
+		return nil
+	}
+	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	for _, t := range req.Topics {
+		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			rp.Partition = p
+			switch {
+			case !txnOK:
+				rp.ErrorCode = errTxnIDAuthorizationFailed
+			case denied[t.Topic]:
+				rp.ErrorCode = errTopicAuthorizationFailed
+			default:
+				rp.ErrorCode = kerr.OperationNotAttempted.Code
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return &reply{resp: resp}
 }

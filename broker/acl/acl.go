@@ -134,20 +134,20 @@ type Binding struct {
 func (b Binding) Validate() error {
 	switch {
 	case b.ResourceType == ResourceUnknown || b.ResourceType == ResourceAny || resourceNames[b.ResourceType] == "":
-		return fmt.Errorf("Invalid resourceType %s", b.ResourceType)
+		return invalid(fmt.Sprintf("Invalid resourceType %s", b.ResourceType))
 	case b.PatternType != PatternLiteral && b.PatternType != PatternPrefixed:
-		return fmt.Errorf("Invalid patternType %s", b.PatternType)
+		return invalid(fmt.Sprintf("Invalid patternType %s", b.PatternType))
 	case b.Operation == OpUnknown || b.Operation == OpAny || operationNames[b.Operation] == "":
-		return fmt.Errorf("Invalid operation %s", b.Operation)
+		return invalid(fmt.Sprintf("Invalid operation %s", b.Operation))
 	case b.Permission != PermissionDeny && b.Permission != PermissionAllow:
-		return fmt.Errorf("Invalid permissionType %s", b.Permission)
+		return invalid(fmt.Sprintf("Invalid permissionType %s", b.Permission))
 	case b.ResourceType == ResourceCluster && b.ResourceName != ClusterName:
-		return fmt.Errorf("The only valid name for the CLUSTER resource is %s", ClusterName)
+		return invalid(fmt.Sprintf("The only valid name for the CLUSTER resource is %s", ClusterName))
 	case b.ResourceName == "":
-		return fmt.Errorf("Invalid empty resource name")
+		return invalid("Invalid empty resource name")
 	}
 	if typ, name, ok := strings.Cut(b.Principal, ":"); !ok || typ == "" || name == "" {
-		return fmt.Errorf("Invalid principal %s", b.Principal)
+		return invalid(fmt.Sprintf("Invalid principal %s", b.Principal))
 	}
 	return nil
 }
@@ -168,10 +168,10 @@ type Filter struct {
 // AclControlManager.validateFilter.
 func (f Filter) Validate() error {
 	if f.ResourceType == ResourceUnknown || resourceNames[f.ResourceType] == "" || f.PatternType == PatternUnknown || patternNames[f.PatternType] == "" {
-		return fmt.Errorf("Unknown patternFilter.")
+		return invalid("Unknown patternFilter.")
 	}
 	if f.Operation == OpUnknown || operationNames[f.Operation] == "" || f.Permission == PermissionUnknown || permissionNames[f.Permission] == "" {
-		return fmt.Errorf("Unknown entryFilter.")
+		return invalid("Unknown entryFilter.")
 	}
 	return nil
 }
@@ -359,3 +359,9 @@ func (a *Authorizer) AuthorizedOperations(r Request) int32 {
 	}
 	return bits
 }
+
+// invalid is an INVALID_REQUEST error whose text is Kafka's (capitalised,
+// as Kafka's messages are).
+type invalid string
+
+func (e invalid) Error() string { return string(e) }
