@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-dev/tributary/broker"
 	"github.com/tributary-dev/tributary/integration/harness"
 )
 
@@ -22,8 +23,11 @@ import (
 // group.coordinator.rebalance.protocols=classic (franz-go's suite assumes a
 // broker that advertises ConsumerGroupHeartbeat v1 also runs such groups;
 // the other 848 tests pass because kgo falls back to the classic protocol
-// on UNSUPPORTED_VERSION). SASL tests skip themselves without
-// KGO_TEST_SCRAM_SEEDS, share group tests without ShareFetch v2.
+// on UNSUPPORTED_VERSION). The SASL tests (TestSCRAMAuth,
+// TestSCRAMAuthBadCredentials) run against the broker's SASL_PLAINTEXT
+// listener (KGO_TEST_SCRAM_SEEDS) with a SCRAM-SHA-256 user created by
+// tributary.sasl.scram.bootstrap; share group tests skip themselves without
+// ShareFetch v2.
 const kgoSuiteSkip = `^Test848`
 
 // TestKgoSuite runs franz-go's own kgo integration tests (the module at the
@@ -69,7 +73,15 @@ func TestKgoSuite(t *testing.T) {
 		t.Fatalf("chmod: %v: %s", err, out)
 	}
 
-	b := harness.TributaryBroker(t)
+	// Two listeners: the suite's PLAINTEXT one (KGO_SEEDS) and a
+	// SASL_PLAINTEXT one for its SCRAM tests.
+	b := harness.TributaryBroker(t, func(c *broker.Config) {
+		c.Listeners = []broker.ListenerConfig{
+			{Name: "PLAINTEXT", Protocol: broker.ProtocolPlaintext, Addr: "127.0.0.1:0"},
+			{Name: "SASL", Protocol: broker.ProtocolSASLPlaintext, Addr: "127.0.0.1:0", Mechanisms: []string{broker.MechanismSCRAMSHA256, broker.MechanismSCRAMSHA512}},
+		}
+		c.SCRAMUsers = []broker.SCRAMUser{{Mechanism: broker.MechanismSCRAMSHA256, Name: "kgo", Password: "kgo-secret"}}
+	})
 	records := "10000"
 	if r := os.Getenv("TRIBUTARY_KGO_RECORDS"); r != "" {
 		records = r
@@ -82,6 +94,8 @@ func TestKgoSuite(t *testing.T) {
 	cmd.Dir = filepath.Join(src, "pkg", "kgo")
 	cmd.Env = append(os.Environ(),
 		"KGO_SEEDS="+b.Bootstrap(),
+		"KGO_TEST_SCRAM_SEEDS="+b.ListenerAddr("SASL"),
+		"KGO_TEST_SCRAM=kgo:kgo-secret:256",
 		"KGO_TEST_RF=1",
 		"KGO_TEST_RECORDS="+records,
 		"KGO_LOG_LEVEL=none",
