@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"slices"
+
 	"github.com/tributary-dev/tributary/broker/acl"
 
 	"time"
@@ -93,10 +95,33 @@ func handleTxnOffsetCommit(c *conn, kreq kmsg.Request) *reply {
 
 func handleDescribeTransactions(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.DescribeTransactionsRequest)
-	return c.txnReply(func(co *txn.Coordinator, _ time.Time, to any) { co.Describe(to, req) })
+	if c.b.sec.authorizer() == nil {
+		return c.txnReply(func(co *txn.Coordinator, _ time.Time, to any) { co.Describe(to, req) })
+	}
+	// Transactional ids without DESCRIBE: TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+	return c.then(c.txnReply(func(co *txn.Coordinator, _ time.Time, to any) { co.Describe(to, req) }), func(r kmsg.Response) {
+		resp := r.(*kmsg.DescribeTransactionsResponse)
+		for i := range resp.TransactionStates {
+			s := &resp.TransactionStates[i]
+			if !c.allowed(acl.OpDescribe, acl.ResourceTransactionalID, s.TransactionalID) {
+				id := s.TransactionalID
+				*s = kmsg.NewDescribeTransactionsResponseTransactionState()
+				s.TransactionalID, s.ErrorCode = id, errTxnIDAuthorizationFailed
+			}
+		}
+	})
 }
 
 func handleListTransactions(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.ListTransactionsRequest)
-	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.List(now, to, req) })
+	if c.b.sec.authorizer() == nil {
+		return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.List(now, to, req) })
+	}
+	// Only the transactional ids the principal may DESCRIBE are listed.
+	return c.then(c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.List(now, to, req) }), func(r kmsg.Response) {
+		resp := r.(*kmsg.ListTransactionsResponse)
+		resp.TransactionStates = slices.DeleteFunc(resp.TransactionStates, func(s kmsg.ListTransactionsResponseTransactionState) bool {
+			return !c.allowed(acl.OpDescribe, acl.ResourceTransactionalID, s.TransactionalID)
+		})
+	})
 }

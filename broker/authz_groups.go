@@ -19,7 +19,11 @@ import (
 // groupReplyThen is groupReply with then applied to the coordinator's
 // response before it is sent.
 func (c *conn) groupReplyThen(fn func(co *group.Coordinator, now time.Time, to any), then func(kmsg.Response)) *reply {
-	inner := c.groupReply(fn)
+	return c.then(c.groupReply(fn), then)
+}
+
+// then returns a reply that is inner's response with then applied to it.
+func (c *conn) then(inner *reply, then func(kmsg.Response)) *reply {
 	r := &reply{ready: make(chan struct{})}
 	go func() {
 		defer close(r.ready)
