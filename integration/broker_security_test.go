@@ -532,3 +532,100 @@ func testCtx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// TestWorkerClusterOnSecuredBroker: two Tributary workers, each with its
+// own SCRAM principal, form a cluster on the bundled broker over SASL_SSL
+// with ACLs; each connector's producer logs in as its own principal
+// (producer.override.sasl.jaas.config), and the ACLs confine it to its
+// topics: conn-a writes to a-data, conn-b is refused a-data.
+func TestWorkerClusterOnSecuredBroker(t *testing.T) {
+	t.Parallel()
+	bin := harness.BuildTributary(t)
+	pki := harness.NewPKI(t)
+	b := secureBroker(t, pki)
+	ctx := testCtx(t)
+	adm := kadm.NewClient(scramClient(t, pki, b.Bootstrap(), secAdmin, secAdminPW))
+	var ups []kadm.UpsertSCRAM
+	for _, u := range []string{"worker-1", "worker-2", "conn-a", "conn-b"} {
+		ups = append(ups, kadm.UpsertSCRAM{User: u, Mechanism: kadm.ScramSha512, Iterations: 4096, Password: u + "-secret"})
+	}
+	if res, err := adm.AlterUserSCRAMs(ctx, nil, ups); err != nil || res.Error() != nil {
+		t.Fatalf("scram users: %v %v", err, res.Error())
+	}
+	for _, topic := range []string{"a-data", "b-data"} {
+		if _, err := adm.CreateTopic(ctx, 1, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range []*kadm.ACLBuilder{
+		// The workers: their internal topics and group.
+		kadm.NewACLs().Allow("User:worker-1", "User:worker-2").Topics("sec-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpAll),
+		kadm.NewACLs().Allow("User:worker-1", "User:worker-2").Groups("sec").ResourcePatternType(kadm.ACLPatternLiteral).Operations(kadm.OpAll),
+		// Each connector's principal: its own topics.
+		kadm.NewACLs().Allow("User:conn-a").Topics("a-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite),
+		kadm.NewACLs().Allow("User:conn-b").Topics("b-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite),
+	} {
+		if rs, err := adm.CreateACLs(ctx, a); err != nil || rs[0].Err != nil {
+			t.Fatalf("acls: %v %+v", err, rs)
+		}
+	}
+	jaas := func(user string) string {
+		return fmt.Sprintf(`org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s-secret";`, user, user)
+	}
+	var workers []*harness.WorkerProcess
+	for i := 1; i <= 2; i++ {
+		user := "worker-" + strconv.Itoa(i)
+		extra := map[string]string{}
+		for _, prefix := range []string{"", "producer.", "consumer.", "admin."} {
+			extra[prefix+"security.protocol"] = "SASL_SSL"
+			extra[prefix+"sasl.mechanism"] = "SCRAM-SHA-512"
+			extra[prefix+"sasl.jaas.config"] = jaas(user)
+			extra[prefix+"ssl.truststore.type"] = "PEM"
+			extra[prefix+"ssl.truststore.location"] = pki.CA
+		}
+		props := harness.WorkerProps(t, b.Bootstrap(), "sec", extra)
+		workers = append(workers, harness.StartWorkerProcess(t, bin, filepath.Join(t.TempDir(), user), props))
+	}
+	r := rest{t: t, url: workers[0].URL()}
+	datagen := func(topic, user string) map[string]string {
+		return map[string]string{"connector.class": "dev.tributary.connect.datagen.DatagenConnector", "kafka.topic": topic,
+			"records.per.sec": "50", "payload.bytes": "16", "tasks.max": "1",
+			"producer.override.sasl.jaas.config": jaas(user)}
+	}
+	r.must("PUT", "/connectors/src-a/config", datagen("a-data", "conn-a"), 201)
+	r.must("PUT", "/connectors/src-b/config", datagen("a-data", "conn-b"), 201)
+	r.waitState("src-a", "RUNNING", 1)
+	// conn-a's records arrive in a-data.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		offs, err := adm.ListEndOffsets(ctx, "a-data")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, ok := offs.Lookup("a-data", 0); ok && o.Offset > 20 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conn-a's records did not reach a-data: %+v", offs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// conn-b may not write a-data: its task fails with the broker's answer.
+	deadline = time.Now().Add(45 * time.Second)
+	for {
+		s, _ := r.status("src-b")
+		if len(s.Tasks) == 1 && s.Tasks[0].State == "FAILED" {
+			if !strings.Contains(s.Tasks[0].Trace, "TOPIC_AUTHORIZATION_FAILED") && !strings.Contains(s.Tasks[0].Trace, "TopicAuthorization") &&
+				!strings.Contains(s.Tasks[0].Trace, "not authorized") {
+				t.Errorf("src-b failed for another reason: %s", s.Tasks[0].Trace)
+			}
+			t.Logf("src-b failed: %s", firstLine(s.Tasks[0].Trace))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("src-b (conn-b writing a-data) did not fail: %+v", s)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
