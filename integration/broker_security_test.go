@@ -628,4 +628,3 @@ func TestWorkerClusterOnSecuredBroker(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 }
-
