@@ -82,10 +82,13 @@ type listener struct {
 	advPort int32
 }
 
+// defaultProtocolMap is Kafka's default listener.security.protocol.map.
+const defaultProtocolMap = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
 // securityKeys are the security properties FromProperties reads (besides
 // the listener.name.* prefix).
 var securityKeys = []struct{ name, def, doc string }{
-	{"listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", "Security protocol of each listener name."},
+	{"listener.security.protocol.map", defaultProtocolMap, "Security protocol of each listener name."},
 	{"inter.broker.listener.name", "", "Accepted; a single node has no inter-broker traffic."},
 	{"security.inter.broker.protocol", "PLAINTEXT", "Accepted; a single node has no inter-broker traffic."},
 	{"sasl.mechanism.inter.broker.protocol", "GSSAPI", "Accepted; a single node has no inter-broker traffic."},
@@ -104,20 +107,19 @@ var securityKeys = []struct{ name, def, doc string }{
 func parseSecurity(p properties.Properties, c *Config) (warnings []string, errs []error) {
 	fail := func(k string, err error) { errs = append(errs, fmt.Errorf("%s: %w", k, err)) }
 	protoMap := map[string]string{}
-	for _, e := range securityKeys[0:1] {
-		for _, kv := range splitCSV(orDefault(p, e.name, e.def)) {
-			name, proto, ok := strings.Cut(kv, ":")
-			name, proto = strings.ToUpper(strings.TrimSpace(name)), strings.ToUpper(strings.TrimSpace(proto))
-			if !ok || name == "" {
-				fail(e.name, fmt.Errorf("entry %q is not NAME:PROTOCOL", kv))
-				continue
-			}
-			switch proto {
-			case ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL:
-				protoMap[name] = proto
-			default:
-				fail(e.name, fmt.Errorf("unknown security protocol %q", proto))
-			}
+	const mapKey = "listener.security.protocol.map"
+	for _, kv := range splitCSV(orDefault(p, mapKey, defaultProtocolMap)) {
+		name, proto, ok := strings.Cut(kv, ":")
+		name, proto = strings.ToUpper(strings.TrimSpace(name)), strings.ToUpper(strings.TrimSpace(proto))
+		if !ok || name == "" {
+			fail(mapKey, fmt.Errorf("entry %q is not NAME:PROTOCOL", kv))
+			continue
+		}
+		switch proto {
+		case ProtocolPlaintext, ProtocolSSL, ProtocolSASLPlaintext, ProtocolSASLSSL:
+			protoMap[name] = proto
+		default:
+			fail(mapKey, fmt.Errorf("unknown security protocol %q", proto))
 		}
 	}
 	controllers := map[string]bool{}

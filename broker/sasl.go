@@ -153,7 +153,11 @@ func (c *conn) saslToken(tok []byte) ([]byte, time.Duration, error) {
 		return nil, 0, authFailure(fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", c.principal[len("User:"):], user))
 	}
 	s.authenticated, s.authMech, s.step, s.rawTokens = true, s.mech, nil, false
-	c.principal = principal
+	if !reauth {
+		// Only the first authentication sets it: replies still being
+		// made (group responses) read it.
+		c.principal = principal
+	}
 	var lifetime time.Duration
 	s.expires = time.Time{}
 	if d := c.l.cfg.ReauthAfter; d > 0 {
