@@ -54,6 +54,7 @@ var apiTable = []api{
 	{key: 42, min: 0, max: 2, handle: handleDeleteGroups},
 	{key: 44, min: 0, max: 1, handle: handleIncrementalAlterConfigs},
 	{key: 47, min: 0, max: 0, handle: handleOffsetDelete},
+	{key: 48, min: 0, max: 1, handle: handleDescribeClientQuotas},
 	{key: 50, min: 0, max: 0, handle: handleDescribeUserSCRAMCredentials},
 	{key: 51, min: 0, max: 0, handle: handleAlterUserSCRAMCredentials},
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},

@@ -30,8 +30,14 @@ func handleDescribeUserSCRAMCredentials(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
 	if !c.allowedCluster(acl.OpDescribe) {
+		// As Kafka: the error, and again for each user asked for.
 		msg := clusterAuthFailedMsg
 		resp.ErrorCode, resp.ErrorMessage = errClusterAuthorizationFailed, &msg
+		for _, u := range req.Users {
+			r := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			r.User, r.ErrorCode, r.ErrorMessage = u.Name, errClusterAuthorizationFailed, &msg
+			resp.Results = append(resp.Results, r)
+		}
 		return &reply{resp: resp}
 	}
 	s := c.b.sec

@@ -406,8 +406,16 @@ func aclScenario(t *testing.T, ctx context.Context, alice, admin *kgo.Client) ma
 		return []int16{r.ErrorCode, int16(n)}
 	})
 	ds := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+	// Users named: Apache Kafka 4.4 never answers an unauthorized request
+	// with null users (a NullPointerException in getErrorResponse).
+	ds.Users = []kmsg.DescribeUserSCRAMCredentialsRequestUser{{Name: secAlice}}
 	req("describe scram (alice)", alice, ds, func(resp kmsg.Response) []int16 {
-		return []int16{resp.(*kmsg.DescribeUserSCRAMCredentialsResponse).ErrorCode}
+		r := resp.(*kmsg.DescribeUserSCRAMCredentialsResponse)
+		out := []int16{r.ErrorCode}
+		for _, res := range r.Results {
+			out = append(out, res.ErrorCode)
+		}
+		return out
 	})
 	lg := kmsg.NewPtrListGroupsRequest()
 	req("list groups (alice)", alice, lg, func(resp kmsg.Response) []int16 {
