@@ -50,6 +50,10 @@ type Broker struct {
 	connMu sync.Mutex
 	conns  map[net.Conn]struct{}
 
+	// copyBufs are the buffers fetch data is copied through to TLS
+	// connections (no sendfile there): *[]byte of 256 KiB.
+	copyBufs sync.Pool
+
 	// requests counts and times requests; nil without Config.Metrics.
 	requests *requestMetrics
 
@@ -127,6 +131,7 @@ func Open(cfg Config) (*Broker, error) {
 		syncer:   newSyncer(),
 		conns:    map[net.Conn]struct{}{},
 	}
+	b.copyBufs.New = func() any { buf := make([]byte, 256<<10); return &buf }
 	fail := func(err error) (*Broker, error) {
 		b.closeLogs()
 		b.lock.Release()
@@ -159,6 +164,12 @@ func Open(cfg Config) (*Broker, error) {
 	}
 	for _, lc := range cfg.Listeners {
 		rules, _ := parsePrincipalRules(lc.PrincipalRules) // validated
+		if lc.TLS != nil {
+			// Full-size TLS records from the start: fetch responses are
+			// large, and throughput matters more than the first bytes' latency.
+			lc.TLS = lc.TLS.Clone()
+			lc.TLS.DynamicRecordSizingDisabled = true
+		}
 		ln, err := net.Listen("tcp", lc.Addr)
 		if err != nil {
 			closeListeners()

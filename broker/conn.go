@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -323,7 +324,7 @@ func (c *conn) writeFetch(bw *bufio.Writer, r *reply) error {
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-		if err := sendChunk(c.nc, part.chunk.File(), part.chunk.Pos, part.chunk.Len); err != nil {
+		if err := sendChunk(c.nc, part.chunk.File(), part.chunk.Pos, part.chunk.Len, &c.b.copyBufs); err != nil {
 			return err
 		}
 	}
@@ -331,11 +332,11 @@ func (c *conn) writeFetch(bw *bufio.Writer, r *reply) error {
 }
 
 // sendChunk copies n bytes at off of file to the connection, with sendfile
-// when the connection is a TCP socket.
+// when the connection is a TCP socket, else (TLS) through a buffer of bufs.
 func sendChunk(nc net.Conn, file interface {
 	io.ReaderAt
 	Fd() uintptr
-}, off, n int64) error {
+}, off, n int64, bufs *sync.Pool) error {
 	if sc, ok := nc.(syscall.Conn); ok {
 		raw, err := sc.SyscallConn()
 		if err == nil {
@@ -370,6 +371,12 @@ func sendChunk(nc net.Conn, file interface {
 			return serr
 		}
 	}
-	_, err := io.Copy(nc, io.NewSectionReader(file, off, n))
+	// TLS: through a large buffer, so the TLS layer writes full records.
+	buf := bufs.Get().(*[]byte)
+	defer bufs.Put(buf)
+	_, err := io.CopyBuffer(onlyWriter{nc}, io.NewSectionReader(file, off, n), *buf)
 	return err
 }
+
+// onlyWriter hides a writer's ReadFrom, so io.CopyBuffer uses the buffer.
+type onlyWriter struct{ io.Writer }
