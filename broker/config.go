@@ -97,7 +97,7 @@ type Config struct {
 	// (allow.everyone.if.no.acl.found).
 	AllowEveryoneIfNoACL bool
 	// SCRAMUsers are SCRAM credentials created at start when the user has
-	// none for the mechanism (tributary.sasl.scram.bootstrap): the way to
+	// none for the mechanism (tributary.scram.credentials): the way to
 	// create the first (admin) user, as kafka-storage.sh format --add-scram.
 	SCRAMUsers []SCRAMUser
 	// MetricsListener is the host:port where `tributary broker` serves GET

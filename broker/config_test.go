@@ -68,7 +68,7 @@ func TestListenerProperties(t *testing.T) {
 		"inter broker unknown": {"listeners": "PLAINTEXT://127.0.0.1:1", "inter.broker.listener.name": "OTHER"},
 		"duplicate name":       {"listeners": "PLAINTEXT://127.0.0.1:1,PLAINTEXT://127.0.0.1:2"},
 		"bad super user":       {"super.users": "admin"},
-		"bad scram bootstrap":  {"tributary.sasl.scram.bootstrap": "SCRAM-SHA-1=[name=a,password=b]"},
+		"bad scram bootstrap":  {"tributary.scram.credentials": "SCRAM-SHA-1=[name=a,password=b]"},
 		"bad mapping rule":     {"listeners": "PLAINTEXT://127.0.0.1:1", "ssl.principal.mapping.rules": "RULE:x"},
 	} {
 		c, _, err := FromProperties(bad)

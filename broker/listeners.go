@@ -100,7 +100,7 @@ var securityKeys = []struct{ name, def, doc string }{
 	{"authorizer.class.name", "", "Any value turns the ACL authorizer on (StandardAuthorizer semantics)."},
 	{"super.users", "", "Principals allowed everything, e.g. User:admin;User:ops."},
 	{"allow.everyone.if.no.acl.found", "false", "Allow an operation on a resource no ACL matches."},
-	{"tributary.sasl.scram.bootstrap", "", "SCRAM users created at start if missing: SCRAM-SHA-256=[name=admin,password=secret];..."},
+	{"tributary.scram.credentials", "", "SCRAM users created at start if missing: SCRAM-SHA-256=[name=admin,password=secret];..."},
 }
 
 // parseSecurity reads the listener and security properties into c.
@@ -259,10 +259,10 @@ func parseSecurity(p properties.Properties, c *Config) (warnings []string, errs 
 			fail("allow.everyone.if.no.acl.found", err)
 		}
 	}
-	if v := strings.TrimSpace(p["tributary.sasl.scram.bootstrap"]); v != "" {
+	if v := strings.TrimSpace(p["tributary.scram.credentials"]); v != "" {
 		users, err := ParseSCRAMBootstrap(v)
 		if err != nil {
-			fail("tributary.sasl.scram.bootstrap", err)
+			fail("tributary.scram.credentials", err)
 		}
 		c.SCRAMUsers = append(c.SCRAMUsers, users...)
 	}

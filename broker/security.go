@@ -33,7 +33,7 @@ const (
 )
 
 // SCRAMUser is a SCRAM credential to create at start
-// (tributary.sasl.scram.bootstrap).
+// (tributary.scram.credentials).
 type SCRAMUser struct {
 	Mechanism  string // SCRAM-SHA-256 or SCRAM-SHA-512
 	Name       string
@@ -101,14 +101,14 @@ func (b *Broker) openSecurity() (*security, error) {
 		rand.Read(salt)
 		cred, err := newSCRAMCredential(u.Mechanism, salt, iters, saltPassword(u.Mechanism, u.Password, salt, iters))
 		if err != nil {
-			return nil, fmt.Errorf("broker: tributary.sasl.scram.bootstrap: %w", err)
+			return nil, fmt.Errorf("broker: tributary.scram.credentials: %w", err)
 		}
 		if s.data.SCRAM[u.Name] == nil {
 			s.data.SCRAM[u.Name] = map[string]*scramCredential{}
 		}
 		s.data.SCRAM[u.Name][u.Mechanism] = cred
 		changed = true
-		b.logger.Info("created SCRAM credential from tributary.sasl.scram.bootstrap", "user", u.Name, "mechanism", u.Mechanism)
+		b.logger.Info("created SCRAM credential from tributary.scram.credentials", "user", u.Name, "mechanism", u.Mechanism)
 	}
 	if changed {
 		if err := s.saveLocked(); err != nil {
@@ -198,7 +198,7 @@ func newSCRAMCredential(mechanism string, salt []byte, iters int, salted []byte)
 
 var bootstrapEntry = regexp.MustCompile(`^\s*(SCRAM-SHA-256|SCRAM-SHA-512)\s*=\s*\[(.*)\]\s*$`)
 
-// ParseSCRAMBootstrap reads tributary.sasl.scram.bootstrap: entries as
+// ParseSCRAMBootstrap reads tributary.scram.credentials: entries as
 // kafka-storage.sh format --add-scram takes them, separated by ';':
 // SCRAM-SHA-256=[name=alice,password=alice-secret(,iterations=8192)].
 // Passwords may be quoted ("…") to hold ',' or ']'.

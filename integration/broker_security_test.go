@@ -52,7 +52,7 @@ func secureBrokerProps(pki *harness.PKI, addr string) map[string]string {
 		"listener.name.saslssl.scram-sha-512.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
 		"authorizer.class.name":                                "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 		"super.users":                                          "User:admin",
-		"tributary.sasl.scram.bootstrap":                       "SCRAM-SHA-512=[name=admin,password=admin-secret]",
+		"tributary.scram.credentials":                       "SCRAM-SHA-512=[name=admin,password=admin-secret]",
 	}
 }
 

@@ -26,7 +26,7 @@ import (
 // on UNSUPPORTED_VERSION). The SASL tests (TestSCRAMAuth,
 // TestSCRAMAuthBadCredentials) run against the broker's SASL_PLAINTEXT
 // listener (KGO_TEST_SCRAM_SEEDS) with a SCRAM-SHA-256 user created by
-// tributary.sasl.scram.bootstrap; share group tests skip themselves without
+// tributary.scram.credentials; share group tests skip themselves without
 // ShareFetch v2.
 const kgoSuiteSkip = `^Test848`
 
