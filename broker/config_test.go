@@ -58,6 +58,15 @@ func TestListenerProperties(t *testing.T) {
 	if len(warnings) != 1 || !strings.Contains(warnings[0], "CONTROLLER is a controller listener") {
 		t.Fatalf("warnings %v", warnings)
 	}
+	// Kafka's default listener names are not URL schemes.
+	c, _, err = FromProperties(properties.Properties{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093,SASL_SSL://[::1]:9094,PLAINTEXT://:9092",
+		"sasl.enabled.mechanisms": "SCRAM-SHA-256", "ssl.keystore.type": "PEM"})
+	if err == nil || !strings.Contains(err.Error(), "listener SASL_SSL") {
+		t.Fatalf("SASL_SSL without a key store: %v", err)
+	}
+	if len(c.Listeners) != 3 || c.Listeners[0].Name != "SASL_PLAINTEXT" || c.Listeners[1].Addr != "[::1]:9094" || c.Listeners[2].Addr != ":9092" {
+		t.Fatalf("%+v", c.Listeners)
+	}
 	for name, bad := range map[string]properties.Properties{
 		"no protocol":          {"listeners": "FOO://127.0.0.1:1"},
 		"unknown protocol":     {"listeners": "A://127.0.0.1:1", "listener.security.protocol.map": "A:KERBEROS"},

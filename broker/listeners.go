@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -306,6 +305,8 @@ func nonNegativeMs(p properties.Properties, k string, def time.Duration) (time.D
 	return time.Duration(n) * time.Millisecond, nil
 }
 
+var validListenerName = regexp.MustCompile(`^[A-Z0-9_-]+$`)
+
 // parseListenerList reads "NAME://host:port,..." (a bare host:port is a
 // PLAINTEXT listener).
 func parseListenerList(v string) ([]ListenerConfig, error) {
@@ -317,12 +318,13 @@ func parseListenerList(v string) ([]ListenerConfig, error) {
 	names := map[string]bool{}
 	for _, e := range entries {
 		name, hostport := ProtocolPlaintext, e
-		if strings.Contains(e, "://") {
-			u, err := url.Parse(e)
-			if err != nil {
-				return nil, fmt.Errorf("%q is not a listener URL: %w", e, err)
+		if n, hp, ok := strings.Cut(e, "://"); ok {
+			// Not url.Parse: listener names such as SASL_SSL are not
+			// URL schemes.
+			name, hostport = strings.ToUpper(strings.TrimSpace(n)), hp
+			if !validListenerName.MatchString(name) {
+				return nil, fmt.Errorf("%q: listener name %q must be letters, digits, '_' or '-'", e, n)
 			}
-			name, hostport = strings.ToUpper(u.Scheme), u.Host
 		}
 		host, port, err := net.SplitHostPort(hostport)
 		if err != nil {
