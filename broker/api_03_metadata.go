@@ -46,6 +46,10 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 		return &reply{resp: resp}
 	}
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	// As Kafka: topics refused creation, then topics refused DESCRIBE,
+	// come after the others.
+	var createDenied, describeDenied []kmsg.MetadataResponseTopic
+	topicOps := req.IncludeTopicAuthorizedOperations && req.Version >= 8
 	for _, rt := range req.Topics {
 		var t *topic
 		name := ""
@@ -69,13 +73,13 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 			st.TopicID = rt.TopicID
 			st.ErrorCode = errTopicAuthorizationFailed
 			st.AuthorizedOperations = notAuthorizedOps
-			resp.Topics = append(resp.Topics, st)
+			describeDenied = append(describeDenied, st)
 			continue
 		}
 		if t == nil && autoCreate && rt.Topic != nil && !c.allowedCluster(acl.OpCreate) && !c.allowedTopic(acl.OpCreate, name) {
 			st := kmsg.NewMetadataResponseTopic()
 			st.Topic, st.ErrorCode = &name, errTopicAuthorizationFailed
-			resp.Topics = append(resp.Topics, st)
+			createDenied = append(createDenied, st)
 			continue
 		}
 		if t == nil && autoCreate && rt.Topic != nil {
@@ -101,6 +105,9 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 				if validateTopicName(name) != nil {
 					st.ErrorCode = errInvalidTopic
 				}
+				if topicOps {
+					st.AuthorizedOperations = c.authorizedOps(acl.ResourceTopic, name)
+				}
 			} else {
 				st.TopicID = rt.TopicID
 				st.ErrorCode = errUnknownTopicID
@@ -110,6 +117,7 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 		}
 		resp.Topics = append(resp.Topics, c.metadataTopic(req, t))
 	}
+	resp.Topics = append(append(resp.Topics, createDenied...), describeDenied...)
 	return &reply{resp: resp}
 }
 

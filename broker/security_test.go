@@ -41,7 +41,7 @@ func secureConfig(t *testing.T, extra map[string]string) func(*Config) {
 			"listener.security.protocol.map":              "CLIENT:SASL_PLAINTEXT",
 			"sasl.enabled.mechanisms":                     "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
 			"listener.name.client.plain.sasl.jaas.config": plainJAAS,
-			"tributary.scram.credentials":              "SCRAM-SHA-512=[name=admin,password=admin-secret]",
+			"tributary.scram.credentials":                 "SCRAM-SHA-512=[name=admin,password=admin-secret]",
 			"authorizer.class.name":                       "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
 			"super.users":                                 "User:admin",
 		}
