@@ -67,7 +67,11 @@ func (b *Broker) serveConn(nc net.Conn, l *listener) {
 		tc := tls.Server(nc, l.cfg.TLS)
 		tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
 		if err := tc.HandshakeContext(b.ctx); err != nil {
-			c.logger.Info("TLS handshake failed", "reason", err)
+			level := slog.LevelInfo
+			if errors.Is(err, io.EOF) {
+				level = slog.LevelDebug // a port probe: connected and closed
+			}
+			c.logger.Log(b.ctx, level, "TLS handshake failed", "reason", err)
 			nc.Close()
 			return
 		}
