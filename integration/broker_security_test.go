@@ -188,7 +188,7 @@ func TestBrokerSecurityKafkaCLIs(t *testing.T) {
 	tool("a\nb\nc\n", "org.apache.kafka.tools.ConsoleProducer", "--bootstrap-server", addr, "--topic", "orders-1", "--producer.config", aliceProps)
 	consume := func() string {
 		return tool("", "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", addr, "--topic", "orders-1", "--group", "alice-group",
-			"--from-beginning", "--max-messages", "3", "--timeout-ms", "30000", "--consumer.config", aliceProps)
+			"--from-beginning", "--max-messages", "3", "--timeout-ms", "30000", "--command-config", aliceProps)
 	}
 	if got := strings.Fields(consume()); strings.Join(got, ",") != "a,b,c" {
 		t.Fatalf("console consumer read %v", got)
