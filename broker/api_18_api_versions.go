@@ -60,8 +60,9 @@ var apiTable = []api{
 	{key: 60, min: 0, max: 1, handle: handleDescribeCluster},
 	{key: 65, min: 0, max: 0, handle: handleDescribeTransactions},
 	{key: 66, min: 0, max: 2, handle: handleListTransactions},
-	{key: 68, min: 0, max: 1, handle: handleConsumerGroupHeartbeat},
-	{key: 69, min: 0, max: 1, handle: handleConsumerGroupDescribe},
+	// KIP-848: authorization (authz_groups.go) before the handlers.
+	{key: 68, min: 0, max: 1, handle: consumerGroupHeartbeatAuthz},
+	{key: 69, min: 0, max: 1, handle: consumerGroupDescribeAuthz},
 	{key: 76, min: 1, max: 1, handle: handleShareGroupHeartbeat},
 	{key: 77, min: 1, max: 1, handle: handleShareGroupDescribe},
 }

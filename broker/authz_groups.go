@@ -266,3 +266,67 @@ func (c *conn) offsetDelete(req *kmsg.OffsetDeleteRequest) *reply {
 		}
 	})
 }
+
+// after returns inner with then applied to its response once it is ready
+// (at once for a reply that is ready already).
+func (c *conn) after(inner *reply, then func(kmsg.Response)) *reply {
+	if inner.ready == nil {
+		if inner.resp != nil {
+			then(inner.resp)
+		}
+		return inner
+	}
+	return c.then(inner, then)
+}
+
+// consumerGroupHeartbeatAuthz checks READ on the group of a KIP-848
+// heartbeat before the group coordinator sees it.
+func consumerGroupHeartbeatAuthz(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.ConsumerGroupHeartbeatRequest)
+	if !c.allowedGroup(acl.OpRead, req.Group) {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
+		msg := "Group authorization failed."
+		resp.ErrorCode, resp.ErrorMessage = errGroupAuthorizationFailed, &msg
+		return &reply{resp: resp}
+	}
+	return handleConsumerGroupHeartbeat(c, kreq)
+}
+
+// consumerGroupDescribeAuthz checks DESCRIBE on each group of a
+// ConsumerGroupDescribe and fills the authorized operations.
+func consumerGroupDescribeAuthz(c *conn, kreq kmsg.Request) *reply {
+	req := kreq.(*kmsg.ConsumerGroupDescribeRequest)
+	if c.b.sec.authorizer() == nil {
+		return handleConsumerGroupDescribe(c, kreq)
+	}
+	var denied []string
+	narrowed := *req
+	narrowed.Groups = nil
+	for _, g := range req.Groups {
+		if c.allowedGroup(acl.OpDescribe, g) {
+			narrowed.Groups = append(narrowed.Groups, g)
+		} else {
+			denied = append(denied, g)
+		}
+	}
+	then := func(r kmsg.Response) {
+		resp := r.(*kmsg.ConsumerGroupDescribeResponse)
+		for i := range resp.Groups {
+			g := &resp.Groups[i]
+			if req.IncludeAuthorizedOperations && g.ErrorCode == 0 {
+				g.AuthorizedOperations = c.authorizedOps(acl.ResourceGroup, g.Group)
+			}
+		}
+		for _, name := range denied {
+			g := kmsg.NewConsumerGroupDescribeResponseGroup()
+			g.Group, g.ErrorCode, g.AuthorizedOperations = name, errGroupAuthorizationFailed, notAuthorizedOps
+			resp.Groups = append(resp.Groups, g)
+		}
+	}
+	if len(narrowed.Groups) == 0 {
+		resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+		then(resp)
+		return &reply{resp: resp}
+	}
+	return c.after(handleConsumerGroupDescribe(c, &narrowed), then)
+}

@@ -184,6 +184,20 @@ func TestSASLAuthenticationAndACLs(t *testing.T) {
 		t.Fatalf("bob's group: %v", err)
 	}
 
+	// KIP-848 requests are checked too (READ, DESCRIBE on the group).
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberEpoch = "bobs-group", 0
+	hbResp, err := bob.DiscoveredBrokers()[0].Request(ctx, hb)
+	if err != nil || hbResp.(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("bob's KIP-848 heartbeat: %v %+v", err, hbResp)
+	}
+	cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
+	cgd.Groups = []string{"bobs-group"}
+	cgdResp, err := bob.DiscoveredBrokers()[0].Request(ctx, cgd)
+	if err != nil || cgdResp.(*kmsg.ConsumerGroupDescribeResponse).Groups[0].ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("bob's ConsumerGroupDescribe: %v %+v", err, cgdResp)
+	}
+
 	// Describe filters: MATCH finds the literal deny and the prefixed allow.
 	described, err := admin.DescribeACLs(ctx, kadm.NewACLs().Topics("orders-secret").ResourcePatternType(kadm.ACLPatternMatch).Operations(kadm.OpAny).Allow().AllowHosts().Deny().DenyHosts())
 	if err != nil {
