@@ -668,3 +668,53 @@ func TestBrokerSecurityKcat(t *testing.T) {
 		t.Fatalf("kcat with a wrong password: %v\n%s", err, outb)
 	}
 }
+
+// TestBrokerSecurityKill9: SCRAM credentials and ACLs created through the
+// admin API are acknowledged only once durable: a kill -9 right after the
+// answers loses neither (franz-go clients only, so it runs without java).
+func TestBrokerSecurityKill9(t *testing.T) {
+	t.Parallel()
+	pki := harness.NewPKI(t)
+	bin := harness.BuildTributary(t)
+	port := harness.FreePort(t)
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	dir := filepath.Join(t.TempDir(), "broker")
+	props := secureBrokerProps(pki, addr)
+	var overrides []string
+	for _, k := range slices.Sorted(mapsKeys(props)) {
+		overrides = append(overrides, k+"="+props[k])
+	}
+	proc := harness.StartBrokerProcess(t, bin, dir, port, overrides...)
+	ctx := testCtx(t)
+	adm := kadm.NewClient(scramClient(t, pki, addr, secAdmin, secAdminPW))
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "orders-1"); err != nil {
+		t.Fatal(err)
+	}
+	const users = 20
+	var ups []kadm.UpsertSCRAM
+	for i := range users {
+		ups = append(ups, kadm.UpsertSCRAM{User: "u" + strconv.Itoa(i), Mechanism: kadm.ScramSha512, Iterations: 4096, Password: "pw" + strconv.Itoa(i)})
+	}
+	if res, err := adm.AlterUserSCRAMs(ctx, nil, ups); err != nil || res.Error() != nil {
+		t.Fatalf("scram: %v %v", err, res.Error())
+	}
+	for i := range users {
+		a := kadm.NewACLs().Allow("User:u" + strconv.Itoa(i)).Topics("orders-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite)
+		if rs, err := adm.CreateACLs(ctx, a); err != nil || rs[0].Err != nil {
+			t.Fatalf("acl %d: %v %+v", i, err, rs)
+		}
+	}
+	proc.Kill() // at once after the last answer
+	proc = harness.StartBrokerProcess(t, bin, dir, port, overrides...)
+	for i := range users {
+		cl := scramClient(t, pki, addr, "u"+strconv.Itoa(i), "pw"+strconv.Itoa(i))
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders-1", Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("u%d after kill -9: %v\n%s", i, err, tailFile(proc.LogPath(), 20))
+		}
+		cl.Close()
+	}
+	desc, err := kadm.NewClient(scramClient(t, pki, addr, secAdmin, secAdminPW)).DescribeUserSCRAMs(ctx)
+	if err != nil || len(desc) != users+1 {
+		t.Fatalf("after kill -9: %d SCRAM users (want %d): %v", len(desc), users+1, err)
+	}
+}
