@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/broker/acl"
 	"github.com/tributary-dev/tributary/broker/log"
 	"github.com/tributary-dev/tributary/broker/txn"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,11 +34,13 @@ func handleProduce(c *conn, kreq kmsg.Request) *reply {
 	now := time.Now()
 	acksOK := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	txnCodes := b.checkProduceTxn(req)
+	txnDenied := req.TransactionID != nil && !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		st.TopicID = rt.TopicID
 		t := b.topic(rt.Topic)
+		topicDenied := !c.allowedTopic(acl.OpWrite, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -47,6 +50,10 @@ func handleProduce(c *conn, kreq kmsg.Request) *reply {
 				sp.ErrorCode = errInvalidRequiredAcks
 			case req.Version < 3:
 				sp.ErrorCode = errUnsupportedVersion
+			case txnDenied:
+				sp.ErrorCode = errTxnIDAuthorizationFailed
+			case topicDenied:
+				sp.ErrorCode = errTopicAuthorizationFailed
 			case t == nil || rp.Partition < 0 || int(rp.Partition) >= len(t.partitions()):
 				sp.ErrorCode = errUnknownTopicOrPartition
 			default:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/tributary-dev/tributary/broker/acl"
 	"github.com/tributary-dev/tributary/broker/log"
 	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,8 +26,9 @@ func handleFetch(c *conn, kreq kmsg.Request) *reply {
 	maxWait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	minBytes := int64(req.MinBytes)
 
+	denied := c.deniedFetchTopics(req)
 	waits := b.fetchWaitChans(req)
-	fr := b.readFetch(req)
+	fr := b.readFetch(req, denied)
 	if fr.bytes >= minBytes || maxWait <= 0 || fr.failed {
 		return &reply{fetch: fr}
 	}
@@ -41,7 +43,7 @@ func handleFetch(c *conn, kreq kmsg.Request) *reply {
 			}
 			waits = b.fetchWaitChans(req)
 			fr.release()
-			fr = b.readFetch(req)
+			fr = b.readFetch(req, denied)
 			if fr.bytes >= minBytes || fr.failed {
 				break
 			}
@@ -52,9 +54,32 @@ func handleFetch(c *conn, kreq kmsg.Request) *reply {
 			return
 		}
 		fr.release()
-		r.fetch = b.readFetch(req)
+		r.fetch = b.readFetch(req, denied)
 	}()
 	return r
+}
+
+// deniedFetchTopics returns the topics of a fetch the principal may not
+// READ (by name, or by id for Fetch v13); nil without an authorizer.
+func (c *conn) deniedFetchTopics(req *kmsg.FetchRequest) map[string]bool {
+	if c.b.sec.authorizer() == nil {
+		return nil
+	}
+	denied := map[string]bool{}
+	for _, rt := range req.Topics {
+		name := rt.Topic
+		if name == "" {
+			c.b.mu.RLock()
+			if t := c.b.topicIDs[rt.TopicID]; t != nil {
+				name = t.name
+			}
+			c.b.mu.RUnlock()
+		}
+		if !c.allowedTopic(acl.OpRead, name) {
+			denied[rt.Topic+"\x00"+string(rt.TopicID[:])] = true
+		}
+	}
+	return denied
 }
 
 // waitAny blocks until one of chans is closed (true) or timeout/done fires (false).
@@ -169,7 +194,7 @@ func (f *fetchReply) release() {
 	}
 }
 
-func (b *Broker) readFetch(req *kmsg.FetchRequest) *fetchReply {
+func (b *Broker) readFetch(req *kmsg.FetchRequest, denied map[string]bool) *fetchReply {
 	fr := &fetchReply{version: req.Version}
 	maxResp := int64(req.MaxBytes)
 	if req.Version < 3 || maxResp <= 0 {
@@ -178,6 +203,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest) *fetchReply {
 	for _, rt := range req.Topics {
 		ft := fetchTopic{name: rt.Topic, id: rt.TopicID}
 		t := b.topic(rt.Topic)
+		topicDenied := denied[rt.Topic+"\x00"+string(rt.TopicID[:])]
 		for _, rp := range rt.Partitions {
 			fp := fetchPart{partition: rp.Partition, hwm: -1, lso: -1, logStart: -1, committedRead: req.IsolationLevel == 1}
 			var p *partition
@@ -187,6 +213,9 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest) *fetchReply {
 				}
 			}
 			switch {
+			case topicDenied:
+				fp.errorCode = errTopicAuthorizationFailed
+				fr.failed = true
 			case p == nil:
 				fp.errorCode = errUnknownTopicOrPartition
 				fr.failed = true

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"github.com/tributary-dev/tributary/broker/log"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -25,6 +27,8 @@ func handleListOffsets(c *conn, kreq kmsg.Request) *reply {
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p := b.partition(rt.Topic, rp.Partition)
 			switch {
+			case !c.allowedTopic(acl.OpDescribe, rt.Topic):
+				sp.ErrorCode = errTopicAuthorizationFailed
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			case req.Version >= 4 && rp.CurrentLeaderEpoch > 0:

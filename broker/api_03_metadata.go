@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -17,14 +19,14 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 	b := c.b
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	br := kmsg.NewMetadataResponseBroker()
-	br.NodeID, br.Host, br.Port = b.cfg.NodeID, b.advHost, b.advPort
+	br.NodeID, br.Host, br.Port = b.cfg.NodeID, c.l.advHost, c.l.advPort
 	resp.Brokers = []kmsg.MetadataResponseBroker{br}
 	cid := b.clusterID
 	resp.ClusterID = &cid
 	resp.ControllerID = b.cfg.NodeID
 	resp.AuthorizedOperations = notAuthorizedOps
 	if req.IncludeClusterAuthorizedOperations && req.Version >= 8 && req.Version <= 10 {
-		resp.AuthorizedOperations = clusterAuthorizedOps
+		resp.AuthorizedOperations = c.authorizedOps(acl.ResourceCluster, acl.ClusterName)
 	}
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
@@ -37,13 +39,17 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 		b.mu.RUnlock()
 		sort.Strings(names)
 		for _, n := range names {
-			if t := b.topic(n); t != nil {
-				resp.Topics = append(resp.Topics, b.metadataTopic(req, t))
+			if t := b.topic(n); t != nil && c.allowedTopic(acl.OpDescribe, n) {
+				resp.Topics = append(resp.Topics, c.metadataTopic(req, t))
 			}
 		}
 		return &reply{resp: resp}
 	}
 	autoCreate := b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
+	// As Kafka: topics refused creation, then topics refused DESCRIBE,
+	// come after the others.
+	var createDenied, describeDenied []kmsg.MetadataResponseTopic
+	topicOps := req.IncludeTopicAuthorizedOperations && req.Version >= 8
 	for _, rt := range req.Topics {
 		var t *topic
 		name := ""
@@ -54,6 +60,27 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 			b.mu.RLock()
 			t = b.topicIDs[rt.TopicID]
 			b.mu.RUnlock()
+		}
+		if t != nil {
+			name = t.name
+		}
+		if (rt.Topic != nil || t != nil) && !c.allowedTopic(acl.OpDescribe, name) {
+			// Kafka does not disclose whether the topic exists.
+			st := kmsg.NewMetadataResponseTopic()
+			if rt.Topic != nil {
+				st.Topic = &name
+			}
+			st.TopicID = rt.TopicID
+			st.ErrorCode = errTopicAuthorizationFailed
+			st.AuthorizedOperations = notAuthorizedOps
+			describeDenied = append(describeDenied, st)
+			continue
+		}
+		if t == nil && autoCreate && rt.Topic != nil && !c.allowedCluster(acl.OpCreate) && !c.allowedTopic(acl.OpCreate, name) {
+			st := kmsg.NewMetadataResponseTopic()
+			st.Topic, st.ErrorCode = &name, errTopicAuthorizationFailed
+			createDenied = append(createDenied, st)
+			continue
 		}
 		if t == nil && autoCreate && rt.Topic != nil {
 			if err := validateTopicName(name); err != nil {
@@ -78,6 +105,9 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 				if validateTopicName(name) != nil {
 					st.ErrorCode = errInvalidTopic
 				}
+				if topicOps {
+					st.AuthorizedOperations = c.authorizedOps(acl.ResourceTopic, name)
+				}
 			} else {
 				st.TopicID = rt.TopicID
 				st.ErrorCode = errUnknownTopicID
@@ -85,12 +115,14 @@ func handleMetadata(c *conn, kreq kmsg.Request) *reply {
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.metadataTopic(req, t))
+		resp.Topics = append(resp.Topics, c.metadataTopic(req, t))
 	}
+	resp.Topics = append(append(resp.Topics, createDenied...), describeDenied...)
 	return &reply{resp: resp}
 }
 
-func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *topic) kmsg.MetadataResponseTopic {
+func (c *conn) metadataTopic(req *kmsg.MetadataRequest, t *topic) kmsg.MetadataResponseTopic {
+	b := c.b
 	st := kmsg.NewMetadataResponseTopic()
 	name := t.name
 	st.Topic = &name
@@ -98,7 +130,7 @@ func (b *Broker) metadataTopic(req *kmsg.MetadataRequest, t *topic) kmsg.Metadat
 	st.IsInternal = t.internal
 	st.AuthorizedOperations = notAuthorizedOps
 	if req.IncludeTopicAuthorizedOperations && req.Version >= 8 {
-		st.AuthorizedOperations = topicAuthorizedOps
+		st.AuthorizedOperations = c.authorizedOps(acl.ResourceTopic, t.name)
 	}
 	for _, p := range t.partitions() {
 		sp := kmsg.NewMetadataResponseTopicPartition()

@@ -1,11 +1,6 @@
 package broker
 
-import (
-	"time"
-
-	"github.com/tributary-dev/tributary/broker/group"
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // OffsetCommit: v0-9. Members commit with their generation and member id;
 // simple commits (generation -1) are accepted while the group has no
@@ -17,5 +12,5 @@ import (
 
 func handleOffsetCommit(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.OffsetCommitRequest)
-	return c.groupReply(func(co *group.Coordinator, now time.Time, to any) { co.Commit(now, to, req) })
+	return c.offsetCommit(req)
 }

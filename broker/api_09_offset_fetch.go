@@ -1,11 +1,6 @@
 package broker
 
-import (
-	"time"
-
-	"github.com/tributary-dev/tributary/broker/group"
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // OffsetFetch: v0-9: null topics (v2+) return every committed partition,
 // v8+ asks for several groups at once. RequireStable (v7+) needs nothing:
@@ -15,5 +10,5 @@ import (
 
 func handleOffsetFetch(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.OffsetFetchRequest)
-	return c.groupReply(func(co *group.Coordinator, _ time.Time, to any) { co.FetchOffsets(to, req) })
+	return c.offsetFetch(req)
 }

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -13,11 +15,19 @@ func handleFindCoordinator(c *conn, kreq kmsg.Request) *reply {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	answer := func(key string) kmsg.FindCoordinatorResponseCoordinator {
 		co := kmsg.NewFindCoordinatorResponseCoordinator()
-		co.Key, co.NodeID, co.Host, co.Port = key, b.cfg.NodeID, b.advHost, b.advPort
+		co.Key, co.NodeID, co.Host, co.Port = key, b.cfg.NodeID, c.l.advHost, c.l.advPort
 		var msg string
 		switch req.CoordinatorType {
-		case 0, 1:
-			return co
+		case 0:
+			if c.allowedGroup(acl.OpDescribe, key) {
+				return co
+			}
+			co.ErrorCode, msg = errGroupAuthorizationFailed, "Group authorization failed."
+		case 1:
+			if c.allowed(acl.OpDescribe, acl.ResourceTransactionalID, key) {
+				return co
+			}
+			co.ErrorCode, msg = errTxnIDAuthorizationFailed, "Transactional Id authorization failed."
 		default:
 			co.ErrorCode, msg = errInvalidRequest, "unknown coordinator key type"
 		}

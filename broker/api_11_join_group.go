@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"time"
 
 	"github.com/tributary-dev/tributary/broker/group"
@@ -15,6 +17,9 @@ import (
 
 func handleJoinGroup(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.JoinGroupRequest)
+	if !c.allowedGroup(acl.OpRead, req.Group) {
+		return groupDenied(req)
+	}
 	host := c.clientHost()
 	return c.groupReply(func(co *group.Coordinator, now time.Time, to any) {
 		co.Join(now, to, req, c.client, host)

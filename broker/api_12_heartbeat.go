@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"time"
 
 	"github.com/tributary-dev/tributary/broker/group"
@@ -11,5 +13,8 @@ import (
 
 func handleHeartbeat(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.HeartbeatRequest)
+	if !c.allowedGroup(acl.OpRead, req.Group) {
+		return groupDenied(req)
+	}
 	return c.groupReply(func(co *group.Coordinator, now time.Time, to any) { co.Heartbeat(now, to, req) })
 }

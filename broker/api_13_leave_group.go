@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"time"
 
 	"github.com/tributary-dev/tributary/broker/group"
@@ -12,5 +14,8 @@ import (
 
 func handleLeaveGroup(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.LeaveGroupRequest)
+	if !c.allowedGroup(acl.OpRead, req.Group) {
+		return groupDenied(req)
+	}
 	return c.groupReply(func(co *group.Coordinator, now time.Time, to any) { co.Leave(now, to, req) })
 }

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"time"
 
 	"github.com/tributary-dev/tributary/broker/group"
@@ -13,5 +15,8 @@ import (
 
 func handleSyncGroup(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.SyncGroupRequest)
+	if !c.allowedGroup(acl.OpRead, req.Group) {
+		return groupDenied(req)
+	}
 	return c.groupReply(func(co *group.Coordinator, now time.Time, to any) { co.Sync(now, to, req) })
 }

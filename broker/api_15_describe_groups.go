@@ -1,11 +1,6 @@
 package broker
 
-import (
-	"time"
-
-	"github.com/tributary-dev/tributary/broker/group"
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // DescribeGroups: v0-5. Unknown groups are reported in state Dead without an
 // error, as Kafka does before v6. Authorized operations (v3+) are all of
@@ -13,5 +8,5 @@ import (
 
 func handleDescribeGroups(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.DescribeGroupsRequest)
-	return c.groupReply(func(co *group.Coordinator, _ time.Time, to any) { co.Describe(to, req) })
+	return c.describeGroups(req)
 }

@@ -1,16 +1,11 @@
 package broker
 
-import (
-	"time"
-
-	"github.com/tributary-dev/tributary/broker/group"
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // ListGroups: v0-5 with the states (v4+) and types (v5+) filters; a group is
 // of type "classic" or "consumer" (KIP-848).
 
 func handleListGroups(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.ListGroupsRequest)
-	return c.groupReply(func(co *group.Coordinator, _ time.Time, to any) { co.List(to, req) })
+	return c.listGroups(req)
 }

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"fmt"
 	"strconv"
 
@@ -21,6 +23,7 @@ func handleCreateTopics(c *conn, kreq kmsg.Request) *reply {
 		seen[rt.Topic]++
 	}
 	answered := map[string]bool{}
+	clusterCreate := c.allowedCluster(acl.OpCreate)
 	for _, rt := range req.Topics {
 		if seen[rt.Topic] > 1 && answered[rt.Topic] {
 			continue // like Kafka: one answer per duplicated name
@@ -34,6 +37,11 @@ func handleCreateTopics(c *conn, kreq kmsg.Request) *reply {
 			if req.Version >= 1 {
 				st.ErrorMessage = &msg
 			}
+		}
+		if seen[rt.Topic] == 1 && !clusterCreate && !c.allowedTopic(acl.OpCreate, rt.Topic) {
+			fail(errTopicAuthorizationFailed, "Authorization failed.")
+			resp.Topics = append(resp.Topics, st)
+			continue
 		}
 		parts, code, msg := b.checkNewTopic(&rt, seen[rt.Topic])
 		if code != errNone {

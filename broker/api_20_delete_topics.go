@@ -1,6 +1,10 @@
 package broker
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/tributary-dev/tributary/broker/acl"
+)
 
 // DeleteTopics: v0-6 (v6 also by topic id). Data is removed at once.
 
@@ -32,7 +36,15 @@ func handleDeleteTopics(c *conn, kreq kmsg.Request) *reply {
 			t = b.topicIDs[tg.id]
 			b.mu.RUnlock()
 		}
+		name := ""
+		if tg.name != nil {
+			name = *tg.name
+		} else if t != nil {
+			name = t.name
+		}
 		switch {
+		case (tg.name != nil || t != nil) && !c.allowedTopic(acl.OpDelete, name):
+			st.ErrorCode = errTopicAuthorizationFailed
 		case !b.cfg.DeleteTopicEnable:
 			st.ErrorCode = errTopicDeletionDisabled
 		case t == nil && tg.name == nil:

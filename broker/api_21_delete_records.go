@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"errors"
 
 	"github.com/tributary-dev/tributary/broker/log"
@@ -22,7 +24,9 @@ func handleDeleteRecords(c *conn, kreq kmsg.Request) *reply {
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
 			p := b.partition(rt.Topic, rp.Partition)
-			if p == nil {
+			if !c.allowedTopic(acl.OpDelete, rt.Topic) {
+				sp.ErrorCode = errTopicAuthorizationFailed
+			} else if p == nil {
 				sp.ErrorCode = errUnknownTopicOrPartition
 			} else if lw, err := p.log.DeleteRecordsBefore(rp.Offset); err != nil {
 				sp.ErrorCode = errKafkaStorageError

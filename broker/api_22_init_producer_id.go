@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"math"
 	"time"
 
@@ -17,6 +19,16 @@ import (
 func handleInitProducerID(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.InitProducerIDRequest)
 	b := c.b
+	if req.TransactionalID != nil && !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionalID) {
+		resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = -1, -1, errTxnIDAuthorizationFailed
+		return &reply{resp: resp}
+	}
+	if req.TransactionalID == nil && !c.allowedCluster(acl.OpIdempotentWrite) && !c.allowedAny(acl.OpWrite, acl.ResourceTopic) {
+		resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+		resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = -1, -1, errClusterAuthorizationFailed
+		return &reply{resp: resp}
+	}
 	if req.TransactionalID != nil {
 		return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.InitProducerID(now, to, req) })
 	}

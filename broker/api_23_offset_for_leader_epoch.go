@@ -1,6 +1,10 @@
 package broker
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/tributary-dev/tributary/broker/acl"
+)
 
 // OffsetForLeaderEpoch: v0-4. Every partition has had one leader epoch, 0,
 // since it was created, so epoch 0 ends at the log end and later epochs are
@@ -19,6 +23,8 @@ func handleOffsetForLeaderEpoch(c *conn, kreq kmsg.Request) *reply {
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
 			p := b.partition(rt.Topic, rp.Partition)
 			switch {
+			case !c.allowedTopic(acl.OpDescribe, rt.Topic):
+				sp.ErrorCode = errTopicAuthorizationFailed
 			case p == nil:
 				sp.ErrorCode = errUnknownTopicOrPartition
 			case req.Version >= 2 && rp.CurrentLeaderEpoch > 0:

@@ -1,6 +1,10 @@
 package broker
 
 import (
+	"slices"
+
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"time"
 
 	"github.com/tributary-dev/tributary/broker/group"
@@ -25,23 +29,54 @@ import (
 
 func handleAddPartitionsToTxn(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.AddPartitionsToTxnRequest)
+	if r := c.addPartitionsDenied(req); r != nil {
+		return r
+	}
 	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.AddPartitions(now, to, req) })
 }
 
 func handleAddOffsetsToTxn(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.AddOffsetsToTxnRequest)
+	if !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) || !c.allowedGroup(acl.OpRead, req.Group) {
+		resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+		resp.ErrorCode = errGroupAuthorizationFailed
+		if !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+			resp.ErrorCode = errTxnIDAuthorizationFailed
+		}
+		return &reply{resp: resp}
+	}
 	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.AddOffsets(now, to, req) })
 }
 
 func handleEndTxn(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.EndTxnRequest)
+	if !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+		resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+		resp.ErrorCode = errTxnIDAuthorizationFailed
+		return &reply{resp: resp}
+	}
 	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.EndTxn(now, to, req) })
 }
 
 func handleTxnOffsetCommit(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.TxnOffsetCommitRequest)
 	tp := txn.TopicPartition{Topic: offsetsTopic, Partition: 0}
-	if code := c.b.checkTxnPartition(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp, req.Version >= 5, req.Version); code != errNone {
+	code := errNone
+	switch {
+	case !c.allowed(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID):
+		code = errTxnIDAuthorizationFailed
+	case !c.allowedGroup(acl.OpRead, req.Group):
+		code = errGroupAuthorizationFailed
+	}
+	for _, rt := range req.Topics {
+		if code == errNone && !c.allowedTopic(acl.OpRead, rt.Topic) {
+			code = errTopicAuthorizationFailed
+		}
+	}
+	if code == errNone {
+		code = c.b.checkTxnPartition(req.TransactionalID, req.ProducerID, req.ProducerEpoch, tp, req.Version >= 5, req.Version)
+	}
+	if code != errNone {
 		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
 		for _, rt := range req.Topics {
 			st := kmsg.NewTxnOffsetCommitResponseTopic()
@@ -60,10 +95,33 @@ func handleTxnOffsetCommit(c *conn, kreq kmsg.Request) *reply {
 
 func handleDescribeTransactions(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.DescribeTransactionsRequest)
-	return c.txnReply(func(co *txn.Coordinator, _ time.Time, to any) { co.Describe(to, req) })
+	if c.b.sec.authorizer() == nil {
+		return c.txnReply(func(co *txn.Coordinator, _ time.Time, to any) { co.Describe(to, req) })
+	}
+	// Transactional ids without DESCRIBE: TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+	return c.then(c.txnReply(func(co *txn.Coordinator, _ time.Time, to any) { co.Describe(to, req) }), func(r kmsg.Response) {
+		resp := r.(*kmsg.DescribeTransactionsResponse)
+		for i := range resp.TransactionStates {
+			s := &resp.TransactionStates[i]
+			if !c.allowed(acl.OpDescribe, acl.ResourceTransactionalID, s.TransactionalID) {
+				id := s.TransactionalID
+				*s = kmsg.NewDescribeTransactionsResponseTransactionState()
+				s.TransactionalID, s.ErrorCode = id, errTxnIDAuthorizationFailed
+			}
+		}
+	})
 }
 
 func handleListTransactions(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.ListTransactionsRequest)
-	return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.List(now, to, req) })
+	if c.b.sec.authorizer() == nil {
+		return c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.List(now, to, req) })
+	}
+	// Only the transactional ids the principal may DESCRIBE are listed.
+	return c.then(c.txnReply(func(co *txn.Coordinator, now time.Time, to any) { co.List(now, to, req) }), func(r kmsg.Response) {
+		resp := r.(*kmsg.ListTransactionsResponse)
+		resp.TransactionStates = slices.DeleteFunc(resp.TransactionStates, func(s kmsg.ListTransactionsResponseTransactionState) bool {
+			return !c.allowed(acl.OpDescribe, acl.ResourceTransactionalID, s.TransactionalID)
+		})
+	})
 }

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -32,6 +34,11 @@ func handleDescribeConfigs(c *conn, kreq kmsg.Request) *reply {
 				}
 			}
 			return false
+		}
+		if code, denied := c.configDenied(rr.ResourceType, rr.ResourceName, acl.OpDescribeConfigs); denied {
+			sr.ErrorCode = code
+			resp.Resources = append(resp.Resources, sr)
+			continue
 		}
 		switch rr.ResourceType {
 		case resourceTopic:

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"fmt"
 	"strings"
 
@@ -24,6 +26,9 @@ func handleAlterConfigs(c *conn, kreq kmsg.Request) *reply {
 			}
 		}
 		code, msg := b.alterTopicConfigs(rr.ResourceType, rr.ResourceName, next, req.ValidateOnly)
+		if dc, denied := c.configDenied(rr.ResourceType, rr.ResourceName, acl.OpAlterConfigs); denied {
+			code, msg = dc, ""
+		}
 		sr.ErrorCode = code
 		if msg != "" {
 			sr.ErrorMessage = &msg
@@ -67,7 +72,10 @@ func handleIncrementalAlterConfigs(c *conn, kreq kmsg.Request) *reply {
 	for _, rr := range req.Resources {
 		sr := kmsg.NewIncrementalAlterConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		code, msg := b.incrementalAlter(rr, req.ValidateOnly)
+		code, msg, denied := int16(0), "", false
+		if code, denied = c.configDenied(rr.ResourceType, rr.ResourceName, acl.OpAlterConfigs); !denied {
+			code, msg = b.incrementalAlter(rr, req.ValidateOnly)
+		}
 		sr.ErrorCode = code
 		if msg != "" {
 			sr.ErrorMessage = &msg

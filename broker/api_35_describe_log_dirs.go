@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"path/filepath"
 	"sort"
 
@@ -18,6 +20,10 @@ func handleDescribeLogDirs(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.DescribeLogDirsRequest)
 	b := c.b
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
+	if !c.allowedCluster(acl.OpDescribe) {
+		resp.ErrorCode = errClusterAuthorizationFailed
+		return &reply{resp: resp}
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = b.cfg.LogDir
 	if abs, err := filepath.Abs(b.cfg.LogDir); err == nil {

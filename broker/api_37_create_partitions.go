@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"github.com/tributary-dev/tributary/broker/acl"
+
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,6 +29,8 @@ func handleCreatePartitions(c *conn, kreq kmsg.Request) *reply {
 		}
 		t := b.topic(rt.Topic)
 		switch {
+		case !c.allowedTopic(acl.OpAlter, rt.Topic):
+			fail(errTopicAuthorizationFailed, "Authorization failed.")
 		case t == nil:
 			fail(errUnknownTopicOrPartition, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic))
 		case rt.Count < int32(len(t.partitions())):

@@ -1,11 +1,6 @@
 package broker
 
-import (
-	"time"
-
-	"github.com/tributary-dev/tributary/broker/group"
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
+import "github.com/twmb/franz-go/pkg/kmsg"
 
 // DeleteGroups: v0-2. Only groups without members (NON_EMPTY_GROUP
 // otherwise); tombstones for the group and its offsets are fsynced before
@@ -13,5 +8,5 @@ import (
 
 func handleDeleteGroups(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.DeleteGroupsRequest)
-	return c.groupReply(func(co *group.Coordinator, _ time.Time, to any) { co.DeleteGroups(to, req) })
+	return c.deleteGroups(req)
 }

@@ -1,6 +1,10 @@
 package broker
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/tributary-dev/tributary/broker/acl"
+)
 
 // DescribeCluster: v0-1 (brokers endpoint type only). Authorized operations
 // are all of them, as Kafka without an authorizer reports them.
@@ -20,10 +24,13 @@ func handleDescribeCluster(c *conn, kreq kmsg.Request) *reply {
 	resp.ControllerID = b.cfg.NodeID
 	resp.ClusterAuthorizedOperations = notAuthorizedOps
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterAuthorizedOps
+		resp.ClusterAuthorizedOperations = 0
+		if c.allowedCluster(acl.OpDescribe) {
+			resp.ClusterAuthorizedOperations = c.authorizedOps(acl.ResourceCluster, acl.ClusterName)
+		}
 	}
 	br := kmsg.NewDescribeClusterResponseBroker()
-	br.NodeID, br.Host, br.Port = b.cfg.NodeID, b.advHost, b.advPort
+	br.NodeID, br.Host, br.Port = b.cfg.NodeID, c.l.advHost, c.l.advPort
 	resp.Brokers = []kmsg.DescribeClusterResponseBroker{br}
 	return &reply{resp: resp}
 }

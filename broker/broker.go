@@ -26,7 +26,7 @@ import (
 type Broker struct {
 	cfg    Config
 	logger *slog.Logger
-	ln     net.Listener
+	lns    []*listener
 	lock   *dirlock.Lock // LogDir/.lock, held until Close
 
 	clusterID string
@@ -39,8 +39,9 @@ type Broker struct {
 	pids     pidAllocator
 
 	syncer *syncer
-	groups *groups // group coordinator and committed offsets (groups.go)
-	txns   *txns   // transaction coordinator (txns.go)
+	groups *groups   // group coordinator and committed offsets (groups.go)
+	txns   *txns     // transaction coordinator (txns.go)
+	sec    *security // SCRAM credentials and ACLs (security.go)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -48,6 +49,10 @@ type Broker struct {
 
 	connMu sync.Mutex
 	conns  map[net.Conn]struct{}
+
+	// copyBufs are the buffers fetch data is copied through to TLS
+	// connections (no sendfile there): *[]byte of 256 KiB.
+	copyBufs sync.Pool
 
 	// requests counts and times requests; nil without Config.Metrics.
 	requests *requestMetrics
@@ -126,6 +131,7 @@ func Open(cfg Config) (*Broker, error) {
 		syncer:   newSyncer(),
 		conns:    map[net.Conn]struct{}{},
 	}
+	b.copyBufs.New = func() any { buf := make([]byte, 256<<10); return &buf }
 	fail := func(err error) (*Broker, error) {
 		b.closeLogs()
 		b.lock.Release()
@@ -146,16 +152,38 @@ func Open(cfg Config) (*Broker, error) {
 		return fail(err)
 	}
 	b.txns = ts
-	ln, err := net.Listen("tcp", cfg.Listener)
+	sec, err := b.openSecurity()
 	if err != nil {
-		return fail(fmt.Errorf("broker: listen on %s: %w", cfg.Listener, err))
+		return fail(err)
 	}
-	b.ln = ln
-	b.advHost, b.advPort = cfg.advertisedHostPort(ln.Addr())
+	b.sec = sec
+	closeListeners := func() {
+		for _, l := range b.lns {
+			l.ln.Close()
+		}
+	}
+	for _, lc := range cfg.Listeners {
+		rules, _ := parsePrincipalRules(lc.PrincipalRules) // validated
+		if lc.TLS != nil {
+			// Full-size TLS records from the start: fetch responses are
+			// large, and throughput matters more than the first bytes' latency.
+			lc.TLS = lc.TLS.Clone()
+			lc.TLS.DynamicRecordSizingDisabled = true
+		}
+		ln, err := net.Listen("tcp", lc.Addr)
+		if err != nil {
+			closeListeners()
+			return fail(fmt.Errorf("broker: listener %s: listen on %s: %w", lc.Name, lc.Addr, err))
+		}
+		l := &listener{cfg: lc, ln: ln, rules: rules}
+		l.advHost, l.advPort = cfg.advertise(lc.Advertised, ln.Addr())
+		b.lns = append(b.lns, l)
+	}
+	b.advHost, b.advPort = b.lns[0].advHost, b.lns[0].advPort
 	if cfg.Metrics != nil {
 		b.requests = newRequestMetrics()
 		if err := cfg.Metrics.Register(brokerCollector{b}); err != nil {
-			ln.Close()
+			closeListeners()
 			return fail(fmt.Errorf("broker: metrics: %w", err))
 		}
 	}
@@ -171,25 +199,57 @@ func Open(cfg Config) (*Broker, error) {
 		b.wg.Add(1)
 		go func() { defer b.wg.Done(); b.cleanerLoop(b.ctx) }()
 	}
-	b.logger.Info("broker ready", "listener", ln.Addr().String(), "advertised", b.Addr(), "log_dir", cfg.LogDir,
+	var bound []string
+	for _, l := range b.lns {
+		bound = append(bound, l.cfg.Name+"://"+l.ln.Addr().String())
+	}
+	b.logger.Info("broker ready", "listeners", strings.Join(bound, ","), "advertised", b.Addr(), "log_dir", cfg.LogDir,
 		"topics", len(b.topics), "cluster_id", b.clusterID, "startup", time.Since(start).Round(time.Millisecond))
 	return b, nil
 }
 
-// Addr is the advertised host:port that clients bootstrap from.
+// Addr is the advertised host:port that clients bootstrap from (of the
+// first listener).
 func (b *Broker) Addr() string {
 	return net.JoinHostPort(b.advHost, strconv.Itoa(int(b.advPort)))
+}
+
+// ListenerAddr is the advertised host:port of the named listener, "" if
+// there is no such listener.
+func (b *Broker) ListenerAddr(name string) string {
+	for _, l := range b.lns {
+		if strings.EqualFold(l.cfg.Name, name) {
+			return net.JoinHostPort(l.advHost, strconv.Itoa(int(l.advPort)))
+		}
+	}
+	return ""
 }
 
 // ClusterID is the persisted id of this broker's cluster.
 func (b *Broker) ClusterID() string { return b.clusterID }
 
-// Serve accepts connections until ctx is cancelled or Close is called.
+// Serve accepts connections on every listener until ctx is cancelled or
+// Close is called.
 func (b *Broker) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { b.Close() })
 	defer stop()
+	errs := make(chan error, len(b.lns))
+	for _, l := range b.lns {
+		go func() { errs <- b.serveListener(l) }()
+	}
+	var err error
+	for range b.lns {
+		if e := <-errs; e != nil && err == nil {
+			err = e
+			b.Close()
+		}
+	}
+	return err
+}
+
+func (b *Broker) serveListener(l *listener) error {
 	for {
-		c, err := b.ln.Accept()
+		c, err := l.ln.Accept()
 		if err != nil {
 			if b.ctx.Err() != nil {
 				return nil
@@ -199,7 +259,7 @@ func (b *Broker) Serve(ctx context.Context) error {
 				time.Sleep(5 * time.Millisecond)
 				continue
 			}
-			return fmt.Errorf("broker: accept: %w", err)
+			return fmt.Errorf("broker: listener %s: accept: %w", l.cfg.Name, err)
 		}
 		b.connMu.Lock()
 		if b.ctx.Err() != nil {
@@ -212,7 +272,7 @@ func (b *Broker) Serve(ctx context.Context) error {
 		b.connMu.Unlock()
 		go func() {
 			defer b.wg.Done()
-			b.serveConn(c)
+			b.serveConn(c, l)
 			b.connMu.Lock()
 			delete(b.conns, c)
 			b.connMu.Unlock()
@@ -225,7 +285,9 @@ func (b *Broker) Serve(ctx context.Context) error {
 func (b *Broker) Close() error {
 	b.closeOnce.Do(func() {
 		b.cancel()
-		b.ln.Close()
+		for _, l := range b.lns {
+			l.ln.Close()
+		}
 		b.connMu.Lock()
 		for c := range b.conns {
 			c.Close()

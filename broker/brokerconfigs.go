@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,9 +54,14 @@ func given(name string, def *string) func(*Broker) (*string, bool) {
 
 var brokerSettings = []brokerSetting{
 	{"advertised.listeners", typeList, func(b *Broker) (*string, bool) {
-		return str("PLAINTEXT://" + b.Addr()), b.cfg.Advertised != ""
-	}, "The listener clients are told to connect to."},
-	{"authorizer.class.name", typeString, fixed(""), "No authorizer: ACL requests are answered with SECURITY_DISABLED."},
+		var out []string
+		for _, l := range b.lns {
+			out = append(out, l.cfg.Name+"://"+net.JoinHostPort(l.advHost, strconv.Itoa(int(l.advPort))))
+		}
+		_, given := b.cfg.Given["advertised.listeners"]
+		return str(strings.Join(out, ",")), given || b.cfg.Advertised != ""
+	}, "The listeners clients are told to connect to."},
+	{"authorizer.class.name", typeString, given("authorizer.class.name", str("")), "Any value turns ACL authorization on (StandardAuthorizer semantics)."},
 	{"auto.create.topics.enable", typeBoolean, func(b *Broker) (*string, bool) {
 		return str(strconv.FormatBool(b.cfg.AutoCreateTopics)), !b.cfg.AutoCreateTopics
 	}, "Create unknown topics on Metadata requests."},
@@ -88,7 +94,13 @@ var brokerSettings = []brokerSetting{
 	{"group.min.session.timeout.ms", typeInt, func(b *Broker) (*string, bool) {
 		return str(ms(b.cfg.GroupMinSessionTimeout)), b.cfg.GroupMinSessionTimeout != 6*time.Second
 	}, "Smallest session timeout a group member may ask for."},
-	{"listeners", typeList, func(b *Broker) (*string, bool) { return str("PLAINTEXT://" + b.ln.Addr().String()), true }, "The listener this broker binds."},
+	{"listeners", typeList, func(b *Broker) (*string, bool) {
+		var out []string
+		for _, l := range b.lns {
+			out = append(out, l.cfg.Name+"://"+l.ln.Addr().String())
+		}
+		return str(strings.Join(out, ",")), true
+	}, "The listeners this broker binds."},
 	{"log.cleaner.backoff.ms", typeLong, func(b *Broker) (*string, bool) {
 		return str(ms(b.cfg.CleanerBackoff)), b.cfg.CleanerBackoff != 15*time.Second
 	}, "Pause between compaction passes."},

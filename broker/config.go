@@ -89,6 +89,26 @@ type Config struct {
 	// Metrics is where the broker registers its Prometheus series; nil:
 	// nowhere. The command creates it.
 	Metrics prometheus.Registerer
+	// Listeners are the named listeners (listeners,
+	// listener.security.protocol.map, advertised.listeners and the
+	// listener.name.<l>.* settings); empty: one PLAINTEXT listener on
+	// Listener, advertised as Advertised.
+	Listeners []ListenerConfig
+	// FailedAuthDelay delays the answer to a failed SASL authentication and
+	// the close that follows (connection.failed.authentication.delay.ms,
+	// default 100 ms).
+	FailedAuthDelay time.Duration
+	// Authorizer turns ACL authorization on (authorizer.class.name set).
+	Authorizer bool
+	// SuperUsers are principals allowed everything (super.users).
+	SuperUsers []string
+	// AllowEveryoneIfNoACL allows operations on resources no ACL matches
+	// (allow.everyone.if.no.acl.found).
+	AllowEveryoneIfNoACL bool
+	// SCRAMUsers are SCRAM credentials created at start when the user has
+	// none for the mechanism (tributary.scram.credentials): the way to
+	// create the first (admin) user, as kafka-storage.sh format --add-scram.
+	SCRAMUsers []SCRAMUser
 	// MetricsListener is the host:port where `tributary broker` serves GET
 	// /metrics (tributary.metrics.listener, Tributary's own: http://host:port,
 	// default http://127.0.0.1:9404; empty: not served).
@@ -122,14 +142,15 @@ func DefaultConfig() Config {
 		TransactionalIDExpiration: 7 * 24 * time.Hour,
 
 		MetricsListener: "127.0.0.1:9404",
+		FailedAuthDelay: 100 * time.Millisecond,
 	}
 }
 
 // brokerKeys are the broker properties this broker reads, with their
 // defaults as DescribeConfigs reports them.
 var brokerKeys = []struct{ name, def, doc string }{
-	{"listeners", "PLAINTEXT://127.0.0.1:9092", "Listener to bind; only one PLAINTEXT listener is supported."},
-	{"advertised.listeners", "", "Listener clients are told to connect to; defaults to listeners."},
+	{"listeners", "PLAINTEXT://127.0.0.1:9092", "Listeners to bind: NAME://host:port,..."},
+	{"advertised.listeners", "", "Addresses clients of each listener are told to connect to; defaults to listeners."},
 	{"log.dirs", "./data/broker", "Directory for partition logs and metadata (the first entry is used)."},
 	{"log.dir", "./data/broker", "Used when log.dirs is not set."},
 	{"node.id", "1", "Id of this broker."},
@@ -218,10 +239,8 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 		v := strings.TrimSpace(p[k])
 		var err error
 		switch k {
-		case "listeners":
-			c.Listener, err = parseListener(v)
-		case "advertised.listeners":
-			c.Advertised, err = parseListener(v)
+		case "listeners", "advertised.listeners":
+			// parseSecurity
 		case "log.dirs", "log.dir":
 			if k == "log.dir" && p["log.dirs"] != "" {
 				break
@@ -315,7 +334,7 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			if _, ok := hourAndMinuteKeys[k]; ok {
 				break
 			}
-			if !known[k] {
+			if !known[k] && !securityKey(k) {
 				warnings = append(warnings, fmt.Sprintf("unknown broker property %q is ignored", k))
 			}
 		}
@@ -323,6 +342,9 @@ func FromProperties(p properties.Properties) (Config, []string, error) {
 			errs = append(errs, fmt.Errorf("%s=%q: %w", k, v, err))
 		}
 	}
+	w, serrs := parseSecurity(p, &c)
+	warnings = append(warnings, w...)
+	errs = append(errs, serrs...)
 	return c, warnings, errors.Join(errs...)
 }
 
@@ -336,39 +358,41 @@ func parseBool(v string) (bool, error) {
 	return false, fmt.Errorf("%q is not true or false", v)
 }
 
-// parseListener accepts "PLAINTEXT://host:port" (or a bare host:port) and
-// returns host:port. Only one listener is supported.
-func parseListener(v string) (string, error) {
-	if v == "" {
-		return "", errors.New("must not be empty")
-	}
-	if strings.Contains(v, ",") {
-		return "", errors.New("only one listener is supported")
-	}
-	hostport := v
-	if strings.Contains(v, "://") {
-		u, err := url.Parse(v)
-		if err != nil {
-			return "", fmt.Errorf("not a listener URL: %w", err)
-		}
-		if proto := strings.ToUpper(u.Scheme); proto != "PLAINTEXT" {
-			return "", fmt.Errorf("security protocol %s is not supported (only PLAINTEXT)", u.Scheme)
-		}
-		hostport = u.Host
-	}
-	host, port, err := net.SplitHostPort(hostport)
-	if err != nil {
-		return "", fmt.Errorf("not host:port: %w", err)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
-		return "", fmt.Errorf("bad port %q", port)
-	}
-	return net.JoinHostPort(host, port), nil
-}
-
 func (c *Config) validate() error {
-	if c.Listener == "" {
-		return errors.New("broker: no listener configured")
+	if len(c.Listeners) == 0 {
+		if c.Listener == "" {
+			return errors.New("broker: no listener configured")
+		}
+		c.Listeners = []ListenerConfig{{Name: ProtocolPlaintext, Protocol: ProtocolPlaintext, Addr: c.Listener, Advertised: c.Advertised}}
+	}
+	names := map[string]bool{}
+	for i := range c.Listeners {
+		l := &c.Listeners[i]
+		if l.Name == "" {
+			l.Name = l.Protocol
+		}
+		if names[l.Name] {
+			return fmt.Errorf("broker: listener name %s is used twice", l.Name)
+		}
+		names[l.Name] = true
+		switch l.Protocol {
+		case ProtocolPlaintext, ProtocolSASLPlaintext:
+		case ProtocolSSL, ProtocolSASLSSL:
+			if l.TLS == nil {
+				return fmt.Errorf("broker: listener %s (%s) has no TLS configuration (ssl.keystore.*)", l.Name, l.Protocol)
+			}
+		default:
+			return fmt.Errorf("broker: listener %s: unknown security protocol %q", l.Name, l.Protocol)
+		}
+		if l.sasl() && len(l.Mechanisms) == 0 {
+			return fmt.Errorf("broker: listener %s (%s) has no SASL mechanism (sasl.enabled.mechanisms)", l.Name, l.Protocol)
+		}
+		if _, err := parsePrincipalRules(l.PrincipalRules); err != nil {
+			return fmt.Errorf("broker: listener %s: ssl.principal.mapping.rules: %w", l.Name, err)
+		}
+	}
+	if c.FailedAuthDelay < 0 {
+		c.FailedAuthDelay = 0
 	}
 	if c.LogDir == "" {
 		return errors.New("broker: log.dirs is empty")
@@ -411,7 +435,12 @@ func (c *Config) validate() error {
 // advertisedHostPort returns the address put in Metadata, given the address
 // the listener actually bound (which resolves port 0).
 func (c *Config) advertisedHostPort(bound net.Addr) (string, int32) {
-	adv := c.Advertised
+	return c.advertise(c.Advertised, bound)
+}
+
+// advertise returns the address put in Metadata for a listener advertised
+// as adv ("": the bound address).
+func (c *Config) advertise(adv string, bound net.Addr) (string, int32) {
 	if adv == "" {
 		adv = bound.String()
 	}

@@ -3,6 +3,7 @@ package broker
 import (
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,6 +58,59 @@ func TestConsumerGroupProperties(t *testing.T) {
 	} {
 		if _, _, err := FromProperties(properties.Properties{k: v}); err == nil {
 			t.Errorf("%s=%s accepted", k, v)
+		}
+	}
+}
+
+func TestListenerProperties(t *testing.T) {
+	ok := properties.Properties{
+		"listeners":                                      "PLAINTEXT://127.0.0.1:9092,CLIENT://0.0.0.0:9093,CONTROLLER://127.0.0.1:9094",
+		"advertised.listeners":                           "PLAINTEXT://127.0.0.1:9092,CLIENT://kafka.example:9093",
+		"listener.security.protocol.map":                 "PLAINTEXT:PLAINTEXT,CLIENT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"controller.listener.names":                      "CONTROLLER",
+		"inter.broker.listener.name":                     "PLAINTEXT",
+		"listener.name.client.sasl.enabled.mechanisms":   "SCRAM-SHA-512",
+		"listener.name.client.connections.max.reauth.ms": "60000",
+	}
+	c, warnings, err := FromProperties(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Listeners) != 2 || c.Listeners[1].Name != "CLIENT" || c.Listeners[1].Protocol != ProtocolSASLPlaintext ||
+		c.Listeners[1].Advertised != "kafka.example:9093" || c.Listeners[1].ReauthAfter != time.Minute || c.Listeners[1].Mechanisms[0] != MechanismSCRAMSHA512 {
+		t.Fatalf("%+v", c.Listeners)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "CONTROLLER is a controller listener") {
+		t.Fatalf("warnings %v", warnings)
+	}
+	// Kafka's default listener names are not URL schemes.
+	c, _, err = FromProperties(properties.Properties{"listeners": "SASL_PLAINTEXT://127.0.0.1:9093,SASL_SSL://[::1]:9094,PLAINTEXT://:9092",
+		"sasl.enabled.mechanisms": "SCRAM-SHA-256", "ssl.keystore.type": "PEM"})
+	if err == nil || !strings.Contains(err.Error(), "listener SASL_SSL") {
+		t.Fatalf("SASL_SSL without a key store: %v", err)
+	}
+	if len(c.Listeners) != 3 || c.Listeners[0].Name != "SASL_PLAINTEXT" || c.Listeners[1].Addr != "[::1]:9094" || c.Listeners[2].Addr != ":9092" {
+		t.Fatalf("%+v", c.Listeners)
+	}
+	for name, bad := range map[string]properties.Properties{
+		"no protocol":          {"listeners": "FOO://127.0.0.1:1"},
+		"unknown protocol":     {"listeners": "A://127.0.0.1:1", "listener.security.protocol.map": "A:KERBEROS"},
+		"GSSAPI default":       {"listeners": "SASL_PLAINTEXT://127.0.0.1:1"},
+		"PLAIN without users":  {"listeners": "SASL_PLAINTEXT://127.0.0.1:1", "sasl.enabled.mechanisms": "PLAIN"},
+		"SSL without keystore": {"listeners": "SSL://127.0.0.1:1"},
+		"advertised unknown":   {"listeners": "PLAINTEXT://127.0.0.1:1", "advertised.listeners": "OTHER://h:1"},
+		"inter broker unknown": {"listeners": "PLAINTEXT://127.0.0.1:1", "inter.broker.listener.name": "OTHER"},
+		"duplicate name":       {"listeners": "PLAINTEXT://127.0.0.1:1,PLAINTEXT://127.0.0.1:2"},
+		"bad super user":       {"super.users": "admin"},
+		"bad scram bootstrap":  {"tributary.scram.credentials": "SCRAM-SHA-1=[name=a,password=b]"},
+		"bad mapping rule":     {"listeners": "PLAINTEXT://127.0.0.1:1", "ssl.principal.mapping.rules": "RULE:x"},
+	} {
+		c, _, err := FromProperties(bad)
+		if err == nil {
+			err = c.validate()
+		}
+		if err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

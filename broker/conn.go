@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime/debug"
+	"sync"
 	"syscall"
 	"time"
 
@@ -32,18 +34,61 @@ type reply struct {
 	fetch    *fetchReply // a fetch response streamed from segment files
 	none     bool        // acks=0 produce: nothing is sent
 	fail     error       // close the connection instead of answering
+
+	raw        []byte        // a bare SASL token (after SaslHandshake v0)
+	rawSet     bool          // raw is the answer
+	closeAfter bool          // close the connection once this is written (failed authentication)
+	delay      time.Duration // wait this long before writing (connection.failed.authentication.delay.ms)
 }
 
 // conn is one client connection.
 type conn struct {
 	b      *Broker
 	nc     net.Conn
+	l      *listener
 	logger *slog.Logger
 	client string
+
+	// host is the client's IP address, principal who it is ("User:…"),
+	// for the authorizer. Only the read loop (and the handlers it calls)
+	// touch them and sasl.
+	host      string
+	principal string
+	sasl      saslSession
 }
 
-func (b *Broker) serveConn(nc net.Conn) {
-	c := &conn{b: b, nc: nc, logger: b.logger.With("remote", nc.RemoteAddr().String())}
+// tlsHandshakeTimeout bounds a TLS handshake.
+const tlsHandshakeTimeout = 10 * time.Second
+
+func (b *Broker) serveConn(nc net.Conn, l *listener) {
+	c := &conn{b: b, nc: nc, l: l, logger: b.logger.With("remote", nc.RemoteAddr().String(), "listener", l.cfg.Name), principal: anonymous}
+	c.host, _, _ = net.SplitHostPort(nc.RemoteAddr().String())
+	if l.cfg.tlsOn() {
+		tc := tls.Server(nc, l.cfg.TLS)
+		tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+		if err := tc.HandshakeContext(b.ctx); err != nil {
+			level := slog.LevelInfo
+			if errors.Is(err, io.EOF) {
+				level = slog.LevelDebug // a port probe: connected and closed
+			}
+			c.logger.Log(b.ctx, level, "TLS handshake failed", "reason", err)
+			nc.Close()
+			return
+		}
+		tc.SetDeadline(time.Time{})
+		if l.cfg.Protocol == ProtocolSSL {
+			if certs := tc.ConnectionState().PeerCertificates; len(certs) > 0 {
+				name, err := mapPrincipal(l.rules, certificateDN(certs[0]))
+				if err != nil {
+					c.logger.Warn("closing connection: SSL authentication failed", "reason", err)
+					nc.Close()
+					return
+				}
+				c.principal = "User:" + name
+			}
+		}
+		c.nc = tc
+	}
 	replies := make(chan *reply, maxInflight)
 	done := make(chan struct{})
 	go func() {
@@ -56,7 +101,7 @@ func (b *Broker) serveConn(nc net.Conn) {
 		c.logger.Info("closing connection", "client_id", c.client, "reason", err)
 	}
 	<-done
-	nc.Close()
+	c.nc.Close()
 }
 
 // readLoop reads and handles requests in order until the connection fails.
@@ -68,6 +113,25 @@ func (c *conn) readLoop(replies chan<- *reply) error {
 			return err
 		}
 		size := int32(binary.BigEndian.Uint32(sizeBuf[:]))
+		if c.l.cfg.sasl() && !c.sasl.authenticated && (size < 0 || size > saslMaxReceive) {
+			return fmt.Errorf("SASL frame of %d bytes is outside [0, %d] (sasl.server.max.receive.size)", size, saslMaxReceive)
+		}
+		if c.sasl.rawTokens {
+			// SaslHandshake v0: a bare token.
+			if size < 0 || size > saslMaxReceive {
+				return fmt.Errorf("SASL token of %d bytes is outside [0, %d]", size, saslMaxReceive)
+			}
+			tok := make([]byte, size)
+			if _, err := io.ReadFull(br, tok); err != nil {
+				return fmt.Errorf("read SASL token: %w", err)
+			}
+			r := c.rawSASLToken(tok)
+			replies <- r
+			if r.fail != nil {
+				return nil
+			}
+			continue
+		}
 		if size < 10 || size > c.b.cfg.MaxRequestBytes {
 			return fmt.Errorf("request frame of %d bytes is outside [10, %d] (socket.request.max.bytes)", size, c.b.cfg.MaxRequestBytes)
 		}
@@ -85,6 +149,9 @@ func (c *conn) readLoop(replies chan<- *reply) error {
 		case replies <- r:
 		case <-c.b.ctx.Done():
 			return net.ErrClosed
+		}
+		if r.closeAfter {
+			return nil // the writer answers, then closes
 		}
 	}
 }
@@ -118,6 +185,9 @@ func (c *conn) handleFrame(frame []byte) (r *reply, err error) {
 	}
 	if version < api.min || version > api.max {
 		return nil, fmt.Errorf("unsupported version %d of %s (supported %d-%d)", version, kmsg.NameForKey(key), api.min, api.max)
+	}
+	if err := c.gate(key); err != nil {
+		return nil, err
 	}
 	c.b.requests.request(key, version)
 	req.SetVersion(version)
@@ -187,8 +257,18 @@ func (c *conn) writeLoop(replies <-chan *reply) {
 		if r.none {
 			continue
 		}
+		if r.delay > 0 {
+			select {
+			case <-time.After(r.delay):
+			case <-c.b.ctx.Done():
+			}
+		}
 		var err error
-		if r.fetch != nil {
+		if r.rawSet {
+			buf = binary.BigEndian.AppendUint32(buf[:0], uint32(len(r.raw)))
+			buf = append(buf, r.raw...)
+			_, err = bw.Write(buf)
+		} else if r.fetch != nil {
 			err = c.writeFetch(bw, r)
 			if err == nil {
 				c.b.fetched(r.fetch)
@@ -198,8 +278,14 @@ func (c *conn) writeLoop(replies <-chan *reply) {
 			buf = appendResponse(buf[:0], r.corr, r.flexible && r.key != apiVersionsKey, r.resp)
 			_, err = bw.Write(buf)
 		}
-		if err == nil && len(replies) == 0 {
+		if err == nil && (len(replies) == 0 || r.closeAfter) {
 			err = bw.Flush()
+		}
+		if r.closeAfter {
+			c.logger.Info("closing connection after failed authentication", "client_id", c.client)
+			broken = true
+			c.nc.Close()
+			continue
 		}
 		if err != nil {
 			broken = true
@@ -242,7 +328,7 @@ func (c *conn) writeFetch(bw *bufio.Writer, r *reply) error {
 		if err := bw.Flush(); err != nil {
 			return err
 		}
-		if err := sendChunk(c.nc, part.chunk.File(), part.chunk.Pos, part.chunk.Len); err != nil {
+		if err := sendChunk(c.nc, part.chunk.File(), part.chunk.Pos, part.chunk.Len, &c.b.copyBufs); err != nil {
 			return err
 		}
 	}
@@ -250,11 +336,11 @@ func (c *conn) writeFetch(bw *bufio.Writer, r *reply) error {
 }
 
 // sendChunk copies n bytes at off of file to the connection, with sendfile
-// when the connection is a TCP socket.
+// when the connection is a TCP socket, else (TLS) through a buffer of bufs.
 func sendChunk(nc net.Conn, file interface {
 	io.ReaderAt
 	Fd() uintptr
-}, off, n int64) error {
+}, off, n int64, bufs *sync.Pool) error {
 	if sc, ok := nc.(syscall.Conn); ok {
 		raw, err := sc.SyscallConn()
 		if err == nil {
@@ -289,6 +375,12 @@ func sendChunk(nc net.Conn, file interface {
 			return serr
 		}
 	}
-	_, err := io.Copy(nc, io.NewSectionReader(file, off, n))
+	// TLS: through a large buffer, so the TLS layer writes full records.
+	buf := bufs.Get().(*[]byte)
+	defer bufs.Put(buf)
+	_, err := io.CopyBuffer(onlyWriter{nc}, io.NewSectionReader(file, off, n), *buf)
 	return err
 }
+
+// onlyWriter hides a writer's ReadFrom, so io.CopyBuffer uses the buffer.
+type onlyWriter struct{ io.Writer }

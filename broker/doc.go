@@ -18,6 +18,16 @@
 //	addr := b.Addr()        // the address clients bootstrap from
 //	b.Close()               // flushes every log
 //
+// Security follows Kafka's model: named listeners (Config.Listeners, or
+// Kafka's listeners/listener.security.protocol.map properties through
+// FromProperties) in PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; the
+// principal of a connection comes from its client certificate (SSL) or its
+// SASL login (PLAIN, SCRAM-SHA-256/512, sasl.go), else User:ANONYMOUS. With
+// Config.Authorizer every handler asks the connection whether its principal
+// may do the operation Kafka checks (authz.go); the decision is package
+// broker/acl's. SCRAM credentials and ACLs are kept in LogDir/security.json
+// (security.go).
+//
 // Handlers live in one file per API key (api_00_produce.go …); apiTable in
 // api_18_api_versions.go is the single list that drives both ApiVersions and
 // request validation.

@@ -41,7 +41,7 @@ func (p *panicWatch) WithGroup(string) slog.Handler      { return p }
 // one end of a pipe nothing reads (handlers only ask its address).
 func testConn(b *Broker) *conn {
 	nc, _ := net.Pipe()
-	return &conn{b: b, logger: b.logger, nc: nc}
+	return &conn{b: b, logger: b.logger, nc: nc, l: b.lns[0], principal: anonymous, host: "127.0.0.1"}
 }
 
 // seedFrames are valid request frames (without the size prefix) covering

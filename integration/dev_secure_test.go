@@ -1,12 +1,20 @@
 package integration
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/tributary-dev/tributary/integration/harness"
 )
@@ -57,6 +65,13 @@ func TestDevSecure(t *testing.T) {
 	if code := get("admin", "nope"); code != 401 {
 		t.Errorf("with a wrong password: %d", code)
 	}
+	// The broker is SASL_SSL with SCRAM: the worker's connectors run
+	// through it; a client with DIR/secure/broker-password logs in, a
+	// PLAINTEXT client does not get an answer.
+	if !strings.Contains(out, "the broker:      SASL_SSL, SCRAM-SHA-512 user admin") {
+		t.Errorf("the banner does not describe the secured broker:\n%s", out)
+	}
+	devBrokerChecks(t, p.Bootstrap(), filepath.Join(data, "secure"))
 	p.Kill()
 
 	again := harness.StartDevProcess(t, bin, data, brokerPort, restPort, "--secure")
@@ -83,4 +98,45 @@ func banner(t *testing.T, p *harness.DevProcess) string {
 	}
 	time.Sleep(100 * time.Millisecond) // the banner's other lines
 	return p.Output()
+}
+
+// devBrokerChecks: the dev broker refuses a PLAINTEXT client and accepts a
+// SASL_SSL SCRAM-SHA-512 one with the password dev keeps in secureDir.
+func devBrokerChecks(t *testing.T, bootstrap, secureDir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pw, err := os.ReadFile(filepath.Join(secureDir, "broker-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(filepath.Join(secureDir, "rest-cert.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ca)
+	plainCl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.RequestRetries(0), kgo.DialTimeout(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, pcancel := context.WithTimeout(ctx, 3*time.Second)
+	if err := plainCl.Ping(pctx); err == nil {
+		t.Error("a PLAINTEXT client reached the --secure broker")
+	}
+	pcancel()
+	plainCl.Close()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DialTLSConfig(&tls.Config{RootCAs: pool}),
+		kgo.SASL(scram.Auth{User: "admin", Pass: strings.TrimSpace(string(pw))}.AsSha512Mechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopics(ctx)
+	if err != nil {
+		t.Fatalf("SASL_SSL SCRAM client: %v", err)
+	}
+	if !topics.Has("connect-configs") {
+		t.Errorf("the worker's topics are not on the broker: %v", topics.Names())
+	}
 }

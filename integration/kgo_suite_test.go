@@ -13,13 +13,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tributary-dev/tributary/broker"
 	"github.com/tributary-dev/tributary/integration/harness"
 )
 
 // kgoSuiteSkip names the kgo tests left out: none. The KIP-848 tests
 // (Test848RegexBrokerResolves, the 848 variants of TestGroupETL) run against
-// the broker's consumer group protocol. SASL tests skip themselves without
-// KGO_TEST_SCRAM_SEEDS, share group tests without ShareFetch v2.
+// the broker's consumer group protocol. The SASL tests (TestSCRAMAuth,
+// TestSCRAMAuthBadCredentials) run against the broker's SASL_PLAINTEXT
+// listener (KGO_TEST_SCRAM_SEEDS) with a SCRAM-SHA-256 user created by
+// tributary.scram.credentials; share group tests skip themselves without
+// ShareFetch v2.
 const kgoSuiteSkip = ``
 
 // TestKgoSuite runs franz-go's own kgo integration tests (the module at the
@@ -65,7 +69,15 @@ func TestKgoSuite(t *testing.T) {
 		t.Fatalf("chmod: %v: %s", err, out)
 	}
 
-	b := harness.TributaryBroker(t)
+	// Two listeners: the suite's PLAINTEXT one (KGO_SEEDS) and a
+	// SASL_PLAINTEXT one for its SCRAM tests.
+	b := harness.TributaryBroker(t, func(c *broker.Config) {
+		c.Listeners = []broker.ListenerConfig{
+			{Name: "PLAINTEXT", Protocol: broker.ProtocolPlaintext, Addr: "127.0.0.1:0"},
+			{Name: "SASL", Protocol: broker.ProtocolSASLPlaintext, Addr: "127.0.0.1:0", Mechanisms: []string{broker.MechanismSCRAMSHA256, broker.MechanismSCRAMSHA512}},
+		}
+		c.SCRAMUsers = []broker.SCRAMUser{{Mechanism: broker.MechanismSCRAMSHA256, Name: "kgo", Password: "kgo-secret"}}
+	})
 	records := "10000"
 	if r := os.Getenv("TRIBUTARY_KGO_RECORDS"); r != "" {
 		records = r
@@ -81,6 +93,8 @@ func TestKgoSuite(t *testing.T) {
 	cmd.Dir = filepath.Join(src, "pkg", "kgo")
 	cmd.Env = append(os.Environ(),
 		"KGO_SEEDS="+b.Bootstrap(),
+		"KGO_TEST_SCRAM_SEEDS="+b.ListenerAddr("SASL"),
+		"KGO_TEST_SCRAM=kgo:kgo-secret:256",
 		"KGO_TEST_RF=1",
 		"KGO_TEST_RECORDS="+records,
 		"KGO_LOG_LEVEL=none",

@@ -85,11 +85,22 @@ Flags:
   -h, --help              show this help
 
 Main settings (defaults in brackets):
-  listeners                        PLAINTEXT://host:port to bind [PLAINTEXT://127.0.0.1:9092;
+  listeners                        NAME://host:port,... to bind [PLAINTEXT://127.0.0.1:9092;
                                    in the container image PLAINTEXT://0.0.0.0:9092]
-  advertised.listeners             address clients are told to dial [listeners, a
+  listener.security.protocol.map   NAME:PLAINTEXT|SSL|SASL_PLAINTEXT|SASL_SSL,...
+                                   [PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL]
+  advertised.listeners             NAME://host:port clients are told to dial [listeners, a
                                    wildcard host replaced by 127.0.0.1, in the
                                    container image by the container's host name]
+  ssl.keystore.*, ssl.truststore.*, ssl.client.auth, ssl.principal.mapping.rules
+                                   TLS (PEM, PKCS12, JKS), per listener as
+                                   listener.name.<name>.ssl.*
+  sasl.enabled.mechanisms          PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (PLAIN users:
+                                   listener.name.<name>.plain.sasl.jaas.config)
+  tributary.scram.credentials   SCRAM users created at start if missing, e.g.
+                                   SCRAM-SHA-512=[name=admin,password=secret]
+  authorizer.class.name            any value turns ACLs on [unset: no authorizer]
+  super.users                      User:admin;User:ops: allowed everything
   log.dirs                         data directory, locked while the broker runs [./data/broker]
   num.partitions                   partitions of auto-created topics [1]
   auto.create.topics.enable        create unknown topics on metadata requests [true]

@@ -77,8 +77,10 @@ Flags:
                       and a generated password, printed once, at the first
                       --secure start); both are kept in DIR/secure. Without
                       it the REST API is open to anyone who can reach the
-                      port, which is only this machine (127.0.0.1). The
-                      bundled broker stays PLAINTEXT on 127.0.0.1 either way
+                      port, which is only this machine (127.0.0.1). With it
+                      the bundled broker is SASL_SSL with SCRAM-SHA-512 too
+                      (user admin, password in DIR/secure/broker-password; a
+                      Kafka client's settings in DIR/secure/client.properties)
   --config FILE       a worker properties file (connect-distributed.properties
                       keys) whose settings replace dev's defaults below
   --override k=v      set one worker setting (repeatable; applied last)
@@ -162,12 +164,33 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// One registry for the broker and the worker, served on the REST
 	// listener's /metrics.
 	reg := newRegistry()
+	var sec *devSecurity
+	if *secure {
+		hosts := []string{"127.0.0.1", "localhost"}
+		if env.container {
+			if h, err := os.Hostname(); err == nil {
+				hosts = append(hosts, h)
+			}
+		}
+		if sec, err = setUpDevSecurity(*dataDir, hosts); err != nil {
+			fmt.Fprintf(stderr, "tributary dev: --secure: %v\n", err)
+			return 1
+		}
+	}
 	bcfg := broker.DefaultConfig()
 	bcfg.Listener = net.JoinHostPort(env.bindHost(), strconv.Itoa(*brokerPort))
 	bcfg.LogDir = filepath.Join(*dataDir, "broker")
 	bcfg.Logger = loglevel.Named(logger, "dev.tributary.broker")
 	bcfg.GroupInitialRebalanceDelay = 0
 	bcfg.Metrics = reg // served with the worker's on the REST listener's /metrics
+	if sec != nil {
+		// The broker too: SASL_SSL with SCRAM, the worker logging in as
+		// the generated user.
+		if err := sec.secureBroker(&bcfg); err != nil {
+			fmt.Fprintf(stderr, "tributary dev: --secure: %v\n", err)
+			return 1
+		}
+	}
 	b, err := broker.Open(bcfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "tributary dev: %v%s\n", err, portHint(err, "pass another --broker-port"))
@@ -231,18 +254,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"session.timeout.ms":                "10000",
 		"heartbeat.interval.ms":             "1000",
 	}
-	var sec *devSecurity
-	if *secure {
-		hosts := []string{"127.0.0.1", "localhost"}
-		if env.container {
-			if h, err := os.Hostname(); err == nil {
-				hosts = append(hosts, h)
-			}
-		}
-		if sec, err = setUpDevSecurity(*dataDir, hosts); err != nil {
-			fmt.Fprintf(stderr, "tributary dev: --secure: %v\n", err)
-			return 1
-		}
+	if sec != nil {
 		maps.Copy(props, sec.workerProps(net.JoinHostPort(env.bindHost(), strconv.Itoa(*restPort))))
 	}
 	if err := devSettings(props, *configFile, overrides); err != nil {
@@ -250,6 +262,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	props["bootstrap.servers"] = b.Addr()
+	if sec != nil {
+		maps.Copy(props, sec.kafkaClientProps())
+	}
 	if *pluginPath != "" || props["plugin.path"] == "" {
 		props["plugin.path"] = *pluginPath
 	}
@@ -308,7 +323,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  password:        the one shown at the first --secure start (delete %s for a new one)\n", filepath.Join(sec.dir, "credentials.properties"))
 		}
 		fmt.Fprintf(stdout, "  try:             TRIBUTARY_PASSWORD=... tributary connectors list --url %s --cacert %s --user %s\n", rw.url, sec.certPEM, devUser)
-		fmt.Fprintln(stdout, "  the broker:      PLAINTEXT on 127.0.0.1 (not secured by --secure)")
+		fmt.Fprintf(stdout, "  the broker:      SASL_SSL, SCRAM-SHA-512 user %s; a Kafka client's settings: %s\n", devUser, sec.clientPropsFile)
 	}
 	if *demo {
 		if err := runDemo(ctx, rw, *dataDir, stdout, logger); err != nil && !errors.Is(err, context.Canceled) {

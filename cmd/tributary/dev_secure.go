@@ -11,13 +11,17 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/tributary-dev/tributary/broker"
+	"github.com/tributary-dev/tributary/internal/kafkatls"
 	"github.com/tributary-dev/tributary/internal/properties"
 	"github.com/tributary-dev/tributary/restapi"
 )
@@ -35,6 +39,11 @@ type devSecurity struct {
 	jaasFile string
 	// password is set when this start made it (it is shown once).
 	password string
+	// brokerPassword is the SCRAM password of devUser on the broker,
+	// kept (0600) in brokerPasswordFile for the worker and Kafka clients;
+	// clientPropsFile holds a Kafka client's settings to reach the broker.
+	brokerPassword  string
+	clientPropsFile string
 }
 
 // setUpDevSecurity makes (or, from an earlier start, reuses) the
@@ -67,6 +76,9 @@ func setUpDevSecurity(dataDir string, hosts []string) (*devSecurity, error) {
 		if err := os.WriteFile(creds, []byte(properties.Format(properties.Properties{devUser: hash})), 0o600); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.setUpBrokerCredentials(); err != nil {
+		return nil, err
 	}
 	jaas := "KafkaConnect {\n  " + restapi.PropertyFileLoginModule + " required\n  file=\"" + creds + "\";\n};\n"
 	if err := os.WriteFile(s.jaasFile, []byte(jaas), 0o600); err != nil {
@@ -135,4 +147,67 @@ func selfSigned(certPath, pairPath string, hosts []string) error {
 		return err
 	}
 	return os.WriteFile(pairPath, append(cert, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})...), 0o600)
+}
+
+// setUpBrokerCredentials makes (or reads back) the broker's SCRAM password
+// and writes a Kafka client's properties file for it.
+func (s *devSecurity) setUpBrokerCredentials() error {
+	pwFile := filepath.Join(s.dir, "broker-password")
+	raw, err := os.ReadFile(pwFile)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		b := make([]byte, 18)
+		if _, err := rand.Read(b); err != nil {
+			return err
+		}
+		s.brokerPassword = base64.RawURLEncoding.EncodeToString(b)
+		if err := os.WriteFile(pwFile, []byte(s.brokerPassword+"\n"), 0o600); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	default:
+		s.brokerPassword = strings.TrimSpace(string(raw))
+	}
+	s.clientPropsFile = filepath.Join(s.dir, "client.properties")
+	return os.WriteFile(s.clientPropsFile, []byte(properties.Format(s.clientProps(""))), 0o600)
+}
+
+// clientProps are a Kafka client's settings for the dev broker, each key
+// with prefix.
+func (s *devSecurity) clientProps(prefix string) properties.Properties {
+	return properties.Properties{
+		prefix + "security.protocol":       "SASL_SSL",
+		prefix + "sasl.mechanism":          broker.MechanismSCRAMSHA512,
+		prefix + "sasl.jaas.config":        fmt.Sprintf(`org.apache.kafka.common.security.scram.ScramLoginModule required username="%s" password="%s";`, devUser, s.brokerPassword),
+		prefix + "ssl.truststore.type":     "PEM",
+		prefix + "ssl.truststore.location": s.certPEM,
+	}
+}
+
+// kafkaClientProps are the worker's settings for its own Kafka clients and
+// its connectors' (producer., consumer., admin.).
+func (s *devSecurity) kafkaClientProps() properties.Properties {
+	out := properties.Properties{}
+	for _, prefix := range []string{"", "producer.", "consumer.", "admin."} {
+		maps.Copy(out, s.clientProps(prefix))
+	}
+	return out
+}
+
+// secureBroker turns the broker's listener into SASL_SSL with SCRAM
+// (the self-signed certificate, devUser's credential created at the first
+// start).
+func (s *devSecurity) secureBroker(c *broker.Config) error {
+	tlsCfg, _, err := kafkatls.Server(map[string]string{kafkatls.KeystoreType: "PEM", kafkatls.KeystoreLocation: s.keyPair})
+	if err != nil {
+		return err
+	}
+	c.Listeners = []broker.ListenerConfig{{Name: broker.ProtocolSASLSSL, Protocol: broker.ProtocolSASLSSL, Addr: c.Listener, TLS: tlsCfg,
+		Mechanisms: []string{broker.MechanismSCRAMSHA512, broker.MechanismSCRAMSHA256}}}
+	c.SCRAMUsers = []broker.SCRAMUser{
+		{Mechanism: broker.MechanismSCRAMSHA512, Name: devUser, Password: s.brokerPassword},
+		{Mechanism: broker.MechanismSCRAMSHA256, Name: devUser, Password: s.brokerPassword},
+	}
+	return nil
 }

@@ -64,7 +64,7 @@ func groupConsume(ctx context.Context, t Target, bootstrap string, n, runs int, 
 		return res
 	}
 	topic := fmt.Sprintf("bench-group-%db-%dp", GroupRecordSize, GroupPartitions)
-	if err := createTopics(ctx, bootstrap, GroupPartitions, topic); err != nil {
+	if err := createTopics(ctx, bootstrap, GroupPartitions, []string{topic}); err != nil {
 		return fail(fmt.Errorf("create topic: %w", err))
 	}
 	// Round-robin: every partition, hence every member, gets n/6 records.
@@ -250,7 +250,7 @@ func rebalance(ctx context.Context, t Target, bootstrap string, o *Options, logf
 		return res
 	}
 	topic := fmt.Sprintf("bench-rebalance-%dp", GroupPartitions)
-	if err := createTopics(ctx, bootstrap, GroupPartitions, topic); err != nil {
+	if err := createTopics(ctx, bootstrap, GroupPartitions, []string{topic}); err != nil {
 		return fail(fmt.Errorf("create topic: %w", err))
 	}
 	stopStream, streamErr, err := stream(ctx, bootstrap, topic)

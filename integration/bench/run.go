@@ -296,11 +296,11 @@ func runWorkload(ctx context.Context, t Target, r *running, w Workload, codec kg
 	if w.Warmup > 0 {
 		topics = append(topics, name+"-warmup")
 	}
-	if err := createTopics(ctx, bootstrap, int32(w.Partitions), topics...); err != nil {
+	if err := createTopics(ctx, bootstrap, int32(w.Partitions), topics, r.opts...); err != nil {
 		return fail("create topics", err)
 	}
 
-	popts := []kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.ProducerBatchCompression(codec)}
+	popts := append([]kgo.Opt{kgo.SeedBrokers(bootstrap), kgo.ProducerBatchCompression(codec)}, r.opts...)
 	if w.TxnEvery > 0 {
 		popts = append(popts, kgo.TransactionalID(fmt.Sprintf("%s-%s", name, t)))
 	}
@@ -315,7 +315,7 @@ func runWorkload(ctx context.Context, t Target, r *running, w Workload, codec kg
 		pctx, cancel := context.WithTimeout(ctx, timeout)
 		_, err := produce(pctx, prod, name+"-warmup", w.RecordSize, w.Warmup, w.TxnEvery)
 		if err == nil {
-			_, err = consume(pctx, bootstrap, name+"-warmup", w.RecordSize, w.Warmup, w.TxnEvery > 0)
+			_, err = consume(pctx, bootstrap, name+"-warmup", w.RecordSize, w.Warmup, w.TxnEvery > 0, r.opts...)
 		}
 		cancel()
 		if err != nil {
@@ -344,7 +344,7 @@ func runWorkload(ctx context.Context, t Target, r *running, w Workload, codec kg
 		logf("%s: consume %d records from the start", step, w.Records)
 		cctx, cancel := context.WithTimeout(ctx, timeout)
 		cpu0 = r.cpu()
-		d, err = consume(cctx, bootstrap, topic, w.RecordSize, w.Records, w.TxnEvery > 0)
+		d, err = consume(cctx, bootstrap, topic, w.RecordSize, w.Records, w.TxnEvery > 0, r.opts...)
 		cpu = r.cpu() - cpu0
 		cancel()
 		if err != nil {
@@ -361,8 +361,8 @@ func runWorkload(ctx context.Context, t Target, r *running, w Workload, codec kg
 
 // createTopics creates topics with the given partition count and
 // replication factor 1.
-func createTopics(ctx context.Context, bootstrap string, partitions int32, topics ...string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+func createTopics(ctx context.Context, bootstrap string, partitions int32, topics []string, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(bootstrap)}, opts...)...)
 	if err != nil {
 		return err
 	}
@@ -524,7 +524,7 @@ func commitTxn(ctx context.Context, cl *kgo.Client) error {
 // read_committed, where transaction markers take offsets), and that no
 // record repeats. It returns the time from creating the client to the n-th
 // record.
-func consume(ctx context.Context, bootstrap, topic string, size, n int, committed bool) (time.Duration, error) {
+func consume(ctx context.Context, bootstrap, topic string, size, n int, committed bool, extra ...kgo.Opt) (time.Duration, error) {
 	start := time.Now()
 	opts := []kgo.Opt{
 		kgo.SeedBrokers(bootstrap),
@@ -534,7 +534,7 @@ func consume(ctx context.Context, bootstrap, topic string, size, n int, committe
 	if committed {
 		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	}
-	cl, err := kgo.NewClient(opts...)
+	cl, err := kgo.NewClient(append(opts, extra...)...)
 	if err != nil {
 		return 0, err
 	}

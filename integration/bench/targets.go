@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/tributary-dev/tributary/broker"
 	"github.com/tributary-dev/tributary/integration/harness"
@@ -44,12 +45,18 @@ func (t Target) Describe() string {
 		return "Apache Kafka 4.4 KRaft, defaults (flush left to the page cache)"
 	case KafkaDurable:
 		return "Apache Kafka 4.4 KRaft, log.flush.interval.messages=1 (fsync every append)"
+	case TributaryTLS:
+		return "Tributary broker in-process, SSL listener (TLS, no client authentication)"
+	case TributarySASLSSL:
+		return "Tributary broker in-process, SASL_SSL listener, SCRAM-SHA-512"
+	case KafkaSASLSSL:
+		return "Apache Kafka 4.4 KRaft, SASL_SSL listener, SCRAM-SHA-512"
 	}
 	return "unknown"
 }
 
 // IsApacheKafka reports whether t runs Apache Kafka (java).
-func (t Target) IsApacheKafka() bool { return t == Kafka || t == KafkaDurable }
+func (t Target) IsApacheKafka() bool { return t == Kafka || t == KafkaDurable || t == KafkaSASLSSL }
 
 // ParseTargets parses a comma-separated list of target names. "all" or an
 // empty string selects every target.
@@ -66,16 +73,16 @@ func ParseTargets(s string) ([]Target, error) {
 		}
 		t := Target(f)
 		known := false
-		for _, k := range AllTargets {
+		for _, k := range append(AllTargets[:len(AllTargets):len(AllTargets)], SecureTargets...) {
 			known = known || k == t
 		}
 		if !known {
-			return nil, fmt.Errorf("unknown target %q (known: %s)", f, joinTargets(AllTargets))
+			return nil, fmt.Errorf("unknown target %q (known: %s)", f, joinTargets(append(AllTargets[:len(AllTargets):len(AllTargets)], SecureTargets...)))
 		}
 		want[t] = true
 	}
 	var out []Target
-	for _, t := range AllTargets { // keep run order
+	for _, t := range append(AllTargets[:len(AllTargets):len(AllTargets)], SecureTargets...) { // keep run order
 		if want[t] {
 			out = append(out, t)
 		}
@@ -111,7 +118,9 @@ var kafkaJVMArgs = []string{
 // running is a started target.
 type running struct {
 	bootstrap string
-	close     func() error
+	// opts are the client options the target needs (TLS, SASL).
+	opts  []kgo.Opt
+	close func() error
 	// brokerPid is the process id of an out-of-process broker (Apache
 	// Kafka), whose CPU time counts with this process's; 0 for in-process
 	// brokers.
@@ -188,6 +197,9 @@ func start(ctx context.Context, t Target, baseDir string) (*running, error) {
 		return &running{bootstrap: k.Bootstrap(), brokerPid: k.Pid(), close: func() error {
 			return cleanup(k.Close())
 		}}, nil
+
+	case TributaryTLS, TributarySASLSSL, KafkaSASLSSL:
+		return startSecure(ctx, t, dir, cleanup)
 	}
 	return nil, cleanup(fmt.Errorf("unknown target %q", t))
 }

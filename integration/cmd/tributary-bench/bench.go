@@ -56,6 +56,12 @@ Runs the same franz-go producer and consumer, in one run and all on
                  (flushing left to the page cache)
   kafka-durable  Apache Kafka 4.4 with log.flush.interval.messages=1
 
+and, only when named in --targets, the cost of security:
+
+  tributary-tls       Tributary's broker on an SSL listener
+  tributary-sasl-ssl  Tributary's broker on a SASL_SSL listener, SCRAM-SHA-512
+  kafka-sasl-ssl      Apache Kafka 4.4 on a SASL_SSL listener, SCRAM-SHA-512
+
 Each target is started once. For every record size x partition count it
 creates fresh topics, warms up (produce and read back a separate topic),
 then, --runs times on a new topic each, produces N records with acks=all and
@@ -119,7 +125,7 @@ Flags:
                        default), lz4, zstd or gzip (default none; values
                        are random, so compression only costs CPU)
   --targets LIST       targets to run, comma-separated, in the order above
-                       (default all)
+                       (default all: every target but the secured ones)
   --no-kafka           leave out kafka and kafka-durable
   --dir DIR            where data directories are created (default $TMPDIR
                        or /tmp); removed afterwards
