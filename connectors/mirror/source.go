@@ -309,7 +309,7 @@ func (t *sourceTask) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 		}
 		t.parts[k] = &partSyncs{next: end.Offset, rule: newSyncRule(t.cfg.OffsetLagMax)}
 	}
-	props := []kgo.Opt{kgo.ConsumePartitions(assign), kgo.DisableAutoCommit()}
+	props := []kgo.Opt{kgo.ConsumePartitions(assign)}
 	if t.cons, err = t.clients.client(Role{"source", "consumer"}, "replication-consumer", props...); err != nil {
 		return err
 	}
@@ -361,15 +361,15 @@ func (t *sourceTask) Poll(ctx context.Context, maxRecs int) ([]sdk.SourceRecord,
 		if len(r.Headers) > 0 {
 			hs = make([]sdk.Header, len(r.Headers))
 			for i, h := range r.Headers {
-				hs[i] = sdk.Header{Key: h.Key, Schema: schema.OptionalBytes, Value: h.Value}
+				hs[i] = sdk.Header{Key: h.Key, Schema: schema.OptionalBytes, Value: bytesOrNil(h.Value)}
 			}
 		}
 		out = append(out, sdk.SourceRecord{
 			Partition: sdk.Partition{"cluster": t.cfg.SourceAlias, "topic": r.Topic, "partition": r.Partition},
 			Offset:    sdk.Offset{"offset": r.Offset},
 			Topic:     t.remote[r.Topic], KafkaPartition: &p,
-			KeySchema: schema.OptionalBytes, Key: r.Key,
-			ValueSchema: schema.OptionalBytes, Value: r.Value,
+			KeySchema: schema.OptionalBytes, Key: bytesOrNil(r.Key),
+			ValueSchema: schema.OptionalBytes, Value: bytesOrNil(r.Value),
 			Timestamp: r.Timestamp, Headers: hs,
 		})
 	})
@@ -449,4 +449,13 @@ func mapsEqual(a, b topicPartitions) bool {
 		}
 	}
 	return true
+}
+
+// bytesOrNil keeps a null key, value or header null: a nil []byte in an
+// interface is not a nil interface, and would become empty bytes.
+func bytesOrNil(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return b
 }
