@@ -3,6 +3,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"maps"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,6 +180,18 @@ func TestMirrorBundledToApacheKafka(t *testing.T) {
 	}
 	t.Logf("failover: %d records read again (since the checkpoints)", len(seen)-len(want))
 
+	// Java's RemoteClusterUtils.translateOffsets reads the same offsets
+	// from our checkpoints topic.
+	javaTranslation(t, b, "A", "app", func() map[string]int64 {
+		out := map[string]int64{}
+		for _, cp := range readCheckpoints(t, b, "A.checkpoints.internal") {
+			if cp.Group == "app" {
+				out[fmt.Sprintf("%s %d", cp.Topic, cp.Partition)] = cp.Downstream
+			}
+		}
+		return out
+	})
+
 	// Heartbeats on B, in Kafka's format.
 	hbs := readPartitions(t, b, "heartbeats", 1, 30*time.Second)
 	h, err := mirror.DecodeHeartbeat(hbs[0][0].Key, hbs[0][0].Value)
@@ -192,4 +207,37 @@ func hasConfig(cs []kadm.Config, key, value string) bool {
 		}
 	}
 	return false
+}
+
+// javaTranslation runs Kafka's RemoteClusterUtils.translateOffsets (from
+// connect-mirror-client, fetched by fetch-jars.sh) against the target at
+// addr and checks it agrees with ours (read again until both agree, as
+// checkpoints may still move).
+func javaTranslation(t *testing.T, addr, alias, group string, ours func() map[string]int64) {
+	t.Helper()
+	jars, _ := filepath.Glob(filepath.Join(harness.JarsDir(), "connect-mirror-client-*.jar"))
+	if len(jars) == 0 {
+		t.Fatalf("no connect-mirror-client jar in %s: run bash integration/fetch-jars.sh", harness.JarsDir())
+	}
+	var java map[string]int64
+	var want map[string]int64
+	for range 5 {
+		java = map[string]int64{}
+		out := harness.RunJavaProgram(t, filepath.Join("testdata", "mirror", "TranslateOffsets.java"), addr, alias, group)
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			var topic string
+			var p int32
+			var off int64
+			if _, err := fmt.Sscanf(line, "%s %d %d", &topic, &p, &off); err == nil {
+				java[fmt.Sprintf("%s %d", topic, p)] = off
+			}
+		}
+		want = ours()
+		if len(java) > 0 && maps.Equal(java, want) {
+			t.Logf("RemoteClusterUtils.translateOffsets agrees: %v", java)
+			return
+		}
+		time.Sleep(time.Second)
+	}
+	t.Errorf("RemoteClusterUtils.translateOffsets(%s, %s) = %v, our checkpoints %v", alias, group, java, want)
 }
