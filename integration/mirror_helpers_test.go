@@ -231,3 +231,5 @@ func mirrorKeys[V any](m map[string]V) []string {
 	slices.Sort(out)
 	return out
 }
+
+func kadmClient(t *testing.T, addr string) *kadm.Client { return kadm.NewClient(mirrorClient(t, addr)) }
