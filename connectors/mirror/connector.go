@@ -176,14 +176,14 @@ func validateOffsetShapes(offsets []sdk.SourceOffset, keys []string, intKey stri
 		for _, k := range keys {
 			v, ok := o.Partition[k]
 			if !ok {
-				return fmt.Errorf("Partition must contain '%s'", k)
+				return kafkaError(fmt.Sprintf("Partition must contain '%s'", k))
 			}
 			if k == intKey {
 				if _, ok := intField(o.Partition, k); !ok {
-					return fmt.Errorf("Failed to parse %s from partition %v", k, o.Partition)
+					return kafkaError(fmt.Sprintf("Failed to parse %s from partition %v", k, o.Partition))
 				}
 			} else if s, ok := v.(string); !ok || s == "" {
-				return fmt.Errorf("Partition must contain a non-empty string '%s'", k)
+				return kafkaError(fmt.Sprintf("Partition must contain a non-empty string '%s'", k))
 			}
 		}
 		if o.Offset == nil {
@@ -191,14 +191,19 @@ func validateOffsetShapes(offsets []sdk.SourceOffset, keys []string, intKey stri
 		}
 		n, ok := intField(o.Offset, "offset")
 		if !ok {
-			return fmt.Errorf("Offset must contain an integer 'offset', got %v", o.Offset)
+			return kafkaError(fmt.Sprintf("Offset must contain an integer 'offset', got %v", o.Offset))
 		}
 		if zeroOnly && n != 0 {
-			return fmt.Errorf("Offset must be 0, got %d", n)
+			return kafkaError(fmt.Sprintf("Offset must be 0, got %d", n))
 		}
 		if n < 0 {
-			return fmt.Errorf("Offset must not be negative, got %d", n)
+			return kafkaError(fmt.Sprintf("Offset must not be negative, got %d", n))
 		}
 	}
 	return nil
 }
+
+// kafkaError is an error with Kafka's own (capitalised) message.
+type kafkaError string
+
+func (e kafkaError) Error() string { return string(e) }
