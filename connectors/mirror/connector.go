@@ -108,12 +108,15 @@ func asErrors(fes []sdk.FieldError) []error {
 	return out
 }
 
-// refuseTransforms refuses transformations: a record an SMT drops or
-// reroutes breaks the upstream-to-downstream offset mapping the offset
+// refuseTransforms refuses transformations and errors.tolerance=all: a
+// record an SMT drops or reroutes, or one skipped on error, breaks the upstream-to-downstream offset mapping the offset
 // syncs are made of, and a consumer failing over could skip records.
 func refuseTransforms(config map[string]string) error {
 	if strings.TrimSpace(config["transforms"]) != "" {
 		return errors.New("mirror connectors copy records byte for byte and do not take transforms (remove the transforms key): a dropped or rerouted record would make the offset syncs wrong")
+	}
+	if strings.TrimSpace(config["errors.tolerance"]) == "all" {
+		return errors.New("mirror connectors do not take errors.tolerance=all: a record skipped on error would make the offset syncs wrong")
 	}
 	return nil
 }
