@@ -283,14 +283,17 @@ func (t *checkpointTask) readToEnd(ctx context.Context, r Role, topic string, ea
 		return fmt.Errorf("topic %s has no partition 0", topic)
 	}
 	pos := int64(0)
+	follow := atEnd != nil
 	atEndNow := pos >= end.Offset
 	for {
 		if atEndNow {
-			if atEnd == nil {
+			if !follow {
 				return nil
 			}
-			atEnd()
-			atEnd = nil
+			if atEnd != nil {
+				atEnd()
+				atEnd = nil
+			}
 		}
 		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		fs := cl.PollFetches(pctx)
