@@ -234,7 +234,15 @@ func (t *checkpointTask) Open(ctx context.Context, tc sdk.SourceTaskContext) err
 			t.cp.Syncs.Add(s)
 			t.mu.Unlock()
 		}
-		for rctx.Err() == nil {
+		mustReadToEnd := loaded != nil
+		for first := true; rctx.Err() == nil; first = false {
+			if !first {
+				// Read again from the start into a fresh index: replaying
+				// old syncs into this one would look like rewinds.
+				t.mu.Lock()
+				t.cp.Syncs = NewSyncStore(mustReadToEnd)
+				t.mu.Unlock()
+			}
 			err := t.readToEnd(rctx, Role{loc, "consumer"}, t.cfg.OffsetSyncsTopic(), add, func() {
 				t.mu.Lock()
 				t.cp.Syncs.ReadToEnd()
