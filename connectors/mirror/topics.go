@@ -118,6 +118,15 @@ func (s *topicSyncer) ensureRemote(ctx context.Context, src topicPartitions) err
 			if err == nil {
 				err = resp.Err
 			}
+			if errors.Is(err, kerr.InvalidConfig) || errors.Is(err, kerr.PolicyViolation) {
+				// A setting the target does not take: create the topic
+				// without them; the config sync reports what it cannot set.
+				s.logger.Warn("the target refused the source topic's configs; creating the remote topic without them", "topic", remote, "error", err)
+				cfgs = nil
+				if resp, err = s.target.CreateTopic(ctx, int32(src[t]), int16(s.cfg.ReplicationFactor), nil, remote); err == nil {
+					err = resp.Err
+				}
+			}
 			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 				return fmt.Errorf("create remote topic %s on %s: %w", remote, s.cfg.TargetAlias, err)
 			}
