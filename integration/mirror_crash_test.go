@@ -35,7 +35,7 @@ func TestMirrorWorkerKill9(t *testing.T) {
 		defer close(done)
 		for i := 0; i < total; i += 500 {
 			mirrorProduce(t, src, "stream", 2, i, 500)
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond) // about 12 s of input: both kills land mid-stream
 		}
 	}()
 	tgt := kadm.NewClient(mirrorClient(t, b))
