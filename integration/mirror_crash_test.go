@@ -18,6 +18,19 @@ import (
 // twice, never skipped).
 func TestMirrorWorkerKill9(t *testing.T) {
 	t.Parallel()
+	mirrorKill9(t, false)
+}
+
+// TestMirrorWorkerKill9ExactlyOnce is TestMirrorWorkerKill9 with the
+// worker's exactly-once support, read_committed upstream and
+// exactly.once.support=required: a read_committed consumer of the remote
+// topic sees every record exactly once.
+func TestMirrorWorkerKill9ExactlyOnce(t *testing.T) {
+	t.Parallel()
+	mirrorKill9(t, true)
+}
+
+func mirrorKill9(t *testing.T, eos bool) {
 	if testing.Short() {
 		t.Skip("kills the worker")
 	}
@@ -25,8 +38,15 @@ func TestMirrorWorkerKill9(t *testing.T) {
 	b := harness.TributaryBroker(t).Bootstrap()
 	src := mirrorClient(t, a)
 	mirrorCreateTopic(t, src, "stream", 2, nil)
-	r, w, restart := mirrorWorker(t, b, "mirror-kill")
-	startMirror(r, "k", mirrorConfigs("A", a, "B", b, nil))
+	var workerExtra, connExtra map[string]string
+	group := "mirror-kill"
+	if eos {
+		group = "mirror-kill-eos"
+		workerExtra = map[string]string{"exactly.once.source.support": "enabled"}
+		connExtra = map[string]string{"exactly.once.support": "required", "source.consumer.isolation.level": "read_committed"}
+	}
+	r, w, restart := mirrorWorkerWith(t, b, group, workerExtra)
+	startMirror(r, "k", mirrorConfigs("A", a, "B", b, connExtra))
 	r.waitState("k-source", "RUNNING", 2)
 
 	const total = 20000
@@ -65,8 +85,12 @@ func TestMirrorWorkerKill9(t *testing.T) {
 	<-done
 	// Every record, in its partition's order (duplicates aside).
 	got := map[int32][]*kgo.Record{}
+	var opts []kgo.Opt
+	if eos {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
 	mirrorWait(t, 90*time.Second, "every record on the target", func() string {
-		got = readPartitionsNow(t, b, "A.stream")
+		got = readPartitionsNow(t, b, "A.stream", opts...)
 		seen := map[string]bool{}
 		for _, recs := range got {
 			for _, rec := range recs {
@@ -92,13 +116,16 @@ func TestMirrorWorkerKill9(t *testing.T) {
 			last = max(last, j)
 		}
 	}
-	t.Logf("%d records copied twice after 2 kills", dups)
+	t.Logf("%d records copied twice after 2 kills (exactly-once: %v)", dups, eos)
+	if eos && dups > 0 {
+		t.Errorf("exactly-once: a read_committed consumer sees %d records twice", dups)
+	}
 }
 
 // readPartitionsNow reads what topic holds now, by partition.
-func readPartitionsNow(t *testing.T, addr, topic string) map[int32][]*kgo.Record {
+func readPartitionsNow(t *testing.T, addr, topic string, opts ...kgo.Opt) map[int32][]*kgo.Record {
 	t.Helper()
-	cl := mirrorClient(t, addr, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl := mirrorClient(t, addr, append([]kgo.Opt{kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -32,9 +32,15 @@ func mirrorClient(t *testing.T, addr string, opts ...kgo.Opt) *kgo.Client {
 // mirror connectors.
 func mirrorWorker(t *testing.T, target, group string) (rest, *harness.WorkerProcess, func() *harness.WorkerProcess) {
 	t.Helper()
+	return mirrorWorkerWith(t, target, group, nil)
+}
+
+// mirrorWorkerWith is mirrorWorker with extra worker properties.
+func mirrorWorkerWith(t *testing.T, target, group string, extra map[string]string) (rest, *harness.WorkerProcess, func() *harness.WorkerProcess) {
+	t.Helper()
 	bin := harness.BuildTributary(t)
 	dir := filepath.Join(t.TempDir(), "worker-"+group)
-	props := harness.WorkerProps(t, target, group, nil)
+	props := harness.WorkerProps(t, target, group, extra)
 	w := harness.StartWorkerProcess(t, bin, dir, props)
 	restart := func() *harness.WorkerProcess { return harness.StartWorkerProcess(t, bin, dir, props) }
 	return rest{t, w.URL()}, w, restart
