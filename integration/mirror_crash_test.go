@@ -83,6 +83,7 @@ func mirrorKill9(t *testing.T, eos bool) {
 		r = rest{t, w.URL()}
 	}
 	<-done
+	r.waitState("k-source", "RUNNING", 2)
 	// Every record, in its partition's order (duplicates aside).
 	got := map[int32][]*kgo.Record{}
 	var opts []kgo.Opt
