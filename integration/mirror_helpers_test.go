@@ -97,13 +97,15 @@ func mirrorCreateTopic(t *testing.T, cl *kgo.Client, topic string, partitions in
 }
 
 // mirrorProduce writes n records spread over partitions, each with a key
-// (null for every tenth), a value, two headers and a timestamp in the past
-// (so a copy by the target's clock would show), and returns them.
+// (null for every tenth), a value, two headers and a timestamp an hour in
+// the past (so a copy by the target's clock would show, while the records
+// stay within the retention.ms the tests sync to the target: older ones
+// would be deleted there by time), and returns them.
 func mirrorProduce(t *testing.T, cl *kgo.Client, topic string, partitions int32, from, n int) []*kgo.Record {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	base := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	recs := make([]*kgo.Record, n)
 	for i := range recs {
 		j := from + i
