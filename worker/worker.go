@@ -455,6 +455,27 @@ func (w *Worker) errorPolicy(conn map[string]string) task.ErrorPolicy {
 	return p
 }
 
+// mirrorPrefix is the package of Kafka's MirrorMaker 2 connectors.
+const mirrorPrefix = "org.apache.kafka.connect.mirror."
+
+// forceByteArray sets ByteArrayConverter for the keys, values and headers
+// of the MirrorMaker 2 connectors, as Kafka's dedicated driver does: they
+// return records as Kafka's bytes, which any other converter would
+// re-encode.
+func forceByteArray(spec sdk.Spec, conn map[string]string) map[string]string {
+	if !strings.HasPrefix(spec.Class, mirrorPrefix) {
+		return conn
+	}
+	out := make(map[string]string, len(conn)+3)
+	for k, v := range conn {
+		out[k] = v
+	}
+	for _, k := range []string{"key.converter", "value.converter", "header.converter"} {
+		out[k] = ByteArrayConverter
+	}
+	return out
+}
+
 func (w *Worker) converters(conn map[string]string) (key, value convert.Converter, header convert.HeaderConverter, err error) {
 	kc, kconf := converterConfig(conn, "key.converter", w.cfg.KeyConverter, w.cfg.KeyConverterConfig)
 	vc, vconf := converterConfig(conn, "value.converter", w.cfg.ValueConverter, w.cfg.ValueConverterConfig)
@@ -473,7 +494,7 @@ func (w *Worker) converters(conn map[string]string) (key, value convert.Converte
 
 func (w *Worker) taskStarter(offs routedOffsets, statuses *statusAdapter) taskStarter {
 	return func(ctx context.Context, id TaskID, spec sdk.Spec, conn, tc map[string]string, paused bool, eos *taskEOS, tm *metrics.Task, report func(state, trace string)) (taskRunner, error) {
-		key, value, header, err := w.converters(conn)
+		key, value, header, err := w.converters(forceByteArray(spec, conn))
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,8 @@
 // Command tributary-connector-basic serves the first-party connectors that
 // need nothing beyond the standard library: FileStreamSource,
-// FileStreamSink, Datagen and DiscardSink. Workers start it as a plugin,
+// FileStreamSink, Datagen and DiscardSink, and the MirrorMaker 2
+// connectors (which need franz-go only, already linked by every
+// tributary process). Workers start it as a plugin,
 // like every tributary-connector-* executable beside their tributary
 // binary; it is not run by hand.
 //
@@ -15,9 +17,10 @@ import (
 	"github.com/tributary-dev/tributary/connectors/datagen"
 	"github.com/tributary-dev/tributary/connectors/discard"
 	"github.com/tributary-dev/tributary/connectors/file"
+	"github.com/tributary-dev/tributary/connectors/mirror"
 	"github.com/tributary-dev/tributary/sdk"
 )
 
 func main() {
-	sdk.Serve(file.Source(), file.Sink(), datagen.Connector(), discard.Connector())
+	sdk.Serve(append([]sdk.Connector{file.Source(), file.Sink(), datagen.Connector(), discard.Connector()}, mirror.Connectors()...)...)
 }

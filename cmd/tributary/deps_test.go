@@ -85,6 +85,7 @@ var connectorLibraries = map[string][]string{
 		"github.com/tributary-dev/tributary/connectors/file",
 		"github.com/tributary-dev/tributary/connectors/datagen",
 		"github.com/tributary-dev/tributary/connectors/discard",
+		"github.com/tributary-dev/tributary/connectors/mirror",
 	},
 	"tributary-connector-postgres": {
 		"github.com/tributary-dev/tributary/connectors/postgres",

@@ -7,6 +7,7 @@ func extraCommands() []command {
 		connectorsCommand(),
 		devCommand(),
 		healthcheckCommand(),
+		mirrorCommand(),
 		workerCommand(),
 	}
 }
