@@ -105,6 +105,21 @@ func TestConsolePostgres(t *testing.T) {
 	if cell == pg.Password || !strings.Contains(cell, "•") {
 		t.Errorf("the config view shows the password as %q, want it masked", cell)
 	}
+	// Snapshot progress, from the Debezium metrics of the connector's task
+	// (the table's rows, once the snapshot completed).
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		b.open("#/connectors/orders")
+		var snap string
+		b.eval(`(document.querySelector('#snapshot') || {}).textContent || ''`, &snap)
+		if strings.HasPrefix(snap, "completed: ") && strings.Contains(snap, "from 1 table(s)") {
+			t.Logf("snapshot: %s", snap)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the detail page's snapshot line is %q after 30 s, want completed from 1 table", snap)
+		}
+		time.Sleep(time.Second)
+	}
 	b.checkLabels("connector")
 	b.shot("connector-detail", true)
 

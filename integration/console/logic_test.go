@@ -47,6 +47,17 @@ func TestConsoleLogic(t *testing.T) {
     caused: L.firstLine('org.apache.kafka.connect.errors.ConnectException: boom\n\tat X\nCaused by: java.io.IOException: disk full\n\tat Y'),
     first: L.firstLine('open: file sink: no such file\ngoroutine 1'),
     metric: L.parseMetrics('# HELP x\nkafka_connect_worker_rebalance_leader_name{leader_name="http://a:8083/"} 1\nup 0\n')[0].labels.leader_name,
+    snapshot: L.describeSnapshot(L.snapshot(L.parseMetrics([
+      'debezium_metrics_SnapshotRunning{connector="c",task="0",context="snapshot"} 1',
+      'debezium_metrics_TotalTableCount{connector="c",task="0",context="snapshot"} 3',
+      'debezium_metrics_RemainingTableCount{connector="c",task="0",context="snapshot"} 1',
+      'debezium_metrics_RowsScanned{connector="c",task="0",context="snapshot",table="public.a"} 1000',
+      'debezium_metrics_RowsScanned{connector="c",task="0",context="snapshot",table="public.b"} 234',
+      'debezium_metrics_SnapshotDurationInSeconds{connector="c",task="0",context="snapshot"} 12.4',
+      'debezium_metrics_SnapshotRunning{connector="other",task="0",context="snapshot"} 0',
+    ].join('\n')), 'c')),
+    done: L.describeSnapshot(L.snapshot(L.parseMetrics('debezium_metrics_SnapshotCompleted{connector="c",context="snapshot"} 1\ndebezium_metrics_TotalTableCount{connector="c",context="snapshot"} 1\ndebezium_metrics_RowsScanned{connector="c",context="snapshot",table="t"} 5\n'), 'c')),
+    none: L.describeSnapshot(L.snapshot(L.parseMetrics('debezium_metrics_SnapshotRunning{connector="x",context="snapshot"} 1\n'), 'c')),
     rate: L.throughput(L.parseMetrics('kafka_connect_source_task_source_record_poll_rate{connector="c",task="0"} 2.5\nkafka_connect_source_task_source_record_poll_rate{connector="c",task="1"} 1.5\n'), 'c').rate,
   });
 })`
@@ -62,6 +73,9 @@ func TestConsoleLogic(t *testing.T) {
 		"literal": "••••••••", "reference": "${file:/etc/db.properties:password}", "plain": "alice", "unmasked": "hunter2",
 		"caused": "java.io.IOException: disk full", "first": "open: file sink: no such file",
 		"metric": "http://a:8083/", "rate": 4.0,
+		"snapshot": "running: 2 of 3 table(s) done, 1,234 rows scanned, 12 s so far",
+		"done":     "completed: 5 rows from 1 table(s) in 0 s",
+		"none":     "no snapshot metrics on this worker",
 	} {
 		if got[k] != want {
 			t.Errorf("%s: %v, want %v", k, got[k], want)

@@ -187,7 +187,9 @@ async function detail(name) {
   const defs = await pluginDefs(config['connector.class']);
   const passwords = L.passwordKeys(defs);
   const state = L.holistic(status);
-  const tp = L.throughput(L.parseMetrics(metrics), name);
+  const samples = L.parseMetrics(metrics);
+  const tp = L.throughput(samples, name);
+  const snap = L.snapshot(samples, name);
   const again = (msg, kind) => { route().then(() => msg && announce(msg, kind)); };
   const act = async (label, want, fn) => {
     announce(`${label} ${name}: sent…`);
@@ -281,7 +283,10 @@ async function detail(name) {
       h('dt', null, 'Type'), h('dd', null, status.type || ''),
       h('dt', null, 'Class'), h('dd', null, config['connector.class'] || ''),
       h('dt', null, 'Throughput'), h('dd', null, tp.rate == null ? 'not on this worker' : `${tp.rate.toFixed(1)} records/s (this worker's tasks)`),
-      tp.lag == null ? null : [h('dt', null, 'Sink lag'), h('dd', null, `${tp.lag} records`)]),
+      tp.lag == null ? null : [h('dt', null, 'Sink lag'), h('dd', null, `${tp.lag} records`)],
+      snap == null ? null : [h('dt', null, 'Snapshot'), h('dd', { id: 'snapshot' }, L.describeSnapshot(snap),
+        Object.keys(snap.tables).length ? h('details', null, h('summary', null, 'Rows per table'),
+          h('ul', null, Object.keys(snap.tables).sort().map((t) => h('li', null, `${t}: ${snap.tables[t].toLocaleString('en')}`)))) : null)]),
     status.connector.trace ? h('details', null, h('summary', { className: 'err' }, L.firstLine(status.connector.trace)), h('pre', { className: 'trace' }, status.connector.trace)) : null,
     actions,
     h('section', { 'aria-labelledby': 'h-tasks' }, h('h2', { id: 'h-tasks' }, 'Tasks'), tasks),

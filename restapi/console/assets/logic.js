@@ -179,6 +179,43 @@ export function throughput(samples, connector) {
   return { rate: seen ? rate : null, lag: lagSeen ? lag : null };
 }
 
+// snapshot reads a CDC connector's snapshot progress from the Debezium
+// metrics its tasks on this worker report (debezium_metrics_* with
+// context="snapshot"): tables done of the total, rows scanned (in all and
+// per table), seconds so far; null when none are reported here.
+export function snapshot(samples, connector) {
+  const out = { running: false, completed: false, skipped: false, total: 0, remaining: 0, rows: 0, tables: {}, seconds: 0 };
+  let found = false;
+  const prefix = 'debezium_metrics_';
+  for (const s of samples) {
+    if (s.labels.connector !== connector || s.labels.context !== 'snapshot' || !s.name.startsWith(prefix) || !Number.isFinite(s.value)) continue;
+    found = true;
+    switch (s.name.slice(prefix.length)) {
+      case 'SnapshotRunning': out.running ||= s.value === 1; break;
+      case 'SnapshotCompleted': out.completed ||= s.value === 1; break;
+      case 'SnapshotSkipped': out.skipped ||= s.value === 1; break;
+      case 'TotalTableCount': out.total += s.value; break;
+      case 'RemainingTableCount': out.remaining += s.value; break;
+      case 'SnapshotDurationInSeconds': out.seconds = Math.max(out.seconds, s.value); break;
+      case 'RowsScanned':
+        out.rows += s.value;
+        out.tables[s.labels.table] = (out.tables[s.labels.table] || 0) + s.value;
+        break;
+    }
+  }
+  return found ? out : null;
+}
+
+// describeSnapshot says a snapshot's progress in words.
+export function describeSnapshot(sn) {
+  if (!sn) return 'no snapshot metrics on this worker';
+  const rows = `${sn.rows.toLocaleString('en')} rows`;
+  if (sn.completed) return `completed: ${rows} from ${sn.total} table(s) in ${Math.round(sn.seconds)} s`;
+  if (sn.running) return `running: ${sn.total - sn.remaining} of ${sn.total} table(s) done, ${rows} scanned, ${Math.round(sn.seconds)} s so far`;
+  if (sn.skipped) return 'skipped (no snapshot needed)';
+  return 'not started';
+}
+
 // fieldOrder sorts config definitions for a form: by group in order of
 // appearance, then by the definition's order, then by importance.
 export function groupDefs(defs) {
