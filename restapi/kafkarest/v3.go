@@ -96,9 +96,9 @@ func (p *Proxy) routesV3(r chi.Router) {
 		r.Get("/consumer-groups/{group}/lag-summary", p.withCluster(p.v3LagSummary))
 		r.Get("/consumer-groups/{group}/lags", p.withCluster(p.v3Lags))
 		r.Get("/consumer-groups/{group}/lags/{topic}/partitions/{partition}", p.withCluster(p.v3Lag))
-		r.Get("/acls", p.withCluster(p.v3ACLs))
-		r.Post("/acls", p.withCluster(p.v3ACLs))
-		r.Delete("/acls", p.withCluster(p.v3ACLs))
+		r.Get("/acls", p.withCluster(p.v3SearchACLs))
+		r.Post("/acls", p.withCluster(p.v3CreateACL))
+		r.Delete("/acls", p.withCluster(p.v3DeleteACLs))
 	})
 }
 
@@ -601,45 +601,4 @@ func (p *Proxy) v3Replicas(w http.ResponseWriter, r *http.Request, c v3) {
 		})
 	}
 	writeJSON(w, http.StatusOK, v3ContentType, c.list("KafkaReplicaList", c.url("topics", pd.Topic, "partitions", id, "replicas"), data))
-}
-
-// v3ACLs answers the ACL endpoints: the broker's answer when it has an
-// authorizer is listed; without one, Kafka's SecurityDisabled error is
-// returned as Confluent does (a 400 naming it).
-func (p *Proxy) v3ACLs(w http.ResponseWriter, r *http.Request, c v3) {
-	b := kadm.NewACLs().AnyResource().Allow().AllowHosts().Deny().DenyHosts().Operations(kadm.OpAny).ResourcePatternType(kadm.ACLPatternAny)
-	res, err := p.admin.DescribeACLs(r.Context(), b)
-	if err == nil {
-		for _, d := range res {
-			if d.Err != nil {
-				err = d.Err
-				break
-			}
-		}
-	}
-	if err != nil {
-		v3Fail(w, v3KafkaError(err, "Security features are disabled."))
-		return
-	}
-	if r.Method != http.MethodGet {
-		v3Fail(w, errorf(http.StatusNotImplemented, http.StatusNotImplemented, "creating and deleting ACLs through the REST proxy is not supported yet"))
-		return
-	}
-	data := []any{}
-	for _, d := range res {
-		for _, a := range d.Described {
-			data = append(data, map[string]any{
-				"kind":          "KafkaAcl",
-				"cluster_id":    c.cluster,
-				"resource_type": a.Type.String(),
-				"resource_name": a.Name,
-				"pattern_type":  a.Pattern.String(),
-				"principal":     a.Principal,
-				"host":          a.Host,
-				"operation":     a.Operation.String(),
-				"permission":    a.Permission.String(),
-			})
-		}
-	}
-	writeJSON(w, http.StatusOK, v3ContentType, c.list("KafkaAclList", c.url("acls"), data))
 }
