@@ -181,6 +181,7 @@ var internalRequests = []struct {
 // authenticate lets through requests that BasicAuth authorizes, and
 // internal requests; others get Kafka Connect's 401.
 func (a *api) authenticate(next http.Handler) http.Handler {
+	checked := a.opts.Auth.Require(next, a.log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, ir := range internalRequests {
 			if r.Method == ir.method && ir.path.MatchString(r.URL.Path) {
@@ -188,9 +189,20 @@ func (a *api) authenticate(next http.Handler) http.Handler {
 				return
 			}
 		}
-		if user, ok := a.opts.Auth.Check(r.Header.Get("Authorization")); !ok {
-			// Debug, as Kafka Connect: a mistyped password is not news.
-			a.log.Debug("rest: request failed authentication", "method", r.Method, "path", r.URL.Path, "user", user, "remote", r.RemoteAddr)
+		checked.ServeHTTP(w, r)
+	})
+}
+
+// Require lets through to next the requests whose basic credentials b
+// accepts; others get Kafka Connect's 401, logged at debug (a mistyped
+// password is not news). The Kafka REST proxy's listener uses it too.
+func (b *BasicAuth) Require(next http.Handler, log *slog.Logger) http.Handler {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if user, ok := b.Check(r.Header.Get("Authorization")); !ok {
+			log.Debug("rest: request failed authentication", "method", r.Method, "path", r.URL.Path, "user", user, "remote", r.RemoteAddr)
 			w.Header().Set("WWW-Authenticate", `Basic realm="Kafka Connect", charset="UTF-8"`)
 			// Kafka Connect's answer says JSON, though it is not.
 			w.Header().Set("Content-Type", "application/json")
