@@ -113,8 +113,13 @@ Main settings (defaults in brackets):
   message.max.bytes                default max.message.bytes [1048588]
   socket.request.max.bytes         largest request accepted [104857600]
   tributary.acks1.fsync            make acks=1 wait for fsync too [false]
-  rest.proxy.listeners             http://host:port where Confluent's REST Proxy API
+  rest.proxy.listeners             http(s)://host:port where Confluent's REST Proxy API
                                    (v2 and v3) is served [empty: not served]
+  rest.proxy.listeners.https.ssl.* its HTTPS key store [else the broker's ssl.*]
+  rest.proxy.authentication.jaas.file
+                                   basic authentication: a JAAS file whose
+                                   KafkaConnect section names the credentials
+                                   file, as the REST API's [empty: none]
   rest.proxy.consumer.instance.timeout.ms
                                    idle time after which a v2 consumer instance
                                    is closed [300000]
