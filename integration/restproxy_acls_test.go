@@ -127,6 +127,25 @@ func TestRESTProxyACLs(t *testing.T) {
 	if err := json.Unmarshal(del.body, &list); err != nil || del.status != http.StatusOK || len(list.Data) != 0 {
 		t.Fatalf("delete again: %d %s", del.status, del.body)
 	}
+
+	// A batch: all created, or (one entry bad) none.
+	g := func(name string) string {
+		return `{"resource_type":"GROUP","resource_name":"` + name + `","pattern_type":"LITERAL","principal":"User:carol","host":"*","operation":"READ","permission":"ALLOW"}`
+	}
+	if e := curl(t, http.MethodPost, acls+":batch", "application/json", "", `{"data":[`+g("g1")+`,`+g("g2")+`]}`); e.status != http.StatusNoContent {
+		t.Fatalf("batch: %d %s", e.status, e.body)
+	}
+	want = []string{want[1], "GROUP g1 LITERAL User:carol * READ ALLOW", "GROUP g2 LITERAL User:carol * READ ALLOW"}
+	if got := kafkaACLs(); !sameSet(got, want) {
+		t.Fatalf("after the batch kadm lists %v, want %v", got, want)
+	}
+	bad := curl(t, http.MethodPost, acls+":batch", "application/json", "", `{"data":[`+g("g3")+`,`+strings.Replace(g("g4"), `"READ"`, `"NAP"`, 1)+`]}`)
+	if bad.status != http.StatusBadRequest || !strings.Contains(string(bad.body), "data[1]: operation") {
+		t.Fatalf("bad batch: %d %s", bad.status, bad.body)
+	}
+	if got := kafkaACLs(); !sameSet(got, want) {
+		t.Fatalf("after a bad batch kadm lists %v, want %v", got, want)
+	}
 }
 
 // TestRESTProxyACLsSecurityDisabled: without an authorizer the ACL

@@ -98,6 +98,7 @@ func (p *Proxy) routesV3(r chi.Router) {
 		r.Get("/consumer-groups/{group}/lags/{topic}/partitions/{partition}", p.withCluster(p.v3Lag))
 		r.Get("/acls", p.withCluster(p.v3SearchACLs))
 		r.Post("/acls", p.withCluster(p.v3CreateACL))
+		r.Post("/acls:batch", p.withCluster(p.v3CreateACLBatch))
 		r.Delete("/acls", p.withCluster(p.v3DeleteACLs))
 	})
 }

@@ -2,7 +2,9 @@ package kafkarest
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -245,6 +247,62 @@ func (p *Proxy) v3CreateACL(w http.ResponseWriter, r *http.Request, c v3) {
 	a := entry(cr.ResourceType, cr.ResourceName, cr.ResourcePatternType, cr.Principal, cr.Host, cr.Operation, cr.PermissionType)
 	w.Header().Set("Location", c.url("acls")+"?"+aclQuery(a))
 	w.WriteHeader(http.StatusCreated)
+}
+
+// parseCreateACLBatch reads the body of POST /acls:batch, {"data":[ACL,
+// …]}: every ACL is checked before any is created; an error names its
+// index.
+func parseCreateACLBatch(body []byte) ([]kmsg.CreateACLsRequestCreation, *Error) {
+	var in struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := decodeStrict(body, &in); err != nil {
+		return nil, err
+	}
+	if len(in.Data) == 0 {
+		return nil, unprocessable("data: must not be null or empty")
+	}
+	out := make([]kmsg.CreateACLsRequestCreation, 0, len(in.Data))
+	for i, raw := range in.Data {
+		c, err := parseCreateACL(raw)
+		if err != nil {
+			err.Message = fmt.Sprintf("data[%d]: %s", i, err.Message)
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (p *Proxy) v3CreateACLBatch(w http.ResponseWriter, r *http.Request, _ v3) {
+	body, berr := p.readBody(r)
+	if berr != nil {
+		v3Fail(w, berr)
+		return
+	}
+	crs, perr := parseCreateACLBatch(body)
+	if perr != nil {
+		v3Fail(w, perr)
+		return
+	}
+	req := kmsg.NewPtrCreateACLsRequest()
+	req.Creations = crs
+	resp, err := req.RequestWith(r.Context(), p.adminc)
+	if err != nil {
+		v3Fail(w, err)
+		return
+	}
+	if len(resp.Results) != len(crs) {
+		v3Fail(w, kafkaError(errUnexpectedResults))
+		return
+	}
+	for _, res := range resp.Results {
+		if res.ErrorCode != 0 {
+			aclFail(w, res.ErrorCode, deref(res.ErrorMessage))
+			return
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 func (p *Proxy) v3DeleteACLs(w http.ResponseWriter, r *http.Request, c v3) {

@@ -72,3 +72,19 @@ func FuzzParseCreateACL(f *testing.F) {
 		}
 	})
 }
+
+func TestParseCreateACLBatch(t *testing.T) {
+	one := `{"resource_type":"GROUP","resource_name":"g","pattern_type":"PREFIXED","principal":"User:a","host":"*","operation":"READ","permission":"ALLOW"}`
+	cs, err := parseCreateACLBatch([]byte(`{"data":[` + one + `,` + one + `]}`))
+	if err != nil || len(cs) != 2 || cs[1].ResourceType != kmsg.ACLResourceTypeGroup {
+		t.Fatalf("%v %+v", err, cs)
+	}
+	for _, bad := range []string{`{"data":[]}`, `{}`, `{"data":[` + one + `,{"resource_type":"TOPIC"}]}`} {
+		if _, err := parseCreateACLBatch([]byte(bad)); err == nil || !strings.Contains(err.Message, "data") {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+	if _, err := parseCreateACLBatch([]byte(`{"data":[` + one + `,{"resource_type":"TOPIC"}]}`)); !strings.Contains(err.Message, "data[1]: resource_name") {
+		t.Errorf("the error does not name the entry: %v", err)
+	}
+}
