@@ -295,19 +295,39 @@ func (t *sourceTask) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	for _, r := range t.remote {
 		remotes = append(remotes, r)
 	}
-	ends, err := tgt.ListEndOffsets(ctx, remotes...)
-	if err == nil {
-		err = ends.Error()
-	}
-	if err != nil {
-		return sdk.Retriable(fmt.Errorf("end offsets of the remote topics on %s: %w", t.cfg.TargetAlias, err))
-	}
-	for _, k := range keys {
-		end, ok := ends.Lookup(t.remote[k.topic], k.partition)
-		if !ok {
-			return sdk.Retriable(fmt.Errorf("remote partition %s-%d does not exist on %s", t.remote[k.topic], k.partition, t.cfg.TargetAlias))
+	// A remote partition the connector has just added (the source topic
+	// grew) can take a moment to appear in the target's metadata (Apache
+	// Kafka's brokers learn it from the controller): wait for it a while
+	// rather than fail the task.
+	var missing error
+	for wait, deadline := 100*time.Millisecond, time.Now().Add(remotePartitionWait); ; wait = min(2*wait, 2*time.Second) {
+		ends, err := tgt.ListEndOffsets(ctx, remotes...)
+		if err == nil {
+			err = ends.Error()
 		}
-		t.parts[k] = &partSyncs{next: end.Offset, rule: newSyncRule(t.cfg.OffsetLagMax)}
+		if err != nil {
+			return sdk.Retriable(fmt.Errorf("end offsets of the remote topics on %s: %w", t.cfg.TargetAlias, err))
+		}
+		missing = nil
+		for _, k := range keys {
+			end, ok := ends.Lookup(t.remote[k.topic], k.partition)
+			if !ok {
+				missing = fmt.Errorf("remote partition %s-%d does not exist on %s after %v", t.remote[k.topic], k.partition, t.cfg.TargetAlias, remotePartitionWait)
+				break
+			}
+			t.parts[k] = &partSyncs{next: end.Offset, rule: newSyncRule(t.cfg.OffsetLagMax)}
+		}
+		if missing == nil || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	if missing != nil {
+		return sdk.Retriable(missing)
 	}
 	props := []kgo.Opt{kgo.ConsumePartitions(assign)}
 	if t.cons, err = t.clients.client(Role{"source", "consumer"}, "replication-consumer", props...); err != nil {
@@ -326,6 +346,10 @@ func (t *sourceTask) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	t.logger.Info("replicating partitions", "partitions", len(keys), "source", t.cfg.SourceAlias, "target", t.cfg.TargetAlias)
 	return nil
 }
+
+// remotePartitionWait is how long a starting task waits for its remote
+// partitions to appear on the target.
+const remotePartitionWait = 30 * time.Second
 
 func (t *sourceTask) Poll(ctx context.Context, maxRecs int) ([]sdk.SourceRecord, error) {
 	if len(t.parts) == 0 {
