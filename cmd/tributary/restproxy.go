@@ -21,6 +21,7 @@ import (
 type restProxySettings struct {
 	listener        string // host:port; "" not served
 	instanceTimeout time.Duration
+	registryURL     string // of the Avro and JSON Schema formats; "" none
 }
 
 // takeRESTProxySettings removes rest.proxy.listeners (http://host:port) and
@@ -48,6 +49,10 @@ func takeRESTProxySettings(props properties.Properties) (restProxySettings, erro
 		}
 		s.instanceTimeout = time.Duration(ms) * time.Millisecond
 	}
+	if v, ok := props["rest.proxy.schema.registry.url"]; ok {
+		delete(props, "rest.proxy.schema.registry.url")
+		s.registryURL = strings.TrimSpace(v)
+	}
 	return s, nil
 }
 
@@ -58,7 +63,7 @@ func startRESTProxy(s restProxySettings, seeds []string, logger *slog.Logger) (s
 	if err != nil {
 		return nil, "", fmt.Errorf("REST proxy listener %s: %w", s.listener, err)
 	}
-	p, err := kafkarest.New(kafkarest.Config{Seeds: seeds, Logger: logger, InstanceTimeout: s.instanceTimeout})
+	p, err := kafkarest.New(kafkarest.Config{Seeds: seeds, Logger: logger, InstanceTimeout: s.instanceTimeout, SchemaRegistryURL: s.registryURL})
 	if err != nil {
 		ln.Close()
 		return nil, "", err

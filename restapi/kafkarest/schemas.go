@@ -1,0 +1,247 @@
+package kafkarest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/hamba/avro/v2"
+
+	"github.com/tributary-dev/tributary/worker/convert/sr"
+)
+
+// Confluent's codes of a schema that cannot be used.
+const codeInvalidSchema = 42205
+
+// schemaSide is the schema of the keys or the values of a v2 produce
+// request: given inline (registered under the topic's subject) or by id.
+type schemaSide struct {
+	schema *string
+	id     *int
+}
+
+// resolved is a schema ready to encode with: its registry id and, for
+// Avro, the parsed schema.
+type resolved struct {
+	id   int
+	avro avro.Schema
+}
+
+// resolveSchema registers or fetches side's schema for subject; ok is false
+// when the request gives none.
+func (p *Proxy) resolveSchema(ctx context.Context, f format, subject string, side schemaSide) (resolved, bool, *Error) {
+	typ := "AVRO"
+	if f == formatJSONSchema {
+		typ = "JSON"
+	}
+	var s sr.Schema
+	var id int
+	switch {
+	case side.schema != nil:
+		s = sr.Schema{Schema: *side.schema}
+		if typ != "AVRO" {
+			s.Type = typ
+		}
+		if f == formatAvro {
+			if _, err := avro.ParseBytes([]byte(*side.schema)); err != nil {
+				return resolved{}, false, errorf(http.StatusUnprocessableEntity, codeInvalidSchema, "Invalid schema: %v", err)
+			}
+		} else if !json.Valid([]byte(*side.schema)) {
+			return resolved{}, false, errorf(http.StatusUnprocessableEntity, codeInvalidSchema, "Invalid schema: not JSON")
+		}
+		var err error
+		if id, err = p.sr.Register(ctx, subject, s, false); err != nil {
+			return resolved{}, false, registryError(err)
+		}
+	case side.id != nil:
+		var err error
+		if s, err = p.sr.SchemaByID(ctx, *side.id); err != nil {
+			return resolved{}, false, registryError(err)
+		}
+		st := s.Type
+		if st == "" {
+			st = "AVRO"
+		}
+		if st != typ {
+			return resolved{}, false, errorf(http.StatusUnprocessableEntity, codeInvalidSchema, "Invalid schema: schema %d is %s, not %s", *side.id, st, typ)
+		}
+		id = *side.id
+	default:
+		return resolved{}, false, nil
+	}
+	r := resolved{id: id}
+	if f == formatAvro {
+		var err error
+		if r.avro, err = avro.ParseBytes([]byte(s.Schema)); err != nil {
+			return resolved{}, false, errorf(http.StatusUnprocessableEntity, codeInvalidSchema, "Invalid schema: %v", err)
+		}
+	}
+	return r, true, nil
+}
+
+// registryError maps a registry answer: its own 4xx codes as a 422 with
+// the registry's code and message (a schema it refuses), else a 500.
+func registryError(err error) *Error {
+	var e *sr.Error
+	if errors.As(err, &e) && e.Status >= 400 && e.Status < 500 {
+		return errorf(http.StatusUnprocessableEntity, e.Code, "%s", e.Message)
+	}
+	return errorf(http.StatusInternalServerError, http.StatusInternalServerError, "Schema registry: %v", err)
+}
+
+// parseSchemaProduce decodes a v2 produce body in Avro or JSON Schema
+// format: it resolves the key and value schemas (registering inline ones
+// under <topic>-key and <topic>-value) and encodes every record in
+// Confluent's wire format. Nothing is produced unless all records encode.
+func (p *Proxy) parseSchemaProduce(ctx context.Context, f format, topic string, body []byte) (recs []v2Record, keyID, valueID *int, perr *Error) {
+	if p.sr == nil {
+		return nil, nil, nil, errRegistryMissing
+	}
+	var req struct {
+		KeySchema     *string `json:"key_schema"`
+		KeySchemaID   *int    `json:"key_schema_id"`
+		ValueSchema   *string `json:"value_schema"`
+		ValueSchemaID *int    `json:"value_schema_id"`
+		Records       []struct {
+			Key       json.RawMessage `json:"key"`
+			Value     json.RawMessage `json:"value"`
+			Partition *int32          `json:"partition"`
+		} `json:"records"`
+	}
+	if err := decodeStrict(body, &req); err != nil {
+		return nil, nil, nil, err
+	}
+	if req.Records == nil {
+		return nil, nil, nil, unprocessable("records may not be null")
+	}
+	if len(req.Records) == 0 {
+		return nil, nil, nil, unprocessable("records may not be empty")
+	}
+	var hasKeys, hasValues bool
+	for _, r := range req.Records {
+		hasKeys = hasKeys || !isNull(r.Key)
+		hasValues = hasValues || !isNull(r.Value)
+	}
+	key, keyOK, err := p.resolveSchema(ctx, f, topic+"-key", schemaSide{req.KeySchema, req.KeySchemaID})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if hasKeys && !keyOK {
+		return nil, nil, nil, errorf(http.StatusUnprocessableEntity, codeKeySchemaMissing, "Request includes keys but does not include key schema")
+	}
+	val, valOK, err := p.resolveSchema(ctx, f, topic+"-value", schemaSide{req.ValueSchema, req.ValueSchemaID})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if hasValues && !valOK {
+		return nil, nil, nil, errorf(http.StatusUnprocessableEntity, codeValueSchemaMissing, "Request includes values but does not include value schema")
+	}
+	out := make([]v2Record, len(req.Records))
+	for i, r := range req.Records {
+		out[i].Partition = -1
+		if r.Partition != nil {
+			if *r.Partition < 0 {
+				return nil, nil, nil, unprocessable("records[%d].partition: must be >= 0", i)
+			}
+			out[i].Partition = *r.Partition
+		}
+		var e error
+		if out[i].Key, e = encodeSchema(f, key, r.Key, fmt.Sprintf("records[%d].key", i)); e != nil {
+			return nil, nil, nil, errorf(http.StatusUnprocessableEntity, codeConversion, "Conversion of JSON to %s failed: %v", f, e)
+		}
+		if out[i].Value, e = encodeSchema(f, val, r.Value, fmt.Sprintf("records[%d].value", i)); e != nil {
+			return nil, nil, nil, errorf(http.StatusUnprocessableEntity, codeConversion, "Conversion of JSON to %s failed: %v", f, e)
+		}
+	}
+	if keyOK {
+		keyID = &key.id
+	}
+	if valOK {
+		valueID = &val.id
+	}
+	return out, keyID, valueID, nil
+}
+
+// encodeSchema is one key or value in Confluent's wire format: the magic
+// byte, the schema id, then the Avro binary or the JSON; null stays null.
+func encodeSchema(f format, s resolved, raw json.RawMessage, path string) ([]byte, error) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	dst := sr.AppendHeader(nil, s.id)
+	if f == formatJSONSchema {
+		c, err := compact(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		return append(dst, c...), nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return avroFromJSON(dst, s.avro, v, path)
+}
+
+// decodeSchema is a record's key or value in Confluent's wire format as the
+// JSON a v2 consumer instance of format f returns.
+func (p *Proxy) decodeSchema(ctx context.Context, f format, b []byte) (json.RawMessage, error) {
+	if b == nil {
+		return json.RawMessage("null"), nil
+	}
+	id, payload, err := sr.ParseHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	s, err := p.sr.SchemaByID(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("schema %d: %w", id, err)
+	}
+	if f == formatJSONSchema {
+		if !json.Valid(payload) {
+			return nil, errors.New("the record is not JSON")
+		}
+		return payload, nil
+	}
+	as, err := p.avroSchema(id, s.Schema)
+	if err != nil {
+		return nil, err
+	}
+	v, rest, err := avroToJSON(as, payload)
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) != 0 {
+		return nil, fmt.Errorf("%d bytes after the Avro value", len(rest))
+	}
+	return json.Marshal(v)
+}
+
+// avroSchema parses the registry's schema id, once.
+func (p *Proxy) avroSchema(id int, text string) (avro.Schema, error) {
+	p.avroMu.Lock()
+	defer p.avroMu.Unlock()
+	if s, ok := p.avroByID[id]; ok {
+		return s, nil
+	}
+	s, err := avro.ParseBytes([]byte(text))
+	if err != nil {
+		return nil, fmt.Errorf("schema %d: %w", id, err)
+	}
+	p.avroByID[id] = s
+	return s, nil
+}
+
+// embedRecord is a record's key or value as a consumer instance of format f
+// returns it.
+func (p *Proxy) embedRecord(ctx context.Context, f format, b []byte) (json.RawMessage, error) {
+	if (f == formatAvro || f == formatJSONSchema) && p.sr != nil {
+		return p.decodeSchema(ctx, f, b)
+	}
+	return embed(f, b)
+}
