@@ -121,6 +121,11 @@ func TestRESTProxyJSONSchema(t *testing.T) {
 	reg := harness.SchemaRegistry(t, b.Bootstrap(), "")
 	h := startRESTProxy(t, b.Bootstrap(), kafkarest.Config{SchemaRegistryURL: reg})
 	const topic = "js-users"
+	bad := curl(t, http.MethodPost, h+"/topics/"+topic, v2JSONSchema, v2,
+		`{"value_schema":"{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}","records":[{"value":{"n": 1}},{"value":{"n":"x"}}]}`)
+	if bad.status != 422 || jsonField(t, bad.body, "error_code") != 42203.0 {
+		t.Fatalf("a record not matching the schema: %d %s", bad.status, bad.body)
+	}
 	e := curl(t, http.MethodPost, h+"/topics/"+topic, v2JSONSchema, v2,
 		`{"value_schema":"{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}}}","records":[{"value":{"n": 1}}]}`)
 	if e.status != 200 {
@@ -128,6 +133,9 @@ func TestRESTProxyJSONSchema(t *testing.T) {
 	}
 	id := int(jsonField(t, e.body, "value_schema_id").(float64))
 	r := consumeN(t, b.Bootstrap(), topic, 1)[0]
+	if r.Offset != 0 {
+		t.Fatalf("the first record is at offset %d: the refused request produced some", r.Offset)
+	}
 	if want := append(sr.AppendHeader(nil, id), `{"n":1}`...); string(r.Value) != string(want) {
 		t.Fatalf("record %q, want %q", r.Value, want)
 	}

@@ -28,6 +28,7 @@ type schemaSide struct {
 type resolved struct {
 	id   int
 	avro avro.Schema
+	json any // the JSON Schema, decoded with UseNumber
 }
 
 // resolveSchema registers or fetches side's schema for subject; ok is false
@@ -73,6 +74,12 @@ func (p *Proxy) resolveSchema(ctx context.Context, f format, subject string, sid
 		return resolved{}, false, nil
 	}
 	r := resolved{id: id}
+	if f == formatJSONSchema {
+		var err error
+		if r.json, err = decodeNumbers([]byte(s.Schema)); err != nil {
+			return resolved{}, false, errorf(http.StatusUnprocessableEntity, codeInvalidSchema, "Invalid schema: %v", err)
+		}
+	}
 	if f == formatAvro {
 		var err error
 		if r.avro, err = avro.ParseBytes([]byte(s.Schema)); err != nil {
@@ -172,20 +179,32 @@ func encodeSchema(f format, s resolved, raw json.RawMessage, path string) ([]byt
 		return nil, nil
 	}
 	dst := sr.AppendHeader(nil, s.id)
+	v, err := decodeNumbers(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
 	if f == formatJSONSchema {
+		if err := validateJSON(s.json, v, path); err != nil {
+			return nil, err
+		}
 		c, err := compact(raw)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", path, err)
 		}
 		return append(dst, c...), nil
 	}
+	return avroFromJSON(dst, s.avro, v, path)
+}
+
+// decodeNumbers decodes one JSON value, numbers as json.Number.
+func decodeNumbers(raw []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
+		return nil, err
 	}
-	return avroFromJSON(dst, s.avro, v, path)
+	return v, nil
 }
 
 // decodeSchema is a record's key or value in Confluent's wire format as the
