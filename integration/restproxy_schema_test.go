@@ -70,8 +70,20 @@ func TestRESTProxyAvro(t *testing.T) {
 		t.Fatalf("produce by id: %d %s", e2.status, e2.body)
 	}
 
-	recs := consumeN(t, b.Bootstrap(), topic, 3)
-	if len(recs) != 3 {
+	// v3: the subject's latest schema, and a schema id.
+	cluster := jsonField(t, curl(t, http.MethodGet, h+"/v3/clusters", "", "application/json", "").body, "data", "0", "cluster_id").(string)
+	v3 := h + "/v3/clusters/" + cluster + "/topics/" + topic + "/records"
+	curl(t, http.MethodPost, v3, "application/json", "", `{"value":{"type":"AVRO","data":{"name":"dee","age":{"int":7},"tags":[]}}}`).
+		expect(t, "v3 produce avro", 200, fmt.Sprintf(`{"error_code":200,"cluster_id":"*","topic_name":"%s","partition_id":0,"offset":3,"timestamp":"*","value":{"type":"AVRO","subject":"%s-value","schema_id":%d,"size":12}}`, topic, topic, latest.ID))
+	curl(t, http.MethodPost, v3, "application/json", "", fmt.Sprintf(`{"value":{"schema_id":%d,"type":"AVRO","data":{"name":"eve","tags":["q"]}}}`, latest.ID)).
+		expect(t, "v3 produce avro by id", 200, `{"error_code":200,"cluster_id":"*","topic_name":"*","partition_id":0,"offset":4,"timestamp":"*","value":{"type":"AVRO","subject":"*","schema_id":"*","size":"*"}}`)
+	v3bad := curl(t, http.MethodPost, v3, "application/json", "", `{"value":{"type":"AVRO","data":{"name":1}}}`)
+	if v3bad.status != 400 {
+		t.Fatalf("v3 produce of a bad record: %d %s", v3bad.status, v3bad.body)
+	}
+
+	recs := consumeN(t, b.Bootstrap(), topic, 5)
+	if len(recs) != 5 {
 		t.Fatalf("%d records in %s, want 3 (the refused request produced some)", len(recs), topic)
 	}
 	type user struct {
@@ -95,7 +107,7 @@ func TestRESTProxyAvro(t *testing.T) {
 		}
 		got = append(got, fmt.Sprintf("%s/%s/%s", u.Name, age, strings.Join(u.Tags, ",")))
 	}
-	if strings.Join(got, " ") != "ann/41/a,b bob/null/ cy/null/z" {
+	if strings.Join(got, " ") != "ann/41/a,b bob/null/ cy/null/z dee/7/ eve/null/q" {
 		t.Fatalf("records %v", got)
 	}
 
@@ -103,9 +115,9 @@ func TestRESTProxyAvro(t *testing.T) {
 		expect(t, "create avro consumer", 200, `{"instance_id":"i","base_uri":"*"}`)
 	base := h + "/consumers/avro-g/instances/i"
 	curl(t, http.MethodPost, base+"/subscription", v2, "", `{"topics":["`+topic+`"]}`).expect(t, "subscribe", 204, "")
-	back := proxyRecords(t, base+"/records", v2Avro, 3)
-	vals, _ := json.Marshal([]any{back[0]["value"], back[1]["value"], back[2]["value"]})
-	want := `[{"age":{"int":41},"name":"ann","tags":["a","b"]},{"age":null,"name":"bob","tags":[]},{"age":null,"name":"cy","tags":["z"]}]`
+	back := proxyRecords(t, base+"/records", v2Avro, 5)
+	vals, _ := json.Marshal([]any{back[0]["value"], back[1]["value"], back[2]["value"], back[4]["value"]})
+	want := `[{"age":{"int":41},"name":"ann","tags":["a","b"]},{"age":null,"name":"bob","tags":[]},{"age":null,"name":"cy","tags":["z"]},{"age":null,"name":"eve","tags":["q"]}]`
 	if string(vals) != want {
 		t.Fatalf("consumed %s\nwant     %s", vals, want)
 	}

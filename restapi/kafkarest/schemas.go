@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/hamba/avro/v2"
 
@@ -82,7 +83,7 @@ func (p *Proxy) resolveSchema(ctx context.Context, f format, subject string, sid
 	}
 	if f == formatAvro {
 		var err error
-		if r.avro, err = avro.ParseBytes([]byte(s.Schema)); err != nil {
+		if r.avro, err = p.avroSchema(id, s.Schema); err != nil {
 			return resolved{}, false, errorf(http.StatusUnprocessableEntity, codeInvalidSchema, "Invalid schema: %v", err)
 		}
 	}
@@ -263,4 +264,83 @@ func (p *Proxy) embedRecord(ctx context.Context, f format, b []byte) (json.RawMe
 		return p.decodeSchema(ctx, f, b)
 	}
 	return embed(f, b)
+}
+
+// v3SchemaData encodes a v3 key or value of a schema type (AVRO or
+// JSONSCHEMA, or none with data: the subject's latest schema decides) in
+// Confluent's wire format; handled is false for the other types, left to
+// decodeV3Data. The schema is schema_id's, or schema registered under the
+// subject, or the subject's latest; the subject is subject, or the
+// topic's (TopicNameStrategy).
+func (p *Proxy) v3SchemaData(ctx context.Context, topic, field string, d *v3Data) (pl v3Payload, handled bool, perr *Error) {
+	if p.sr == nil || d == nil {
+		return v3Payload{}, false, nil
+	}
+	typ := ""
+	if d.Type != nil {
+		typ = strings.ToUpper(*d.Type)
+	}
+	if typ != "AVRO" && typ != "JSONSCHEMA" && (typ != "" || d.Data == nil) {
+		return v3Payload{}, false, nil
+	}
+	subject := topic + "-" + field
+	if d.SubjectNameStrategy != nil && !strings.EqualFold(*d.SubjectNameStrategy, "TOPIC_NAME") {
+		return v3Payload{}, true, badRequest("%s.subject_name_strategy: only TOPIC_NAME is supported", field)
+	}
+	if d.Subject != nil {
+		subject = *d.Subject
+	}
+	if d.SchemaVersion != nil {
+		return v3Payload{}, true, badRequest("%s.schema_version: not supported; give schema_id or schema", field)
+	}
+	var f format
+	var side schemaSide
+	switch {
+	case d.SchemaID != nil || d.Schema != nil:
+		side = schemaSide{schema: d.Schema, id: d.SchemaID}
+	default:
+		latest, err := p.sr.Latest(ctx, subject)
+		if err != nil {
+			return v3Payload{}, true, registryError(err)
+		}
+		side = schemaSide{id: &latest.ID}
+		if typ == "" {
+			typ = "AVRO"
+			if latest.Type == "JSON" {
+				typ = "JSONSCHEMA"
+			} else if latest.Type != "" && latest.Type != "AVRO" {
+				return v3Payload{}, true, errRegistryMissing
+			}
+		}
+	}
+	f = formatAvro
+	if typ == "JSONSCHEMA" {
+		f = formatJSONSchema
+	}
+	s, _, rerr := p.resolveSchema(ctx, f, subject, side)
+	if rerr != nil {
+		return v3Payload{}, true, rerr
+	}
+	b, err := encodeSchema(f, s, d.Data, field+".data")
+	if err != nil {
+		return v3Payload{}, true, badRequest("Conversion of JSON to %s failed: %v", f, err)
+	}
+	return v3Payload{Bytes: b, Type: typ, SchemaID: s.id, Subject: subject}, true, nil
+}
+
+// prepareSchemas encodes req's schema-typed key and value, taking them out
+// of req for decodeV3Record; nil payloads when req has none.
+func (p *Proxy) prepareSchemas(topic string, req *v3Produce) (key, value *v3Payload, perr *Error) {
+	ctx := context.Background()
+	if k, ok, err := p.v3SchemaData(ctx, topic, "key", req.Key); err != nil {
+		return nil, nil, err
+	} else if ok {
+		key, req.Key = &k, nil
+	}
+	if v, ok, err := p.v3SchemaData(ctx, topic, "value", req.Value); err != nil {
+		return nil, nil, err
+	} else if ok {
+		value, req.Value = &v, nil
+	}
+	return key, value, nil
 }
