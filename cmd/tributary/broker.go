@@ -123,6 +123,8 @@ Main settings (defaults in brackets):
   rest.proxy.consumer.instance.timeout.ms
                                    idle time after which a v2 consumer instance
                                    is closed [300000]
+  rest.proxy.schema.registry.url   registry of the proxy's Avro and JSON Schema
+                                   formats [the bundled one when served]
   tributary.metrics.listener       where GET /metrics (Prometheus text) is served
                                    [http://127.0.0.1:9404; in the container image
                                    http://0.0.0.0:9404; empty: not served]
@@ -220,13 +222,16 @@ func runBroker(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		defer serveMetrics(cfg.MetricsListener, reg, cfg.Logger)()
 	}
 	if regAddr != "" {
-		_, stop, err := startRegistry(ctx, regAddr, b.Addr(), regProps, loglevel.Named(logger, "dev.tributary.schemaregistry"))
+		regURL, stop, err := startRegistry(ctx, regAddr, b.Addr(), regProps, loglevel.Named(logger, "dev.tributary.schemaregistry"))
 		if err != nil {
 			fmt.Fprintf(stderr, "tributary broker: %v%s\n", err, portHint(err, "change "+propRegistryListeners))
 			b.Close()
 			return 1
 		}
 		defer stop()
+		if proxy.registryURL == "" {
+			proxy.registryURL = regURL
+		}
 	}
 	if proxy.listener != "" {
 		stop, _, err := startRESTProxy(proxy, []string{b.Addr()}, loglevel.Named(logger, "dev.tributary.restproxy"))

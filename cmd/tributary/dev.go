@@ -224,7 +224,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	restProxyURL := ""
 	if *restProxyPort > 0 {
-		rs := restProxySettings{listener: net.JoinHostPort(env.bindHost(), strconv.Itoa(*restProxyPort))}
+		rs := restProxySettings{listener: net.JoinHostPort(env.bindHost(), strconv.Itoa(*restProxyPort)), registryURL: registryURL}
 		stop, u, err := startRESTProxy(rs, []string{b.Addr()}, loglevel.Named(logger, "dev.tributary.restproxy"))
 		switch {
 		case err != nil && flagSet(fs, "rest-proxy-port"):

@@ -27,6 +27,7 @@ type restProxySettings struct {
 	tls             map[string]string // ssl.* of an https listener
 	jaasFile        string            // basic authentication's JAAS file; "" none
 	instanceTimeout time.Duration
+	registryURL     string // of the Avro and JSON Schema formats; "" none
 }
 
 // restProxyHTTPSPrefix is where the HTTPS settings of the proxy's listener
@@ -86,6 +87,10 @@ func takeRESTProxySettings(props properties.Properties) (restProxySettings, erro
 		}
 		s.instanceTimeout = time.Duration(ms) * time.Millisecond
 	}
+	if v, ok := props["rest.proxy.schema.registry.url"]; ok {
+		delete(props, "rest.proxy.schema.registry.url")
+		s.registryURL = strings.TrimSpace(v)
+	}
 	return s, nil
 }
 
@@ -115,7 +120,7 @@ func startRESTProxy(s restProxySettings, seeds []string, logger *slog.Logger) (s
 			return nil, "", fmt.Errorf("REST proxy: rest.proxy.authentication.jaas.file: %w", err)
 		}
 	}
-	p, err := kafkarest.New(kafkarest.Config{Seeds: seeds, Logger: logger, InstanceTimeout: s.instanceTimeout})
+	p, err := kafkarest.New(kafkarest.Config{Seeds: seeds, Logger: logger, InstanceTimeout: s.instanceTimeout, SchemaRegistryURL: s.registryURL})
 	if err != nil {
 		ln.Close()
 		return nil, "", err

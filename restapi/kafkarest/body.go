@@ -398,8 +398,10 @@ type v3Produce struct {
 
 // v3Payload is a key or value decoded: its bytes, type and size.
 type v3Payload struct {
-	Bytes []byte
-	Type  string // "" when absent
+	Bytes    []byte
+	Type     string // "" when absent
+	SchemaID int    // of AVRO and JSONSCHEMA payloads
+	Subject  string
 }
 
 // v3Header is a decoded header.

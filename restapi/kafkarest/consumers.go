@@ -169,7 +169,7 @@ func (p *Proxy) v2CreateConsumer(w http.ResponseWriter, r *http.Request) {
 		v2Fail(w, err)
 		return
 	}
-	if cfg.Format.needsRegistry() {
+	if cfg.Format.needsRegistry() && (p.sr == nil || cfg.Format == formatProtobuf) {
 		v2Fail(w, errRegistryMissing)
 		return
 	}
@@ -614,10 +614,10 @@ func (p *Proxy) v2Records(w http.ResponseWriter, r *http.Request, in *instance) 
 		if taken > 0 && size+sz > maxBytes {
 			break
 		}
-		k, err := embed(in.cfg.Format, rec.Key)
+		k, err := p.embedRecord(r.Context(), in.cfg.Format, rec.Key)
 		if err == nil {
 			var v json.RawMessage
-			v, err = embed(in.cfg.Format, rec.Value)
+			v, err = p.embedRecord(r.Context(), in.cfg.Format, rec.Value)
 			if err == nil {
 				out = append(out, v2RecordJSON{Topic: rec.Topic, Key: k, Value: v, Partition: rec.Partition, Offset: rec.Offset})
 			}

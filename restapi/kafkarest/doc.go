@@ -26,7 +26,9 @@
 // request it answers one delivery report per record, in order, each written
 // as soon as that record (and every one before it) is acknowledged.
 //
-// Schema formats (Avro, Protobuf, JSON Schema) need a schema registry,
-// which this package does not have yet: they are answered with Confluent's
-// error for a missing registry (422, error_code 42206).
+// The Avro and JSON Schema formats (v2 and v3) go through the schema
+// registry of Config.SchemaRegistryURL: records are written and read in
+// Confluent's wire format (magic byte, schema id, payload). Without a
+// registry, and for Protobuf, they are answered with Confluent's error for
+// a missing registry (422, error_code 42206).
 package kafkarest

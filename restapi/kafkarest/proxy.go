@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/tributary-dev/tributary/worker/convert/sr"
 )
 
 // Config configures a Proxy.
@@ -33,6 +36,9 @@ type Config struct {
 	// and the consumer bodies; default 64 MiB). The v3 streaming produce is
 	// bounded per record instead.
 	MaxBodyBytes int64
+	// SchemaRegistryURL is the schema registry of the Avro and JSON Schema
+	// formats (http(s)://host:port); empty: those formats answer 42206.
+	SchemaRegistryURL string
 }
 
 // Proxy serves Confluent REST Proxy's API over one Kafka cluster.
@@ -50,6 +56,10 @@ type Proxy struct {
 	clusterAt time.Time
 
 	consumers *consumers
+
+	sr       *sr.Client // nil: no registry
+	avroMu   sync.Mutex
+	avroByID map[int]avro.Schema
 
 	stop chan struct{}
 	done chan struct{}
@@ -83,6 +93,12 @@ func New(cfg Config) (*Proxy, error) {
 	)
 	p := &Proxy{cfg: cfg, log: cfg.Logger, meta: map[string]topicMeta{}, stop: make(chan struct{}), done: make(chan struct{})}
 	var err error
+	if cfg.SchemaRegistryURL != "" {
+		if p.sr, err = sr.New(sr.Config{URLs: []string{cfg.SchemaRegistryURL}, Logger: cfg.Logger}); err != nil {
+			return nil, fmt.Errorf("kafkarest: %w", err)
+		}
+		p.avroByID = map[int]avro.Schema{}
+	}
 	if p.prod, err = kgo.NewClient(prodOpts...); err != nil {
 		return nil, fmt.Errorf("kafkarest: producer: %w", err)
 	}

@@ -231,7 +231,14 @@ func (p *Proxy) v2Produce(w http.ResponseWriter, r *http.Request) {
 		v2Fail(w, berr)
 		return
 	}
-	recs, perr := parseV2Produce(f, body)
+	var recs []v2Record
+	var perr *Error
+	var keyID, valueID *int
+	if f == formatAvro || f == formatJSONSchema {
+		recs, keyID, valueID, perr = p.parseSchemaProduce(r.Context(), f, topic, body)
+	} else {
+		recs, perr = parseV2Produce(f, body)
+	}
 	if perr != nil {
 		v2Fail(w, perr)
 		return
@@ -276,5 +283,5 @@ func (p *Proxy) v2Produce(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	wg.Wait()
-	writeJSON(w, http.StatusOK, v2ContentType, map[string]any{"key_schema_id": nil, "value_schema_id": nil, "offsets": offsets})
+	writeJSON(w, http.StatusOK, v2ContentType, map[string]any{"key_schema_id": keyID, "value_schema_id": valueID, "offsets": offsets})
 }

@@ -15,8 +15,10 @@ import (
 
 // v3PayloadInfo describes a produced key or value in a delivery report.
 type v3PayloadInfo struct {
-	Type string `json:"type"`
-	Size int    `json:"size"`
+	Type     string `json:"type"`
+	Subject  string `json:"subject,omitempty"`
+	SchemaID int    `json:"schema_id,omitempty"`
+	Size     int    `json:"size"`
 }
 
 // v3Report is a successful delivery report.
@@ -52,7 +54,7 @@ func payloadInfo(p v3Payload) *v3PayloadInfo {
 	if p.Type == "" {
 		return nil
 	}
-	return &v3PayloadInfo{Type: p.Type, Size: len(p.Bytes)}
+	return &v3PayloadInfo{Type: p.Type, Subject: p.Subject, SchemaID: p.SchemaID, Size: len(p.Bytes)}
 }
 
 // report is s's delivery report and its status.
@@ -97,7 +99,14 @@ func (s *slot) appendReport(dst []byte, cluster string) []byte {
 		}
 		dst = append(dst, `,"`+kv.name+`":{"type":"`...)
 		dst = append(dst, kv.p.Type...)
-		dst = append(dst, `","size":`...)
+		dst = append(dst, '"')
+		if kv.p.SchemaID != 0 {
+			dst = append(dst, `,"subject":`...)
+			dst = appendJSONString(dst, kv.p.Subject)
+			dst = append(dst, `,"schema_id":`...)
+			dst = strconv.AppendInt(dst, int64(kv.p.SchemaID), 10)
+		}
+		dst = append(dst, `,"size":`...)
 		dst = strconv.AppendInt(dst, int64(len(kv.p.Bytes)), 10)
 		dst = append(dst, '}')
 	}
@@ -165,10 +174,21 @@ func (p *Proxy) v3Produce(w http.ResponseWriter, r *http.Request, c v3) {
 // prepare decodes req into s's record (and the client to produce it
 // with), or s's error.
 func (p *Proxy) prepare(topic string, partitions int, s *slot, req *v3Produce) {
+	skey, svalue, perr := p.prepareSchemas(topic, req)
+	if perr != nil {
+		s.err = perr
+		return
+	}
 	rec, perr := decodeV3Record(req)
 	if perr != nil {
 		s.err = perr
 		return
+	}
+	if skey != nil {
+		rec.Key = *skey
+	}
+	if svalue != nil {
+		rec.Value = *svalue
 	}
 	if int(rec.Partition) >= partitions {
 		s.err = v3NotFound("This server does not host this topic-partition.")
