@@ -159,14 +159,8 @@ func (p *Proxy) withInstance(h func(http.ResponseWriter, *http.Request, *instanc
 }
 
 func (p *Proxy) v2CreateConsumer(w http.ResponseWriter, r *http.Request) {
-	body, berr := p.readBody(r)
-	if berr != nil {
-		v2Fail(w, berr)
-		return
-	}
-	cfg, err := parseConsumerCreate(body)
-	if err != nil {
-		v2Fail(w, err)
+	cfg, ok := readV2Body(p, w, r, parseConsumerCreate)
+	if !ok {
 		return
 	}
 	if cfg.Format.needsRegistry() && (p.sr == nil || cfg.Format == formatProtobuf) {
@@ -233,14 +227,8 @@ func illegalState(format string, args ...any) *Error {
 }
 
 func (p *Proxy) v2Subscribe(w http.ResponseWriter, r *http.Request, in *instance) {
-	body, berr := p.readBody(r)
-	if berr != nil {
-		v2Fail(w, berr)
-		return
-	}
-	sub, err := parseSubscription(body)
-	if err != nil {
-		v2Fail(w, err)
+	sub, ok := readV2Body(p, w, r, parseSubscription)
+	if !ok {
 		return
 	}
 	if in.assigned != nil {
@@ -340,14 +328,8 @@ func (p *Proxy) v2Unsubscribe(w http.ResponseWriter, _ *http.Request, in *instan
 }
 
 func (p *Proxy) v2Assign(w http.ResponseWriter, r *http.Request, in *instance) {
-	body, berr := p.readBody(r)
-	if berr != nil {
-		v2Fail(w, berr)
-		return
-	}
-	parts, err := parsePartitions(body, true)
-	if err != nil {
-		v2Fail(w, err)
+	parts, ok := readV2Body(p, w, r, func(b []byte) ([]topicPartition, *Error) { return parsePartitions(b, true) })
+	if !ok {
 		return
 	}
 	if in.sub.Topics != nil || in.sub.Pattern != "" {
@@ -442,14 +424,8 @@ func (in *instance) seek(offs map[topicPartition]int64) *Error {
 }
 
 func (p *Proxy) v2Seek(w http.ResponseWriter, r *http.Request, in *instance) {
-	body, berr := p.readBody(r)
-	if berr != nil {
-		v2Fail(w, berr)
-		return
-	}
-	offs, err := parseOffsets(body, false)
-	if err != nil {
-		v2Fail(w, err)
+	offs, ok := readV2Body(p, w, r, func(b []byte) ([]topicPartitionOffset, *Error) { return parseOffsets(b, false) })
+	if !ok {
 		return
 	}
 	m := map[topicPartition]int64{}
@@ -465,14 +441,8 @@ func (p *Proxy) v2Seek(w http.ResponseWriter, r *http.Request, in *instance) {
 
 func (p *Proxy) v2SeekEdge(beginning bool) func(http.ResponseWriter, *http.Request, *instance) {
 	return func(w http.ResponseWriter, r *http.Request, in *instance) {
-		body, berr := p.readBody(r)
-		if berr != nil {
-			v2Fail(w, berr)
-			return
-		}
-		parts, err := parsePartitions(body, false)
-		if err != nil {
-			v2Fail(w, err)
+		parts, ok := readV2Body(p, w, r, func(b []byte) ([]topicPartition, *Error) { return parsePartitions(b, false) })
+		if !ok {
 			return
 		}
 		var topics []string
@@ -700,14 +670,8 @@ func (p *Proxy) commit(ctx context.Context, in *instance, offs []topicPartitionO
 }
 
 func (p *Proxy) v2Commit(w http.ResponseWriter, r *http.Request, in *instance) {
-	body, berr := p.readBody(r)
-	if berr != nil {
-		v2Fail(w, berr)
-		return
-	}
-	offs, err := parseOffsets(body, true)
-	if err != nil {
-		v2Fail(w, err)
+	offs, ok := readV2Body(p, w, r, func(b []byte) ([]topicPartitionOffset, *Error) { return parseOffsets(b, true) })
+	if !ok {
 		return
 	}
 	if offs != nil && len(offs) == 0 {
@@ -721,14 +685,8 @@ func (p *Proxy) v2Commit(w http.ResponseWriter, r *http.Request, in *instance) {
 }
 
 func (p *Proxy) v2Committed(w http.ResponseWriter, r *http.Request, in *instance) {
-	body, berr := p.readBody(r)
-	if berr != nil {
-		v2Fail(w, berr)
-		return
-	}
-	parts, err := parsePartitions(body, false)
-	if err != nil {
-		v2Fail(w, err)
+	parts, ok := readV2Body(p, w, r, func(b []byte) ([]topicPartition, *Error) { return parsePartitions(b, false) })
+	if !ok {
 		return
 	}
 	resp, ferr := p.admin.FetchOffsets(r.Context(), in.key.group)
@@ -749,4 +707,20 @@ func (p *Proxy) v2Committed(w http.ResponseWriter, r *http.Request, in *instance
 		}
 	}
 	writeJSON(w, http.StatusOK, v2ContentType, map[string]any{"offsets": out})
+}
+
+// readV2Body reads the request's body and parses it with parse; on an error
+// it answers it (Confluent's v2 error body) and reports false.
+func readV2Body[T any](p *Proxy, w http.ResponseWriter, r *http.Request, parse func([]byte) (T, *Error)) (T, bool) {
+	body, err := p.readBody(r)
+	if err == nil {
+		v, perr := parse(body)
+		if perr == nil {
+			return v, true
+		}
+		err = perr
+	}
+	v2Fail(w, err)
+	var zero T
+	return zero, false
 }
