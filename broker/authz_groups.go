@@ -160,16 +160,9 @@ func (c *conn) offsetFetch(req *kmsg.OffsetFetchRequest) *reply {
 // describeGroups checks DESCRIBE on each group and fills the authorized
 // operations (v3+).
 func (c *conn) describeGroups(req *kmsg.DescribeGroupsRequest) *reply {
-	var denied []string
 	narrowed := *req
-	narrowed.Groups = nil
-	for _, g := range req.Groups {
-		if c.allowedGroup(acl.OpDescribe, g) {
-			narrowed.Groups = append(narrowed.Groups, g)
-		} else {
-			denied = append(denied, g)
-		}
-	}
+	var denied []string
+	narrowed.Groups, denied = c.splitGroups(acl.OpDescribe, req.Groups)
 	then := func(r kmsg.Response) {
 		resp := r.(*kmsg.DescribeGroupsResponse)
 		for i := range resp.Groups {
@@ -206,16 +199,9 @@ func (c *conn) listGroups(req *kmsg.ListGroupsRequest) *reply {
 
 // deleteGroups checks DELETE on each group.
 func (c *conn) deleteGroups(req *kmsg.DeleteGroupsRequest) *reply {
-	var denied []string
 	narrowed := *req
-	narrowed.Groups = nil
-	for _, g := range req.Groups {
-		if c.allowedGroup(acl.OpDelete, g) {
-			narrowed.Groups = append(narrowed.Groups, g)
-		} else {
-			denied = append(denied, g)
-		}
-	}
+	var denied []string
+	narrowed.Groups, denied = c.splitGroups(acl.OpDelete, req.Groups)
 	then := func(r kmsg.Response) {
 		resp := r.(*kmsg.DeleteGroupsResponse)
 		for _, name := range denied {
@@ -299,16 +285,9 @@ func consumerGroupDescribeAuthz(c *conn, kreq kmsg.Request) *reply {
 	if c.b.sec.authorizer() == nil {
 		return handleConsumerGroupDescribe(c, kreq)
 	}
-	var denied []string
 	narrowed := *req
-	narrowed.Groups = nil
-	for _, g := range req.Groups {
-		if c.allowedGroup(acl.OpDescribe, g) {
-			narrowed.Groups = append(narrowed.Groups, g)
-		} else {
-			denied = append(denied, g)
-		}
-	}
+	var denied []string
+	narrowed.Groups, denied = c.splitGroups(acl.OpDescribe, req.Groups)
 	then := func(r kmsg.Response) {
 		resp := r.(*kmsg.ConsumerGroupDescribeResponse)
 		for i := range resp.Groups {
@@ -329,4 +308,17 @@ func consumerGroupDescribeAuthz(c *conn, kreq kmsg.Request) *reply {
 		return &reply{resp: resp}
 	}
 	return c.after(handleConsumerGroupDescribe(c, &narrowed), then)
+}
+
+// splitGroups parts groups into those the principal may perform op on and
+// the others, each in the request's order.
+func (c *conn) splitGroups(op acl.Operation, groups []string) (allowed, denied []string) {
+	for _, g := range groups {
+		if c.allowedGroup(op, g) {
+			allowed = append(allowed, g)
+		} else {
+			denied = append(denied, g)
+		}
+	}
+	return allowed, denied
 }
