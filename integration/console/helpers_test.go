@@ -66,11 +66,31 @@ type browser struct {
 func newBrowser(t *testing.T, base string) *browser {
 	t.Helper()
 	bin := chromium(t)
+	// The profile directory is removed after Chromium has gone, retrying:
+	// its helper processes may still write to it for a moment after the
+	// browser exits, which made t.TempDir's own removal fail the test.
+	profile, err := os.MkdirTemp("", "tributary-console-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for try := 0; ; try++ {
+			err := os.RemoveAll(profile)
+			if err == nil {
+				return
+			}
+			if try == 50 {
+				t.Logf("leaving Chromium's profile %s: %v", profile, err)
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
 		chromedp.NoSandbox, // root in CI containers
 		chromedp.WindowSize(1280, 900),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
