@@ -413,7 +413,7 @@ func TestPostgresSnapshotServerCrash(t *testing.T) {
 	t.Parallel()
 	pg := harness.StartPostgresT(t)
 	id := pgID("snapcrash")
-	const rows = 200000 // more than the worker's producer buffer holds: the crash comes while the task reads
+	const rows = 300000 // more than the worker's producer buffer holds: the crash comes while the task reads
 	pg.Exec(t, fmt.Sprintf(`CREATE TABLE big (id int PRIMARY KEY, payload text NOT NULL);
 		INSERT INTO big SELECT i, repeat('x', 100) FROM generate_series(1, %d) i;
 		CHECKPOINT`, rows))
@@ -423,14 +423,16 @@ func TestPostgresSnapshotServerCrash(t *testing.T) {
 	cfg["snapshot.fetch.size"] = "1000"
 	r.must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
 	er := newEventReader(t, bootstrap, id+".public.big")
-	// The crash comes 1.5 s into the snapshot's reading (which takes
-	// about 4 s here), checked in the worker's log.
+	// The crash comes 0.4 s into the snapshot's reading, checked in the
+	// worker's log. The reading takes about 6 s on a loaded 2-core
+	// machine but was done within 1.5 s on a quiet one (200,000 rows at
+	// over 130,000 rows/s), so the delay stays well under a second.
 	for deadline := time.Now().Add(time.Minute); !strings.Contains(harnessTail(w.LogPath()), `msg="snapshot started"`); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no snapshot started within a minute\n%s", harnessTail(w.LogPath()))
 		}
 	}
-	time.Sleep(1500 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	if err := pg.Kill(); err != nil {
 		t.Fatal(err)
 	}
