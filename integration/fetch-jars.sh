@@ -36,8 +36,8 @@ msk_dest="$(dirname "$dest")/aws-msk-iam-auth"
 msk_sum="$(sha256sum "$msk_pom" | cut -d' ' -f1)"
 if [[ ! -f "$msk_dest/.complete" || "$(cat "$msk_dest/.complete")" != "$msk_sum" ]] && command -v mvn >/dev/null 2>&1; then
 	echo "fetch-jars: resolving $msk_pom into $msk_dest"
-	msk_tmp="$(mktemp -d "$(dirname "$dest")/.fetch-msk.XXXXXX")"
 	mkdir -p "$(dirname "$dest")"
+	msk_tmp="$(mktemp -d "$(dirname "$dest")/.fetch-msk.XXXXXX")"
 	if mvn -q -B -f "$msk_pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$msk_tmp"; then
 		echo "$msk_sum" >"$msk_tmp/.complete"
 		rm -rf "$msk_dest"
