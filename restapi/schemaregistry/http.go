@@ -38,17 +38,17 @@ func Handler(reg *Registry, logger *slog.Logger) http.Handler {
 	})
 	r.Get("/contexts", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, []string{"."}) })
 	r.Get("/schemas", a.schemas)
-	r.Get("/schemas/ids/{id}", a.schemaByID)
-	r.Get("/schemas/ids/{id}/schema", a.rawSchemaByID)
-	r.Get("/schemas/ids/{id}/subjects", a.subjectsByID)
-	r.Get("/schemas/ids/{id}/versions", a.versionsByID)
+	r.Get("/schemas/ids/{id}", answer(a, a.schemaOfID, writeSchema))
+	r.Get("/schemas/ids/{id}/schema", answer(a, a.schemaOfID, writeRaw))
+	r.Get("/schemas/ids/{id}/subjects", answer(a, a.usersOfID, writeSubjects))
+	r.Get("/schemas/ids/{id}/versions", answer(a, a.usersOfID, writeSubjectVersions))
 	r.Get("/subjects", a.subjects)
 	r.Post("/subjects/{subject}", a.lookup)
 	r.Delete("/subjects/{subject}", a.deleteSubject)
 	r.Get("/subjects/{subject}/versions", a.versions)
 	r.Post("/subjects/{subject}/versions", a.register)
-	r.Get("/subjects/{subject}/versions/{version}", a.version)
-	r.Get("/subjects/{subject}/versions/{version}/schema", a.rawVersion)
+	r.Get("/subjects/{subject}/versions/{version}", answer(a, a.pathVersion, writeVersion))
+	r.Get("/subjects/{subject}/versions/{version}/schema", answer(a, a.pathVersion, writeRaw))
 	r.Get("/subjects/{subject}/versions/{version}/referencedby", a.referencedBy)
 	r.Delete("/subjects/{subject}/versions/{version}", a.deleteVersion)
 	r.Post("/compatibility/subjects/{subject}/versions/{version}", a.compatibility)
@@ -146,13 +146,28 @@ func boolParam(r *http.Request, name string) bool {
 	return b
 }
 
-func idParam(w http.ResponseWriter, r *http.Request) (int, bool) {
+// pathID is the {id} of a /schemas/ids/{id} path: one that is not a whole
+// number ≥ 0 is 404 Not Found, as Confluent answers it.
+func pathID(r *http.Request) (int, error) {
 	id, err := strconv.Atoi(chi.URLParam(r, "id"))
 	if err != nil || id < 0 {
-		writeErr(w, newErr(http.StatusNotFound, CodeNotFound, "HTTP 404 Not Found"))
-		return 0, false
+		return 0, newErr(http.StatusNotFound, CodeNotFound, "HTTP 404 Not Found")
 	}
-	return id, true
+	return id, nil
+}
+
+// answer is the shared path of the handlers that look one thing up and
+// render it: lookup's error is answered as fail answers it (an *Error with
+// its status and code), else write renders what it found.
+func answer[T any](a *api, lookup func(*http.Request) (T, error), write func(http.ResponseWriter, T)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := lookup(r)
+		if err != nil {
+			a.fail(w, r, err)
+			return
+		}
+		write(w, v)
+	}
 }
 
 // schemaBody is a schema as GET /schemas/ids/{id} renders it: schemaType
@@ -184,48 +199,46 @@ func toVersionBody(v *SchemaValue) versionBody {
 	return versionBody{Subject: v.Subject, Version: v.Version, ID: v.ID, SchemaType: shownType(v.SchemaType), References: v.References, Schema: v.Schema}
 }
 
-func (a *api) schemaByID(w http.ResponseWriter, r *http.Request) {
-	id, ok := idParam(w, r)
-	if !ok {
-		return
-	}
-	v, err := a.reg.SchemaByID(id)
+// schemaOfID is the schema of the path's {id}.
+func (a *api) schemaOfID(r *http.Request) (*SchemaValue, error) {
+	id, err := pathID(r)
 	if err != nil {
-		a.fail(w, r, err)
-		return
+		return nil, err
 	}
+	return a.reg.SchemaByID(id)
+}
+
+// usersOfID are the subject versions that use the path's {id}, with the
+// soft-deleted ones when deleted=true.
+func (a *api) usersOfID(r *http.Request) ([]SchemaValue, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	return a.reg.UsersOfID(id, boolParam(r, "deleted"))
+}
+
+// pathVersion is the path's {subject} at its {version}.
+func (a *api) pathVersion(r *http.Request) (*SchemaValue, error) {
+	return a.reg.GetVersion(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), boolParam(r, "deleted"))
+}
+
+func writeSchema(w http.ResponseWriter, v *SchemaValue) {
 	writeJSON(w, schemaBody{SchemaType: shownType(v.SchemaType), Schema: v.Schema, References: v.References})
 }
 
-func writeRaw(w http.ResponseWriter, schema string) {
+func writeVersion(w http.ResponseWriter, v *SchemaValue) { writeJSON(w, toVersionBody(v)) }
+
+// writeRaw writes the schema text alone, as .../schema answers.
+func writeRaw(w http.ResponseWriter, v *SchemaValue) {
 	w.Header().Set("Content-Type", ContentType)
 	w.WriteHeader(http.StatusOK)
-	_, _ = io.WriteString(w, schema)
+	_, _ = io.WriteString(w, v.Schema)
 }
 
-func (a *api) rawSchemaByID(w http.ResponseWriter, r *http.Request) {
-	id, ok := idParam(w, r)
-	if !ok {
-		return
-	}
-	v, err := a.reg.SchemaByID(id)
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writeRaw(w, v.Schema)
-}
-
-func (a *api) subjectsByID(w http.ResponseWriter, r *http.Request) {
-	id, ok := idParam(w, r)
-	if !ok {
-		return
-	}
-	users, err := a.reg.UsersOfID(id, boolParam(r, "deleted"))
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
+// writeSubjects writes the subjects of users, each once (users come
+// sorted by subject).
+func writeSubjects(w http.ResponseWriter, users []SchemaValue) {
 	out := []string{}
 	for _, u := range users {
 		if len(out) == 0 || out[len(out)-1] != u.Subject {
@@ -240,16 +253,7 @@ type subjectVersion struct {
 	Version int    `json:"version"`
 }
 
-func (a *api) versionsByID(w http.ResponseWriter, r *http.Request) {
-	id, ok := idParam(w, r)
-	if !ok {
-		return
-	}
-	users, err := a.reg.UsersOfID(id, boolParam(r, "deleted"))
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
+func writeSubjectVersions(w http.ResponseWriter, users []SchemaValue) {
 	out := []subjectVersion{}
 	for _, u := range users {
 		out = append(out, subjectVersion{u.Subject, u.Version})
@@ -298,24 +302,6 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, toVersionBody(v))
-}
-
-func (a *api) version(w http.ResponseWriter, r *http.Request) {
-	v, err := a.reg.GetVersion(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), boolParam(r, "deleted"))
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writeJSON(w, toVersionBody(v))
-}
-
-func (a *api) rawVersion(w http.ResponseWriter, r *http.Request) {
-	v, err := a.reg.GetVersion(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), boolParam(r, "deleted"))
-	if err != nil {
-		a.fail(w, r, err)
-		return
-	}
-	writeRaw(w, v.Schema)
 }
 
 func (a *api) referencedBy(w http.ResponseWriter, r *http.Request) {
