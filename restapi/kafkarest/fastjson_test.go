@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -57,4 +58,96 @@ func FuzzDecodeV3Fast(f *testing.F) {
 			}
 		}
 	})
+}
+
+// v3BenchBody is a stream of 1,000 v3 produce records as a client streams
+// them: a STRING key, a JSON value with integers, fractions, exponents,
+// strings with escapes, literals and nested arrays and objects.
+func v3BenchBody() []byte {
+	var buf bytes.Buffer
+	for i := range 1000 {
+		fmt.Fprintf(&buf, `{"partition_id":%d,"headers":[{"name":"trace","value":"dHJhY2U="}],`+
+			`"key":{"type":"STRING","data":"order-%d"},`+
+			`"value":{"type":"JSON","data":{"id":%d,"price":%d.25,"score":-%d.5e-3,"ratio":1E+%d,`+
+			`"name":"customer \"%d\"\n","ok":true,"gone":null,"tags":["a","b\u00e9"],"lines":[{"sku":%d,"qty":2,"w":0.125}]}}}`+"\n",
+			i%3, i, i, i, i, i%9, i, i)
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkV3Stream reads a streamed v3 produce body: cut into values
+// (read=values: the splitter, against encoding/json's Decoder into
+// json.RawMessage), and into records (read=records: the splitter and
+// decodeV3Fast, against the Decoder into v3Produce, the reference they
+// must agree with).
+func BenchmarkV3Stream(b *testing.B) {
+	body := v3BenchBody()
+	const records = 1000
+	run := func(b *testing.B, read func() int) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		cpu0 := processCPU()
+		for b.Loop() {
+			if n := read(); n != records {
+				b.Fatalf("read %d records, want %d", n, records)
+			}
+		}
+		cpu := processCPU() - cpu0
+		b.ReportMetric(float64(records*b.N)/b.Elapsed().Seconds(), "records/s")
+		// The process's CPU time, which a busy machine's other work does
+		// not stretch as it stretches the wall clock's.
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(records*b.N), "cpu-ns/record")
+	}
+	fast := func(decode bool) func() int {
+		return func() int {
+			sp := newSplitter(bytes.NewReader(body))
+			n := 0
+			for {
+				raw, err := sp.next()
+				if errors.Is(err, io.EOF) {
+					return n
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if decode {
+					if _, err := decodeV3Fast(raw); err != nil {
+						b.Fatal(err)
+					}
+				}
+				n++
+			}
+		}
+	}
+	reference := func(into func() any) func() int {
+		return func() int {
+			dec := json.NewDecoder(bytes.NewReader(body))
+			n := 0
+			for {
+				err := dec.Decode(into())
+				if errors.Is(err, io.EOF) {
+					return n
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		}
+	}
+	b.Run("read=values/impl=splitter", func(b *testing.B) { run(b, fast(false)) })
+	b.Run("read=values/impl=encoding_json", func(b *testing.B) {
+		run(b, reference(func() any { return new(json.RawMessage) }))
+	})
+	b.Run("read=records/impl=fast", func(b *testing.B) { run(b, fast(true)) })
+	b.Run("read=records/impl=encoding_json", func(b *testing.B) {
+		run(b, reference(func() any { return new(v3Produce) }))
+	})
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
