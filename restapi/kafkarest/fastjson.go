@@ -130,22 +130,14 @@ func numberEnd(b []byte, i int) (int, error) {
 	case b[i] == '0':
 		i++
 	case b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && isDigit(b[i]) {
-			i++
-		}
+		i = skipDigits(b, i+1)
 	default:
 		return 0, syntaxError(b, i, "in numeric literal")
 	}
+	var err error
 	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) {
-			return 0, errIncomplete
-		}
-		if !isDigit(b[i]) {
-			return 0, syntaxError(b, i, "after decimal point in numeric literal")
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
+		if i, err = digitsEnd(b, i+1, "after decimal point in numeric literal"); err != nil {
+			return 0, err
 		}
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
@@ -153,20 +145,36 @@ func numberEnd(b []byte, i int) (int, error) {
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i >= len(b) {
-			return 0, errIncomplete
-		}
-		if !isDigit(b[i]) {
-			return 0, syntaxError(b, i, "in exponent of numeric literal")
-		}
-		for i < len(b) && isDigit(b[i]) {
-			i++
+		if i, err = digitsEnd(b, i, "in exponent of numeric literal"); err != nil {
+			return 0, err
 		}
 	}
 	if i >= len(b) {
 		return 0, errIncomplete
 	}
 	return i, nil
+}
+
+// digitsEnd returns the offset after the digits that start at b[i], of
+// which there must be one at least (what says where, in the error), as
+// after a number's decimal point and in its exponent.
+func digitsEnd(b []byte, i int, what string) (int, error) {
+	if i >= len(b) {
+		return 0, errIncomplete
+	}
+	if !isDigit(b[i]) {
+		return 0, syntaxError(b, i, what)
+	}
+	return skipDigits(b, i+1), nil
+}
+
+// skipDigits returns the offset of the first byte from b[i] on that is
+// not a digit.
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && isDigit(b[i]) {
+		i++
+	}
+	return i
 }
 
 func isHex(c byte) bool { return isDigit(c) || (c|0x20 >= 'a' && c|0x20 <= 'f') }
