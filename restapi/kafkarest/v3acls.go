@@ -48,82 +48,94 @@ func aclEnum[T ~int8](field, s, def string, parse func(string) (T, error)) (T, *
 	return v, nil
 }
 
-// parseACLFilter reads the filter of GET and DELETE /acls from the query.
-func parseACLFilter(q url.Values) (aclFilter, *Error) {
+// aclFields are an ACL's seven fields as a request spells them, nil where
+// one is left out: the query of GET and DELETE /acls, a body of POST.
+type aclFields struct {
+	ResourceType *string `json:"resource_type"`
+	ResourceName *string `json:"resource_name"`
+	PatternType  *string `json:"pattern_type"`
+	Principal    *string `json:"principal"`
+	Host         *string `json:"host"`
+	Operation    *string `json:"operation"`
+	Permission   *string `json:"permission"`
+}
+
+// parseACL checks an ACL's fields. A filter's may be left out, a string
+// then matching any value and an enum being ANY; a creation's are all
+// required, and none of its enums may be a wildcard (ANY, MATCH).
+func parseACL(in aclFields, filter bool) (aclFilter, *Error) {
 	var f aclFilter
+	def := "ANY"
+	if !filter {
+		def = ""
+		for _, fl := range []struct {
+			name string
+			v    *string
+		}{{"resource_type", in.ResourceType}, {"resource_name", in.ResourceName}, {"pattern_type", in.PatternType},
+			{"principal", in.Principal}, {"host", in.Host}, {"operation", in.Operation}, {"permission", in.Permission}} {
+			if fl.v == nil || *fl.v == "" {
+				return f, unprocessable("%s: must not be null or empty", fl.name)
+			}
+		}
+	}
 	var err *Error
-	if f.ResourceType, err = aclEnum("resource_type", q.Get("resource_type"), "ANY", kmsg.ParseACLResourceType); err != nil {
+	if f.ResourceType, err = aclEnum("resource_type", deref(in.ResourceType), def, kmsg.ParseACLResourceType); err != nil {
 		return f, err
 	}
-	if f.Pattern, err = aclEnum("pattern_type", q.Get("pattern_type"), "ANY", kmsg.ParseACLResourcePatternType); err != nil {
+	if f.Pattern, err = aclEnum("pattern_type", deref(in.PatternType), def, kmsg.ParseACLResourcePatternType); err != nil {
 		return f, err
 	}
-	if f.Operation, err = aclEnum("operation", q.Get("operation"), "ANY", kmsg.ParseACLOperation); err != nil {
+	if f.Operation, err = aclEnum("operation", deref(in.Operation), def, kmsg.ParseACLOperation); err != nil {
 		return f, err
 	}
-	if f.Permission, err = aclEnum("permission", q.Get("permission"), "ANY", kmsg.ParseACLPermissionType); err != nil {
+	if f.Permission, err = aclEnum("permission", deref(in.Permission), def, kmsg.ParseACLPermissionType); err != nil {
 		return f, err
 	}
+	if !filter {
+		switch {
+		case f.ResourceType == kmsg.ACLResourceTypeAny:
+			return f, badRequest("resource_type cannot be ANY")
+		case f.Pattern == kmsg.ACLResourcePatternTypeAny, f.Pattern == kmsg.ACLResourcePatternTypeMatch:
+			return f, badRequest("pattern_type cannot be %s", f.Pattern)
+		case f.Operation == kmsg.ACLOperationAny:
+			return f, badRequest("operation cannot be ANY")
+		case f.Permission == kmsg.ACLPermissionTypeAny:
+			return f, badRequest("permission cannot be ANY")
+		}
+	}
+	f.ResourceName, f.Principal, f.Host = in.ResourceName, in.Principal, in.Host
+	return f, nil
+}
+
+// parseACLFilter reads the filter of GET and DELETE /acls from the query
+// (a parameter given empty is left out).
+func parseACLFilter(q url.Values) (aclFilter, *Error) {
 	opt := func(k string) *string {
 		if v := q.Get(k); v != "" {
 			return &v
 		}
 		return nil
 	}
-	f.ResourceName, f.Principal, f.Host = opt("resource_name"), opt("principal"), opt("host")
-	return f, nil
+	return parseACL(aclFields{
+		ResourceType: opt("resource_type"), ResourceName: opt("resource_name"), PatternType: opt("pattern_type"),
+		Principal: opt("principal"), Host: opt("host"), Operation: opt("operation"), Permission: opt("permission"),
+	}, true)
 }
 
-// parseCreateACL reads and checks the body of POST /acls: every field is
-// required, and none of the enums may be a wildcard (ANY, MATCH).
+// parseCreateACL reads and checks the body of POST /acls, one ACL.
 func parseCreateACL(body []byte) (kmsg.CreateACLsRequestCreation, *Error) {
-	var c kmsg.CreateACLsRequestCreation
-	var in struct {
-		ResourceType *string `json:"resource_type"`
-		ResourceName *string `json:"resource_name"`
-		PatternType  *string `json:"pattern_type"`
-		Principal    *string `json:"principal"`
-		Host         *string `json:"host"`
-		Operation    *string `json:"operation"`
-		Permission   *string `json:"permission"`
-	}
+	var in aclFields
 	if err := decodeStrict(body, &in); err != nil {
-		return c, err
+		return kmsg.CreateACLsRequestCreation{}, err
 	}
-	for _, f := range []struct {
-		name string
-		v    *string
-	}{{"resource_type", in.ResourceType}, {"resource_name", in.ResourceName}, {"pattern_type", in.PatternType},
-		{"principal", in.Principal}, {"host", in.Host}, {"operation", in.Operation}, {"permission", in.Permission}} {
-		if f.v == nil || *f.v == "" {
-			return c, unprocessable("%s: must not be null or empty", f.name)
-		}
+	f, err := parseACL(in, false)
+	if err != nil {
+		return kmsg.CreateACLsRequestCreation{}, err
 	}
-	var err *Error
-	if c.ResourceType, err = aclEnum("resource_type", *in.ResourceType, "", kmsg.ParseACLResourceType); err != nil {
-		return c, err
-	}
-	if c.ResourcePatternType, err = aclEnum("pattern_type", *in.PatternType, "", kmsg.ParseACLResourcePatternType); err != nil {
-		return c, err
-	}
-	if c.Operation, err = aclEnum("operation", *in.Operation, "", kmsg.ParseACLOperation); err != nil {
-		return c, err
-	}
-	if c.PermissionType, err = aclEnum("permission", *in.Permission, "", kmsg.ParseACLPermissionType); err != nil {
-		return c, err
-	}
-	switch {
-	case c.ResourceType == kmsg.ACLResourceTypeAny:
-		return c, badRequest("resource_type cannot be ANY")
-	case c.ResourcePatternType == kmsg.ACLResourcePatternTypeAny, c.ResourcePatternType == kmsg.ACLResourcePatternTypeMatch:
-		return c, badRequest("pattern_type cannot be %s", c.ResourcePatternType)
-	case c.Operation == kmsg.ACLOperationAny:
-		return c, badRequest("operation cannot be ANY")
-	case c.PermissionType == kmsg.ACLPermissionTypeAny:
-		return c, badRequest("permission cannot be ANY")
-	}
-	c.ResourceName, c.Principal, c.Host = *in.ResourceName, *in.Principal, *in.Host
-	return c, nil
+	return kmsg.CreateACLsRequestCreation{
+		ResourceType: f.ResourceType, ResourceName: *f.ResourceName, ResourcePatternType: f.Pattern,
+		Principal: *f.Principal, Host: *f.Host, Operation: f.Operation, PermissionType: f.Permission,
+	}, nil
 }
 
 // aclQuery is the query string naming one ACL or filter, as Confluent's
@@ -219,34 +231,51 @@ func (p *Proxy) v3SearchACLs(w http.ResponseWriter, r *http.Request, c v3) {
 }
 
 func (p *Proxy) v3CreateACL(w http.ResponseWriter, r *http.Request, c v3) {
-	body, berr := p.readBody(r)
-	if berr != nil {
-		v3Fail(w, berr)
+	crs, ok := p.createACLs(w, r, func(body []byte) ([]kmsg.CreateACLsRequestCreation, *Error) {
+		cr, err := parseCreateACL(body)
+		return []kmsg.CreateACLsRequestCreation{cr}, err
+	})
+	if !ok {
 		return
 	}
-	cr, perr := parseCreateACL(body)
-	if perr != nil {
-		v3Fail(w, perr)
-		return
-	}
-	req := kmsg.NewPtrCreateACLsRequest()
-	req.Creations = []kmsg.CreateACLsRequestCreation{cr}
-	resp, err := req.RequestWith(r.Context(), p.adminc)
-	if err != nil {
-		v3Fail(w, err)
-		return
-	}
-	if len(resp.Results) != 1 {
-		v3Fail(w, kafkaError(errUnexpectedResults))
-		return
-	}
-	if res := resp.Results[0]; res.ErrorCode != 0 {
-		aclFail(w, res.ErrorCode, deref(res.ErrorMessage))
-		return
-	}
+	cr := crs[0]
 	a := entry(cr.ResourceType, cr.ResourceName, cr.ResourcePatternType, cr.Principal, cr.Host, cr.Operation, cr.PermissionType)
 	w.Header().Set("Location", c.url("acls")+"?"+aclQuery(a))
 	w.WriteHeader(http.StatusCreated)
+}
+
+// createACLs reads the body of a POST that creates ACLs, parses it, and
+// creates the ACLs in one CreateACLs request; it returns them, or false
+// when it has answered an error.
+func (p *Proxy) createACLs(w http.ResponseWriter, r *http.Request, parse func([]byte) ([]kmsg.CreateACLsRequestCreation, *Error)) ([]kmsg.CreateACLsRequestCreation, bool) {
+	body, berr := p.readBody(r)
+	if berr != nil {
+		v3Fail(w, berr)
+		return nil, false
+	}
+	crs, perr := parse(body)
+	if perr != nil {
+		v3Fail(w, perr)
+		return nil, false
+	}
+	req := kmsg.NewPtrCreateACLsRequest()
+	req.Creations = crs
+	resp, err := req.RequestWith(r.Context(), p.adminc)
+	if err != nil {
+		v3Fail(w, err)
+		return nil, false
+	}
+	if len(resp.Results) != len(crs) {
+		v3Fail(w, kafkaError(errUnexpectedResults))
+		return nil, false
+	}
+	for _, res := range resp.Results {
+		if res.ErrorCode != 0 {
+			aclFail(w, res.ErrorCode, deref(res.ErrorMessage))
+			return nil, false
+		}
+	}
+	return crs, true
 }
 
 // parseCreateACLBatch reads the body of POST /acls:batch, {"data":[ACL,
@@ -275,34 +304,9 @@ func parseCreateACLBatch(body []byte) ([]kmsg.CreateACLsRequestCreation, *Error)
 }
 
 func (p *Proxy) v3CreateACLBatch(w http.ResponseWriter, r *http.Request, _ v3) {
-	body, berr := p.readBody(r)
-	if berr != nil {
-		v3Fail(w, berr)
-		return
+	if _, ok := p.createACLs(w, r, parseCreateACLBatch); ok {
+		w.WriteHeader(http.StatusNoContent)
 	}
-	crs, perr := parseCreateACLBatch(body)
-	if perr != nil {
-		v3Fail(w, perr)
-		return
-	}
-	req := kmsg.NewPtrCreateACLsRequest()
-	req.Creations = crs
-	resp, err := req.RequestWith(r.Context(), p.adminc)
-	if err != nil {
-		v3Fail(w, err)
-		return
-	}
-	if len(resp.Results) != len(crs) {
-		v3Fail(w, kafkaError(errUnexpectedResults))
-		return
-	}
-	for _, res := range resp.Results {
-		if res.ErrorCode != 0 {
-			aclFail(w, res.ErrorCode, deref(res.ErrorMessage))
-			return
-		}
-	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 func (p *Proxy) v3DeleteACLs(w http.ResponseWriter, r *http.Request, c v3) {
