@@ -11,12 +11,10 @@
 import datetime
 import decimal
 import json
-import sys
 
-from confluent_kafka import Consumer, Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient, topic_subject_name_strategy
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
+
+import sr_common
 
 ORDER_SCHEMA = json.dumps({
     "type": "record", "name": "Order", "namespace": "shop", "fields": [
@@ -66,34 +64,12 @@ def plain(v):
 
 
 def main():
-    mode, bootstrap, registry, topic, n = sys.argv[1:6]
-    n = int(n)
-    client = SchemaRegistryClient({"url": registry})
-    conf = {"subject.name.strategy": topic_subject_name_strategy}
-    if mode == "produce":
-        ser = AvroSerializer(client, ORDER_SCHEMA, conf=dict(conf, **{"auto.register.schemas": True}))
-        p = Producer({"bootstrap.servers": bootstrap})
-        for i in range(n):
-            p.produce(topic, value=ser(order(i), SerializationContext(topic, MessageField.VALUE)))
-        if p.flush(30) != 0:
-            sys.exit("records not delivered")
-        print(client.get_latest_version(topic + "-value").schema_id)
+    s = sr_common.setup("sr-avro")
+    if s.mode == "produce":
+        sr_common.produce(s, AvroSerializer(s.client, ORDER_SCHEMA, conf=s.serializer_conf), order)
+        print(s.client.get_latest_version(s.topic + "-value").schema_id)
         return
-    deser = AvroDeserializer(client, conf=conf)
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "sr-avro-" + topic,
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    c.subscribe([topic])
-    got = 0
-    deadline = datetime.datetime.now() + datetime.timedelta(seconds=60)
-    while got < n and datetime.datetime.now() < deadline:
-        m = c.poll(1.0)
-        if m is None or m.error():
-            continue
-        v = deser(m.value(), SerializationContext(topic, MessageField.VALUE))
-        print(json.dumps(plain(v), sort_keys=True))
-        got += 1
-    c.close()
-    print(json.dumps({"latest": client.get_latest_version(topic + "-value").schema.schema_str}))
+    sr_common.consume(s, AvroDeserializer(s.client, conf=s.deserializer_conf), plain)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,11 @@
         the registered schema) and prints each as a JSON line, then the
         latest schema registered under TOPIC-value.
 """
-import datetime
 import json
-import sys
 
-from confluent_kafka import Consumer, Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient, topic_subject_name_strategy
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
+
+import sr_common
 
 ORDER_SCHEMA = json.dumps({
     "$schema": "http://json-schema.org/draft-07/schema#",
@@ -38,32 +35,11 @@ def order(i):
 
 
 def main():
-    mode, bootstrap, registry, topic, n = sys.argv[1:6]
-    n = int(n)
-    client = SchemaRegistryClient({"url": registry})
-    conf = {"subject.name.strategy": topic_subject_name_strategy}
-    if mode == "produce":
-        ser = JSONSerializer(ORDER_SCHEMA, client, conf=dict(conf, **{"auto.register.schemas": True}))
-        p = Producer({"bootstrap.servers": bootstrap})
-        for i in range(n):
-            p.produce(topic, value=ser(order(i), SerializationContext(topic, MessageField.VALUE)))
-        if p.flush(30) != 0:
-            sys.exit("records not delivered")
+    s = sr_common.setup("sr-json")
+    if s.mode == "produce":
+        sr_common.produce(s, JSONSerializer(ORDER_SCHEMA, s.client, conf=s.serializer_conf), order)
         return
-    deser = JSONDeserializer(None, schema_registry_client=client, conf=conf)
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": "sr-json-" + topic,
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False})
-    c.subscribe([topic])
-    got = 0
-    deadline = datetime.datetime.now() + datetime.timedelta(seconds=60)
-    while got < n and datetime.datetime.now() < deadline:
-        m = c.poll(1.0)
-        if m is None or m.error():
-            continue
-        print(json.dumps(deser(m.value(), SerializationContext(topic, MessageField.VALUE)), sort_keys=True))
-        got += 1
-    c.close()
-    print(json.dumps({"latest": client.get_latest_version(topic + "-value").schema.schema_str}))
+    sr_common.consume(s, JSONDeserializer(None, schema_registry_client=s.client, conf=s.deserializer_conf))
 
 
 if __name__ == "__main__":
