@@ -330,21 +330,7 @@ func TestConsumerGroup848SurvivesKill9(t *testing.T) {
 
 	cons := crashClient(t, p.Addr(), kgo.ConsumerGroup(group), kgo.ConsumeTopics(topic), kgo.ServerSideBalancer(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
-	var recs []*kgo.Record
-	for len(recs) < 20 {
-		fs := cons.PollRecords(ctx, 20-len(recs))
-		if ctx.Err() != nil {
-			t.Fatal("consume timed out")
-		}
-		recs = append(recs, fs.Records()...)
-	}
-	if err := cons.CommitRecords(ctx, recs...); err != nil {
-		t.Fatal(err)
-	}
-	committed := map[int32]int64{}
-	for _, r := range recs {
-		committed[r.Partition] = max(committed[r.Partition], r.Offset+1)
-	}
+	committed := commitPolled(ctx, t, cons, pollGroup(ctx, t, cons, 20, nil))
 	describe := func(addr string) kmsg.ConsumerGroupDescribeResponseGroup {
 		t.Helper()
 		req := kmsg.NewPtrConsumerGroupDescribeRequest()
@@ -376,19 +362,7 @@ func TestConsumerGroup848SurvivesKill9(t *testing.T) {
 
 	// The member carries on: new records arrive, none below the commit.
 	produce(40, 60)
-	var rest []*kgo.Record
-	for len(rest) < 40 {
-		fs := cons.PollRecords(ctx, 40-len(rest))
-		if ctx.Err() != nil {
-			t.Fatalf("resumed consumer got %d of 40 records", len(rest))
-		}
-		rest = append(rest, fs.Records()...)
-	}
-	for _, r := range rest {
-		if r.Offset < committed[r.Partition] {
-			t.Fatalf("re-read partition %d offset %d below the committed %d", r.Partition, r.Offset, committed[r.Partition])
-		}
-	}
+	pollGroup(ctx, t, cons, 40, committed)
 	if now := describe(p.Addr()); now.Members[0].MemberID != before.Members[0].MemberID || now.Epoch != before.Epoch {
 		t.Fatalf("the member was replaced or the group rebalanced: %s (before: %s)", summary(now), summary(before))
 	}

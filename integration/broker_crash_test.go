@@ -51,6 +51,42 @@ func createTopicAt(t *testing.T, addr, topic string, partitions int32) {
 	}
 }
 
+// pollGroup polls n records with the group consumer cons, failing t when
+// ctx ends first. Given committed (each partition's committed offset), it
+// fails t on a record below it too: one the group read again after the
+// broker's restart.
+func pollGroup(ctx context.Context, t *testing.T, cons *kgo.Client, n int, committed map[int32]int64) []*kgo.Record {
+	t.Helper()
+	var recs []*kgo.Record
+	for len(recs) < n {
+		fs := cons.PollRecords(ctx, n-len(recs))
+		if ctx.Err() != nil {
+			t.Fatalf("the group consumer got %d of %d records: %v", len(recs), n, ctx.Err())
+		}
+		recs = append(recs, fs.Records()...)
+	}
+	for _, r := range recs {
+		if o, ok := committed[r.Partition]; ok && r.Offset < o {
+			t.Fatalf("the group consumer re-read partition %d offset %d below the committed %d", r.Partition, r.Offset, o)
+		}
+	}
+	return recs
+}
+
+// commitPolled commits recs with the group consumer cons and returns each
+// partition's committed offset.
+func commitPolled(ctx context.Context, t *testing.T, cons *kgo.Client, recs []*kgo.Record) map[int32]int64 {
+	t.Helper()
+	if err := cons.CommitRecords(ctx, recs...); err != nil {
+		t.Fatal(err)
+	}
+	committed := map[int32]int64{}
+	for _, r := range recs {
+		committed[r.Partition] = max(committed[r.Partition], r.Offset+1)
+	}
+	return committed
+}
+
 // consumeAll reads every record of topic from the start up to the current
 // end offsets.
 func consumeAll(t *testing.T, addr, topic string) map[int32][]*kgo.Record {

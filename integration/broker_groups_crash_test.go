@@ -40,21 +40,7 @@ func TestGroupOffsetsSurviveKill9(t *testing.T) {
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit(),
 		kgo.SessionTimeout(4 * time.Second), kgo.HeartbeatInterval(200 * time.Millisecond)}
 	cons := crashClient(t, p.Addr(), groupOpts...)
-	var recs []*kgo.Record
-	for len(recs) < 20 {
-		fs := cons.PollRecords(ctx, 20-len(recs))
-		if ctx.Err() != nil {
-			t.Fatal("consume timed out")
-		}
-		recs = append(recs, fs.Records()...)
-	}
-	if err := cons.CommitRecords(ctx, recs...); err != nil {
-		t.Fatal(err)
-	}
-	committed := map[int32]int64{}
-	for _, r := range recs {
-		committed[r.Partition] = max(committed[r.Partition], r.Offset+1)
-	}
+	committed := commitPolled(ctx, t, cons, pollGroup(ctx, t, cons, 20, nil))
 
 	// Simple commits keep going while the broker is killed.
 	adm := kadm.NewClient(crashClient(t, p.Addr()))
@@ -109,17 +95,5 @@ func TestGroupOffsetsSurviveKill9(t *testing.T) {
 	}
 	// The group consumer resumes after what it committed.
 	cons = crashClient(t, p.Addr(), groupOpts...)
-	var rest []*kgo.Record
-	for len(rest) < 20 {
-		fs := cons.PollRecords(ctx, 20-len(rest))
-		if ctx.Err() != nil {
-			t.Fatalf("resumed consumer got %d of 20 records", len(rest))
-		}
-		rest = append(rest, fs.Records()...)
-	}
-	for _, r := range rest {
-		if r.Offset < committed[r.Partition] {
-			t.Fatalf("resumed consumer re-read partition %d offset %d below the committed %d", r.Partition, r.Offset, committed[r.Partition])
-		}
-	}
+	pollGroup(ctx, t, cons, 20, committed)
 }
