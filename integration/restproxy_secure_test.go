@@ -37,7 +37,7 @@ func TestRESTProxyHTTPSBasicAuth(t *testing.T) {
 		"rest.proxy.authentication.jaas.file="+jaasFile)
 	base := fmt.Sprintf("https://127.0.0.1:%d", port)
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: pkiTLS(t, pki)}}
-	get := func(user, pw string) (int, string) {
+	get := func(user, pw string) (int, string, http.Header) {
 		t.Helper()
 		req, err := http.NewRequest(http.MethodGet, base+"/v3/clusters", nil)
 		if err != nil {
@@ -57,14 +57,15 @@ func TestRESTProxyHTTPSBasicAuth(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return resp.StatusCode, string(b), resp.Header
 	}
-	if code, body := get("alice", "alice-secret"); code != http.StatusOK || !strings.Contains(body, `"kind":"KafkaClusterList"`) {
+	if code, body, _ := get("alice", "alice-secret"); code != http.StatusOK || !strings.Contains(body, `"kind":"KafkaClusterList"`) {
 		t.Fatalf("authenticated: %d %s", code, body)
 	}
 	for _, c := range [][2]string{{"", ""}, {"alice", "wrong"}, {"bob", "alice-secret"}} {
-		if code, body := get(c[0], c[1]); code != http.StatusUnauthorized {
-			t.Errorf("%q: %d %s", c[0], code, body)
+		// The challenge names the proxy's realm, not the worker's.
+		if code, body, h := get(c[0], c[1]); code != http.StatusUnauthorized || h.Get("WWW-Authenticate") != `Basic realm="KafkaRest", charset="UTF-8"` {
+			t.Errorf("%q: %d %s (WWW-Authenticate %q)", c[0], code, body, h.Get("WWW-Authenticate"))
 		}
 	}
 	// A client that does not trust the proxy's CA, and plain HTTP, fail.

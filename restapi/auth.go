@@ -31,6 +31,9 @@ const (
 	JAASSection = "KafkaConnect"
 	// Unauthorized is its 401 answer's body.
 	Unauthorized = "User cannot access the resource."
+	// ConnectRealm is the realm the worker's REST API names in its 401
+	// answer's WWW-Authenticate challenge.
+	ConnectRealm = "Kafka Connect"
 )
 
 // BasicAuth checks HTTP basic credentials against a credentials file, as
@@ -181,7 +184,7 @@ var internalRequests = []struct {
 // authenticate lets through requests that BasicAuth authorizes, and
 // internal requests; others get Kafka Connect's 401.
 func (a *api) authenticate(next http.Handler) http.Handler {
-	checked := a.opts.Auth.Require(next, a.log)
+	checked := a.opts.Auth.Require(next, ConnectRealm, a.log)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		for _, ir := range internalRequests {
 			if r.Method == ir.method && ir.path.MatchString(r.URL.Path) {
@@ -194,16 +197,18 @@ func (a *api) authenticate(next http.Handler) http.Handler {
 }
 
 // Require lets through to next the requests whose basic credentials b
-// accepts; others get Kafka Connect's 401, logged at debug (a mistyped
-// password is not news). The Kafka REST proxy's listener uses it too.
-func (b *BasicAuth) Require(next http.Handler, log *slog.Logger) http.Handler {
+// accepts; others get Kafka Connect's 401, its challenge naming realm (the
+// server's own: ConnectRealm for the worker's REST API, the REST proxy's
+// for its listener), logged at debug (a mistyped password is not news).
+func (b *BasicAuth) Require(next http.Handler, realm string, log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	challenge := basicChallenge(realm)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if user, ok := b.Check(r.Header.Get("Authorization")); !ok {
 			log.Debug("rest: request failed authentication", "method", r.Method, "path", r.URL.Path, "user", user, "remote", r.RemoteAddr)
-			w.Header().Set("WWW-Authenticate", `Basic realm="Kafka Connect", charset="UTF-8"`)
+			w.Header().Set("WWW-Authenticate", challenge)
 			// Kafka Connect's answer says JSON, though it is not.
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)
@@ -212,4 +217,11 @@ func (b *BasicAuth) Require(next http.Handler, log *slog.Logger) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// basicChallenge is the WWW-Authenticate value of a 401 that asks for basic
+// credentials in realm, UTF-8 encoded (RFC 7617); a quote or backslash in
+// realm is escaped.
+func basicChallenge(realm string) string {
+	return `Basic realm="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(realm) + `", charset="UTF-8"`
 }

@@ -2,6 +2,7 @@ package restapi_test
 
 import (
 	"encoding/base64"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -81,6 +82,9 @@ func TestBasicAuth(t *testing.T) {
 		if w.Code == 401 && w.Body.String() != restapi.Unauthorized {
 			t.Errorf("401 body %q", w.Body)
 		}
+		if got := w.Header().Get("WWW-Authenticate"); w.Code == 401 && got != `Basic realm="Kafka Connect", charset="UTF-8"` {
+			t.Errorf("401 challenge %q", got)
+		}
 	}
 
 	// The credentials file is read again when it changes.
@@ -142,5 +146,40 @@ func TestAdminRoutes(t *testing.T) {
 	}
 	if w := do(t, admin, "GET", "/admin/loggers", ""); w.Code != 200 {
 		t.Errorf("admin on an admin listener: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestRequireRealm: the 401 of a server other than the worker's REST API
+// (the REST proxy's listener) names that server's realm.
+func TestRequireRealm(t *testing.T) {
+	t.Parallel()
+	auth, err := restapi.LoadBasicAuth(writeAuthFiles(t, "alice=alice-secret\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	for _, tc := range []struct {
+		realm, auth string
+		code        int
+		challenge   string
+	}{
+		{"KafkaRest", "", 401, `Basic realm="KafkaRest", charset="UTF-8"`},
+		{"KafkaRest", basic("alice", "wrong"), 401, `Basic realm="KafkaRest", charset="UTF-8"`},
+		{"KafkaRest", basic("alice", "alice-secret"), 204, ""},
+		{restapi.ConnectRealm, "", 401, `Basic realm="Kafka Connect", charset="UTF-8"`},
+		{`a "b" \ c`, "", 401, `Basic realm="a \"b\" \\ c", charset="UTF-8"`},
+	} {
+		req := httptest.NewRequest("GET", "/v3/clusters", nil)
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		w := httptest.NewRecorder()
+		auth.Require(next, tc.realm, nil).ServeHTTP(w, req)
+		if got := w.Header().Get("WWW-Authenticate"); w.Code != tc.code || got != tc.challenge {
+			t.Errorf("realm %q, %q: %d %q, want %d %q", tc.realm, tc.auth, w.Code, got, tc.code, tc.challenge)
+		}
+		if tc.code == 401 && w.Body.String() != restapi.Unauthorized {
+			t.Errorf("realm %q: 401 body %q", tc.realm, w.Body)
+		}
 	}
 }

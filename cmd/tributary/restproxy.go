@@ -127,7 +127,7 @@ func startRESTProxy(s restProxySettings, seeds []string, logger *slog.Logger) (s
 	}
 	var h http.Handler = p.Handler()
 	if auth != nil {
-		h = auth.Require(h, logger)
+		h = auth.Require(h, kafkarest.Realm, logger)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}

@@ -20,6 +20,11 @@ import (
 	"github.com/tributary-dev/tributary/worker/convert/sr"
 )
 
+// Realm is the realm the proxy's 401 answer names in its basic
+// authentication challenge: the authentication.realm Confluent's
+// documentation gives its REST Proxy (with a JAAS section of that name).
+const Realm = "KafkaRest"
+
 // Config configures a Proxy.
 type Config struct {
 	// Seeds are the Kafka bootstrap addresses (host:port).
