@@ -23,7 +23,7 @@ func appendAvroRaw(b []byte, s *schema.Schema, vr *wire.ValueReader, opts *avroO
 	if depth > maxAvroDepth {
 		return nil, fmt.Errorf("convert: value nested deeper than %d", maxAvroDepth)
 	}
-	if _, enum := s.Parameters[avroEnumParam]; s.Type == schema.TypeMap || isAvroUnion(s) || (enum && opts.enhanced && s.Type == schema.TypeString) {
+	if s.Type == schema.TypeMap || isAvroUnion(s) || (opts.enhanced && s.Type == schema.TypeString && isAvroEnum(s)) {
 		v, err := vr.Value(s)
 		if err != nil {
 			return nil, err
@@ -95,11 +95,13 @@ func appendAvroRaw(b []byte, s *schema.Schema, vr *wire.ValueReader, opts *avroO
 		if err != nil {
 			return nil, err
 		}
-		if size, fixed := s.Parameters[connectFixedSize]; fixed && s.Type == schema.TypeBytes {
-			if n, _ := strconv.Atoi(size); n != len(x) {
-				return nil, fmt.Errorf("convert: %d bytes for a fixed of size %s", len(x), size)
+		if s.Type == schema.TypeBytes {
+			if size, fixed := s.Parameters[connectFixedSize]; fixed {
+				if n, _ := strconv.Atoi(size); n != len(x) {
+					return nil, fmt.Errorf("convert: %d bytes for a fixed of size %s", len(x), size)
+				}
+				return append(b, x...), nil
 			}
-			return append(b, x...), nil
 		}
 		b = binary.AppendVarint(b, int64(len(x)))
 		return append(b, x...), nil
@@ -127,6 +129,12 @@ func appendAvroRaw(b []byte, s *schema.Schema, vr *wire.ValueReader, opts *avroO
 		return b, nil
 	}
 	return nil, fmt.Errorf("convert: invalid schema type %v", s.Type)
+}
+
+// isAvroEnum reports whether s, a string, stands for an Avro enum.
+func isAvroEnum(s *schema.Schema) bool {
+	_, ok := s.Parameters[avroEnumParam]
+	return ok
 }
 
 // appendRaw is AppendFromConnect's body for a value left encoded.
