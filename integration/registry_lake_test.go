@@ -274,6 +274,9 @@ func TestPostgresAvroToIceberg(t *testing.T) {
 	b.Queue(`DELETE FROM orders WHERE id BETWEEN 21 AND 25`)
 	send(&b)
 	pg.Exec(t, `ALTER TABLE orders ADD COLUMN region text`)
+	// A new connection: the old one's prepared statements describe rows
+	// without the column.
+	conn = pgConn(t, pg)
 	b = pgx.Batch{}
 	for id := int64(101); id <= 150; id++ {
 		icebergRow(&b, id, 1)
