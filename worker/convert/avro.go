@@ -49,7 +49,10 @@ type AvroConverter struct {
 type avroWritten struct {
 	text       string
 	recordName string
-	ids        map[string]int // by subject
+	// ids is the schema's id by topic: the subject is a function of the
+	// topic, the record name and isKey, the last two fixed here, and
+	// naming it for every record cost a string concatenation.
+	ids map[string]int
 }
 
 type readKey struct {
@@ -177,13 +180,13 @@ func recordName(s avro.Schema) string {
 }
 
 func (c *AvroConverter) schemaID(topic string, w *avroWritten) (int, error) {
-	subject := c.subject(topic, c.isKey, w.recordName)
 	c.mu.Lock()
-	id, ok := w.ids[subject]
+	id, ok := w.ids[topic]
 	c.mu.Unlock()
 	if ok {
 		return id, nil
 	}
+	subject := c.subject(topic, c.isKey, w.recordName)
 	ctx := registryCtx()
 	s := sr.Schema{Schema: w.text}
 	switch {
@@ -211,7 +214,7 @@ func (c *AvroConverter) schemaID(topic string, w *avroWritten) (int, error) {
 		id = got.ID
 	}
 	c.mu.Lock()
-	w.ids[subject] = id
+	w.ids[topic] = id
 	c.mu.Unlock()
 	return id, nil
 }
