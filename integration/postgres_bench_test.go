@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -51,10 +52,12 @@ import (
 //     (each with its cmd/tributary-connector-* beside it) to compare,
 //     alternated run by run (default: this tree's build);
 //   - TRIBUTARY_PG_BENCH_NO_DEBEZIUM: leave Debezium out (it runs once);
-//   - TRIBUTARY_PG_BENCH_AVRO_REGISTRY: a schema registry URL; each run
-//     then also snapshots with AvroConverter (key and value) against it,
-//     and the report compares its rows/s, CPU and bytes per event in the
-//     topic with the JsonConverter snapshot's;
+//   - TRIBUTARY_PG_BENCH_AVRO_REGISTRY: a schema registry URL, or
+//     "bundled" for Tributary's own (a broker process of its own, not
+//     counted); each run then also catches up and snapshots with
+//     AvroConverter (key and value) against it, and the report compares
+//     its rates, CPU and bytes per event in the topic with the
+//     JsonConverter jobs';
 //   - TRIBUTARY_PG_BENCH_EOS: run every worker (Kafka Connect's too) with
 //     exactly.once.source.support=enabled and the connectors with
 //     exactly.once.support=required (each poll's batch one transaction; the
@@ -114,9 +117,16 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	// One slot per run and build (and for Debezium), all before the
 	// changes: each run reads the same 1M changes.
 	slot := func(kind string, bi, r int) string { return fmt.Sprintf("%s_%d_%d", kind, bi, r) }
+	avroURL := os.Getenv("TRIBUTARY_PG_BENCH_AVRO_REGISTRY")
+	if avroURL == "bundled" {
+		avroURL = harness.SchemaRegistryURL(b)
+	}
 	for r := range runs {
 		for bi := range builds {
 			exec1(fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'pgoutput')`, slot("trib", bi, r)))
+			if avroURL != "" {
+				exec1(fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'pgoutput')`, slot("triba", bi, r)))
+			}
 		}
 		exec1(fmt.Sprintf(`SELECT pg_create_logical_replication_slot('%s', 'test_decoding')`, slot("recv", 0, r)))
 	}
@@ -196,8 +206,15 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	}
 	ourStream := make([][]pgBenchResult, len(builds))
 	ourSnap := make([][]pgBenchResult, len(builds))
-	avroURL := os.Getenv("TRIBUTARY_PG_BENCH_AVRO_REGISTRY")
+	ourStreamAvro := make([][]pgBenchResult, len(builds))
 	ourSnapAvro := make([][]pgBenchResult, len(builds))
+	// avro is a job's config with AvroConverter for key and value; an Avro
+	// name has no '-', and the topic prefix names the schemas.
+	avro := func(prefix, slot string) map[string]string {
+		c := base(strings.ReplaceAll(prefix, "-", "_"), slot)
+		maps.Copy(c, avroConverters(avroURL))
+		return c
+	}
 	var recv, copyD []pgBenchResult
 	for r := range runs {
 		for bi, bd := range builds {
@@ -211,12 +228,9 @@ func BenchmarkPostgresCDC(b *testing.B) {
 			snapRes := runOurs(workers[bi], "snap-"+name, snapCfg, int64(rows))
 			ourSnap[bi] = append(ourSnap[bi], snapRes)
 			if avroURL != "" {
-				// An Avro name has no '-': the topic prefix names the schemas.
-				ac := base("tsnapa"+strings.ReplaceAll(name, "-", "_"), slot("tsnapa", bi, r))
+				ourStreamAvro[bi] = append(ourStreamAvro[bi], runOurs(workers[bi], "streama-"+name, avro("tsa"+name, slot("triba", bi, r)), events))
+				ac := avro("tsnapa"+name, slot("tsnapa", bi, r))
 				ac["snapshot.mode"], ac["snapshot.max.threads"], ac["slot.drop.on.stop"] = "initial", "1", "true"
-				for k, v := range avroConverters(avroURL) {
-					ac[k] = v
-				}
 				ourSnapAvro[bi] = append(ourSnapAvro[bi], runOurs(workers[bi], "snapa-"+name, ac, int64(rows)))
 			}
 			b.Logf("run %d, %s: catch-up %.0f events/s (%.1f CPU-s/M; broker %.1f CPU-s/M, machine %.0f%% busy), snapshot %.0f rows/s (%.1f CPU-s/M; broker %.1f CPU-s/M, machine %.0f%% busy)",
@@ -311,15 +325,20 @@ func BenchmarkPostgresCDC(b *testing.B) {
 	}
 	line("snapshot: COPY (SELECT *) TO STDOUT", int64(rows), copyD)
 	if avroURL != "" {
-		jsonBytes := sampleEventBytes(b, broker, "tsnap0-0.public.bench")
-		avroBytes := sampleEventBytes(b, broker, "tsnapa0_0.public.bench")
 		for bi, bd := range builds {
+			s := line("catch-up: "+bd.label+" AvroConverter (worker + plugin)", events, ourStreamAvro[bi])
 			a := line("snapshot: "+bd.label+" AvroConverter (worker + plugin)", int64(rows), ourSnapAvro[bi])
+			fmt.Fprintf(&rep, "%s AvroConverter: catch-up %.0f%% of pg_recvlogical, %.2fx the JsonConverter catch-up's events/s, CPU per event %.2fx\n", bd.label,
+				100*rate(events, s.d)/rate(events, recvM.d), rate(events, s.d)/rate(events, streams[bi].d), s.cpu/streams[bi].cpu)
 			fmt.Fprintf(&rep, "%s AvroConverter: snapshot %.0f%% of COPY, %.2fx the JsonConverter snapshot's rows/s, CPU per row %.2fx\n", bd.label,
-				100*rate(int64(rows), a.d)/rate(int64(rows), copyM.d), rate(int64(rows), a.d)/rate(int64(rows), ourSnap[bi][0].d), a.cpu/pgMedian(ourSnap[bi]).cpu)
+				100*rate(int64(rows), a.d)/rate(int64(rows), copyM.d), rate(int64(rows), a.d)/rate(int64(rows), snaps[bi].d), a.cpu/snaps[bi].cpu)
 		}
-		fmt.Fprintf(&rep, "bytes per event (key + value, first 1000): JsonConverter with schemas %.0f, AvroConverter %.0f (1/%.1f)\n",
-			jsonBytes, avroBytes, jsonBytes/avroBytes)
+		for _, job := range []struct{ kind, json, avro string }{{"snapshot", "tsnap0-0", "tsnapa0_0"}, {"catch-up", "ts0-0", "tsa0_0"}} {
+			jsonBytes := sampleEventBytes(b, broker, job.json+".public.bench")
+			avroBytes := sampleEventBytes(b, broker, job.avro+".public.bench")
+			fmt.Fprintf(&rep, "bytes per %s event (key + value, first 1000): JsonConverter with schemas %.0f, AvroConverter %.0f (1/%.1f)\n",
+				job.kind, jsonBytes, avroBytes, jsonBytes/avroBytes)
+		}
 	}
 	for bi, bd := range builds {
 		fmt.Fprintf(&rep, "%s: streaming %.0f%% of pg_recvlogical, snapshot %.0f%% of COPY", bd.label,

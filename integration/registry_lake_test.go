@@ -208,3 +208,114 @@ func TestPostgresAvroToS3Lake(t *testing.T) {
 	}
 	t.Logf("%d rows in %d Parquet objects (%d of the first schema version, %d of the second) after a kill -9", len(ids), len(files), old, nu)
 }
+
+// TestPostgresAvroToIceberg: the README's Iceberg pipeline with Avro and
+// the bundled schema registry instead of JsonConverter: Postgres →
+// Debezium envelope → AvroConverter topic → Iceberg sink (AvroConverter,
+// upsert mode) → a table whose columns are typed from the Avro schemas.
+// Mid-stream the source table gains a column (a new schema version under
+// the value subject), which the sink adds to the table. pyiceberg and
+// DuckDB's iceberg extension, each on its own, read SELECT * of the source,
+// row for row and type for type.
+func TestPostgresAvroToIceberg(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("skipping: starts PostgreSQL, versitygw, a registry and a worker")
+	}
+	harness.Python(t, "pyiceberg", "sqlalchemy", "pyarrow")
+	registry := harness.SchemaRegistryURL(t)
+	pg := harness.StartPostgresT(t)
+	lake := newIcebergLake(t)
+	pg.Exec(t, icebergOrdersDDL)
+	conn := pgConn(t, pg)
+	ctx := context.Background()
+	send := func(b *pgx.Batch) {
+		t.Helper()
+		if err := conn.SendBatch(ctx, b).Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b pgx.Batch
+	for id := int64(1); id <= 100; id++ {
+		icebergRow(&b, id, 1)
+	}
+	send(&b)
+
+	bootstrap, r, _, _ := startWorker(t, "iceavro", map[string]string{"offset.flush.interval.ms": "500"})
+	id := pgID("iceavro") // an Avro name: the topic prefix names the schemas
+	topic := id + ".public.orders"
+	src := icebergSource(pg, id)
+	maps.Copy(src, avroConverters(registry))
+	sink := icebergSink(t, lake, topic, "shop.orders")
+	maps.Copy(sink, avroConverters(registry))
+	r.must("POST", "/connectors", map[string]any{"name": "src", "config": src}, 201)
+	r.waitState("src", "RUNNING", 1)
+	r.must("POST", "/connectors", map[string]any{"name": "lake", "config": sink}, 201)
+	r.waitState("lake", "RUNNING", 1)
+	status := func() string { return r.statusOf("src")() + "\n" + r.statusOf("lake")() }
+
+	// The topic holds Avro in Confluent's wire format.
+	for _, rec := range consumeN(t, bootstrap, topic, 100) {
+		if len(rec.Value) < 5 || rec.Value[0] != 0 || len(rec.Key) < 5 || rec.Key[0] != 0 {
+			t.Fatalf("record at offset %d is not in Confluent's wire format: key %x value %x", rec.Offset, rec.Key, rec.Value)
+		}
+	}
+	it := lake.waitTableEquals(t, bootstrap, topic, "shop.orders", "connect-lake", pgRows(t, conn, "SELECT * FROM orders"), "id", 90*time.Second, status)
+	if got := it.types(); !maps.Equal(got, icebergOrdersTypes) {
+		t.Errorf("column types %v\nwant %v", got, icebergOrdersTypes)
+	}
+
+	// A compatible change mid-stream: a new nullable column; updates,
+	// deletes and inserts before and after it.
+	b = pgx.Batch{}
+	for id := int64(1); id <= 20; id++ {
+		icebergUpdate(&b, id, 2)
+	}
+	b.Queue(`DELETE FROM orders WHERE id BETWEEN 21 AND 25`)
+	send(&b)
+	pg.Exec(t, `ALTER TABLE orders ADD COLUMN region text`)
+	// A new connection: the old one's prepared statements describe rows
+	// without the column.
+	conn = pgConn(t, pg)
+	b = pgx.Batch{}
+	for id := int64(101); id <= 150; id++ {
+		icebergRow(&b, id, 1)
+	}
+	b.Queue(`UPDATE orders SET region = 'eu-' || (id % 3) WHERE id % 2 = 0`)
+	b.Queue(`DELETE FROM orders WHERE id BETWEEN 140 AND 145`)
+	for id := int64(30); id <= 40; id++ {
+		icebergUpdate(&b, id, 3)
+	}
+	send(&b)
+
+	want := pgRows(t, conn, "SELECT * FROM orders")
+	it = lake.waitTableEquals(t, bootstrap, topic, "shop.orders", "connect-lake", want, "id", 120*time.Second, status)
+	wantTypes := maps.Clone(icebergOrdersTypes)
+	wantTypes["region"] = "string optional"
+	duck := lake.readDuck(t, "shop.orders")
+	for _, got := range []*icebergTable{it, duck} {
+		if diffs := sameRows(want, got.Rows, "id"); len(diffs) > 0 {
+			t.Errorf("%s reads %d rows, the source has %d; differences:\n%v", got.ReadBy, len(got.Rows), len(want), diffs)
+		}
+	}
+	if types := it.types(); !maps.Equal(types, wantTypes) {
+		t.Errorf("%s: column types %v\nwant %v", it.ReadBy, types, wantTypes)
+	}
+	if fmt.Sprint(it.Identifier) != "[id]" {
+		t.Errorf("%s: identifier fields %v, want [id]", it.ReadBy, it.Identifier)
+	}
+
+	// Two versions of the value schema in the registry: before and after
+	// the new column.
+	resp, err := http.Get(registry + "/subjects/" + topic + "-value/versions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var versions []int
+	if err := json.NewDecoder(resp.Body).Decode(&versions); err != nil || len(versions) != 2 {
+		t.Errorf("versions of %s-value: %v (%v), want 2", topic, versions, err)
+	}
+	t.Logf("%d rows; %d data files, %d equality delete files; pyiceberg (%s) and %s agree with SELECT *",
+		len(want), it.DataFiles, it.EqualityDeleteFiles, it.ReadBy, duck.ReadBy)
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hamba/avro/v2"
 
+	"github.com/tributary-dev/tributary/sdk/protocol/wire"
 	"github.com/tributary-dev/tributary/sdk/schema"
 	"github.com/tributary-dev/tributary/worker/convert/sr"
 )
@@ -37,14 +38,21 @@ type AvroConverter struct {
 
 	mu      sync.Mutex
 	written map[*schema.Schema]*avroWritten // FromConnect: Avro schema text by Connect schema
-	read    map[readKey]*avroRead           // ToConnect: by schema id and subject
-	parsed  map[int]avro.Schema             // ToConnect: the writer's schema by id
+	// byText is written by the schema's text: the records of each batch
+	// from a plugin carry new Connect schemas, most of them equal to the
+	// last batch's.
+	byText map[string]*avroWritten
+	read   map[readKey]*avroRead // ToConnect: by schema id and subject
+	parsed map[int]avro.Schema   // ToConnect: the writer's schema by id
 }
 
 type avroWritten struct {
 	text       string
 	recordName string
-	ids        map[string]int // by subject
+	// ids is the schema's id by topic: the subject is a function of the
+	// topic, the record name and isKey, the last two fixed here, and
+	// naming it for every record cost a string concatenation.
+	ids map[string]int
 }
 
 type readKey struct {
@@ -70,7 +78,7 @@ type avroRead struct {
 func NewAvro(isKey bool, config map[string]string, logger *slog.Logger) (*AvroConverter, error) {
 	c := &AvroConverter{isKey: isKey, autoReg: true, useID: -1, cacheLimit: 1000,
 		opts:    avroOptions{connectMetaData: true, flattenSingleton: true},
-		written: map[*schema.Schema]*avroWritten{}, read: map[readKey]*avroRead{}, parsed: map[int]avro.Schema{}}
+		written: map[*schema.Schema]*avroWritten{}, byText: map[string]*avroWritten{}, read: map[readKey]*avroRead{}, parsed: map[int]avro.Schema{}}
 	var errs []error
 	boolean := func(key string, dst *bool) {
 		if v, ok := config[key]; ok {
@@ -139,16 +147,25 @@ func (c *AvroConverter) writtenFor(s *schema.Schema) (*avroWritten, error) {
 	if err != nil {
 		return nil, err
 	}
-	parsed, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
-	if err != nil {
-		return nil, fmt.Errorf("convert: the Avro schema of %v is invalid: %w", s, err)
+	c.mu.Lock()
+	w, ok = c.byText[text]
+	c.mu.Unlock()
+	if !ok {
+		parsed, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+		if err != nil {
+			return nil, fmt.Errorf("convert: the Avro schema of %v is invalid: %w", s, err)
+		}
+		w = &avroWritten{text: text, recordName: recordName(parsed), ids: map[string]int{}}
 	}
-	w = &avroWritten{text: text, recordName: recordName(parsed), ids: map[string]int{}}
 	c.mu.Lock()
 	if len(c.written) >= c.cacheLimit {
 		clear(c.written)
 	}
+	if len(c.byText) >= c.cacheLimit {
+		clear(c.byText)
+	}
 	c.written[s] = w
+	c.byText[text] = w
 	c.mu.Unlock()
 	return w, nil
 }
@@ -163,13 +180,13 @@ func recordName(s avro.Schema) string {
 }
 
 func (c *AvroConverter) schemaID(topic string, w *avroWritten) (int, error) {
-	subject := c.subject(topic, c.isKey, w.recordName)
 	c.mu.Lock()
-	id, ok := w.ids[subject]
+	id, ok := w.ids[topic]
 	c.mu.Unlock()
 	if ok {
 		return id, nil
 	}
+	subject := c.subject(topic, c.isKey, w.recordName)
 	ctx := registryCtx()
 	s := sr.Schema{Schema: w.text}
 	switch {
@@ -197,7 +214,7 @@ func (c *AvroConverter) schemaID(topic string, w *avroWritten) (int, error) {
 		id = got.ID
 	}
 	c.mu.Lock()
-	w.ids[subject] = id
+	w.ids[topic] = id
 	c.mu.Unlock()
 	return id, nil
 }
@@ -242,7 +259,12 @@ func (c *AvroConverter) AppendFromConnect(dst []byte, topic string, s *schema.Sc
 	}
 	start := len(dst)
 	dst = sr.AppendHeader(dst, id)
-	out, err := appendAvro(dst, s, v, &c.opts, true)
+	var out []byte
+	if raw, ok := v.(*wire.Raw); ok {
+		out, err = c.appendRaw(dst, s, raw)
+	} else {
+		out, err = appendAvro(dst, s, v, &c.opts, true)
+	}
 	if err != nil {
 		return dst[:start], false, fmt.Errorf("convert: failed to serialize Avro data from topic %s: %w", topic, err)
 	}

@@ -15,8 +15,8 @@ import (
 
 // rawConfigs are the JsonConverter settings a value left encoded must be
 // written under exactly as its decoded form.
-func rawConfigs(t testing.TB) []*JSONConverter {
-	var out []*JSONConverter
+func rawConfigs(t testing.TB) []Converter {
+	var out []Converter
 	for _, schemas := range []string{"true", "false"} {
 		for _, format := range []string{"BASE64", "NUMERIC"} {
 			for _, replace := range []string{"true", "false"} {
@@ -49,17 +49,17 @@ func encodeValuesWith(t testing.TB, e *wire.Encoder, cases []goldenCase) []byte 
 }
 
 // compareRaw decodes data plainly and with values left encoded, and checks
-// that every converter writes each record's value identically both ways
-// (or fails for both). A batch that decodes only with values left encoded
-// hides its corruption in a value cut by its length: every converter must
-// find it.
-func compareRaw(t *testing.T, data []byte, names func(i int) string) {
+// that every converter of convs writes each record's value identically
+// both ways (or fails for both). A batch that decodes only with values
+// left encoded hides its corruption in a value cut by its length: every
+// converter must find it.
+func compareRaw(t *testing.T, data []byte, convs []Converter, names func(i int) string) {
 	plain, plainErr := wire.Decode(data, 16)
 	dec := wire.Decoder{RawValues: true, AliasInput: true}
 	raws, err := dec.Decode(data, 16)
 	if plainErr != nil {
 		if err == nil && !strings.Contains(plainErr.Error(), "exceeds what the batch can hold") {
-			for ci, c := range rawConfigs(t) {
+			for ci, c := range convs {
 				failed := false
 				for i := range raws {
 					if _, err := c.FromConnect("t", raws[i].ValueSchema, raws[i].Value); err != nil {
@@ -76,7 +76,7 @@ func compareRaw(t *testing.T, data []byte, names func(i int) string) {
 	if err != nil {
 		t.Fatalf("RawValues decoding failed where the plain one succeeded: %v", err)
 	}
-	for ci, c := range rawConfigs(t) {
+	for ci, c := range convs {
 		for i := range plain {
 			want, wantErr := c.FromConnect("t", plain[i].ValueSchema, plain[i].Value)
 			got, gotErr := c.FromConnect("t", raws[i].ValueSchema, raws[i].Value)
@@ -115,9 +115,9 @@ func TestJSONRaw(t *testing.T) {
 		goldenCase{name: "decimal_2^70", s: dec, v: big1},
 		goldenCase{name: "array_of_structs", s: schema.ArrayOf(dec), v: []any{big.NewInt(-5), nil}},
 	)
-	compareRaw(t, encodeValues(t, cases), func(i int) string { return cases[i].name })
+	compareRaw(t, encodeValues(t, cases), rawConfigs(t), func(i int) string { return cases[i].name })
 	// Values cut by their length, checked as the converter reads them.
-	compareRaw(t, encodeValuesWith(t, &wire.Encoder{ValueLengths: true}, cases), func(i int) string { return cases[i].name + " (length)" })
+	compareRaw(t, encodeValuesWith(t, &wire.Encoder{ValueLengths: true}, cases), rawConfigs(t), func(i int) string { return cases[i].name + " (length)" })
 }
 
 // TestJSONRawCorrupt: a value cut by its length is checked as it is
@@ -177,7 +177,7 @@ func FuzzJSONRaw(f *testing.F) {
 		f.Add(encodeValuesWith(f, &wire.Encoder{ValueLengths: true}, []goldenCase{tc}))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		compareRaw(t, data, func(i int) string { return "record " + strconv.Itoa(i) })
+		compareRaw(t, data, rawConfigs(t), func(i int) string { return "record " + strconv.Itoa(i) })
 	})
 }
 
