@@ -39,7 +39,10 @@ const collectionRelist = 10 * time.Second
 type pollColl struct {
 	ns   namespace
 	part sdk.Partition
-	snap *snapshotReader // non-nil while the snapshot reads it
+	// snapshotting is set while the snapshot has yet to copy the
+	// collection, from after the _id in snapAfter (nil: from the start).
+	snapshotting bool
+	snapAfter    bson.Raw
 	// changes is the open scan for changes after last, kept across polls
 	// until it is exhausted (one find, not one per poll: a page per poll
 	// costs the server a new query each max.batch.size documents).
@@ -52,11 +55,15 @@ type pollColl struct {
 }
 
 type poller struct {
-	t        *task
-	colls    []*pollColl
-	byNS     map[string]*pollColl
-	listedAt time.Time
-	next     int // round-robin start
+	t     *task
+	colls []*pollColl
+	// snap copies the collections to snapshot, snapshot.max.threads at
+	// once; snapColls[i] is its plan's collection i. Nil when none is left.
+	snap      *snapshotFeed
+	snapColls []*pollColl
+	byNS      map[string]*pollColl
+	listedAt  time.Time
+	next      int // round-robin start
 }
 
 func newPoller(ctx context.Context, t *task) (*poller, error) {
@@ -100,6 +107,13 @@ func (p *poller) discover(ctx context.Context, first bool) error {
 		}
 		p.colls = append(p.colls, pc)
 		p.byNS[pc.ns.String()] = pc
+		if pc.snapshotting {
+			if p.snap == nil {
+				p.snap = newSnapshotFeed(ctx, p.t.client, p.t.cfg.SnapshotFetchSize, newSnapshotPlan(nil, p.t.cfg.SnapshotMaxThreads))
+			}
+			p.snap.plan.add(pc.ns, pc.snapAfter)
+			p.snapColls = append(p.snapColls, pc)
+		}
 	}
 	return nil
 }
@@ -109,9 +123,8 @@ func (p *poller) setup(ctx context.Context, pc *pollColl, off sdk.Offset, first 
 		if !p.t.f.snapshotted(pc.ns.String()) {
 			return p.fromHigh(ctx, pc)
 		}
-		r, err := newSnapshotReader(p.t.client, p.t.cfg.SnapshotFetchSize, []namespace{pc.ns}, 0, after)
-		pc.snap = r
-		return err
+		pc.snapshotting, pc.snapAfter = true, after
+		return nil
 	}
 	if off != nil {
 		if f, _ := off.String(offField); f != "" && f != p.t.cfg.PollField {
@@ -242,10 +255,8 @@ func (p *poller) poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) 
 			return nil, err
 		}
 	}
-	for _, pc := range p.colls {
-		if pc.snap != nil {
-			return p.pollSnapshot(ctx, pc, max)
-		}
+	if p.snap != nil {
+		return p.pollSnapshot(ctx, max)
 	}
 	var recs []sdk.SourceRecord
 	n := len(p.colls)
@@ -272,33 +283,31 @@ func (p *poller) poll(ctx context.Context, max int) ([]sdk.SourceRecord, error) 
 	return recs, nil
 }
 
-// snapshottingBesides reports whether a collection other than pc is still
-// to be snapshotted.
-func (p *poller) snapshottingBesides(pc *pollColl) bool {
-	for _, o := range p.colls {
-		if o != pc && o.snap != nil {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *poller) pollSnapshot(ctx context.Context, pc *pollColl, max int) ([]sdk.SourceRecord, error) {
-	c := p.t.env.collection(pc.ns.db, pc.ns.coll)
+// pollSnapshot returns the next read events of the collections being
+// copied, and for each collection copied the offset that starts its scans.
+func (p *poller) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 	var recs []sdk.SourceRecord
-	for len(recs) < max && !pc.snap.done() {
-		doc, _, err := pc.snap.next(ctx)
+	for len(recs) < max && p.snap != nil {
+		it, err := p.snap.next(ctx)
 		if err != nil {
 			if len(recs) > 0 {
-				return recs, nil
+				return recs, nil // the error comes again at the next read
 			}
 			return nil, transient(ctx, err)
 		}
-		if doc == nil {
+		if it.done {
+			p.snap.close()
+			p.snap, p.snapColls = nil, nil
 			break
 		}
+		pc := p.snapColls[it.i]
+		if it.end {
+			recs = p.snapshotCopied(pc, recs)
+			continue
+		}
+		doc := it.doc
 		var r sdk.SourceRecord
-		if err := p.t.env.readRecord(c, doc, &sourceInfo{snapshot: snapTrue}, "r", &r); err != nil {
+		if err := p.t.env.readRecord(p.t.env.collection(pc.ns.db, pc.ns.coll), doc, &sourceInfo{snapshot: snapTrue}, "r", &r); err != nil {
 			return nil, fmt.Errorf("mongodb: %w", err)
 		}
 		after, err := idDoc(doc)
@@ -321,26 +330,29 @@ func (p *poller) pollSnapshot(ctx context.Context, pc *pollColl, max int) ([]sdk
 		r.Partition, r.Offset = pc.part, off
 		recs = append(recs, r)
 	}
-	if !pc.snap.done() {
-		return recs, nil
+	return recs, nil
+}
+
+// snapshotCopied ends the snapshot of pc: the last read event of the
+// whole snapshot, if in recs, is marked so, and an offset record starts
+// pc's scans from the highest value the snapshot began with.
+func (p *poller) snapshotCopied(pc *pollColl, recs []sdk.SourceRecord) []sdk.SourceRecord {
+	if p.snap.plan.done() {
+		for k := len(recs) - 1; k >= 0; k-- {
+			if recs[k].Value != nil {
+				setSnapshotLast(&recs[k])
+				break
+			}
+		}
 	}
-	if n := len(recs); n > 0 && !p.snapshottingBesides(pc) {
-		setSnapshotLast(&recs[n-1])
-	}
-	if len(recs) >= max {
-		return recs, nil // the end of the snapshot goes with the next poll
-	}
-	// The collection is copied: scans go on from the highest value the
-	// snapshot began with.
-	pc.snap.close(ctx)
-	pc.snap = nil
+	pc.snapshotting, pc.snapAfter = false, nil
 	pc.last, pc.high = pc.high, nil
 	recs = append(recs, sdk.SourceRecord{Partition: pc.part, Offset: p.offset(pc)}) // offset only
 	p.t.log.Info("poll mode: snapshot of collection complete", "collection", pc.ns.String())
 	if p.t.cfg.SnapshotMode == SnapshotInitialOnly {
 		pc.idle = true
 	}
-	return recs, nil
+	return recs
 }
 
 func (p *poller) addOID(pc *pollColl, off sdk.Offset) {
@@ -457,10 +469,10 @@ func (p *poller) closeChanges(ctx context.Context, pc *pollColl) {
 }
 
 func (p *poller) close(ctx context.Context) {
+	if p.snap != nil {
+		p.snap.close()
+	}
 	for _, pc := range p.colls {
-		if pc.snap != nil {
-			pc.snap.close(ctx)
-		}
 		p.closeChanges(ctx, pc)
 	}
 }

@@ -10,10 +10,11 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/bsonx/bsoncore"
 )
 
-// A snapshot copies collections one after the other in _id order, so that
-// it can resume after a restart: every read event's offset says which
-// collection it is in and the _id it reached, and the copy goes on after
-// that _id. (Debezium starts an interrupted snapshot over.)
+// A snapshot copies each collection in _id order, so that it can resume
+// after a restart: every read event's offset says where each collection
+// being copied got to, and the copy goes on after that _id. (Debezium
+// starts an interrupted snapshot over.) Up to snapshot.max.threads
+// collections are read at once (snapplan.go, snapfeed.go).
 //
 // _id values of different BSON types sort by type bracket first; a range
 // query ($gt) only sees its own bracket, so a resumed collection is read
@@ -86,47 +87,39 @@ func filtersAfter(after bson.Raw) ([]bson.D, error) {
 	return out, nil
 }
 
-// snapshotReader reads the documents of a list of collections in order.
+// snapshotReader reads the documents of one collection in _id order.
 type snapshotReader struct {
 	client    *mongo.Client
 	fetchSize int32
-	nss       []namespace
-	i         int      // collection being read
-	queries   []bson.D // queries left for nss[i]
+	ns        namespace
+	queries   []bson.D // queries left
 	cur       *mongo.Cursor
-	after     bson.Raw // {_id} of the last document handed out in nss[i] (nil: none yet)
+	after     bson.Raw // {_id} of the last document handed out (nil: none yet)
 }
 
-// newSnapshotReader reads nss, starting in nss[i] after the _id in after.
-func newSnapshotReader(client *mongo.Client, fetchSize int32, nss []namespace, i int, after bson.Raw) (*snapshotReader, error) {
-	r := &snapshotReader{client: client, fetchSize: fetchSize, nss: nss, i: i, after: after}
+// newSnapshotReader reads ns after the _id in after (nil: from the start).
+func newSnapshotReader(client *mongo.Client, fetchSize int32, ns namespace, after bson.Raw) (*snapshotReader, error) {
+	r := &snapshotReader{client: client, fetchSize: fetchSize, ns: ns, after: after}
 	var err error
 	r.queries, err = filtersAfter(after)
 	return r, err
 }
 
-// done reports whether every collection was read.
-func (r *snapshotReader) done() bool { return r.i >= len(r.nss) }
-
-// next returns the next document (valid until the following call) and its
-// collection, or nil at the end of the snapshot.
-func (r *snapshotReader) next(ctx context.Context) (bson.Raw, namespace, error) {
-	for !r.done() {
+// next returns the next document (valid until the following call), or nil
+// at the end of the collection.
+func (r *snapshotReader) next(ctx context.Context) (bson.Raw, error) {
+	for {
 		if r.cur == nil {
 			if len(r.queries) == 0 {
-				r.i++
-				r.after = nil
-				r.queries = []bson.D{{}}
-				continue
+				return nil, nil
 			}
-			ns := r.nss[r.i]
 			opts := options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})
 			if r.fetchSize > 0 {
 				opts.SetBatchSize(r.fetchSize)
 			}
-			cur, err := r.client.Database(ns.db).Collection(ns.coll).Find(ctx, r.queries[0], opts)
+			cur, err := r.client.Database(r.ns.db).Collection(r.ns.coll).Find(ctx, r.queries[0], opts)
 			if err != nil {
-				return nil, ns, fmt.Errorf("mongodb: snapshot of %s: %w", ns, err)
+				return nil, fmt.Errorf("mongodb: snapshot of %s: %w", r.ns, err)
 			}
 			r.cur, r.queries = cur, r.queries[1:]
 		}
@@ -134,10 +127,10 @@ func (r *snapshotReader) next(ctx context.Context) (bson.Raw, namespace, error) 
 			doc := r.cur.Current
 			after, err := idDoc(doc)
 			if err != nil {
-				return nil, r.nss[r.i], fmt.Errorf("mongodb: snapshot of %s: %w", r.nss[r.i], err)
+				return nil, fmt.Errorf("mongodb: snapshot of %s: %w", r.ns, err)
 			}
 			r.after = after
-			return doc, r.nss[r.i], nil
+			return doc, nil
 		}
 		err := r.cur.Err()
 		r.cur.Close(context.WithoutCancel(ctx))
@@ -149,10 +142,18 @@ func (r *snapshotReader) next(ctx context.Context) (bson.Raw, namespace, error) 
 			if q, qerr := filtersAfter(r.after); qerr == nil {
 				r.queries = q
 			}
-			return nil, r.nss[r.i], fmt.Errorf("mongodb: snapshot of %s: %w", r.nss[r.i], err)
+			return nil, fmt.Errorf("mongodb: snapshot of %s: %w", r.ns, err)
 		}
 	}
-	return nil, namespace{}, nil
+}
+
+// buffered is the number of documents the reader holds from the server
+// that next hands out without asking it again.
+func (r *snapshotReader) buffered() int {
+	if r.cur == nil {
+		return 0
+	}
+	return r.cur.RemainingBatchLength()
 }
 
 func (r *snapshotReader) close(ctx context.Context) {

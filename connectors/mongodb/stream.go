@@ -22,7 +22,9 @@ import (
 // {"server_id": <topic.prefix>}, offset {"sec", "ord", "resume_token"
 // (base64 BSON), ["lsid", "txnNumber"], ["initsync": true]}. While a
 // snapshot runs, Tributary adds where it got to: "snapshot_collection"
-// (<db>.<coll>) and "snapshot_after" (base64 BSON {"_id": …}).
+// (<db>.<coll>) and "snapshot_after" (base64 BSON {"_id": …}), and with
+// snapshot.max.threads above 1 the other collections' positions
+// (snapplan.go).
 const (
 	offSec           = "sec"
 	offOrd           = "ord"
@@ -40,7 +42,7 @@ type streamer struct {
 	part sdk.Partition
 
 	start position // the stream position the snapshot hands over at
-	snap  *snapshotReader
+	snap  *snapshotFeed
 	peek  []sdk.SourceRecord // read events held back to learn which is last
 	last  position           // position of the last record handed out
 
@@ -217,20 +219,23 @@ func (s *streamer) beginSnapshot(ctx context.Context) error {
 		return transient(ctx, err)
 	}
 	nss = slices.DeleteFunc(nss, func(n namespace) bool { return !s.t.f.snapshotted(n.String()) })
-	s.t.log.Info("snapshot begins", "collections", len(nss), "resume_token", tokenDisplay(pos.token))
-	s.snapshotStarted(nss, 0)
-	s.snap, err = newSnapshotReader(s.t.client, s.t.cfg.SnapshotFetchSize, nss, 0, nil)
-	return err
+	s.t.log.Info("snapshot begins", "collections", len(nss), "threads", s.t.cfg.SnapshotMaxThreads, "resume_token", tokenDisplay(pos.token))
+	s.snapshotStarted(ctx, newSnapshotPlan(nss, s.t.cfg.SnapshotMaxThreads))
+	return nil
 }
 
-// snapshotStarted records a snapshot of nss starting at nss[i].
-func (s *streamer) snapshotStarted(nss []namespace, i int) {
-	names := make([]string, len(nss))
-	for j, n := range nss {
-		names[j] = n.String()
+// snapshotStarted starts copying the collections of plan.
+func (s *streamer) snapshotStarted(ctx context.Context, plan *snapshotPlan) {
+	names := make([]string, len(plan.colls))
+	for j, c := range plan.colls {
+		names[j] = c.ns.String()
 	}
 	s.t.m.SnapshotStarted(names)
-	s.t.m.SetRemainingTables(len(nss) - i)
+	s.t.m.SetRemainingTables(plan.remaining())
+	if s.snap != nil {
+		s.snap.close()
+	}
+	s.snap = newSnapshotFeed(ctx, s.t.client, s.t.cfg.SnapshotFetchSize, plan)
 }
 
 // resumeSnapshot goes on with a snapshot a restart interrupted.
@@ -240,25 +245,13 @@ func (s *streamer) resumeSnapshot(ctx context.Context, off sdk.Offset) error {
 		return transient(ctx, err)
 	}
 	nss = slices.DeleteFunc(nss, func(n namespace) bool { return !s.t.f.snapshotted(n.String()) })
-	coll, _ := off.String(offSnapshotColl)
-	i := 0
-	for i < len(nss) && nss[i].String() < coll {
-		i++
+	plan, err := resumePlan(nss, s.t.cfg.SnapshotMaxThreads, off)
+	if err != nil {
+		return err
 	}
-	var after bson.Raw
-	if i < len(nss) && nss[i].String() == coll {
-		if a, ok := off.String(offSnapshotAfter); ok {
-			b, err := parseToken(a)
-			if err != nil {
-				return fmt.Errorf("mongodb: stored snapshot position %q: %w", a, err)
-			}
-			after = b
-		}
-	}
-	s.t.log.Info("resuming the interrupted snapshot", "collection", coll)
-	s.snapshotStarted(nss, i)
-	s.snap, err = newSnapshotReader(s.t.client, s.t.cfg.SnapshotFetchSize, nss, i, after)
-	return err
+	s.t.log.Info("resuming the interrupted snapshot", "progress", plan.String())
+	s.snapshotStarted(ctx, plan)
+	return nil
 }
 
 // rowsOf is the RowsScanned series of a collection.
@@ -308,8 +301,9 @@ func (s *streamer) poll(ctx context.Context, max int) ([]sdk.SourceRecord, error
 func (s *streamer) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecord, error) {
 	recs := append(make([]sdk.SourceRecord, 0, max), s.peek...)
 	s.peek = nil
-	for len(recs) < max && !s.snap.done() {
-		doc, ns, err := s.snap.next(ctx)
+	plan := s.snap.plan
+	for len(recs) < max && !plan.done() {
+		it, err := s.snap.next(ctx)
 		if err != nil {
 			s.t.m.disconnected(true)
 			if len(recs) > 0 {
@@ -318,20 +312,24 @@ func (s *streamer) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecor
 			}
 			return nil, transient(ctx, err)
 		}
-		if doc == nil {
+		if it.done {
 			break
 		}
+		if it.end {
+			if m := s.t.m; m != nil {
+				m.SetRemainingTables(plan.remaining())
+			}
+			continue
+		}
+		ns := plan.colls[it.i].ns
 		var r sdk.SourceRecord
-		if err := s.readRecord(doc, ns, &r); err != nil {
+		if err := s.readRecord(it.doc, ns, &r); err != nil {
 			return nil, err
 		}
 		recs = append(recs, r)
 		s.t.m.SnapshotRow(s.rowsOf(ns))
 	}
-	if m := s.t.m; m != nil && s.snap != nil {
-		m.SetRemainingTables(len(s.snap.nss) - s.snap.i)
-	}
-	if !s.snap.done() {
+	if !plan.done() {
 		if len(recs) > 0 {
 			s.peek = []sdk.SourceRecord{recs[len(recs)-1]}
 			recs = recs[:len(recs)-1]
@@ -346,7 +344,7 @@ func (s *streamer) pollSnapshot(ctx context.Context, max int) ([]sdk.SourceRecor
 	}
 	// The snapshot is complete: its last record's offset leaves the
 	// snapshot (the stream resumes from the start position).
-	s.snap.close(ctx)
+	s.snap.close()
 	s.snap = nil
 	s.t.m.SnapshotCompleted()
 	recs = append(recs, sdk.SourceRecord{Partition: s.part, Offset: s.start.offset()}) // offset only
@@ -362,14 +360,9 @@ func (s *streamer) readRecord(doc bson.Raw, ns namespace, r *sdk.SourceRecord) e
 	if err := s.t.env.readRecord(c, doc, &sourceInfo{pos: s.start, snapshot: snapTrue}, "r", r); err != nil {
 		return err
 	}
-	after, err := idDoc(doc)
-	if err != nil {
-		return fmt.Errorf("mongodb: snapshot of %s: %w", ns, err)
-	}
 	off := s.start.offset()
 	off[offInitSync] = true
-	off[offSnapshotColl] = ns.String()
-	off[offSnapshotAfter] = tokenString(after)
+	s.snap.plan.storeProgress(off)
 	r.Partition, r.Offset = s.part, off
 	return nil
 }
@@ -564,6 +557,6 @@ func (s *streamer) close(ctx context.Context) {
 		s.cs = nil
 	}
 	if s.snap != nil {
-		s.snap.close(ctx)
+		s.snap.close()
 	}
 }
