@@ -70,18 +70,15 @@ func (c pgContainer) waitReady(t *testing.T) {
 	}
 }
 
-// TestPostgresFailoverSlot: a PostgreSQL 17 primary with a failover slot
-// (slot.failover=true) and a physical standby syncing it
-// (sync_replication_slots=on, synchronous replication so that a commit the
-// client saw is on the standby); a steady stream of inserts; the primary is
-// killed and the standby promoted. The connector, given both servers in
-// database.hostname, goes on from the synchronised slot on the new primary:
-// every committed row arrives, and the slot there is at or behind the
-// committed offsets.
-func TestPostgresFailoverSlot(t *testing.T) {
-	t.Parallel()
-	requirePG17Image(t)
-	id := pgID("failover")
+// pg17Pair starts a PostgreSQL 17 primary (wal_level=logical, with the
+// extra server arguments primaryArgs) and a physical standby of it in
+// containers on a network of their own: the standby is a base backup of
+// the primary over the physical slot standby1 (-R writes primary_conninfo
+// with the dbname that slot synchronisation needs), with
+// hot_standby_feedback=on, wal_level=logical (a standby does not inherit
+// the primary's command line) and the postgresql.conf lines standbyConf.
+func pg17Pair(t *testing.T, id string, primaryArgs []string, standbyConf string) (primary, standby pgContainer) {
+	t.Helper()
 	// Docker's names are the engine's, which outlives this process: the
 	// pid keeps them apart from those a killed earlier run left behind.
 	names := fmt.Sprintf("%s-%d", id, os.Getpid())
@@ -101,30 +98,42 @@ func TestPostgresFailoverSlot(t *testing.T) {
 		port := docker(t, "port", name, "5432/tcp")
 		return pgContainer{name: name, port: port[strings.LastIndex(port, ":")+1:]}
 	}
-	primary := run(names+"-p", pg17Image, "postgres", "-c", "wal_level=logical", "-c", "max_wal_senders=10",
-		"-c", "max_replication_slots=10", "-c", "synchronized_standby_slots=standby1",
-		"-c", "wal_sender_timeout=10s")
+	args := append([]string{pg17Image, "postgres", "-c", "wal_level=logical", "-c", "max_wal_senders=10",
+		"-c", "max_replication_slots=10", "-c", "wal_sender_timeout=10s"}, primaryArgs...)
+	primary = run(names+"-p", args...)
 	primary.waitReady(t)
 	primary.psql(t, `SELECT pg_create_physical_replication_slot('standby1')`)
 	docker(t, "exec", "-u", "postgres", primary.name, "sh", "-c",
 		`echo "host replication all all scram-sha-256" >> "$PGDATA/pg_hba.conf" && psql -XAtq -c "SELECT pg_reload_conf()"`)
-	primary.psql(t, `CREATE TABLE ledger (id bigint PRIMARY KEY, v text NOT NULL); INSERT INTO ledger SELECT i, 'v' || i FROM generate_series(1, 100) i`)
-
-	// The standby: a base backup of the primary (-R writes primary_conninfo
-	// with the dbname that slot synchronisation needs), then the slot
-	// synchronisation settings.
 	standbyScript := `set -e
 mkdir -p "$PGDATA" && chown postgres:postgres "$PGDATA" && chmod 700 "$PGDATA"
 exec setpriv --reuid=postgres --regid=postgres --init-groups sh -c '
 PATH=/usr/lib/postgresql/17/bin:$PATH
 PGPASSWORD=pw pg_basebackup -d "host=` + primary.name + ` user=postgres password=pw dbname=postgres" -D "$PGDATA" -R -S standby1 -X stream
 cat >> "$PGDATA/postgresql.auto.conf" <<EOF
-sync_replication_slots = on
 hot_standby_feedback = on
+` + standbyConf + `
 EOF
 exec postgres -c listen_addresses="*" -c wal_level=logical -c max_wal_senders=10 -c max_replication_slots=10'`
-	standby := run(names+"-s", "--entrypoint", "sh", pg17Image, "-c", standbyScript)
+	standby = run(names+"-s", "--entrypoint", "sh", pg17Image, "-c", standbyScript)
 	standby.waitReady(t)
+	return primary, standby
+}
+
+// TestPostgresFailoverSlot: a PostgreSQL 17 primary with a failover slot
+// (slot.failover=true) and a physical standby syncing it
+// (sync_replication_slots=on, synchronous replication so that a commit the
+// client saw is on the standby); a steady stream of inserts; the primary is
+// killed and the standby promoted. The connector, given both servers in
+// database.hostname, goes on from the synchronised slot on the new primary:
+// every committed row arrives, and the slot there is at or behind the
+// committed offsets.
+func TestPostgresFailoverSlot(t *testing.T) {
+	t.Parallel()
+	requirePG17Image(t)
+	id := pgID("failover")
+	primary, standby := pg17Pair(t, id, []string{"-c", "synchronized_standby_slots=standby1"}, "sync_replication_slots = on")
+	primary.psql(t, `CREATE TABLE ledger (id bigint PRIMARY KEY, v text NOT NULL); INSERT INTO ledger SELECT i, 'v' || i FROM generate_series(1, 100) i`)
 	// Synchronous from now on: a commit the client saw is on the standby.
 	primary.psql(t, `ALTER SYSTEM SET synchronous_standby_names = '*'`)
 	primary.psql(t, `SELECT pg_reload_conf()`)

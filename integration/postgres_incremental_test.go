@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/tributary-dev/tributary/integration/harness"
 )
 
@@ -81,7 +83,12 @@ func (r *replay) apply(t *testing.T, es []cdcEvent, topic string) {
 // dbRows reads id → v of a table.
 func dbRows(t *testing.T, pg *harness.Postgres, table string) map[int64]string {
 	t.Helper()
-	conn := pgConn(t, pg)
+	return connRows(t, pgConn(t, pg), table)
+}
+
+// connRows reads id → v of a table through conn.
+func connRows(t *testing.T, conn *pgx.Conn, table string) map[int64]string {
+	t.Helper()
 	rows, err := conn.Query(t.Context(), "SELECT id, v::text FROM "+table)
 	if err != nil {
 		t.Fatal(err)

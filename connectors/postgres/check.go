@@ -31,11 +31,12 @@ func check(ctx context.Context, cfg Config) error {
 
 	var walLevel string
 	var version int
-	var super, replication, createDB bool
+	var super, replication, createDB, standby, feedback bool
 	err = conn.QueryRow(ctx, `SELECT current_setting('wal_level'), current_setting('server_version_num')::int,
+			pg_is_in_recovery(), current_setting('hot_standby_feedback')::bool,
 			r.rolsuper, r.rolreplication OR EXISTS (SELECT 1 FROM pg_roles g WHERE g.rolname = 'rds_replication' AND pg_has_role(r.oid, g.oid, 'member')),
 			has_database_privilege(current_database(), 'CREATE')
-		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&walLevel, &version, &super, &replication, &createDB)
+		FROM pg_roles r WHERE r.rolname = current_user`).Scan(&walLevel, &version, &standby, &feedback, &super, &replication, &createDB)
 	if err != nil {
 		return fmt.Errorf("postgres: read server settings: %w", err)
 	}
@@ -44,6 +45,11 @@ func check(ctx context.Context, cfg Config) error {
 	}
 	if walLevel != "logical" {
 		add("database.hostname", "the server's wal_level is %s; change data capture needs wal_level=logical (ALTER SYSTEM SET wal_level = logical, then restart the server)", walLevel)
+	}
+	if standby {
+		for _, p := range standbyProblems(&cfg, version, feedback) {
+			errs = append(errs, p)
+		}
 	}
 	if !replication && !super {
 		add("database.user", "user %s has no REPLICATION privilege (ALTER ROLE %s WITH REPLICATION, or GRANT rds_replication on Amazon RDS)", cfg.User, pgx.Identifier{cfg.User}.Sanitize())

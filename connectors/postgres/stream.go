@@ -60,6 +60,9 @@ type streamer struct {
 	start  uint64
 	resume resumePoint
 	pg14   bool // the server has logical decoding messages in pgoutput
+	// standby: the server is a standby, where no logical decoding
+	// message can be written (heartbeats only ask for the position).
+	standby bool
 	// v2: protocol version 2 with streaming on (PostgreSQL 14 and later,
 	// unless pgoutput.streaming=false): the server streams a large
 	// transaction while it is in progress, and stx holds its changes
@@ -358,7 +361,7 @@ func (s *streamer) heartbeat(ctx context.Context) error {
 		if _, err := s.db.Exec(ctx, s.cfg.HeartbeatQuery); err != nil {
 			s.logger.Warn("heartbeat.action.query failed", "error", err)
 		}
-	case s.pg14:
+	case s.pg14 && !s.standby:
 		if _, err := s.db.Exec(ctx, "SELECT pg_logical_emit_message(false, '"+heartbeatMessagePrefix+"', '')"); err != nil {
 			s.logger.Warn("heartbeat message failed", "error", err)
 		}

@@ -42,8 +42,11 @@ type task struct {
 	flushed atomic.Uint64
 
 	pg14 bool
-	pg13 bool // the slot has wal_status and safe_wal_size
-	pg17 bool // failover slots
+	// standby: the server is a standby (in recovery), where nothing can
+	// be written (standby.go).
+	standby bool
+	pg13    bool // the slot has wal_status and safe_wal_size
+	pg17    bool // failover slots
 	// life is the task's lifecycle (lifecycle.go), guarded by mu: the
 	// producer and Poll feed it events through fire.
 	life lifecycle
@@ -224,11 +227,18 @@ func (t *task) Open(ctx context.Context, tc sdk.SourceTaskContext) error {
 	}
 	var version int
 	var walLevel string
-	if err := t.db.QueryRow(ctx, "SELECT current_setting('server_version_num')::int, current_setting('wal_level')").Scan(&version, &walLevel); err != nil {
+	var feedback bool
+	if err := t.db.QueryRow(ctx, standbyQuery).Scan(&version, &walLevel, &t.standby, &feedback); err != nil {
 		return fmt.Errorf("postgres: read server settings: %w", err)
 	}
 	if walLevel != "logical" {
 		return fmt.Errorf("postgres: the server's wal_level is %s; change data capture needs wal_level=logical (ALTER SYSTEM SET wal_level = logical, then restart the server)", walLevel)
+	}
+	if t.standby {
+		if err := standbyError(standbyProblems(&t.cfg, version, feedback)); err != nil {
+			return err
+		}
+		t.logger.Info("the server is a standby: logical decoding on the standby, the publication comes from the primary")
 	}
 	if err := t.cat.loadTypes(ctx, t.db); err != nil {
 		return err
@@ -467,7 +477,7 @@ func (t *task) startSnapshot(ctx context.Context, slot slotInfo, stream bool) er
 
 func (t *task) newStreamer(start uint64, resume resumePoint, pg14 bool) *streamer {
 	s := &streamer{cfg: &t.cfg, cat: t.cat, logger: t.logger, part: t.part, db: t.db, repl: t.repl,
-		start: start, resume: resume, pg14: pg14, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, onStart: func() { t.fire(evStreamStarted{}) },
+		start: start, resume: resume, pg14: pg14, standby: t.standby, v2: pg14 && t.cfg.Streaming, flushed: &t.flushed, onStart: func() { t.fire(evStreamStarted{}) },
 		m: t.m, slot: t.slot, hasWALStatus: t.pg13}
 	s.walEnd = start
 	s.hbPos = start
