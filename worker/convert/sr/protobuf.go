@@ -142,7 +142,7 @@ func CompileProtobuf(name, text string, deps map[string]string) (protoreflect.Fi
 			fdp.Name = proto.String(path)
 			return protocompile.SearchResult{Proto: fdp}, nil
 		}
-		return protocompile.SearchResult{Source: strings.NewReader(src)}, nil
+		return protocompile.SearchResult{Source: strings.NewReader(withMetaImport(src))}, nil
 	}
 	c := protocompile.Compiler{
 		Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(resolve)),
@@ -153,6 +153,19 @@ func CompileProtobuf(name, text string, deps map[string]string) (protoreflect.Fi
 		return nil, fmt.Errorf("sr: compile Protobuf schema: %w", err)
 	}
 	return out[0], nil
+}
+
+// withMetaImport adds the import of confluent/meta.proto to .proto source
+// that uses Confluent's options ((confluent.field_meta) and the like)
+// without importing it, as Confluent's ProtobufConverter writes them:
+// Confluent's parser knows the options without the import. The import
+// goes at the end (top-level statements may come in any order), so
+// positions in error messages stay right.
+func withMetaImport(src string) string {
+	if strings.Contains(src, "confluent.") && strings.Contains(src, "_meta)") && !strings.Contains(src, `"confluent/meta.proto"`) {
+		return src + "\nimport \"confluent/meta.proto\";\n"
+	}
+	return src
 }
 
 // protobufDescriptor decodes a base64-encoded FileDescriptorProto, or

@@ -118,3 +118,33 @@ func TestCompileProtobufErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileProtobufMetaWithoutImport compiles a schema as Confluent's
+// ProtobufConverter writes it: (confluent.field_meta) without importing
+// confluent/meta.proto.
+func TestCompileProtobufMetaWithoutImport(t *testing.T) {
+	text := `syntax = "proto3";
+
+message ConnectDefault1 {
+  int32 small = 1 [(confluent.field_meta) = {
+    params: [
+      {
+        key: "connect.type",
+        value: "int8"
+      }
+    ]
+  }];
+}
+`
+	fd, err := CompileProtobuf("", text, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fd.Imports().Len() != 1 || fd.Imports().Get(0).Path() != "confluent/meta.proto" {
+		t.Fatalf("imports %v", fd.Imports())
+	}
+	opts, err := proto.Marshal(fd.Messages().Get(0).Fields().Get(0).Options())
+	if err != nil || len(opts) == 0 {
+		t.Fatalf("the field's options did not compile: %x, %v", opts, err)
+	}
+}
