@@ -2,8 +2,8 @@ package convert
 
 import (
 	"context"
-	"math/big"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
