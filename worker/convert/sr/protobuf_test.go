@@ -97,9 +97,14 @@ func TestCompileProtobufDescriptorForm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := ProtobufMessage(fd2, []int{0, 0, 0})
+	// In the descriptor form the map entry messages are declared, and
+	// count (Order's CountsEntry comes before Line).
+	md, err := ProtobufMessage(fd2, []int{0, 1, 0})
 	if err != nil || md.FullName() != "ex.Order.Line.Tax" {
 		t.Fatalf("got %v, %v", md, err)
+	}
+	if got := ProtobufIndexes(md); !slices.Equal(got, []int{0, 1, 0}) {
+		t.Fatalf("ProtobufIndexes = %v", got)
 	}
 	if f := fd2.Messages().Get(0).Fields().ByName("ship_to"); f == nil || f.Message().FullName() != "ex.common.Address" {
 		t.Fatalf("ship_to: %v", f)
