@@ -196,6 +196,12 @@ func (c *ProtobufConverter) target(topic string, w *protoWritten) (*protoTarget,
 	if err != nil {
 		return nil, err
 	}
+	if c.useID >= 0 {
+		// The message and its indexes come from the schema of the id.
+		if used, err = c.client.SchemaByID(registryCtx(), id); err != nil {
+			return nil, fmt.Errorf("convert: fetching schema id %d (use.schema.id): %w", id, err)
+		}
+	}
 	t = &protoTarget{id: id, md: w.md}
 	if used.Schema != ours.Schema || len(used.References) > 0 {
 		// use.schema.id or use.latest.version: the registry's schema,

@@ -81,19 +81,15 @@ func (r *configReader) registry(isKey bool, logger *slog.Logger) registrySetting
 }
 
 // writerSchema finds the schema a record is written with under subject,
-// as Confluent's serializers do: the schema of use.schema.id, else s
-// registered (auto.register.schemas), else the subject's latest version
-// (use.latest.version), else s looked up. used is the registry's schema
-// for the first and third, s for the others.
+// as Confluent's serializers do: use.schema.id (without asking the
+// registry), else s registered (auto.register.schemas), else the
+// subject's latest version (use.latest.version), else s looked up. used
+// is the registry's latest schema for use.latest.version, s otherwise.
 func (rs *registrySettings) writerSchema(subject string, s sr.Schema) (id int, used sr.Schema, err error) {
 	ctx := registryCtx()
 	switch {
 	case rs.useID >= 0:
-		used, err = rs.client.SchemaByID(ctx, rs.useID)
-		if err != nil {
-			return 0, used, fmt.Errorf("convert: fetching schema id %d (use.schema.id): %w", rs.useID, err)
-		}
-		return rs.useID, used, nil
+		return rs.useID, s, nil
 	case rs.autoReg:
 		if id, err = rs.client.Register(ctx, subject, s, rs.normalize); err != nil {
 			return 0, s, fmt.Errorf("convert: registering the schema under subject %s: %w", subject, err)
