@@ -635,15 +635,15 @@ func TestProtobufMalformed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{
-		"short":           {0, 0, 0},
-		"magic":           append([]byte{1}, good[1:]...),
-		"unknown id":      append([]byte{0, 0, 0, 0, 9}, good[5:]...),
-		"no indexes":      good[:5],
-		"bad index":       append(append([]byte{}, good[:5]...), 2, 8),
-		"negative count":  append(append([]byte{}, good[:5]...), 1),
-		"truncated":       good[:len(good)-3],
-		"cut length":      append(append([]byte{}, good[:6]...), 0x4a, 0x0a, 0x01),
-		"bad utf-8":       append(append([]byte{}, good[:6]...), 0x42, 0x02, 0xff, 0xfe),
+		"short":          {0, 0, 0},
+		"magic":          append([]byte{1}, good[1:]...),
+		"unknown id":     append([]byte{0, 0, 0, 0, 9}, good[5:]...),
+		"no indexes":     good[:5],
+		"bad index":      append(append([]byte{}, good[:5]...), 2, 8),
+		"negative count": append(append([]byte{}, good[:5]...), 1),
+		"truncated":      good[:len(good)-3],
+		"cut length":     append(append([]byte{}, good[:6]...), 0x4a, 0x0a, 0x01),
+		"bad utf-8":      append(append([]byte{}, good[:6]...), 0x42, 0x02, 0xff, 0xfe),
 	} {
 		if s, v, err := c.ToConnect("orders", b); err == nil {
 			t.Errorf("%s: read as %v %v", name, s, v)
