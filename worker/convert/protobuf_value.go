@@ -49,7 +49,7 @@ func (w pbWriter) fill(msg protoreflect.Message, s *schema.Schema, v any) error 
 	if !ok {
 		return fmt.Errorf("convert: invalid type for struct: %T", v)
 	}
-	if st.Schema() != s && st.Schema() != nil && len(st.Schema().Fields) != len(s.Fields) {
+	if st.Schema() != s && !schema.Equal(st.Schema(), s) {
 		return errors.New("convert: mismatching struct schema")
 	}
 	md := msg.Descriptor()

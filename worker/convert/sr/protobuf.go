@@ -187,7 +187,48 @@ func protobufDescriptor(text string) *descriptorpb.FileDescriptorProto {
 	if proto.Unmarshal(b, fdp) != nil {
 		return nil
 	}
+	// protoc fills in every field's JSON name; other writers (Python's
+	// descriptor_pb2) may not, and the linker takes an absent one for a
+	// custom "".
+	var fill func(ms []*descriptorpb.DescriptorProto)
+	fillFields := func(fs []*descriptorpb.FieldDescriptorProto) {
+		for _, f := range fs {
+			if f.JsonName == nil {
+				f.JsonName = proto.String(jsonName(f.GetName()))
+			}
+		}
+	}
+	fill = func(ms []*descriptorpb.DescriptorProto) {
+		for _, m := range ms {
+			fillFields(m.Field)
+			fillFields(m.Extension)
+			fill(m.NestedType)
+		}
+	}
+	fill(fdp.MessageType)
+	fillFields(fdp.Extension)
 	return fdp
+}
+
+// jsonName is protoc's default JSON name of a field: underscores dropped,
+// the letter after each one upper-cased.
+func jsonName(name string) string {
+	var b strings.Builder
+	upper := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_':
+			upper = true
+		case upper && c >= 'a' && c <= 'z':
+			b.WriteByte(c - 'a' + 'A')
+			upper = false
+		default:
+			b.WriteByte(c)
+			upper = false
+		}
+	}
+	return b.String()
 }
 
 // ErrNoProtobufMessage is wrapped when message indexes point at no

@@ -92,7 +92,12 @@ func TestCompileProtobufDescriptorForm(t *testing.T) {
 		}
 		return base64.StdEncoding.EncodeToString(b)
 	}
-	b64deps := map[string]string{"common/address.proto": enc(protodesc.ToFileDescriptorProto(fd.Imports().Get(0).FileDescriptor))}
+	// Without JSON names, as Python's descriptor_pb2 leaves them.
+	addr := protodesc.ToFileDescriptorProto(fd.Imports().Get(0).FileDescriptor)
+	for _, f := range addr.MessageType[0].Field {
+		f.JsonName = nil
+	}
+	b64deps := map[string]string{"common/address.proto": enc(addr)}
 	fd2, err := CompileProtobuf("", enc(protodesc.ToFileDescriptorProto(fd)), b64deps)
 	if err != nil {
 		t.Fatal(err)
@@ -151,5 +156,13 @@ message ConnectDefault1 {
 	opts, err := proto.Marshal(fd.Messages().Get(0).Fields().Get(0).Options())
 	if err != nil || len(opts) == 0 {
 		t.Fatalf("the field's options did not compile: %x, %v", opts, err)
+	}
+}
+
+func TestJSONName(t *testing.T) {
+	for in, want := range map[string]string{"city": "city", "ship_to": "shipTo", "a__b": "aB", "x_1": "x1", "_lead": "Lead"} {
+		if got := jsonName(in); got != want {
+			t.Errorf("jsonName(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
