@@ -140,7 +140,7 @@ def main():
     name = sys.argv[6]
     latest = client.get_latest_version(topic + "-value", fmt="serialized")
     pool = descriptor_pool.DescriptorPool()
-    for dep in ("google/protobuf/timestamp.proto", "google/protobuf/wrappers.proto", "google/type/date.proto",
+    for dep in ("google/protobuf/descriptor.proto", "google/protobuf/timestamp.proto", "google/protobuf/wrappers.proto", "google/type/date.proto",
                 "google/type/timeofday.proto", "confluent/type/decimal.proto", "confluent/meta.proto"):
         fdp = descriptor_pb2.FileDescriptorProto()
         descriptor_pool.Default().FindFileByName(dep).CopyToProto(fdp)
