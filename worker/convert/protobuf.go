@@ -7,7 +7,9 @@ import (
 	"sync"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/tributary-dev/tributary/sdk/schema"
@@ -33,7 +35,7 @@ type ProtobufConverter struct {
 	written  map[*schema.Schema]*protoWritten       // FromConnect: by Connect schema
 	ids      map[protoWrittenKey]*protoTarget       // FromConnect: by schema and subject
 	files    map[int]protoreflect.FileDescriptor    // ToConnect: compiled schemas by id
-	read     map[protoReadKey]*schema.Schema        // ToConnect: Connect schemas
+	read     map[protoReadKey]*protoRead            // ToConnect: messages and Connect schemas
 	compiled map[string]protoreflect.FileDescriptor // registry schemas without references, by text
 }
 
@@ -42,6 +44,7 @@ type protoWritten struct {
 	text    string
 	message string // full name of the value's message
 	md      protoreflect.MessageDescriptor
+	fast    protoreflect.MessageDescriptor // md rebuilt by fastMessage
 }
 
 type protoWrittenKey struct {
@@ -53,8 +56,13 @@ type protoWrittenKey struct {
 // id, the message and its indexes.
 type protoTarget struct {
 	id      int
-	md      protoreflect.MessageDescriptor
+	md      protoreflect.MessageDescriptor // fast (see fastMessage)
 	indexes []int
+}
+
+type protoRead struct {
+	md      protoreflect.MessageDescriptor // fast (see fastMessage)
+	connect *schema.Schema
 }
 
 type protoReadKey struct {
@@ -77,7 +85,7 @@ func NewProtobuf(isKey bool, config map[string]string, logger *slog.Logger) (*Pr
 	c := &ProtobufConverter{cacheLimit: 1000,
 		opts:    protoOptions{optionalForProto2: true, wrapperForRaw: true, indexForUnions: true},
 		written: map[*schema.Schema]*protoWritten{}, ids: map[protoWrittenKey]*protoTarget{},
-		files: map[int]protoreflect.FileDescriptor{}, read: map[protoReadKey]*schema.Schema{},
+		files: map[int]protoreflect.FileDescriptor{}, read: map[protoReadKey]*protoRead{},
 		compiled: map[string]protoreflect.FileDescriptor{}}
 	c.registrySettings = r.registry(isKey, logger)
 	r.boolean("enhanced.protobuf.schema.support", &c.opts.enhanced)
@@ -125,6 +133,9 @@ func (c *ProtobufConverter) writtenFor(s *schema.Schema) (*protoWritten, error) 
 		return nil, err
 	}
 	w = &protoWritten{text: text, message: message, md: md}
+	if w.fast, err = fastMessage(md); err != nil {
+		return nil, err
+	}
 	c.mu.Lock()
 	cachePut(c.written, c.cacheLimit, s, w)
 	c.mu.Unlock()
@@ -202,7 +213,7 @@ func (c *ProtobufConverter) target(topic string, w *protoWritten) (*protoTarget,
 			return nil, fmt.Errorf("convert: fetching schema id %d (use.schema.id): %w", id, err)
 		}
 	}
-	t = &protoTarget{id: id, md: w.md}
+	t = &protoTarget{id: id, md: w.fast, indexes: sr.ProtobufIndexes(w.md)}
 	if used.Schema != ours.Schema || len(used.References) > 0 {
 		// use.schema.id or use.latest.version: the registry's schema,
 		// and the message of the record's name in it.
@@ -210,11 +221,15 @@ func (c *ProtobufConverter) target(topic string, w *protoWritten) (*protoTarget,
 		if err != nil {
 			return nil, fmt.Errorf("convert: schema id %d: %w", id, err)
 		}
-		if t.md, err = protoMessageNamed(fd, w.message); err != nil {
+		md, err := protoMessageNamed(fd, w.message)
+		if err != nil {
+			return nil, fmt.Errorf("convert: schema id %d: %w", id, err)
+		}
+		t.indexes = sr.ProtobufIndexes(md)
+		if t.md, err = fastMessage(md); err != nil {
 			return nil, fmt.Errorf("convert: schema id %d: %w", id, err)
 		}
 	}
-	t.indexes = sr.ProtobufIndexes(t.md)
 	c.mu.Lock()
 	cachePut(c.ids, c.cacheLimit, key, t)
 	c.mu.Unlock()
@@ -310,10 +325,10 @@ func (c *ProtobufConverter) readerFor(topic string, id int, indexes []int) (prot
 	subject := c.subject(topic, c.isKey, string(md.FullName()))
 	key := protoReadKey{id, subject, md.FullName()}
 	c.mu.Lock()
-	cs, ok := c.read[key]
+	rd, ok := c.read[key]
 	c.mu.Unlock()
 	if ok {
-		return md, cs, nil
+		return rd.md, rd.connect, nil
 	}
 	s, err := c.client.SchemaByID(ctx, id)
 	if err != nil {
@@ -323,11 +338,53 @@ func (c *ProtobufConverter) readerFor(topic string, id int, indexes []int) (prot
 	if err != nil {
 		return nil, nil, fmt.Errorf("looking up the version of schema id %d under subject %s: %w", id, subject, err)
 	}
-	if cs, err = protoConnectSchema(md, got.Version, &c.opts); err != nil {
+	fast, err := fastMessage(md)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema id %d: %w", id, err)
+	}
+	cs, err := protoConnectSchema(fast, got.Version, &c.opts)
+	if err != nil {
 		return nil, nil, fmt.Errorf("schema id %d: %w", id, err)
 	}
 	c.mu.Lock()
-	cachePut(c.read, c.cacheLimit, key, cs)
+	cachePut(c.read, c.cacheLimit, key, &protoRead{fast, cs})
 	c.mu.Unlock()
-	return md, cs, nil
+	return fast, cs, nil
+}
+
+// fastMessage rebuilds md's file, and the files it imports, as
+// protobuf-go's own descriptors (protodesc), and returns md's message
+// there: dynamicpb reads the compiler's descriptors several times slower
+// (their field presence resolves editions features on every call).
+func fastMessage(md protoreflect.MessageDescriptor) (protoreflect.MessageDescriptor, error) {
+	files := &protoregistry.Files{}
+	var add func(f protoreflect.FileDescriptor) error
+	add = func(f protoreflect.FileDescriptor) error {
+		if _, err := files.FindFileByPath(f.Path()); err == nil {
+			return nil
+		}
+		imps := f.Imports()
+		for i := 0; i < imps.Len(); i++ {
+			if err := add(imps.Get(i).FileDescriptor); err != nil {
+				return err
+			}
+		}
+		d, err := protodesc.NewFile(protodesc.ToFileDescriptorProto(f), files)
+		if err != nil {
+			return fmt.Errorf("convert: rebuilding %s: %w", f.Path(), err)
+		}
+		return files.RegisterFile(d)
+	}
+	if err := add(md.ParentFile()); err != nil {
+		return nil, err
+	}
+	d, err := files.FindDescriptorByName(md.FullName())
+	if err != nil {
+		return nil, fmt.Errorf("convert: rebuilding %s: %w", md.FullName(), err)
+	}
+	fast, ok := d.(protoreflect.MessageDescriptor)
+	if !ok {
+		return nil, fmt.Errorf("convert: %s is not a message", md.FullName())
+	}
+	return fast, nil
 }
