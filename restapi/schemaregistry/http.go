@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -38,7 +39,7 @@ func Handler(reg *Registry, logger *slog.Logger) http.Handler {
 	})
 	r.Get("/contexts", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, []string{"."}) })
 	r.Get("/schemas", a.schemas)
-	r.Get("/schemas/ids/{id}", answer(a, a.schemaOfID, writeSchema))
+	r.Get("/schemas/ids/{id}", answer(a, a.formatted(a.schemaOfID), writeSchema))
 	r.Get("/schemas/ids/{id}/schema", answer(a, a.schemaOfID, writeRaw))
 	r.Get("/schemas/ids/{id}/subjects", answer(a, a.usersOfID, writeSubjects))
 	r.Get("/schemas/ids/{id}/versions", answer(a, a.usersOfID, writeSubjectVersions))
@@ -47,7 +48,7 @@ func Handler(reg *Registry, logger *slog.Logger) http.Handler {
 	r.Delete("/subjects/{subject}", a.deleteSubject)
 	r.Get("/subjects/{subject}/versions", a.versions)
 	r.Post("/subjects/{subject}/versions", a.register)
-	r.Get("/subjects/{subject}/versions/{version}", answer(a, a.pathVersion, writeVersion))
+	r.Get("/subjects/{subject}/versions/{version}", answer(a, a.formatted(a.pathVersion), writeVersion))
 	r.Get("/subjects/{subject}/versions/{version}/schema", answer(a, a.pathVersion, writeRaw))
 	r.Get("/subjects/{subject}/versions/{version}/referencedby", a.referencedBy)
 	r.Delete("/subjects/{subject}/versions/{version}", a.deleteVersion)
@@ -156,6 +157,18 @@ func pathID(r *http.Request) (int, error) {
 	return id, nil
 }
 
+// subjectParam is the {subject} of the path, unescaped: chi matches the
+// escaped path, so a subject holding a slash (the file names Confluent's
+// serializers register Protobuf references under, such as
+// "ex/address.proto", sent as ex%2Faddress.proto) arrives escaped.
+func subjectParam(r *http.Request) string {
+	raw := chi.URLParam(r, "subject")
+	if s, err := url.PathUnescape(raw); err == nil {
+		return s
+	}
+	return raw
+}
+
 // answer is the shared path of the handlers that look one thing up and
 // render it: lookup's error is answered as fail answers it (an *Error with
 // its status and code), else write renders what it found.
@@ -218,9 +231,22 @@ func (a *api) usersOfID(r *http.Request) ([]SchemaValue, error) {
 	return a.reg.UsersOfID(id, boolParam(r, "deleted"))
 }
 
+// formatted is lookup with the schema text in the request's ?format=
+// (Protobuf's "serialized": the base64 FileDescriptorProto), as GET
+// /schemas/ids/{id} and GET /subjects/{subject}/versions/{version} give it.
+func (a *api) formatted(lookup func(*http.Request) (*SchemaValue, error)) func(*http.Request) (*SchemaValue, error) {
+	return func(r *http.Request) (*SchemaValue, error) {
+		v, err := lookup(r)
+		if err == nil {
+			v.Schema, err = a.reg.Formatted(v, r.URL.Query().Get("format"))
+		}
+		return v, err
+	}
+}
+
 // pathVersion is the path's {subject} at its {version}.
 func (a *api) pathVersion(r *http.Request) (*SchemaValue, error) {
-	return a.reg.GetVersion(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), boolParam(r, "deleted"))
+	return a.reg.GetVersion(subjectParam(r), chi.URLParam(r, "version"), boolParam(r, "deleted"))
 }
 
 func writeSchema(w http.ResponseWriter, v *SchemaValue) {
@@ -270,7 +296,7 @@ func (a *api) subjects(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) versions(w http.ResponseWriter, r *http.Request) {
-	out, err := a.reg.Versions(chi.URLParam(r, "subject"), boolParam(r, "deleted"))
+	out, err := a.reg.Versions(subjectParam(r), boolParam(r, "deleted"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -283,7 +309,7 @@ func (a *api) register(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	id, err := a.reg.Register(r.Context(), chi.URLParam(r, "subject"), req)
+	id, err := a.reg.Register(r.Context(), subjectParam(r), req)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -296,7 +322,7 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	v, err := a.reg.Lookup(chi.URLParam(r, "subject"), req, boolParam(r, "deleted"))
+	v, err := a.reg.Lookup(subjectParam(r), req, boolParam(r, "deleted"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -305,7 +331,7 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) referencedBy(w http.ResponseWriter, r *http.Request) {
-	ids, err := a.reg.ReferencedBy(chi.URLParam(r, "subject"), chi.URLParam(r, "version"))
+	ids, err := a.reg.ReferencedBy(subjectParam(r), chi.URLParam(r, "version"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -317,7 +343,7 @@ func (a *api) referencedBy(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteSubject(w http.ResponseWriter, r *http.Request) {
-	out, err := a.reg.DeleteSubject(r.Context(), chi.URLParam(r, "subject"), boolParam(r, "permanent"))
+	out, err := a.reg.DeleteSubject(r.Context(), subjectParam(r), boolParam(r, "permanent"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -326,7 +352,7 @@ func (a *api) deleteSubject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteVersion(w http.ResponseWriter, r *http.Request) {
-	v, err := a.reg.DeleteVersion(r.Context(), chi.URLParam(r, "subject"), chi.URLParam(r, "version"), boolParam(r, "permanent"))
+	v, err := a.reg.DeleteVersion(r.Context(), subjectParam(r), chi.URLParam(r, "version"), boolParam(r, "permanent"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -344,7 +370,7 @@ func (a *api) compatibility(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	ok, msgs, err := a.reg.TestCompatibility(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), req)
+	ok, msgs, err := a.reg.TestCompatibility(subjectParam(r), chi.URLParam(r, "version"), req)
 	if e := statusOf(err); err != nil && e.Code == CodeInvalidSchema && boolParam(r, "verbose") {
 		// Confluent answers an invalid schema in verbose mode as
 		// incompatible, the parse error as the message.
@@ -370,7 +396,7 @@ func (a *api) compatibility(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) getConfig(w http.ResponseWriter, r *http.Request) {
-	lvl, err := a.reg.Config(chi.URLParam(r, "subject"), boolParam(r, "defaultToGlobal"))
+	lvl, err := a.reg.Config(subjectParam(r), boolParam(r, "defaultToGlobal"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -389,7 +415,7 @@ func (a *api) putConfig(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, errInvalidCompatibility())
 		return
 	}
-	lvl, err := a.reg.SetConfig(r.Context(), chi.URLParam(r, "subject"), *req.Compatibility)
+	lvl, err := a.reg.SetConfig(r.Context(), subjectParam(r), *req.Compatibility)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -398,7 +424,7 @@ func (a *api) putConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteConfig(w http.ResponseWriter, r *http.Request) {
-	old, err := a.reg.DeleteConfig(r.Context(), chi.URLParam(r, "subject"))
+	old, err := a.reg.DeleteConfig(r.Context(), subjectParam(r))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -407,7 +433,7 @@ func (a *api) deleteConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) getMode(w http.ResponseWriter, r *http.Request) {
-	m, err := a.reg.Mode(chi.URLParam(r, "subject"), boolParam(r, "defaultToGlobal"))
+	m, err := a.reg.Mode(subjectParam(r), boolParam(r, "defaultToGlobal"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -422,7 +448,7 @@ func (a *api) putMode(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	m, err := a.reg.SetMode(r.Context(), chi.URLParam(r, "subject"), req.Mode, boolParam(r, "force"))
+	m, err := a.reg.SetMode(r.Context(), subjectParam(r), req.Mode, boolParam(r, "force"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -431,7 +457,7 @@ func (a *api) putMode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteMode(w http.ResponseWriter, r *http.Request) {
-	subject := chi.URLParam(r, "subject")
+	subject := subjectParam(r)
 	if subject == "" {
 		writeErr(w, newErr(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "HTTP 405 Method Not Allowed"))
 		return
