@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/go-chi/chi/v5"
@@ -66,6 +67,18 @@ func Handler(reg *Registry, logger *slog.Logger) http.Handler {
 	r.Put("/mode/{subject}", a.putMode)
 	r.Delete("/mode/{subject}", a.deleteMode)
 	return r
+}
+
+// subjectParam is the {subject} of the path, unescaped: chi matches the
+// escaped path, so a subject holding a slash (the file names Confluent's
+// serializers register Protobuf references under, such as
+// "ex/address.proto", sent as ex%2Faddress.proto) arrives escaped.
+func subjectParam(r *http.Request) string {
+	raw := chi.URLParam(r, "subject")
+	if s, err := url.PathUnescape(raw); err == nil {
+		return s
+	}
+	return raw
 }
 
 type api struct {
@@ -190,6 +203,9 @@ func (a *api) schemaByID(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v, err := a.reg.SchemaByID(id)
+	if err == nil {
+		v.Schema, err = a.reg.Formatted(v, r.URL.Query().Get("format"))
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -266,7 +282,7 @@ func (a *api) subjects(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) versions(w http.ResponseWriter, r *http.Request) {
-	out, err := a.reg.Versions(chi.URLParam(r, "subject"), boolParam(r, "deleted"))
+	out, err := a.reg.Versions(subjectParam(r), boolParam(r, "deleted"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -279,7 +295,7 @@ func (a *api) register(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	id, err := a.reg.Register(r.Context(), chi.URLParam(r, "subject"), req)
+	id, err := a.reg.Register(r.Context(), subjectParam(r), req)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -292,7 +308,7 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	v, err := a.reg.Lookup(chi.URLParam(r, "subject"), req, boolParam(r, "deleted"))
+	v, err := a.reg.Lookup(subjectParam(r), req, boolParam(r, "deleted"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -301,7 +317,10 @@ func (a *api) lookup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) version(w http.ResponseWriter, r *http.Request) {
-	v, err := a.reg.GetVersion(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), boolParam(r, "deleted"))
+	v, err := a.reg.GetVersion(subjectParam(r), chi.URLParam(r, "version"), boolParam(r, "deleted"))
+	if err == nil {
+		v.Schema, err = a.reg.Formatted(v, r.URL.Query().Get("format"))
+	}
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -310,7 +329,7 @@ func (a *api) version(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) rawVersion(w http.ResponseWriter, r *http.Request) {
-	v, err := a.reg.GetVersion(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), boolParam(r, "deleted"))
+	v, err := a.reg.GetVersion(subjectParam(r), chi.URLParam(r, "version"), boolParam(r, "deleted"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -319,7 +338,7 @@ func (a *api) rawVersion(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) referencedBy(w http.ResponseWriter, r *http.Request) {
-	ids, err := a.reg.ReferencedBy(chi.URLParam(r, "subject"), chi.URLParam(r, "version"))
+	ids, err := a.reg.ReferencedBy(subjectParam(r), chi.URLParam(r, "version"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -331,7 +350,7 @@ func (a *api) referencedBy(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteSubject(w http.ResponseWriter, r *http.Request) {
-	out, err := a.reg.DeleteSubject(r.Context(), chi.URLParam(r, "subject"), boolParam(r, "permanent"))
+	out, err := a.reg.DeleteSubject(r.Context(), subjectParam(r), boolParam(r, "permanent"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -340,7 +359,7 @@ func (a *api) deleteSubject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteVersion(w http.ResponseWriter, r *http.Request) {
-	v, err := a.reg.DeleteVersion(r.Context(), chi.URLParam(r, "subject"), chi.URLParam(r, "version"), boolParam(r, "permanent"))
+	v, err := a.reg.DeleteVersion(r.Context(), subjectParam(r), chi.URLParam(r, "version"), boolParam(r, "permanent"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -358,7 +377,7 @@ func (a *api) compatibility(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	ok, msgs, err := a.reg.TestCompatibility(chi.URLParam(r, "subject"), chi.URLParam(r, "version"), req)
+	ok, msgs, err := a.reg.TestCompatibility(subjectParam(r), chi.URLParam(r, "version"), req)
 	if e := statusOf(err); err != nil && e.Code == CodeInvalidSchema && boolParam(r, "verbose") {
 		// Confluent answers an invalid schema in verbose mode as
 		// incompatible, the parse error as the message.
@@ -384,7 +403,7 @@ func (a *api) compatibility(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) getConfig(w http.ResponseWriter, r *http.Request) {
-	lvl, err := a.reg.Config(chi.URLParam(r, "subject"), boolParam(r, "defaultToGlobal"))
+	lvl, err := a.reg.Config(subjectParam(r), boolParam(r, "defaultToGlobal"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -403,7 +422,7 @@ func (a *api) putConfig(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, errInvalidCompatibility())
 		return
 	}
-	lvl, err := a.reg.SetConfig(r.Context(), chi.URLParam(r, "subject"), *req.Compatibility)
+	lvl, err := a.reg.SetConfig(r.Context(), subjectParam(r), *req.Compatibility)
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -412,7 +431,7 @@ func (a *api) putConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteConfig(w http.ResponseWriter, r *http.Request) {
-	old, err := a.reg.DeleteConfig(r.Context(), chi.URLParam(r, "subject"))
+	old, err := a.reg.DeleteConfig(r.Context(), subjectParam(r))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -421,7 +440,7 @@ func (a *api) deleteConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) getMode(w http.ResponseWriter, r *http.Request) {
-	m, err := a.reg.Mode(chi.URLParam(r, "subject"), boolParam(r, "defaultToGlobal"))
+	m, err := a.reg.Mode(subjectParam(r), boolParam(r, "defaultToGlobal"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -436,7 +455,7 @@ func (a *api) putMode(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &req) {
 		return
 	}
-	m, err := a.reg.SetMode(r.Context(), chi.URLParam(r, "subject"), req.Mode, boolParam(r, "force"))
+	m, err := a.reg.SetMode(r.Context(), subjectParam(r), req.Mode, boolParam(r, "force"))
 	if err != nil {
 		a.fail(w, r, err)
 		return
@@ -445,7 +464,7 @@ func (a *api) putMode(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) deleteMode(w http.ResponseWriter, r *http.Request) {
-	subject := chi.URLParam(r, "subject")
+	subject := subjectParam(r)
 	if subject == "" {
 		writeErr(w, newErr(http.StatusMethodNotAllowed, CodeMethodNotAllowed, "HTTP 405 Method Not Allowed"))
 		return

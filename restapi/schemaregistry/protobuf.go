@@ -1,14 +1,13 @@
 package schemaregistry
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/bufbuild/protocompile"
-	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/tributary-dev/tributary/worker/convert/sr"
 )
 
 type protoSchema struct {
@@ -19,29 +18,22 @@ type protoSchema struct {
 func (p *protoSchema) Type() string      { return TypeProtobuf }
 func (p *protoSchema) Canonical() string { return p.canonical }
 
-// protoMain is the file name the schema being parsed compiles under; its
-// references compile under their reference names (the import paths).
-const protoMain = "__schema_registry_main.proto"
-
-// parseProtobuf compiles .proto text with bufbuild/protocompile, the
-// references and Google's well-known types available as imports. The
-// canonical text is the source without leading and trailing whitespace.
+// parseProtobuf compiles .proto text (or a base64-encoded
+// FileDescriptorProto, as Confluent's Python and Go serializers register)
+// with sr.CompileProtobuf, the references, Google's well-known types and
+// the types Confluent's registry knows without references available as
+// imports. The canonical text is the source without leading and trailing
+// whitespace.
 func parseProtobuf(text string, deps []Dep) (Parsed, error) {
-	files := map[string]string{protoMain: text}
+	files := make(map[string]string, len(deps))
 	for _, d := range deps {
 		files[d.Name] = d.Schema
 	}
-	c := protocompile.Compiler{
-		Resolver: protocompile.WithStandardImports(&protocompile.SourceResolver{
-			Accessor: protocompile.SourceAccessorFromMap(files),
-		}),
-		Reporter: reporter.NewReporter(nil, func(reporter.ErrorWithPos) {}),
-	}
-	out, err := c.Compile(context.Background(), protoMain)
+	fd, err := sr.CompileProtobuf("", text, files)
 	if err != nil {
 		return nil, errInvalidSchema("Invalid schema %s with refs %s of type PROTOBUF, details: %v", text, depNames(deps), err)
 	}
-	return &protoSchema{fd: out[0], canonical: strings.TrimSpace(text)}, nil
+	return &protoSchema{fd: fd, canonical: strings.TrimSpace(text)}, nil
 }
 
 // Protobuf changes Confluent treats as incompatible (protobuf-provider

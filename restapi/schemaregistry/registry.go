@@ -2,6 +2,7 @@ package schemaregistry
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protodesc"
 )
 
 // Compatibility levels (Confluent's CompatibilityLevel).
@@ -494,6 +498,31 @@ func (r *Registry) SchemaByID(id int) (*SchemaValue, error) {
 		return nil
 	})
 	return out, err
+}
+
+// Formatted returns a stored schema's text in a format of the REST API's
+// format parameter: "serialized" renders a Protobuf schema as the
+// base64-encoded FileDescriptorProto Confluent's clients ask for (its
+// dependencies named by their reference names); any other format, and any
+// other schema type, is the stored text.
+func (r *Registry) Formatted(v *SchemaValue, format string) (string, error) {
+	if format != "serialized" || normType(v.SchemaType) != TypeProtobuf {
+		return v.Schema, nil
+	}
+	var p Parsed
+	err := r.read(func(s *State) error {
+		var err error
+		p, err = parseStored(s, v)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	b, err := proto.Marshal(protodesc.ToFileDescriptorProto(p.(*protoSchema).fd))
+	if err != nil {
+		return "", errStore("serializing schema %d: %v", v.ID, err)
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
 }
 
 // UsersOfID lists the subject versions that hold an id.

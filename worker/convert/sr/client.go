@@ -104,6 +104,12 @@ type Client struct {
 	byID     map[int]Schema
 	ids      map[subjectKey]int // Register/Lookup answers
 	versions map[subjectKey]int // Lookup answers
+	numbered map[versionKey]SubjectSchema
+}
+
+type versionKey struct {
+	subject string
+	version int
 }
 
 type subjectKey struct {
@@ -116,7 +122,8 @@ func New(cfg Config) (*Client, error) {
 		return nil, errors.New("sr: no schema registry URL")
 	}
 	c := &Client{userInfo: cfg.UserInfo, bearer: cfg.BearerToken, timeout: cfg.Timeout, http: cfg.HTTP, log: cfg.Logger,
-		byID: map[int]Schema{}, ids: map[subjectKey]int{}, versions: map[subjectKey]int{}}
+		byID: map[int]Schema{}, ids: map[subjectKey]int{}, versions: map[subjectKey]int{},
+		numbered: map[versionKey]SubjectSchema{}}
 	if c.timeout <= 0 {
 		c.timeout = 30 * time.Second
 	}
@@ -379,5 +386,62 @@ func (c *Client) Latest(ctx context.Context, subject string) (SubjectSchema, err
 		c.byID[out.ID] = out.Schema
 	}
 	c.mu.Unlock()
+	return out, nil
+}
+
+// Version returns one version of subject (GET
+// /subjects/{subject}/versions/{version}); -1 is the latest. A numbered
+// version is cached, the latest is not.
+func (c *Client) Version(ctx context.Context, subject string, version int) (SubjectSchema, error) {
+	if version == -1 {
+		return c.Latest(ctx, subject)
+	}
+	key := versionKey{subject, version}
+	c.mu.Lock()
+	out, ok := c.numbered[key]
+	c.mu.Unlock()
+	if ok {
+		return out, nil
+	}
+	if err := c.do(ctx, http.MethodGet, subjectPath(subject)+"/versions/"+strconv.Itoa(version), nil, &out); err != nil {
+		return SubjectSchema{}, err
+	}
+	c.mu.Lock()
+	c.numbered[key] = out
+	c.mu.Unlock()
+	return out, nil
+}
+
+// maxReferenceDepth bounds how deep references may nest.
+const maxReferenceDepth = 32
+
+// References fetches the schemas refs name, and the schemas those
+// reference, transitively: the texts by reference name, as
+// CompileProtobuf takes them as deps. Each version is fetched once.
+func (c *Client) References(ctx context.Context, refs []Reference) (map[string]string, error) {
+	out := map[string]string{}
+	var visit func(refs []Reference, depth int) error
+	visit = func(refs []Reference, depth int) error {
+		if depth > maxReferenceDepth {
+			return fmt.Errorf("sr: references nest deeper than %d", maxReferenceDepth)
+		}
+		for _, ref := range refs {
+			if _, ok := out[ref.Name]; ok {
+				continue
+			}
+			v, err := c.Version(ctx, ref.Subject, ref.Version)
+			if err != nil {
+				return fmt.Errorf("sr: reference %s (subject %s, version %d): %w", ref.Name, ref.Subject, ref.Version, err)
+			}
+			out[ref.Name] = v.Schema.Schema
+			if err := visit(v.References, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := visit(refs, 0); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

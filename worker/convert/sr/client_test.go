@@ -240,3 +240,42 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+func TestReferences(t *testing.T) {
+	versions := map[string]string{
+		"/subjects/a.proto/versions/1": `{"subject":"a.proto","version":1,"id":1,"schemaType":"PROTOBUF","schema":"A","references":[{"name":"b.proto","subject":"b.proto","version":2}]}`,
+		"/subjects/b.proto/versions/2": `{"subject":"b.proto","version":2,"id":2,"schemaType":"PROTOBUF","schema":"B"}`,
+	}
+	var calls int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		body, ok := versions[r.URL.Path]
+		if !ok {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error_code":40402,"message":"Version not found."}`))
+			return
+		}
+		_, _ = w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	c, err := New(Config{URLs: []string{srv.URL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := []Reference{{Name: "a.proto", Subject: "a.proto", Version: 1}, {Name: "b.proto", Subject: "b.proto", Version: 2}}
+	for range 2 {
+		got, err := c.References(context.Background(), refs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || got["a.proto"] != "A" || got["b.proto"] != "B" {
+			t.Fatalf("got %v", got)
+		}
+	}
+	if calls != 2 {
+		t.Fatalf("%d requests, want 2 (each version once)", calls)
+	}
+	if _, err := c.References(context.Background(), []Reference{{Name: "c.proto", Subject: "c.proto", Version: 1}}); !HasCode(err, CodeVersionNotFound) {
+		t.Fatalf("missing reference: %v", err)
+	}
+}

@@ -7,7 +7,10 @@
 //
 // It also holds the Confluent wire format (magic byte 0, a 4-byte
 // big-endian schema id, and for Protobuf the message indexes) and the
-// subject name strategies.
+// subject name strategies, and the compiling of Protobuf schemas with
+// their references into descriptors (CompileProtobuf) with the mapping
+// between message descriptors and Confluent's message indexes
+// (ProtobufMessage, ProtobufIndexes).
 //
 // Usage sketch:
 //
