@@ -114,7 +114,8 @@ func TestProtobufProduce(t *testing.T) {
 		{"v3 schema without type", v3URL, `{"value":{"schema":"message M {}","data":{}}}`, 400, 400, []string{"type"}},
 		{"v3 unknown strategy", v3URL, `{"value":{"type":"PROTOBUF","subject_name_strategy":"NOPE","data":{}}}`, 400, 400, []string{"subject_name_strategy"}},
 		{"v3 subject and strategy", v3URL, `{"value":{"type":"PROTOBUF","subject":"s","subject_name_strategy":"RECORD_NAME","data":{}}}`, 400, 400, []string{"Only one of"}},
-		{"v3 no such version", v3URL, `{"value":{"subject":"none","schema_version":3,"data":{}}}`, 422, 40401, nil},
+		{"v3 no such version", v3URL, `{"value":{"subject":"none","schema_version":3,"data":{}}}`, 400, 400, []string{"Schema does not exist for subject: none, version: 3"}},
+		{"v3 no subject", v3URL, `{"value":{"subject":"none","data":{}}}`, 422, 40401, nil},
 	} {
 		ct := "application/vnd.kafka.protobuf.v2+json"
 		if strings.HasPrefix(tc.path, "/v3") {

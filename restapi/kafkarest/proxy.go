@@ -60,6 +60,7 @@ type Proxy struct {
 	sr       *sr.Client // nil: no registry
 	schemaMu sync.Mutex
 	schemas  map[int]*parsedSchema // by registry id
+	inline   map[inlineKey]*parsedSchema
 
 	stop chan struct{}
 	done chan struct{}
@@ -98,6 +99,7 @@ func New(cfg Config) (*Proxy, error) {
 			return nil, fmt.Errorf("kafkarest: %w", err)
 		}
 		p.schemas = map[int]*parsedSchema{}
+		p.inline = map[inlineKey]*parsedSchema{}
 	}
 	if p.prod, err = kgo.NewClient(prodOpts...); err != nil {
 		return nil, fmt.Errorf("kafkarest: producer: %w", err)

@@ -99,6 +99,12 @@ func (s *parsedSchema) recordName() string {
 	return string(s.avro.Type())
 }
 
+// inlineKey is a schema given in a request: its format and text.
+type inlineKey struct {
+	format format
+	text   string
+}
+
 // resolved is a schema ready to encode with: its registry id, subject and
 // (when asked for) version.
 type resolved struct {
@@ -136,6 +142,33 @@ func (p *Proxy) parseSchema(ctx context.Context, f format, s sr.Schema) (*parsed
 	if err != nil {
 		return nil, err
 	}
+	return ps, nil
+}
+
+// maxInline bounds the inline schemas kept parsed: past it the cache
+// starts over.
+const maxInline = 1024
+
+// inlineSchema parses a schema a request gives inline, once for requests
+// that give the same (a stream of v3 records carrying their schema).
+func (p *Proxy) inlineSchema(ctx context.Context, f format, s sr.Schema) (*parsedSchema, error) {
+	key := inlineKey{f, s.Schema}
+	p.schemaMu.Lock()
+	ps, ok := p.inline[key]
+	p.schemaMu.Unlock()
+	if ok {
+		return ps, nil
+	}
+	ps, err := p.parseSchema(ctx, f, s)
+	if err != nil {
+		return nil, err
+	}
+	p.schemaMu.Lock()
+	if len(p.inline) >= maxInline {
+		clear(p.inline)
+	}
+	p.inline[key] = ps
+	p.schemaMu.Unlock()
 	return ps, nil
 }
 
@@ -181,7 +214,7 @@ func (p *Proxy) resolveSchema(ctx context.Context, f format, n naming, side sche
 		if f != formatAvro {
 			s.Type = f.registryType()
 		}
-		ps, err := p.parseSchema(ctx, f, s)
+		ps, err := p.inlineSchema(ctx, f, s)
 		if err != nil {
 			return r, false, errorf(http.StatusUnprocessableEntity, codeInvalidSchema, "Invalid schema: %v", err)
 		}
@@ -213,6 +246,10 @@ func (p *Proxy) resolveSchema(ctx context.Context, f format, n naming, side sche
 		}
 		ss, err := p.sr.Version(ctx, r.subject, version)
 		if err != nil {
+			if version > 0 && (sr.HasCode(err, sr.CodeSubjectNotFound) || sr.HasCode(err, sr.CodeVersionNotFound)) {
+				// Confluent's SchemaManagerImpl answers a missing version so.
+				return r, false, badRequest("Schema does not exist for subject: %s, version: %d", r.subject, version)
+			}
 			return r, false, registryError(err)
 		}
 		if r.parsedSchema, perr = p.schemaByID(ctx, ss.ID, f); perr != nil {
