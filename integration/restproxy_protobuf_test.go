@@ -198,6 +198,22 @@ func TestRESTProxyProtobuf(t *testing.T) {
 	curl(t, http.MethodGet, base+"/records", "", v2Avro, "").
 		expect(t, "records asked for in another format", 406, `{"error_code":40601,"message":"*"}`)
 	curl(t, http.MethodDelete, base, v2, "", "").expect(t, "delete consumer", 204, "")
+
+	// The Protobuf exchange of Confluent's REST Proxy quick start, as
+	// written.
+	curl(t, http.MethodPost, h+"/topics/protobuftest", v2Protobuf, v2,
+		`{"value_schema": "syntax=\"proto3\"; message User { string name = 1; }", "records": [{"value": {"name": "testUser"}}]}`).
+		expect(t, "quick start produce", 200, `{"offsets":[{"partition":0,"offset":0,"error_code":null,"error":null}],"key_schema_id":null,"value_schema_id":"*"}`)
+	curl(t, http.MethodPost, h+"/consumers/my_protobuf_consumer", v2Protobuf, "",
+		`{"name": "my_consumer_instance", "format": "protobuf", "auto.offset.reset": "earliest"}`).
+		expect(t, "quick start consumer", 200, `{"instance_id":"my_consumer_instance","base_uri":"*"}`)
+	qs := h + "/consumers/my_protobuf_consumer/instances/my_consumer_instance"
+	curl(t, http.MethodPost, qs+"/subscription", v2Protobuf, "", `{"topics":["protobuftest"]}`).expect(t, "quick start subscribe", 204, "")
+	qsBack := proxyRecords(t, qs+"/records", v2Protobuf, 1)
+	if v, _ := json.Marshal(qsBack); string(v) != `[{"key":null,"offset":0,"partition":0,"topic":"protobuftest","value":{"name":"testUser"}}]` {
+		t.Fatalf("quick start records: %s", v)
+	}
+	curl(t, http.MethodDelete, qs, v2, "", "").expect(t, "quick start delete", 204, "")
 }
 
 // produceSync writes recs with a Kafka client and waits for the acks.
