@@ -58,3 +58,15 @@ func FuzzDecodeV3Fast(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitterSyntaxError: a value of a stream that is not JSON is a
+// *streamSyntaxError saying what is wrong and where, which the stream's
+// report passes on.
+func TestSplitterSyntaxError(t *testing.T) {
+	sp := newSplitter(bytes.NewReader([]byte(`{"value":{"schema":"{\\"t\\":1}"}}`)))
+	_, err := sp.next()
+	var se *streamSyntaxError
+	if !errors.As(err, &se) || err.Error() != `invalid character 't' after value at offset 24` {
+		t.Fatalf("next = %v", err)
+	}
+}

@@ -324,7 +324,7 @@ func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic str
 			break
 		}
 		if err != nil {
-			var se *json.SyntaxError
+			var se *streamSyntaxError
 			if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
 				push(failed(badRequest("Error processing JSON: %v", err)))
 			}
