@@ -113,6 +113,7 @@ func TestProtobufProduce(t *testing.T) {
 		{"v3 invalid schema", v3URL, `{"value":{"type":"PROTOBUF","schema":"message {","data":{}}}`, 422, 42205, []string{"Invalid schema"}},
 		{"v3 schema without type", v3URL, `{"value":{"schema":"message M {}","data":{}}}`, 400, 400, []string{"type"}},
 		{"v3 unknown strategy", v3URL, `{"value":{"type":"PROTOBUF","subject_name_strategy":"NOPE","data":{}}}`, 400, 400, []string{"subject_name_strategy"}},
+		{"v3 RECORD_NAME of a JSON Schema without a title", v3URL, `{"value":{"type":"JSONSCHEMA","subject_name_strategy":"RECORD_NAME","schema":"{\"type\":\"object\"}","data":{}}}`, 400, 400, []string{"no name"}},
 		{"v3 subject and strategy", v3URL, `{"value":{"type":"PROTOBUF","subject":"s","subject_name_strategy":"RECORD_NAME","data":{}}}`, 400, 400, []string{"Only one of"}},
 		{"v3 no such version", v3URL, `{"value":{"subject":"none","schema_version":3,"data":{}}}`, 400, 400, []string{"Schema does not exist for subject: none, version: 3"}},
 		{"v3 no subject", v3URL, `{"value":{"subject":"none","data":{}}}`, 422, 40401, nil},
@@ -140,7 +141,7 @@ func TestProtobufProduce(t *testing.T) {
 	}
 
 	rec := post(t, h, "/topics/fz/partitions/1", "application/vnd.kafka.protobuf.v2+json",
-		v2(`{"value":{"id":"a","amount":"-3","tags":["x"],"line":{"sku":"s"},"counts":{"k":2},"unitPrice":1.5}},{"value":{"unit_price":2}}`))
+		`{"key_schema":"syntax = \"proto3\"; message K { string k = 1; }",`+v2(`{"key":{"k":"x"},"value":{"id":"a","amount":"-3","tags":["x"],"line":{"sku":"s"},"counts":{"k":2},"unitPrice":1.5}},{"value":{"unit_price":2}}`)[1:])
 	if rec.Code != 200 {
 		t.Fatalf("produce: %d %s", rec.Code, rec.Body)
 	}
@@ -156,7 +157,7 @@ func TestProtobufProduce(t *testing.T) {
 		`{"id":"a","amount":"-3","tags":["x"],"line":{"sku":"s","qty":0},"counts":{"k":2},"unitPrice":1.5}`,
 		`{"id":"","amount":"0","tags":[],"counts":{},"unitPrice":2}`,
 	} {
-		r := fetchOne(t, p, 1, int64(i))
+		r := fetchOne(t, p, 1, int64(i)).Value
 		if !bytes.HasPrefix(r, append(sr.AppendHeader(nil, latest.ID), 0)) {
 			t.Fatalf("record %d: %x does not start with magic, id %d, indexes [0]", i, r, latest.ID)
 		}
@@ -171,8 +172,16 @@ func TestProtobufProduce(t *testing.T) {
 		}
 	}
 
+	key, err := cl.Latest(context.Background(), "fz-key")
+	if err != nil {
+		t.Fatalf("fz-key: %v", err)
+	}
+	if k := fetchOne(t, p, 1, 0).Key; string(k) != string(append(sr.AppendHeader(nil, key.ID), 0, 0x0a, 1, 'x')) {
+		t.Errorf("key %x: not magic, key schema id %d, indexes [0], K{k: x}", k, key.ID)
+	}
+
 	// A record of another format's schema, or not a message, is an error.
-	if _, err := p.embedRecord(context.Background(), formatAvro, fetchOne(t, p, 1, 0)); err == nil || !strings.Contains(err.Error(), "PROTOBUF, not AVRO") {
+	if _, err := p.embedRecord(context.Background(), formatAvro, fetchOne(t, p, 1, 0).Value); err == nil || !strings.Contains(err.Error(), "PROTOBUF, not AVRO") {
 		t.Errorf("a Protobuf record read as Avro: %v", err)
 	}
 	bad := append(sr.AppendHeader(nil, latest.ID), 0, 0xff)
@@ -185,8 +194,8 @@ func TestProtobufProduce(t *testing.T) {
 	}
 }
 
-// fetchOne reads the value at offset of partition part of fz.
-func fetchOne(t testing.TB, p *Proxy, part int32, offset int64) []byte {
+// fetchOne reads the record at offset of partition part of fz.
+func fetchOne(t testing.TB, p *Proxy, part int32, offset int64) *kgo.Record {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(p.cfg.Seeds...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"fz": {part: kgo.NewOffset().At(offset)}}))
@@ -201,14 +210,13 @@ func fetchOne(t testing.TB, p *Proxy, part int32, offset int64) []byte {
 		if err := ctx.Err(); err != nil {
 			t.Fatalf("fz-%d at %d: %v", part, offset, err)
 		}
-		var out []byte
-		found := false
+		var out *kgo.Record
 		fs.EachRecord(func(r *kgo.Record) {
-			if !found && r.Offset == offset {
-				out, found = r.Value, true
+			if out == nil && r.Offset == offset {
+				out = r
 			}
 		})
-		if found {
+		if out != nil {
 			return out
 		}
 	}

@@ -52,10 +52,10 @@ var strategies = map[string]string{
 	"TOPIC_RECORD_NAME": sr.TopicRecordNameStrategy,
 }
 
-// subjectOf is n's subject for a schema named record; record is "" when
-// the schema is not known yet (a version or the latest of a subject), which
-// only a strategy that does not use it can name.
-func (n naming) subjectOf(record string) (string, *Error) {
+// subjectOf is n's subject for schema s; s is nil when the schema is not
+// known yet (a version or the latest of a subject), which only a strategy
+// that does not use its name can name.
+func (n naming) subjectOf(s *parsedSchema) (string, *Error) {
 	if n.subject != "" {
 		return n.subject, nil
 	}
@@ -63,8 +63,14 @@ func (n naming) subjectOf(record string) (string, *Error) {
 	if err != nil {
 		return "", badRequest("subject_name_strategy: %v", err)
 	}
-	if n.strategy != "" && n.strategy != "TOPIC_NAME" && record == "" {
-		return "", badRequest("Cannot use schema_subject_strategy=%s without schema_id or schema.", n.strategy)
+	record := ""
+	if n.strategy != "" && n.strategy != "TOPIC_NAME" {
+		if s == nil {
+			return "", badRequest("Cannot use schema_subject_strategy=%s without schema_id or schema.", n.strategy)
+		}
+		if record = s.recordName(); record == "" {
+			return "", badRequest("subject_name_strategy=%s: the %s schema has no name (a JSON Schema's is its title)", n.strategy, s.format.v3Type())
+		}
 	}
 	return strategy(n.topic, n.isKey, record), nil
 }
@@ -218,7 +224,7 @@ func (p *Proxy) resolveSchema(ctx context.Context, f format, n naming, side sche
 		if err != nil {
 			return r, false, errorf(http.StatusUnprocessableEntity, codeInvalidSchema, "Invalid schema: %v", err)
 		}
-		if r.subject, perr = n.subjectOf(ps.recordName()); perr != nil {
+		if r.subject, perr = n.subjectOf(ps); perr != nil {
 			return r, false, perr
 		}
 		if r.id, err = p.sr.Register(ctx, r.subject, s, false); err != nil {
@@ -233,11 +239,11 @@ func (p *Proxy) resolveSchema(ctx context.Context, f format, n naming, side sche
 			return r, false, perr
 		}
 		r.id = *side.id
-		if r.subject, perr = n.subjectOf(r.recordName()); perr != nil {
+		if r.subject, perr = n.subjectOf(r.parsedSchema); perr != nil {
 			return r, false, perr
 		}
 	case side.version != nil || side.latest:
-		if r.subject, perr = n.subjectOf(""); perr != nil {
+		if r.subject, perr = n.subjectOf(nil); perr != nil {
 			return r, false, perr
 		}
 		version := -1
