@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/hamba/avro/v2"
@@ -25,13 +23,7 @@ const (
 // id), the schema registered in or looked up from a schema registry, and
 // Connect ⇄ Avro schemas mapped as Confluent's AvroData maps them.
 type AvroConverter struct {
-	isKey      bool
-	client     *sr.Client
-	subject    sr.SubjectNameStrategy
-	autoReg    bool
-	useLatest  bool
-	useID      int
-	normalize  bool
+	registrySettings
 	opts       avroOptions
 	cacheLimit int
 
@@ -68,57 +60,20 @@ type avroRead struct {
 // flatten.singleton.unions (true), discard.type.doc.default (false),
 // schemas.cache.config (1000). It does not contact the registry.
 func NewAvro(isKey bool, config map[string]string, logger *slog.Logger) (*AvroConverter, error) {
-	c := &AvroConverter{isKey: isKey, autoReg: true, useID: -1, cacheLimit: 1000,
+	r := &configReader{config: config}
+	c := &AvroConverter{cacheLimit: 1000,
 		opts:    avroOptions{connectMetaData: true, flattenSingleton: true},
 		written: map[*schema.Schema]*avroWritten{}, read: map[readKey]*avroRead{}, parsed: map[int]avro.Schema{}}
-	var errs []error
-	boolean := func(key string, dst *bool) {
-		if v, ok := config[key]; ok {
-			switch strings.ToLower(strings.TrimSpace(v)) {
-			case "true":
-				*dst = true
-			case "false":
-				*dst = false
-			default:
-				errs = append(errs, fmt.Errorf("invalid value %s for configuration %s: expected value to be either true or false", v, key))
-			}
-		}
-	}
-	integer := func(key string, dst *int) {
-		if v, ok := config[key]; ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				errs = append(errs, fmt.Errorf("invalid value %s for configuration %s: not a number of type INT", v, key))
-				return
-			}
-			*dst = n
-		}
-	}
-	boolean("auto.register.schemas", &c.autoReg)
-	boolean("use.latest.version", &c.useLatest)
-	boolean("normalize.schemas", &c.normalize)
-	integer("use.schema.id", &c.useID)
-	boolean("connect.meta.data", &c.opts.connectMetaData)
-	boolean("enhanced.avro.schema.support", &c.opts.enhanced)
-	boolean("scrub.invalid.names", &c.opts.scrubInvalidNames)
-	boolean("allow.optional.map.keys", &c.opts.allowOptionalKeys)
-	boolean("flatten.singleton.unions", &c.opts.flattenSingleton)
-	boolean("discard.type.doc.default", &c.opts.discardTypeDoc)
-	integer("schemas.cache.config", &c.cacheLimit)
-	strategyKey := "value.subject.name.strategy"
-	if isKey {
-		strategyKey = "key.subject.name.strategy"
-	}
-	strategy, err := sr.Strategy(config[strategyKey])
-	if err != nil {
-		errs = append(errs, err)
-	}
-	c.subject = strategy
-	if c.client, err = sr.NewFromConfig(config, logger); err != nil {
-		errs = append(errs, err)
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("convert: AvroConverter: %w", errors.Join(errs...))
+	c.registrySettings = r.registry(isKey, logger)
+	r.boolean("connect.meta.data", &c.opts.connectMetaData)
+	r.boolean("enhanced.avro.schema.support", &c.opts.enhanced)
+	r.boolean("scrub.invalid.names", &c.opts.scrubInvalidNames)
+	r.boolean("allow.optional.map.keys", &c.opts.allowOptionalKeys)
+	r.boolean("flatten.singleton.unions", &c.opts.flattenSingleton)
+	r.boolean("discard.type.doc.default", &c.opts.discardTypeDoc)
+	r.integer("schemas.cache.config", &c.cacheLimit)
+	if len(r.errs) > 0 {
+		return nil, fmt.Errorf("convert: AvroConverter: %w", errors.Join(r.errs...))
 	}
 	return c, nil
 }
@@ -170,31 +125,12 @@ func (c *AvroConverter) schemaID(topic string, w *avroWritten) (int, error) {
 	if ok {
 		return id, nil
 	}
-	ctx := registryCtx()
-	s := sr.Schema{Schema: w.text}
-	switch {
-	case c.useID >= 0:
-		id = c.useID
-	case c.autoReg:
-		var err error
-		if id, err = c.client.Register(ctx, subject, s, c.normalize); err != nil {
-			return 0, fmt.Errorf("convert: registering the Avro schema under subject %s: %w", subject, err)
-		}
-	case c.useLatest:
-		latest, err := c.client.Latest(ctx, subject)
-		if err != nil {
-			return 0, fmt.Errorf("convert: reading the latest schema of subject %s: %w", subject, err)
-		}
-		if !sameAvro(latest.Schema.Schema, w.text) {
-			return 0, fmt.Errorf("convert: use.latest.version: the latest schema of subject %s (id %d) is not the record's schema %s", subject, latest.ID, w.text)
-		}
-		id = latest.ID
-	default:
-		got, err := c.client.Lookup(ctx, subject, s, c.normalize)
-		if err != nil {
-			return 0, fmt.Errorf("convert: looking up the Avro schema under subject %s (auto.register.schemas=false): %w", subject, err)
-		}
-		id = got.ID
+	id, used, err := c.writerSchema(subject, sr.Schema{Schema: w.text})
+	if err != nil {
+		return 0, err
+	}
+	if c.useID < 0 && c.useLatest && !c.autoReg && !sameAvro(used.Schema, w.text) {
+		return 0, fmt.Errorf("convert: use.latest.version: the latest schema of subject %s (id %d) is not the record's schema %s", subject, id, w.text)
 	}
 	c.mu.Lock()
 	w.ids[subject] = id

@@ -43,8 +43,8 @@ func lakeEnvelope() (*schema.Schema, *schema.Struct) {
 }
 
 // BenchmarkConvertersLakeEvent compares the bytes and time per change
-// event of JsonConverter with schemas and AvroConverter (its registry
-// asked once, then cached).
+// event of JsonConverter with schemas and the registry converters (the
+// registry asked once, then cached).
 func BenchmarkConvertersLakeEvent(b *testing.B) {
 	s, v := lakeEnvelope()
 	if err := v.Validate(); err != nil {
@@ -58,6 +58,7 @@ func BenchmarkConvertersLakeEvent(b *testing.B) {
 		{"converter=json-schemas", JSONClass, map[string]string{}},
 		{"converter=avro", AvroClass, map[string]string{"schema.registry.url": reg.URL}},
 		{"converter=jsonschema", JSONSchemaClass, map[string]string{"schema.registry.url": reg.URL}},
+		{"converter=protobuf", ProtobufClass, map[string]string{"schema.registry.url": reg.URL}},
 	} {
 		c, err := New(tc.class, false, tc.cfg)
 		if err != nil {

@@ -72,6 +72,7 @@ var registry = map[string]factory{
 	ShortClass:        func(bool, map[string]string) (any, error) { return ShortConverter, nil },
 	AvroClass:         func(isKey bool, c map[string]string) (any, error) { return NewAvro(isKey, c, nil) },
 	JSONSchemaClass:   func(isKey bool, c map[string]string) (any, error) { return NewJSONSchema(isKey, c, nil) },
+	ProtobufClass:     func(isKey bool, c map[string]string) (any, error) { return NewProtobuf(isKey, c, nil) },
 }
 
 // Canonical returns the class name of a converter class name or alias

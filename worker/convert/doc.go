@@ -15,9 +15,10 @@
 //	their aliases): Kafka's primitive converters, the big-endian bytes of
 //	Kafka's serializers
 //	io.confluent.connect.avro.AvroConverter (AvroConverter, Avro)
-//	io.confluent.connect.json.JsonSchemaConverter (JsonSchemaConverter, JsonSchema):
+//	io.confluent.connect.json.JsonSchemaConverter (JsonSchemaConverter, JsonSchema)
+//	io.confluent.connect.protobuf.ProtobufConverter (ProtobufConverter, Protobuf):
 //	Confluent's schema-registry converters (package sr is their registry
-//	client and wire format)
+//	client, wire format and Protobuf schema compiler)
 //
 // AvroConverter maps Connect schemas to Avro ones and back exactly as
 // Confluent's AvroData (connect.name, connect.version, connect.doc,
@@ -25,7 +26,10 @@
 // unions with null; Decimal, Date, Time and Timestamp as Avro logical
 // types; maps with non-string keys as MapEntry arrays), kept so by golden
 // bytes recorded with Confluent's Python AvroSerializer
-// (testdata/avro/gen.py). JsonSchemaConverter follows JsonSchemaData.
+// (testdata/avro/gen.py). JsonSchemaConverter follows JsonSchemaData,
+// ProtobufConverter ProtobufData (Connect schemas printed as .proto text
+// the way Confluent's ProtobufSchemaUtils prints them; any registered
+// Protobuf schema, references included, read back).
 //
 // JsonConverter writes the schemas.enable envelope byte for byte as Kafka's
 // (Jackson's compact output, Kafka's schema field order), including the

@@ -35,11 +35,7 @@ const (
 // for optional schemas, maps as objects with additionalProperties or
 // arrays of key/value objects).
 type JSONSchemaConverter struct {
-	isKey               bool
-	client              *sr.Client
-	subject             sr.SubjectNameStrategy
-	autoReg             bool
-	useID               int
+	registrySettings
 	opts                schema.JSONOptions
 	additional          bool // object.additional.properties (default true)
 	optionalNonRequired bool // use.optional.for.nonrequired
@@ -57,31 +53,12 @@ type JSONSchemaConverter struct {
 // decimal.format (BASE64 or NUMERIC), object.additional.properties and
 // use.optional.for.nonrequired.
 func NewJSONSchema(isKey bool, config map[string]string, logger *slog.Logger) (*JSONSchemaConverter, error) {
-	c := &JSONSchemaConverter{isKey: isKey, autoReg: true, useID: -1, additional: true,
+	r := &configReader{config: config}
+	c := &JSONSchemaConverter{additional: true,
 		written: map[*schema.Schema]*avroWritten{}, read: map[readKey]*schema.Schema{}, titles: map[int]string{}}
-	var errs []error
-	boolean := func(key string, dst *bool) {
-		if v, ok := config[key]; ok {
-			switch strings.ToLower(strings.TrimSpace(v)) {
-			case "true":
-				*dst = true
-			case "false":
-				*dst = false
-			default:
-				errs = append(errs, fmt.Errorf("invalid value %s for configuration %s: expected value to be either true or false", v, key))
-			}
-		}
-	}
-	boolean("auto.register.schemas", &c.autoReg)
-	boolean("object.additional.properties", &c.additional)
-	boolean("use.optional.for.nonrequired", &c.optionalNonRequired)
-	if v, ok := config["use.schema.id"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("invalid value %s for configuration use.schema.id", v))
-		}
-		c.useID = n
-	}
+	c.registrySettings = r.registry(isKey, logger)
+	r.boolean("object.additional.properties", &c.additional)
+	r.boolean("use.optional.for.nonrequired", &c.optionalNonRequired)
 	numeric := false
 	switch strings.ToUpper(strings.TrimSpace(config["decimal.format"])) {
 	case "", "BASE64":
@@ -89,22 +66,11 @@ func NewJSONSchema(isKey bool, config map[string]string, logger *slog.Logger) (*
 		numeric = true
 		c.opts.DecimalFormat = "NUMERIC"
 	default:
-		errs = append(errs, fmt.Errorf("invalid value %s for configuration decimal.format: must be BASE64 or NUMERIC", config["decimal.format"]))
-	}
-	strategyKey := "value.subject.name.strategy"
-	if isKey {
-		strategyKey = "key.subject.name.strategy"
-	}
-	var err error
-	if c.subject, err = sr.Strategy(config[strategyKey]); err != nil {
-		errs = append(errs, err)
-	}
-	if c.client, err = sr.NewFromConfig(config, logger); err != nil {
-		errs = append(errs, err)
+		r.errs = append(r.errs, fmt.Errorf("invalid value %s for configuration decimal.format: must be BASE64 or NUMERIC", config["decimal.format"]))
 	}
 	c.json = &JSONConverter{schemas: true, replaceNull: true, numericDecimal: numeric}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("convert: JsonSchemaConverter: %w", errors.Join(errs...))
+	if len(r.errs) > 0 {
+		return nil, fmt.Errorf("convert: JsonSchemaConverter: %w", errors.Join(r.errs...))
 	}
 	return c, nil
 }
@@ -145,21 +111,9 @@ func (c *JSONSchemaConverter) FromConnect(topic string, s *schema.Schema, v any)
 	id, ok := w.ids[subject]
 	c.mu.Unlock()
 	if !ok {
-		rs := sr.Schema{Schema: w.text, Type: "JSON"}
 		var err error
-		switch {
-		case c.useID >= 0:
-			id = c.useID
-		case c.autoReg:
-			if id, err = c.client.Register(registryCtx(), subject, rs, false); err != nil {
-				return nil, fmt.Errorf("convert: registering the JSON schema under subject %s: %w", subject, err)
-			}
-		default:
-			got, err := c.client.Lookup(registryCtx(), subject, rs, false)
-			if err != nil {
-				return nil, fmt.Errorf("convert: looking up the JSON schema under subject %s: %w", subject, err)
-			}
-			id = got.ID
+		if id, _, err = c.writerSchema(subject, sr.Schema{Schema: w.text, Type: "JSON"}); err != nil {
+			return nil, err
 		}
 		c.mu.Lock()
 		w.ids[subject] = id

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/bufbuild/protocompile"
+	"github.com/bufbuild/protocompile/parser"
 	"github.com/bufbuild/protocompile/reporter"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -147,6 +148,8 @@ func CompileProtobuf(name, text string, deps map[string]string) (protoreflect.Fi
 	c := protocompile.Compiler{
 		Resolver: protocompile.WithStandardImports(protocompile.ResolverFunc(resolve)),
 		Reporter: reporter.NewReporter(nil, func(reporter.ErrorWithPos) {}),
+		// The AST tells a file compiled from source (see fromSource).
+		RetainASTs: true,
 	}
 	out, err := c.Compile(context.Background(), name)
 	if err != nil {
@@ -184,7 +187,48 @@ func protobufDescriptor(text string) *descriptorpb.FileDescriptorProto {
 	if proto.Unmarshal(b, fdp) != nil {
 		return nil
 	}
+	// protoc fills in every field's JSON name; other writers (Python's
+	// descriptor_pb2) may not, and the linker takes an absent one for a
+	// custom "".
+	var fill func(ms []*descriptorpb.DescriptorProto)
+	fillFields := func(fs []*descriptorpb.FieldDescriptorProto) {
+		for _, f := range fs {
+			if f.JsonName == nil {
+				f.JsonName = proto.String(jsonName(f.GetName()))
+			}
+		}
+	}
+	fill = func(ms []*descriptorpb.DescriptorProto) {
+		for _, m := range ms {
+			fillFields(m.Field)
+			fillFields(m.Extension)
+			fill(m.NestedType)
+		}
+	}
+	fill(fdp.MessageType)
+	fillFields(fdp.Extension)
 	return fdp
+}
+
+// jsonName is protoc's default JSON name of a field: underscores dropped,
+// the letter after each one upper-cased.
+func jsonName(name string) string {
+	var b strings.Builder
+	upper := false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '_':
+			upper = true
+		case upper && c >= 'a' && c <= 'z':
+			b.WriteByte(c - 'a' + 'A')
+			upper = false
+		default:
+			b.WriteByte(c)
+			upper = false
+		}
+	}
+	return b.String()
 }
 
 // ErrNoProtobufMessage is wrapped when message indexes point at no
@@ -194,17 +238,19 @@ var ErrNoProtobufMessage = errors.New("sr: no such Protobuf message")
 // ProtobufMessage returns the message of fd that Confluent's message
 // indexes name: the first index counts fd's top-level messages, each next
 // one the messages declared in the one before. Empty indexes are [0].
-// Map entry messages, which the .proto source does not declare, are not
-// counted, as Confluent's ProtobufSchema.toMessageName does not count
-// them.
+// As in Confluent's ProtobufSchema.toMessageName, the map entry messages
+// of a schema given as .proto source are not counted (the source does
+// not declare them), those of a schema given as a FileDescriptorProto
+// are (it does, and Confluent's Python serializer counts them).
 func ProtobufMessage(fd protoreflect.FileDescriptor, indexes []int) (protoreflect.MessageDescriptor, error) {
 	if len(indexes) == 0 {
 		indexes = []int{0}
 	}
 	var md protoreflect.MessageDescriptor
 	ms := fd.Messages()
+	source := fromSource(fd)
 	for _, index := range indexes {
-		md = declaredMessage(ms, index)
+		md = declaredMessage(ms, index, source)
 		if md == nil {
 			return nil, fmt.Errorf("%w: indexes %v in %s", ErrNoProtobufMessage, indexes, fd.Path())
 		}
@@ -217,6 +263,7 @@ func ProtobufMessage(fd protoreflect.FileDescriptor, indexes []int) (protoreflec
 // reverse of ProtobufMessage.
 func ProtobufIndexes(md protoreflect.MessageDescriptor) []int {
 	var out []int
+	source := fromSource(md.ParentFile())
 	for d := protoreflect.Descriptor(md); ; {
 		parent := d.Parent()
 		var ms protoreflect.MessageDescriptors
@@ -231,7 +278,7 @@ func ProtobufIndexes(md protoreflect.MessageDescriptor) []int {
 		i := 0
 		for j := 0; j < ms.Len(); j++ {
 			m := ms.Get(j)
-			if m.IsMapEntry() {
+			if source && m.IsMapEntry() {
 				continue
 			}
 			if m.FullName() == d.FullName() {
@@ -247,15 +294,22 @@ func ProtobufIndexes(md protoreflect.MessageDescriptor) []int {
 	}
 }
 
-// declaredMessage is the index-th message of ms that the .proto source
-// declares (map entries left out), or nil.
-func declaredMessage(ms protoreflect.MessageDescriptors, index int) protoreflect.MessageDescriptor {
+// fromSource reports whether fd was compiled from .proto source rather
+// than from a FileDescriptorProto.
+func fromSource(fd protoreflect.FileDescriptor) bool {
+	r, ok := fd.(parser.Result)
+	return ok && r.AST() != nil
+}
+
+// declaredMessage is the index-th message of ms, map entries left out when
+// source is set, or nil.
+func declaredMessage(ms protoreflect.MessageDescriptors, index int, source bool) protoreflect.MessageDescriptor {
 	if index < 0 {
 		return nil
 	}
 	for j := 0; j < ms.Len(); j++ {
 		m := ms.Get(j)
-		if m.IsMapEntry() {
+		if source && m.IsMapEntry() {
 			continue
 		}
 		if index == 0 {

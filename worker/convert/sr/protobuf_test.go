@@ -92,14 +92,24 @@ func TestCompileProtobufDescriptorForm(t *testing.T) {
 		}
 		return base64.StdEncoding.EncodeToString(b)
 	}
-	b64deps := map[string]string{"common/address.proto": enc(protodesc.ToFileDescriptorProto(fd.Imports().Get(0).FileDescriptor))}
+	// Without JSON names, as Python's descriptor_pb2 leaves them.
+	addr := protodesc.ToFileDescriptorProto(fd.Imports().Get(0).FileDescriptor)
+	for _, f := range addr.MessageType[0].Field {
+		f.JsonName = nil
+	}
+	b64deps := map[string]string{"common/address.proto": enc(addr)}
 	fd2, err := CompileProtobuf("", enc(protodesc.ToFileDescriptorProto(fd)), b64deps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := ProtobufMessage(fd2, []int{0, 0, 0})
+	// In the descriptor form the map entry messages are declared, and
+	// count (Order's CountsEntry comes before Line).
+	md, err := ProtobufMessage(fd2, []int{0, 1, 0})
 	if err != nil || md.FullName() != "ex.Order.Line.Tax" {
 		t.Fatalf("got %v, %v", md, err)
+	}
+	if got := ProtobufIndexes(md); !slices.Equal(got, []int{0, 1, 0}) {
+		t.Fatalf("ProtobufIndexes = %v", got)
 	}
 	if f := fd2.Messages().Get(0).Fields().ByName("ship_to"); f == nil || f.Message().FullName() != "ex.common.Address" {
 		t.Fatalf("ship_to: %v", f)
@@ -146,5 +156,13 @@ message ConnectDefault1 {
 	opts, err := proto.Marshal(fd.Messages().Get(0).Fields().Get(0).Options())
 	if err != nil || len(opts) == 0 {
 		t.Fatalf("the field's options did not compile: %x, %v", opts, err)
+	}
+}
+
+func TestJSONName(t *testing.T) {
+	for in, want := range map[string]string{"city": "city", "ship_to": "shipTo", "a__b": "aB", "x_1": "x1", "_lead": "Lead"} {
+		if got := jsonName(in); got != want {
+			t.Errorf("jsonName(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
