@@ -74,9 +74,9 @@ func TestRESTProxyAvro(t *testing.T) {
 	cluster := jsonField(t, curl(t, http.MethodGet, h+"/v3/clusters", "", "application/json", "").body, "data", "0", "cluster_id").(string)
 	v3 := h + "/v3/clusters/" + cluster + "/topics/" + topic + "/records"
 	curl(t, http.MethodPost, v3, "application/json", "", `{"value":{"type":"AVRO","data":{"name":"dee","age":{"int":7},"tags":[]}}}`).
-		expect(t, "v3 produce avro", 200, fmt.Sprintf(`{"error_code":200,"cluster_id":"*","topic_name":"%s","partition_id":0,"offset":3,"timestamp":"*","value":{"type":"AVRO","subject":"%s-value","schema_id":%d,"size":12}}`, topic, topic, latest.ID))
+		expect(t, "v3 produce avro", 200, fmt.Sprintf(`{"error_code":200,"cluster_id":"*","topic_name":"%s","partition_id":0,"offset":3,"timestamp":"*","value":{"type":"AVRO","subject":"%s-value","schema_id":%d,"schema_version":1,"size":12}}`, topic, topic, latest.ID))
 	curl(t, http.MethodPost, v3, "application/json", "", fmt.Sprintf(`{"value":{"schema_id":%d,"type":"AVRO","data":{"name":"eve","tags":["q"]}}}`, latest.ID)).
-		expect(t, "v3 produce avro by id", 200, `{"error_code":200,"cluster_id":"*","topic_name":"*","partition_id":0,"offset":4,"timestamp":"*","value":{"type":"AVRO","subject":"*","schema_id":"*","size":"*"}}`)
+		expect(t, "v3 produce avro by id", 200, `{"error_code":200,"cluster_id":"*","topic_name":"*","partition_id":0,"offset":4,"timestamp":"*","value":{"type":"AVRO","subject":"*","schema_id":"*","schema_version":1,"size":"*"}}`)
 	v3bad := curl(t, http.MethodPost, v3, "application/json", "", `{"value":{"type":"AVRO","data":{"name":1}}}`)
 	if v3bad.status != 400 {
 		t.Fatalf("v3 produce of a bad record: %d %s", v3bad.status, v3bad.body)

@@ -45,6 +45,53 @@ func (f format) needsRegistry() bool {
 	return f == formatAvro || f == formatProtobuf || f == formatJSONSchema
 }
 
+// registryType is f's schemaType in the registry's REST API.
+func (f format) registryType() string {
+	switch f {
+	case formatJSONSchema:
+		return "JSON"
+	case formatProtobuf:
+		return "PROTOBUF"
+	}
+	return "AVRO"
+}
+
+// v3Type is f's type in v3 produce requests and delivery reports.
+func (f format) v3Type() string {
+	if f == formatJSONSchema {
+		return "JSONSCHEMA"
+	}
+	return f.registryType()
+}
+
+// formatOfRegistryType is the schema format of a registry schemaType (""
+// is Avro, the registry's default).
+func formatOfRegistryType(t string) (format, bool) {
+	switch strings.ToUpper(t) {
+	case "", "AVRO":
+		return formatAvro, true
+	case "JSON":
+		return formatJSONSchema, true
+	case "PROTOBUF":
+		return formatProtobuf, true
+	}
+	return formatNone, false
+}
+
+// formatOfV3Type is the schema format of a v3 type; false for the types
+// without a schema (BINARY, JSON, STRING) and unknown ones.
+func formatOfV3Type(t string) (format, bool) {
+	switch strings.ToUpper(t) {
+	case "AVRO":
+		return formatAvro, true
+	case "JSONSCHEMA":
+		return formatJSONSchema, true
+	case "PROTOBUF":
+		return formatProtobuf, true
+	}
+	return formatNone, false
+}
+
 // v2ContentType is the v2 responses' media type.
 const v2ContentType = "application/vnd.kafka.v2+json"
 
@@ -398,10 +445,11 @@ type v3Produce struct {
 
 // v3Payload is a key or value decoded: its bytes, type and size.
 type v3Payload struct {
-	Bytes    []byte
-	Type     string // "" when absent
-	SchemaID int    // of AVRO and JSONSCHEMA payloads
-	Subject  string
+	Bytes         []byte
+	Type          string // "" when absent
+	SchemaID      int    // of AVRO, PROTOBUF and JSONSCHEMA payloads
+	SchemaVersion int    // 0: not known
+	Subject       string
 }
 
 // v3Header is a decoded header.

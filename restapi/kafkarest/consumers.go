@@ -163,7 +163,7 @@ func (p *Proxy) v2CreateConsumer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if cfg.Format.needsRegistry() && (p.sr == nil || cfg.Format == formatProtobuf) {
+	if cfg.Format.needsRegistry() && p.sr == nil {
 		v2Fail(w, errRegistryMissing)
 		return
 	}

@@ -26,9 +26,16 @@
 // request it answers one delivery report per record, in order, each written
 // as soon as that record (and every one before it) is acknowledged.
 //
-// The Avro and JSON Schema formats (v2 and v3) go through the schema
-// registry of Config.SchemaRegistryURL: records are written and read in
-// Confluent's wire format (magic byte, schema id, payload). Without a
-// registry, and for Protobuf, they are answered with Confluent's error for
-// a missing registry (422, error_code 42206).
+// The Avro, Protobuf and JSON Schema formats (v2 and v3) go through the
+// schema registry of Config.SchemaRegistryURL: records are written and
+// read in Confluent's wire format (magic byte, schema id, for Protobuf the
+// message indexes, payload). A Protobuf record given as JSON is Protobuf's
+// JSON mapping of the schema's first message (message indexes [0], as
+// Confluent's proxy writes), and a protobuf consumer instance shows
+// records in that mapping with the fields at their defaults. v3 payloads
+// name their schema by schema_id, inline schema, schema_version or the
+// subject's latest, their subject by subject or subject_name_strategy
+// (TOPIC_NAME, RECORD_NAME, TOPIC_RECORD_NAME). Without a registry these
+// formats are answered with Confluent's error for a missing registry (422,
+// error_code 42206).
 package kafkarest

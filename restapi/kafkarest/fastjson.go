@@ -236,12 +236,18 @@ type splitter struct {
 	err error
 }
 
+// streamSyntaxError is a value of a stream that is not JSON: what is wrong
+// and where, in that value.
+type streamSyntaxError struct{ err error }
+
+func (e *streamSyntaxError) Error() string { return e.err.Error() }
+
 func newSplitter(r io.Reader) *splitter {
 	return &splitter{r: r, buf: make([]byte, 0, 64<<10)}
 }
 
 // next returns the next value (a copy the caller owns), io.EOF after the
-// last, or an error: a *json.SyntaxError, io.ErrUnexpectedEOF for a value
+// last, or an error: a *streamSyntaxError, io.ErrUnexpectedEOF for a value
 // cut short, or the reader's.
 func (s *splitter) next() ([]byte, error) {
 	for {
@@ -258,7 +264,7 @@ func (s *splitter) next() ([]byte, error) {
 				return v, nil
 			}
 			if err != errIncomplete {
-				return nil, &json.SyntaxError{}
+				return nil, &streamSyntaxError{err}
 			}
 		}
 		if s.eof {

@@ -151,3 +151,15 @@ func processCPU() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// TestSplitterSyntaxError: a value of a stream that is not JSON is a
+// *streamSyntaxError saying what is wrong and where, which the stream's
+// report passes on.
+func TestSplitterSyntaxError(t *testing.T) {
+	sp := newSplitter(bytes.NewReader([]byte(`{"value":{"schema":"{\\"t\\":1}"}}`)))
+	_, err := sp.next()
+	var se *streamSyntaxError
+	if !errors.As(err, &se) || err.Error() != `invalid character 't' after value at offset 24` {
+		t.Fatalf("next = %v", err)
+	}
+}

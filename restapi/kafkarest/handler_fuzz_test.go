@@ -3,35 +3,13 @@ package kafkarest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kgo"
 )
-
-// fuzzProxy is a proxy over franz-go's in-memory kfake with topic fz (two
-// partitions), and an admin client to look at it.
-func fuzzProxy(t testing.TB) (*Proxy, *kadm.Client) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "fz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	p, err := New(Config{Seeds: c.ListenAddrs()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return p, kadm.NewClient(cl)
-}
 
 func endOffsets(t testing.TB, adm *kadm.Client) int64 {
 	ends, err := adm.ListEndOffsets(context.Background(), "fz")
@@ -44,15 +22,22 @@ func endOffsets(t testing.TB, adm *kadm.Client) int64 {
 }
 
 // FuzzProduceHandlers posts fuzzed bodies to the v2 and v3 produce
-// endpoints: a body that is refused (4xx) produces nothing, and nothing
-// ends in a 5xx or a panic.
+// endpoints (the protobuf content type and v3 PROTOBUF payloads through a
+// schema registry): a body that is refused (4xx) produces nothing, and
+// nothing ends in a 5xx or a panic.
 func FuzzProduceHandlers(f *testing.F) {
+	schema, _ := json.Marshal(testProto)
 	f.Add(uint8(0), []byte(`{"records":[{"key":"k","value":{"a":1}},{"value":2,"partition":1}]}`))
 	f.Add(uint8(1), []byte(`{"records":[{"value":"YQ=="},{"value":"!"}]}`))
 	f.Add(uint8(2), []byte(`{"records":[{"value":1,"partition":5}]}`))
 	f.Add(uint8(3), []byte(`{"partition_id":1,"value":{"type":"JSON","data":{"a":1}}}`))
 	f.Add(uint8(3), []byte(`{"value":{"type":"BINARY","data":"!"}}`))
-	p, adm := fuzzProxy(f)
+	f.Add(uint8(3), []byte(`{"value":{"type":"PROTOBUF","schema":`+string(schema)+`,"data":{"id":"a","line":{"qty":1}}}}`))
+	f.Add(uint8(3), []byte(`{"value":{"type":"PROTOBUF","subject_name_strategy":"RECORD_NAME","schema":`+string(schema)+`,"data":{"tags":"x"}}}`))
+	f.Add(uint8(3), []byte(`{"value":{"subject":"fz-value","schema_version":1,"data":{"amount":"7"}}}`))
+	f.Add(uint8(4), []byte(`{"value_schema":`+string(schema)+`,"records":[{"value":{"id":"a","counts":{"k":1}}},{"value":{"nope":1}}]}`))
+	f.Add(uint8(4), []byte(`{"value_schema_id":1,"records":[{"value":{"unitPrice":"NaN"},"partition":1}]}`))
+	p, adm, _ := registryProxy(f)
 	h := p.Handler()
 	id := ""
 	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
@@ -64,7 +49,7 @@ func FuzzProduceHandlers(f *testing.F) {
 			id = m.Cluster
 		}
 		var req *http.Request
-		switch kind % 4 {
+		switch kind % 5 {
 		case 0:
 			req = httptest.NewRequest("POST", "/topics/fz", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/vnd.kafka.json.v2+json")
@@ -74,6 +59,9 @@ func FuzzProduceHandlers(f *testing.F) {
 		case 2:
 			req = httptest.NewRequest("POST", "/topics/fz/partitions/1", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/vnd.kafka.json.v2+json")
+		case 4:
+			req = httptest.NewRequest("POST", "/topics/fz", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/vnd.kafka.protobuf.v2+json")
 		default:
 			req = httptest.NewRequest("POST", "/v3/clusters/"+id+"/topics/fz/records", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")

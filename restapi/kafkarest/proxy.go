@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,8 +40,9 @@ type Config struct {
 	// and the consumer bodies; default 64 MiB). The v3 streaming produce is
 	// bounded per record instead.
 	MaxBodyBytes int64
-	// SchemaRegistryURL is the schema registry of the Avro and JSON Schema
-	// formats (http(s)://host:port); empty: those formats answer 42206.
+	// SchemaRegistryURL is the schema registry of the Avro, Protobuf and
+	// JSON Schema formats (http(s)://host:port); empty: those formats
+	// answer 42206.
 	SchemaRegistryURL string
 }
 
@@ -63,8 +63,9 @@ type Proxy struct {
 	consumers *consumers
 
 	sr       *sr.Client // nil: no registry
-	avroMu   sync.Mutex
-	avroByID map[int]avro.Schema
+	schemaMu sync.Mutex
+	schemas  map[int]*parsedSchema // by registry id
+	inline   map[inlineKey]*parsedSchema
 
 	stop chan struct{}
 	done chan struct{}
@@ -102,7 +103,8 @@ func New(cfg Config) (*Proxy, error) {
 		if p.sr, err = sr.New(sr.Config{URLs: []string{cfg.SchemaRegistryURL}, Logger: cfg.Logger}); err != nil {
 			return nil, fmt.Errorf("kafkarest: %w", err)
 		}
-		p.avroByID = map[int]avro.Schema{}
+		p.schemas = map[int]*parsedSchema{}
+		p.inline = map[inlineKey]*parsedSchema{}
 	}
 	if p.prod, err = kgo.NewClient(prodOpts...); err != nil {
 		return nil, fmt.Errorf("kafkarest: producer: %w", err)

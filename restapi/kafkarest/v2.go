@@ -234,7 +234,7 @@ func (p *Proxy) v2Produce(w http.ResponseWriter, r *http.Request) {
 	var recs []v2Record
 	var perr *Error
 	var keyID, valueID *int
-	if f == formatAvro || f == formatJSONSchema {
+	if f.needsRegistry() {
 		recs, keyID, valueID, perr = p.parseSchemaProduce(r.Context(), f, topic, body)
 	} else {
 		recs, perr = parseV2Produce(f, body)

@@ -15,10 +15,11 @@ import (
 
 // v3PayloadInfo describes a produced key or value in a delivery report.
 type v3PayloadInfo struct {
-	Type     string `json:"type"`
-	Subject  string `json:"subject,omitempty"`
-	SchemaID int    `json:"schema_id,omitempty"`
-	Size     int    `json:"size"`
+	Type          string `json:"type"`
+	Subject       string `json:"subject,omitempty"`
+	SchemaID      int    `json:"schema_id,omitempty"`
+	SchemaVersion int    `json:"schema_version,omitempty"`
+	Size          int    `json:"size"`
 }
 
 // v3Report is a successful delivery report.
@@ -54,7 +55,7 @@ func payloadInfo(p v3Payload) *v3PayloadInfo {
 	if p.Type == "" {
 		return nil
 	}
-	return &v3PayloadInfo{Type: p.Type, Subject: p.Subject, SchemaID: p.SchemaID, Size: len(p.Bytes)}
+	return &v3PayloadInfo{Type: p.Type, Subject: p.Subject, SchemaID: p.SchemaID, SchemaVersion: p.SchemaVersion, Size: len(p.Bytes)}
 }
 
 // report is s's delivery report and its status.
@@ -105,6 +106,10 @@ func (s *slot) appendReport(dst []byte, cluster string) []byte {
 			dst = appendJSONString(dst, kv.p.Subject)
 			dst = append(dst, `,"schema_id":`...)
 			dst = strconv.AppendInt(dst, int64(kv.p.SchemaID), 10)
+			if kv.p.SchemaVersion != 0 {
+				dst = append(dst, `,"schema_version":`...)
+				dst = strconv.AppendInt(dst, int64(kv.p.SchemaVersion), 10)
+			}
 		}
 		dst = append(dst, `,"size":`...)
 		dst = strconv.AppendInt(dst, int64(len(kv.p.Bytes)), 10)
@@ -319,7 +324,7 @@ func (p *Proxy) v3Stream(w http.ResponseWriter, r *http.Request, c v3, topic str
 			break
 		}
 		if err != nil {
-			var se *json.SyntaxError
+			var se *streamSyntaxError
 			if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) {
 				push(failed(badRequest("Error processing JSON: %v", err)))
 			}
