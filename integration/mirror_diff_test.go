@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -43,6 +44,9 @@ var byteArrayConverters = map[string]string{
 func TestMirrorDifferentialMM2(t *testing.T) {
 	t.Parallel()
 	a := harness.ApacheKafka(t).Bootstrap()
+	if jars, _ := filepath.Glob(filepath.Join(harness.JarsDir(), "connect-mirror-[0-9]*.jar")); len(jars) == 0 {
+		t.Fatalf("no connect-mirror jar in %s: run bash integration/fetch-jars.sh", harness.JarsDir())
+	}
 	b := harness.TributaryBroker(t).Bootstrap()
 	c := harness.TributaryBroker(t).Bootstrap()
 	kc := harness.KafkaConnect(t, b, harness.WithConnectGroup("mm2-diff"),
