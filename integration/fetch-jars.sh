@@ -12,12 +12,14 @@
 # concurrent or interrupted run never leaves a half-filled directory behind.
 # The jars are never committed.
 #
-# connect-file (the FileStream connectors) and connect-basic-auth-extension
-# are not on Maven Central for 4.4.0; the pom takes 4.3.1, whose classes
+# connect-file (the FileStream connectors), connect-basic-auth-extension and
+# connect-mirror (MirrorMaker 2's connectors) are not on Maven Central for
+# 4.4.0; the pom takes 4.3.1, whose classes
 # reference
-# org.apache.kafka.common.utils.AppInfoParser, moved to
-# org.apache.kafka.common.utils.internals in 4.4. This script recompiles the
-# 4.3.1 sources against the 4.4.0 jars with that one import rewritten and
+# org.apache.kafka.common.utils.AppInfoParser (and, in connect-mirror's
+# driver, ...utils.Exit), moved to org.apache.kafka.common.utils.internals
+# in 4.4. This script recompiles the 4.3.1 sources against the 4.4.0 jars
+# with those imports rewritten and
 # replaces each jar with NAME-4.3.1-rebuilt-4.4.0.jar. Needs a JDK
 # (javac, jar) for that step. Debezium's PostgreSQL connector (3.6.1) needs
 # one class Kafka 4.4 moved; see the shim below.
@@ -83,7 +85,7 @@ rebuild_for_44() {
 		-DoutputDirectory="$build"
 	(cd "$build/src" && jar xf "$build/$artifact-$version-sources.jar")
 	find "$build/src" -name '*.java' -exec sed -i \
-		's/org\.apache\.kafka\.common\.utils\.AppInfoParser/org.apache.kafka.common.utils.internals.AppInfoParser/g' {} +
+		's/org\.apache\.kafka\.common\.utils\.\(AppInfoParser\|Exit\)\b/org.apache.kafka.common.utils.internals.\1/g' {} +
 	rm "$tmp/$artifact-$version.jar"
 	javac -nowarn --release 17 -encoding UTF-8 -cp "$tmp/*" -d "$build/classes" \
 		$(find "$build/src" -name '*.java')
@@ -96,6 +98,8 @@ cf_version="$(sed -n 's:.*<connect-file.version>\(.*\)</connect-file.version>.*:
 rebuild_for_44 connect-file "$cf_version"
 ba_version="$(sed -n 's:.*<basic-auth-extension.version>\(.*\)</basic-auth-extension.version>.*:\1:p' "$pom")"
 rebuild_for_44 connect-basic-auth-extension "$ba_version"
+mm_version="$(sed -n 's:.*<mirror-client.version>\(.*\)</mirror-client.version>.*:\1:p' "$pom")"
+rebuild_for_44 connect-mirror "$mm_version"
 
 # Debezium 3.6.1 calls org.apache.kafka.common.utils.Sanitizer, which Kafka
 # 4.4 moved to ...utils.internals (the only class Debezium references that

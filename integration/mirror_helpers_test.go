@@ -195,24 +195,10 @@ func readCheckpoints(t *testing.T, addr, topic string) map[string]mirror.Checkpo
 	return out
 }
 
-// commitGroup consumes n records of each partition of topic as group on
-// addr and commits them, returning the committed offsets.
+// commitGroup commits offsets of topic for group on addr.
 func commitGroup(t *testing.T, addr, group, topic string, offsets map[int32]int64) {
 	t.Helper()
-	adm := kadm.NewClient(mirrorClient(t, addr))
-	os := kadm.Offsets{}
-	for p, o := range offsets {
-		os.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := adm.CommitOffsets(ctx, group, os)
-	if err == nil {
-		err = resp.Error()
-	}
-	if err != nil {
-		t.Fatalf("commit %s: %v", group, err)
-	}
+	commitGroupMeta(t, addr, group, topic, offsets, "")
 }
 
 // waitFor polls cond every 200 ms until it returns "" or within passes.

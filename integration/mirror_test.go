@@ -48,9 +48,9 @@ func mirrorScenario(t *testing.T, a, b string, withJava bool) {
 	src := mirrorClient(t, a)
 	retention := "123456789"
 	mirrorCreateTopic(t, src, "orders", 3, map[string]*string{"retention.ms": &retention})
-	mirrorCreateTopic(t, src, "skip.internal", 1, nil)
+	mirrorCreateTopic(t, src, "skip.replica", 1, nil)
 	first := mirrorProduce(t, src, "orders", 3, 0, 3000)
-	mirrorProduce(t, src, "skip.internal", 1, 0, 10)
+	mirrorProduce(t, src, "skip.replica", 1, 0, 10)
 	// The group "app" read part of each partition on A.
 	committed := map[int32]int64{0: 400, 1: 1000, 2: 0}
 	commitGroup(t, a, "app", "orders", committed)
@@ -85,7 +85,7 @@ func mirrorScenario(t *testing.T, a, b string, withJava bool) {
 	if n := len(topics["A.orders"].Partitions); n != 3 {
 		t.Errorf("A.orders has %d partitions, want 3", n)
 	}
-	for _, name := range []string{"A.skip.internal", "skip.internal", "A.mm2-offset-syncs.B.internal"} {
+	for _, name := range []string{"A.skip.replica", "skip.replica", "A.mm2-offset-syncs.B.internal"} {
 		if topics.Has(name) {
 			t.Errorf("%s was replicated", name)
 		}

@@ -27,7 +27,7 @@ type CommonConfig struct {
 	EmitOffsetSyncs   bool     `key:"emit.offset-syncs.enabled" default:"true" importance:"low" doc:"Whether to store the new offset of the replicated records in offset-syncs topic or not. MirrorCheckpointConnector will not be able to sync group offsets or emit checkpoints if emit.checkpoints.enabled and/or sync.group.offsets.enabled are enabled while this is false."`
 	TopicFilterClass  string   `key:"topic.filter.class" default:"org.apache.kafka.connect.mirror.DefaultTopicFilter" importance:"low" doc:"TopicFilter to use. Selects topics to replicate. Only the default is supported."`
 	Topics            []string `key:"topics" default:".*" importance:"high" doc:"Topics to replicate. Supports comma-separated topic names and regexes."`
-	TopicsExclude     []string `key:"topics.exclude" default:".*[\\-\\.]internal, .*\\.replica, __.*" importance:"high" doc:"List of topics and/or regexes that should not be replicated."`
+	TopicsExclude     []string `key:"topics.exclude" default:"mm2.*\\.internal, .*\\.replica, __.*" importance:"high" doc:"List of topics and/or regexes that should not be replicated."`
 	PollTimeoutMs     int64    `key:"consumer.poll.timeout.ms" default:"1000" importance:"low" doc:"Timeout when polling source cluster."`
 }
 

@@ -68,8 +68,12 @@ func (f Filter) Accepts(name string) bool { return f.Include.Matches(name) && !f
 
 // Defaults of the filters' keys.
 const (
-	DefaultTopics        = ".*"
-	DefaultTopicsExclude = `.*[\-\.]internal, .*\.replica, __.*`
+	DefaultTopics = ".*"
+	// DefaultTopicsExclude is Kafka 4.x's DefaultTopicFilter default
+	// (connect-mirror 4.3.1): MirrorMaker 2's own internal topics,
+	// replicas and __ topics; other topics ending in .internal or
+	// -internal are copied.
+	DefaultTopicsExclude = `mm2.*\.internal, .*\.replica, __.*`
 	DefaultGroups        = ".*"
 	DefaultGroupsExclude = "console-consumer-.*, connect-.*, __.*"
 	// DefaultConfigPropertiesExclude is DefaultConfigPropertyFilter's

@@ -40,7 +40,7 @@ func TestDefaultPolicy(t *testing.T) {
 	if got := (DefaultPolicy{Separator: "_", NoInternalSeparator: true}).CheckpointsTopic("A"); got != "A.checkpoints.internal" {
 		t.Errorf("internal separator disabled: CheckpointsTopic = %q", got)
 	}
-	for topic, want := range map[string]bool{"__consumer_offsets": true, ".hidden": true, "connect-offsets-internal": true,
+	for topic, want := range map[string]bool{"__consumer_offsets": true, ".hidden": true, "connect-offsets-internal": false, "skip.internal": false,
 		"mm2-offset-syncs.B.internal": true, "A.checkpoints.internal": true, "orders": false, "A.orders": false} {
 		if got := p.IsInternalTopic(topic); got != want {
 			t.Errorf("IsInternalTopic(%q) = %v", topic, got)
@@ -89,7 +89,7 @@ func TestFilters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]bool{"orders": true, "a.internal": false, "a-internal": false, "x.replica": false,
+	for name, want := range map[string]bool{"orders": true, "a.internal": true, "a-internal": true, "mm2-configs.A.internal": false, "x.replica": false,
 		"__consumer_offsets": false, "internal": true, "orders.replica.x": true} {
 		if got := topics.Accepts(name); got != want {
 			t.Errorf("default topic filter %q = %v, want %v", name, got, want)

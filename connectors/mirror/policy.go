@@ -131,10 +131,17 @@ func (p DefaultPolicy) CheckpointsTopic(alias string) string {
 	return alias + p.internalSep() + "checkpoints" + p.internalSep() + "internal"
 }
 
-// IsInternalTopic implements ReplicationPolicy.
+// IsInternalTopic implements ReplicationPolicy: Kafka's
+// ReplicationPolicy.isInternalTopic of connect-mirror-client 4.3.1, true
+// for MirrorMaker 2's internal topics (mm2…<sep>internal and the
+// checkpoints topics) and for __… and .… topics. Other topics ending in
+// .internal or -internal (Kafka Connect's of a worker on the source, for
+// example) are not internal to MirrorMaker 2, as in Kafka.
 func (p DefaultPolicy) IsInternalTopic(topic string) bool {
-	return strings.HasSuffix(topic, p.internalSep()+"internal") || strings.HasPrefix(topic, "__") ||
-		strings.HasPrefix(topic, ".") || strings.HasSuffix(topic, "-internal") || strings.HasSuffix(topic, ".internal")
+	internal := p.internalSep() + "internal"
+	return strings.HasPrefix(topic, "mm2") && strings.HasSuffix(topic, internal) ||
+		strings.HasSuffix(topic, p.internalSep()+"checkpoints"+internal) ||
+		strings.HasPrefix(topic, "__") || strings.HasPrefix(topic, ".")
 }
 
 // IdentityPolicy is org.apache.kafka.connect.mirror.IdentityReplicationPolicy:

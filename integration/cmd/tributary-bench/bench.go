@@ -19,6 +19,7 @@ const benchOverview = `Usage: tributary-bench broker [flags]
        tributary-bench cluster [flags]
        tributary-bench rest [flags]
        tributary-bench many [flags]
+       tributary-bench mirror [flags]
 
 Benchmarks, each side by side with its reference in one run:
 
@@ -38,8 +39,12 @@ Benchmarks, each side by side with its reference in one run:
             plugin.isolation, beside Kafka Connect 4.4: memory (PSS, RSS),
             time until all run, idle CPU, status latency, and on a cluster
             the time to run everything again after a worker's SIGKILL
+  mirror    MirrorMaker 2 replication of 1M 1 KiB records between two
+            brokers, Tributary's mirror beside Kafka's connect-mirror on
+            Kafka Connect 4.4: records/s, CPU-s per million, replication
+            latency p50/p99
 
-Run 'tributary-bench <benchmark> --help' (broker, connect, cluster, rest, many)
+Run 'tributary-bench <benchmark> --help' (broker, connect, cluster, rest, many, mirror)
 for what each measures and its flags.
 `
 
@@ -179,8 +184,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if args[0] == "many" {
 		return runBenchMany(ctx, args[1:], stdout, stderr)
 	}
+	if args[0] == "mirror" {
+		return runBenchMirror(ctx, args[1:], stdout, stderr)
+	}
 	if args[0] != "broker" {
-		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker', 'connect', 'cluster', 'rest' and 'many' exist (see --help)\n", args[0])
+		fmt.Fprintf(stderr, "tributary-bench: unknown benchmark %q; 'broker', 'connect', 'cluster', 'rest', 'many' and 'mirror' exist (see --help)\n", args[0])
 		return 2
 	}
 	fs := flag.NewFlagSet("bench broker", flag.ContinueOnError)

@@ -14,7 +14,7 @@ func TestHelpListsEveryBenchmark(t *testing.T) {
 	if code := runBench(context.Background(), []string{"--help"}, &out, &out); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"tributary-bench broker", "tributary-bench connect", "tributary-bench cluster", "tributary-bench rest", "tributary-bench many", "--help"} {
+	for _, want := range []string{"tributary-bench broker", "tributary-bench connect", "tributary-bench cluster", "tributary-bench rest", "tributary-bench many", "tributary-bench mirror", "--help"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("--help does not mention %q:\n%s", want, out.String())
 		}

@@ -3,7 +3,8 @@
 // (tributary-bench broker), the Connect worker against Kafka Connect
 // (tributary-bench connect), its REST API under a burst of creates
 // against Kafka Connect's (tributary-bench rest), and many connectors on
-// one worker or a cluster against Kafka Connect (tributary-bench many). It
+// one worker or a cluster against Kafka Connect (tributary-bench many), and
+// MirrorMaker 2 replication against Kafka's (tributary-bench mirror). It
 // lives under integration/ because it starts
 // its peers with the test harness (kfake, the Apache Kafka and Kafka
 // Connect jars), which the product binary does not link:
