@@ -22,9 +22,14 @@ import (
 // implicitly, part 2); control batches come only from the broker itself.
 //
 // Batches are appended in request order on the connection's read goroutine,
-// which keeps idempotent sequences in order. acks=all (and acks=1 with
+// which keeps idempotent sequences in order. Nothing of the request is kept
+// once handleProduce returns (the batches are in the log file, the reply
+// holds its own copies), so its frame is reused (conn.readFrame). acks=all (and acks=1 with
 // tributary.acks1.fsync) is answered after the group commit fsynced every
 // written partition; acks=1 after the write; acks=0 not at all.
+
+// produceKey is Produce's API key.
+const produceKey int16 = 0
 
 func handleProduce(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.ProduceRequest)

@@ -53,6 +53,9 @@ type Broker struct {
 	// copyBufs are the buffers fetch data is copied through to TLS
 	// connections (no sendfile there): *[]byte of 256 KiB.
 	copyBufs sync.Pool
+	// produceFrames are the buffers Produce request frames are read into,
+	// *[]byte, reused once the request is handled (see conn.readFrame).
+	produceFrames sync.Pool
 
 	// requests counts and times requests; nil without Config.Metrics.
 	requests *requestMetrics

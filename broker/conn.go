@@ -135,12 +135,13 @@ func (c *conn) readLoop(replies chan<- *reply) error {
 		if size < 10 || size > c.b.cfg.MaxRequestBytes {
 			return fmt.Errorf("request frame of %d bytes is outside [10, %d] (socket.request.max.bytes)", size, c.b.cfg.MaxRequestBytes)
 		}
-		frame := make([]byte, size)
-		if _, err := io.ReadFull(br, frame); err != nil {
+		frame, release, err := c.readFrame(br, size)
+		if err != nil {
 			return fmt.Errorf("read request frame: %w", err)
 		}
 		start := time.Now()
 		r, err := c.handleFrame(frame)
+		release()
 		if err != nil {
 			return err
 		}
@@ -154,6 +155,36 @@ func (c *conn) readLoop(replies chan<- *reply) error {
 			return nil // the writer answers, then closes
 		}
 	}
+}
+
+// maxPooledFrame bounds the Produce frames whose buffers are pooled; larger
+// ones are allocated each time, so a rare huge request pins no memory.
+const maxPooledFrame = 16 << 20
+
+// readFrame reads a request frame of size bytes. A Produce frame, a
+// producer's whole batch data, goes into a pooled buffer, to be handed back
+// with release once the request is handled: handleProduce keeps nothing of
+// it. Other requests may keep slices of their frame (group metadata,
+// SASL tokens), so theirs are their own.
+func (c *conn) readFrame(br *bufio.Reader, size int32) (frame []byte, release func(), err error) {
+	release = func() {}
+	if key, err := br.Peek(2); err == nil && int16(binary.BigEndian.Uint16(key)) == produceKey && size <= maxPooledFrame {
+		pool := &c.b.produceFrames
+		buf, _ := pool.Get().(*[]byte)
+		if buf == nil || cap(*buf) < int(size) {
+			b := make([]byte, size)
+			buf = &b
+		}
+		frame = (*buf)[:size]
+		release = func() { pool.Put(buf) }
+	} else {
+		frame = make([]byte, size)
+	}
+	if _, err := io.ReadFull(br, frame); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return frame, release, nil
 }
 
 // handleFrame parses one request frame and starts handling it. An error

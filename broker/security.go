@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xdg-go/scram"
 
@@ -64,7 +65,10 @@ type security struct {
 	path string
 	mu   sync.RWMutex
 	data securityFile
-	auth *acl.Authorizer // replaced, never modified, on every ACL change
+	// auth is replaced, never modified, on every ACL change; requests
+	// load it without taking mu (it is read for every produced and
+	// fetched topic).
+	auth atomic.Pointer[acl.Authorizer]
 	cfg  *Config
 }
 
@@ -134,7 +138,7 @@ func (s *security) rebuildAuthorizer() {
 	for _, u := range s.cfg.SuperUsers {
 		a.SuperUsers[u] = true
 	}
-	s.auth = a
+	s.auth.Store(a)
 }
 
 // authorizer returns the current authorizer; nil when authorization is off.
@@ -142,9 +146,7 @@ func (s *security) authorizer() *acl.Authorizer {
 	if !s.cfg.Authorizer {
 		return nil
 	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.auth
+	return s.auth.Load()
 }
 
 // credential returns a user's SCRAM credential for a mechanism.

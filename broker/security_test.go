@@ -388,7 +388,7 @@ func TestSASLStateMachine(t *testing.T) {
 
 // testPKI writes a CA, a server certificate for 127.0.0.1 and a client
 // certificate (CN=client,OU=apps,O=tributary) as PEM files in dir.
-func testPKI(t *testing.T, dir string) (ca *x509.CertPool, client tls.Certificate, serverProps map[string]string) {
+func testPKI(t testing.TB, dir string) (ca *x509.CertPool, client tls.Certificate, serverProps map[string]string) {
 	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"}, NotBefore: time.Now().Add(-time.Hour),
