@@ -43,7 +43,16 @@ func mirrorKill9(t *testing.T, eos bool) {
 	if eos {
 		group = "mirror-kill-eos"
 		workerExtra = map[string]string{"exactly.once.source.support": "enabled"}
-		connExtra = map[string]string{"exactly.once.support": "required", "source.consumer.isolation.level": "read_committed"}
+		// A kill can leave a task's transaction open on the worker's
+		// offsets topic; the restarted worker reads that topic
+		// read_committed to its end, as Kafka Connect's does, so it starts
+		// once the broker has aborted the transaction: after
+		// transaction.timeout.ms (Kafka's default is a minute, as long as
+		// the harness waits for a worker to answer) plus the broker's
+		// 10 s abort interval. A shorter timeout keeps that within the
+		// wait.
+		connExtra = map[string]string{"exactly.once.support": "required", "source.consumer.isolation.level": "read_committed",
+			"producer.override.transaction.timeout.ms": "10000"}
 	}
 	r, w, restart := mirrorWorkerWith(t, b, group, workerExtra)
 	startMirror(r, "k", mirrorConfigs("A", a, "B", b, connExtra))
