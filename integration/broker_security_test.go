@@ -288,11 +288,15 @@ while len(got) < 5:
 c.close()
 print(",".join(got))
 `
+	// The script's answer is its standard output; librdkafka logs to
+	// standard error, and may still do so after the answer.
 	run := func(user, pw string) string {
 		cmd := exec.CommandContext(ctx, py, "-c", script, b.Bootstrap(), pki.CA, user, pw)
-		out, err := cmd.CombinedOutput()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("confluent-kafka as %s: %v\n%s", user, err, out)
+			t.Fatalf("confluent-kafka as %s: %v\n%s%s", user, err, out, stderr.String())
 		}
 		return strings.TrimSpace(string(out))
 	}
