@@ -14,12 +14,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// TestRESTProxyACLs creates, lists and deletes ACLs through the proxy's v3
-// API against the bundled broker with the StandardAuthorizer, and checks
-// each step with kadm.
-func TestRESTProxyACLs(t *testing.T) {
-	t.Parallel()
-	b := harness.TributaryBroker(t, func(c *broker.Config) {
+// authorizerBroker starts a bundled broker with the StandardAuthorizer on
+// a PLAINTEXT listener, whose clients (User:ANONYMOUS) are super users:
+// they may do anything, ACLs included.
+func authorizerBroker(t *testing.T) *harness.Broker {
+	t.Helper()
+	return harness.TributaryBroker(t, func(c *broker.Config) {
 		cfg, warnings, err := broker.FromProperties(properties.Properties(map[string]string{
 			"listeners":             "PLAINTEXT://127.0.0.1:0",
 			"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -31,6 +31,14 @@ func TestRESTProxyACLs(t *testing.T) {
 		cfg.LogDir, cfg.Logger, cfg.GroupInitialRebalanceDelay = c.LogDir, c.Logger, 0
 		*c = cfg
 	})
+}
+
+// TestRESTProxyACLs creates, lists and deletes ACLs through the proxy's v3
+// API against the bundled broker with the StandardAuthorizer, and checks
+// each step with kadm.
+func TestRESTProxyACLs(t *testing.T) {
+	t.Parallel()
+	b := authorizerBroker(t)
 	base := startRESTProxy(t, b.Bootstrap(), kafkarest.Config{})
 	ctx := testCtx(t)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap()))

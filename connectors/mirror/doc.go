@@ -13,6 +13,7 @@
 //
 // The deciding parts are pure and tested without sockets: the replication
 // policies (policy.go), the Java-regex filters (filter.go), the wire
-// formats (format.go), the offset-sync emission rules (syncwriter.go) and
-// the offset translation index (syncstore.go).
+// formats (format.go), the offset-sync emission rules (syncwriter.go),
+// the offset translation index (syncstore.go) and the mapping of source
+// topic ACLs to remote ones (acls.go).
 package mirror

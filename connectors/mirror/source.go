@@ -20,7 +20,8 @@ import (
 
 // SourceConnector returns MirrorSourceConnector: it replicates the topics
 // of the source cluster to the target (the worker's cluster) byte for
-// byte, and keeps the remote topics' partitions and configs in step.
+// byte, and keeps the remote topics' partitions, configs and ACLs in
+// step.
 func SourceConnector() sdk.Connector {
 	base := sdk.SourceConnector[SourceConfig]{
 		Class: SourceClass, Version: version,
@@ -143,24 +144,43 @@ func (s *sourceInstance) run(ctx context.Context, cc sdk.ConnectorContext) error
 		}
 		return time.NewTicker(time.Duration(sec) * time.Second).C
 	}
+	// Config and ACL syncs run at once, then every interval (Kafka's
+	// scheduleRepeating); the topic refresh waits an interval first.
+	now := func(on bool) <-chan time.Time {
+		if !on {
+			return nil
+		}
+		return time.After(0)
+	}
 	refresh := every(s.cfg.RefreshTopics, s.cfg.RefreshTopicsSec)
 	syncCfg := every(s.cfg.SyncConfigs, s.cfg.SyncConfigsSec)
-	first := time.After(0)
-	if !s.cfg.SyncConfigs {
-		first = nil
-	}
+	syncACL := every(s.cfg.SyncACLs, s.cfg.SyncACLsSec)
+	firstCfg, firstACL := now(s.cfg.SyncConfigs), now(s.cfg.SyncACLs)
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-first:
-			first = nil
+		case <-firstACL:
+			firstACL = nil
+			s.syncACLs(ctx)
+		case <-syncACL:
+			s.syncACLs(ctx)
+		case <-firstCfg:
+			firstCfg = nil
 			s.syncConfigs(ctx)
 		case <-syncCfg:
 			s.syncConfigs(ctx)
 		case <-refresh:
 			s.refresh(ctx, cc)
 		}
+	}
+}
+
+func (s *sourceInstance) syncACLs(ctx context.Context) {
+	actx, cancel := context.WithTimeout(ctx, s.cfg.adminTimeout())
+	defer cancel()
+	if err := s.syncer.syncACLs(actx); err != nil && ctx.Err() == nil {
+		s.logger.Warn("topic ACL sync failed", "error", err)
 	}
 }
 

@@ -55,8 +55,8 @@ func listTopics(ctx context.Context, adm *kadm.Client) (topicPartitions, error) 
 
 // topicSyncer keeps the remote topics of a MirrorSourceConnector in step
 // with the source: created with the same partition count and the
-// source's configs, partitions added when the source grows, configs
-// synced.
+// source's configs, partitions added when the source grows, configs and
+// ACLs synced.
 type topicSyncer struct {
 	cfg            *SourceConfig
 	policy         ReplicationPolicy
@@ -64,6 +64,7 @@ type topicSyncer struct {
 	configExclude  Pattern
 	source, target *kadm.Client
 	logger         *slog.Logger
+	noAuthorizer   bool // the source answered SECURITY_DISABLED to DescribeAcls (and it was logged)
 }
 
 // sourceTopics lists the source topics to replicate.
