@@ -58,8 +58,10 @@ type signalRecord struct {
 	ack func()
 }
 
-// condition is an additional condition of execute-snapshot: a filter (SQL
-// of a WHERE clause) for the tables its pattern matches.
+// condition is an additional condition of execute-snapshot: a filter for
+// the tables its pattern matches, SQL of a WHERE clause (incremental
+// snapshots; blocking ones accept it too) or, for a blocking snapshot, a
+// whole SELECT statement that replaces the table, as Debezium has it.
 type condition struct {
 	pattern *regexp.Regexp
 	filter  string

@@ -35,8 +35,9 @@ type snapshotter struct {
 	rows     atomic.Int64
 	doneTabs atomic.Int64
 	m        *cdcmetrics.Metrics
-	// conds are additional conditions (SQL) per table, of a blocking
-	// snapshot's signal.
+	// conds are additional conditions per table, of a blocking snapshot's
+	// signal: a SELECT statement that replaces the table (Debezium's form,
+	// as snapshot.select.statement.overrides) or a WHERE condition.
 	conds map[tableID]string
 	// offset, when set, gives the records' offset instead of the initial
 	// snapshot's (a blocking snapshot's records carry the stream's
@@ -280,14 +281,15 @@ func (s *snapshotter) readByKey(ctx context.Context, conn *pgx.Conn, t *table, s
 			}
 			conds = append(conds, "("+order+") > ("+strings.Join(lits, ", ")+")")
 		}
-		if c := s.conds[t.id]; c != "" {
-			conds = append(conds, "("+c+")")
+		from, cond, _ := s.source(t)
+		if cond != "" {
+			conds = append(conds, "("+cond+")")
 		}
 		where := ""
 		if len(conds) > 0 {
 			where = " WHERE " + strings.Join(conds, " AND ")
 		}
-		sql := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s LIMIT %d) TO STDOUT", selectList, t.id.quoted(), where, order, s.cfg.SnapshotFetchSize)
+		sql := fmt.Sprintf("COPY (SELECT %s FROM %s%s ORDER BY %s LIMIT %d) TO STDOUT", selectList, from, where, order, s.cfg.SnapshotFetchSize)
 		r.rows = 0
 		if _, err := conn.PgConn().CopyTo(ctx, r, sql); err != nil {
 			return total, fmt.Errorf("postgres: snapshot of %s: %w", t.id, err)
@@ -303,8 +305,36 @@ func (s *snapshotter) readByKey(ctx context.Context, conn *pgx.Conn, t *table, s
 	}
 }
 
-// readByCtid reads a table without a primary key in ranges of pages.
+// source returns what a table's rows are read from (the table, or the
+// signal's SELECT statement as a derived table, then replaced is true)
+// and the condition they must meet, if any.
+func (s *snapshotter) source(t *table) (from, cond string, replaced bool) {
+	c := strings.TrimRight(strings.TrimSpace(s.conds[t.id]), "; \t\n")
+	if isSelectStatement(c) {
+		return "(" + c + ") AS snapshot_select", "", true
+	}
+	return t.id.quoted(), c, false
+}
+
+// isSelectStatement reports whether an additional condition is a whole
+// SELECT statement (Debezium's form for blocking snapshots) rather than a
+// WHERE condition.
+func isSelectStatement(c string) bool {
+	f := strings.Fields(c)
+	return len(f) > 0 && (strings.EqualFold(f[0], "SELECT") || strings.EqualFold(f[0], "WITH"))
+}
+
+// readByCtid reads a table without a primary key in ranges of pages (or,
+// when a SELECT statement replaces the table, in one statement).
 func (s *snapshotter) readByCtid(ctx context.Context, conn *pgx.Conn, t *table, selectList string, r *rowReader) (int64, error) {
+	if from, _, replaced := s.source(t); replaced {
+		sql := fmt.Sprintf("COPY (SELECT %s FROM %s) TO STDOUT", selectList, from)
+		r.rows = 0
+		if _, err := conn.PgConn().CopyTo(ctx, r, sql); err != nil {
+			return 0, fmt.Errorf("postgres: snapshot of %s: %w", t.id, err)
+		}
+		return r.rows, r.err
+	}
 	var pages, relpages int64
 	var reltuples float64
 	err := conn.QueryRow(ctx, `SELECT pg_relation_size(c.oid) / current_setting('block_size')::int, c.relpages, c.reltuples
@@ -322,7 +352,7 @@ func (s *snapshotter) readByCtid(ctx context.Context, conn *pgx.Conn, t *table, 
 		if from+step >= pages { // the last range is open: pages added meanwhile hold no rows of the snapshot, but reading them is cheap
 			cond = fmt.Sprintf("ctid >= '(%d,0)'::tid", from)
 		}
-		if c := s.conds[t.id]; c != "" {
+		if _, c, _ := s.source(t); c != "" {
 			cond += " AND (" + c + ")"
 		}
 		sql := fmt.Sprintf("COPY (SELECT %s FROM %s WHERE %s) TO STDOUT", selectList, t.id.quoted(), cond)

@@ -78,3 +78,26 @@ func TestMergeMarksLastOnlyWhenComplete(t *testing.T) {
 		})
 	}
 }
+
+// TestSnapshotSource: a blocking snapshot's filter that is a SELECT (or
+// WITH) statement replaces the table as a derived table; any other filter
+// is a condition on the table.
+func TestSnapshotSource(t *testing.T) {
+	tab := &table{id: tableID{schema: "public", name: "items"}}
+	for _, c := range []struct {
+		filter, from, cond string
+		replaced           bool
+	}{
+		{"", `"public"."items"`, "", false},
+		{"id <= 5", `"public"."items"`, "id <= 5", false},
+		{"selected = true", `"public"."items"`, "selected = true", false},
+		{" select * from public.items where id <= 5;\n", "(select * from public.items where id <= 5) AS snapshot_select", "", true},
+		{"WITH x AS (SELECT * FROM public.items) SELECT * FROM x", "(WITH x AS (SELECT * FROM public.items) SELECT * FROM x) AS snapshot_select", "", true},
+	} {
+		s := &snapshotter{conds: map[tableID]string{tab.id: c.filter}}
+		from, cond, replaced := s.source(tab)
+		if from != c.from || cond != c.cond || replaced != c.replaced {
+			t.Errorf("filter %q: source %q, %q, %v; want %q, %q, %v", c.filter, from, cond, replaced, c.from, c.cond, c.replaced)
+		}
+	}
+}
