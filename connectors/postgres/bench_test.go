@@ -90,7 +90,7 @@ func BenchmarkSnapshotRow(b *testing.B) {
 	for i := range tb.columns {
 		cols = append(cols, i)
 	}
-	r := &rowReader{s: s, t: tb, cols: cols, txID: 7, out: out, ctx: context.Background(), vals: make([]any, len(tb.columns))}
+	r := newRowReader(context.Background(), s, tb, cols, 7, out, nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(row)))
 	for b.Loop() {
