@@ -518,7 +518,7 @@ func smallDecimal(s []byte, scale int32) (*big.Int, bool) {
 	if neg {
 		n = -n
 	}
-	return big.NewInt(n), true
+	return schema.DecimalFromInt64(n), true
 }
 
 func decodeVarDecimal(s []byte) (any, error) { return decodeVarDecimalAs(s, varDecimalSchema) }
