@@ -419,6 +419,7 @@ func (r *columnRule) apply(col *column, typname string) {
 	}
 	nc := *conv
 	nc.decode, nc.snapshot = wrap(conv.decode), wrap(conv.snapshot)
+	nc.text = false
 	nc.null = fn(nil)
 	if s, ok := nc.toast.(string); ok {
 		nc.toast = fn(s)

@@ -16,13 +16,19 @@ func splitCopyRow(row []byte, fields [][]byte, buf []byte) ([][]byte, []byte, er
 	if cap(buf) < len(row) {
 		buf = make([]byte, 0, len(row))
 	}
-	start := 0
-	for i := 0; i <= len(row); i++ {
-		if i < len(row) && row[i] != '\t' {
+	// Rows without a backslash (no NULL, nothing escaped) are only split.
+	plain := bytes.IndexByte(row, '\\') < 0
+	for more := true; more; {
+		f := row
+		if i := bytes.IndexByte(row, '\t'); i >= 0 {
+			f, row = row[:i], row[i+1:]
+		} else {
+			more = false
+		}
+		if plain {
+			fields = append(fields, f)
 			continue
 		}
-		f := row[start:i]
-		start = i + 1
 		if len(f) == 2 && f[0] == '\\' && f[1] == 'N' {
 			fields = append(fields, nil)
 			continue

@@ -188,7 +188,14 @@ func (s *sourceSchemas) sourceStruct(cfg *Config, t *table, pos *position, lsn a
 
 // event builds a change event's value.
 func (s *sourceSchemas) event(t *table, op string, before, after *schema.Struct, src *schema.Struct, now time.Time) *schema.Struct {
-	v := schema.NewStruct(t.envelopeSchema)
+	us := now.UnixMicro()
+	return fillEvent(schema.NewStruct(t.envelopeSchema), op, before, after, src, us/1000, us, now.UnixNano())
+}
+
+// fillEvent sets the fields of v, an empty envelope, to a change event's;
+// the times (int64s) come boxed, so that a caller can share them between
+// events.
+func fillEvent(v *schema.Struct, op string, before, after, src *schema.Struct, tsMs, tsUs, tsNs any) *schema.Struct {
 	if before != nil {
 		v.SetIndex(envBefore, before)
 	}
@@ -197,10 +204,9 @@ func (s *sourceSchemas) event(t *table, op string, before, after *schema.Struct,
 	}
 	v.SetIndex(envSource, src)
 	v.SetIndex(envOp, op)
-	us := now.UnixMicro()
-	v.SetIndex(envTsMs, us/1000)
-	v.SetIndex(envTsUs, us)
-	v.SetIndex(envTsNs, now.UnixNano())
+	v.SetIndex(envTsMs, tsMs)
+	v.SetIndex(envTsUs, tsUs)
+	v.SetIndex(envTsNs, tsNs)
 	return v
 }
 
@@ -255,17 +261,18 @@ func keyStruct(t *table, vals []any) *schema.Struct {
 	if t.keySchema == nil {
 		return nil
 	}
-	k := schema.NewStruct(t.keySchema)
-	for i, c := range t.key {
-		k.SetIndex(i, vals[c])
-	}
-	return k
+	return fillStruct(schema.NewStruct(t.keySchema), t.key, vals)
 }
 
 // valueStruct builds the row struct from the columns' values.
 func valueStruct(t *table, vals []any) *schema.Struct {
-	v := schema.NewStruct(t.valueSchema)
-	for i, c := range t.valueCols {
+	return fillStruct(schema.NewStruct(t.valueSchema), t.valueCols, vals)
+}
+
+// fillStruct sets the fields of v, an empty struct, to the values of the
+// columns cols (a field per column, in order).
+func fillStruct(v *schema.Struct, cols []int, vals []any) *schema.Struct {
+	for i, c := range cols {
 		v.SetIndex(i, vals[c])
 	}
 	return v

@@ -242,8 +242,7 @@ func (s *snapshotter) readTable(ctx context.Context, conn *pgx.Conn, t *table, t
 	if selectList == "" {
 		selectList = "NULL"
 	}
-	r := &rowReader{s: s, t: t, cols: cols, txID: txID, out: out, ctx: ctx, vals: make([]any, len(t.columns)),
-		scanned: s.m.TableRows("postgres", s.cfg.TopicPrefix, t.id.String())}
+	r := newRowReader(ctx, s, t, cols, txID, out, s.m.TableRows("postgres", s.cfg.TopicPrefix, t.id.String()))
 	var n int64
 	var err error
 	if len(t.pk) > 0 {
@@ -301,7 +300,7 @@ func (s *snapshotter) readByKey(ctx context.Context, conn *pgx.Conn, t *table, s
 		if r.rows < int64(s.cfg.SnapshotFetchSize) {
 			return total, nil
 		}
-		after = r.lastKey
+		after = r.lastKey()
 	}
 }
 
@@ -371,7 +370,9 @@ func (s *snapshotter) readByCtid(ctx context.Context, conn *pgx.Conn, t *table, 
 }
 
 // rowReader receives COPY rows (one per Write) and turns them into read
-// events.
+// events. Rows cost the plugin little beyond their values: the events'
+// structs come from blocks (slabs), their strings from shared blocks, and
+// the values boxed once per millisecond are shared.
 type rowReader struct {
 	ctx    context.Context
 	s      *snapshotter
@@ -383,20 +384,79 @@ type rowReader struct {
 	fields [][]byte
 	buf    []byte
 
-	// The source struct and offset of the rows read in the same
+	// The source struct, offset and times of the rows read in the same
 	// millisecond are shared (read-only; a marked event gets its own).
-	pos     position
-	lsnBox  any
-	src     *schema.Struct
-	off     sdk.Offset
-	batch   []sdk.SourceRecord
-	held    *sdk.SourceRecord // the table's latest event, to mark the last
-	count   int64             // events of this table so far
-	rows    int64             // rows of the current chunk
-	lastKey []string
-	err     error
+	pos                position
+	lsnBox             any
+	src                *schema.Struct
+	off                sdk.Offset
+	tsMs, tsUs, tsNs   any
+	values, keys, envs slab
+	strs               strings.Builder
+	// batch ends with the table's latest event (held back to be marked
+	// the table's last).
+	batch []sdk.SourceRecord
+	count int64 // events of this table so far
+	rows  int64 // rows of the current chunk
+	// keyText holds the text of the latest row's key columns, one after
+	// the other, keyEnds where each ends; keyFields are their fields.
+	keyText   []byte
+	keyEnds   []int
+	keyFields []int
+	err       error
 	// scanned is the table's RowsScanned.
 	scanned *sdk.Gauge
+}
+
+// newRowReader returns the reader of table t's columns cols.
+func newRowReader(ctx context.Context, s *snapshotter, t *table, cols []int, txID int64, out chan<- []sdk.SourceRecord, scanned *sdk.Gauge) *rowReader {
+	r := &rowReader{s: s, t: t, cols: cols, txID: txID, out: out, ctx: ctx, vals: make([]any, len(t.columns)), scanned: scanned,
+		values: slab{schema: t.valueSchema}, keys: slab{schema: t.keySchema}, envs: slab{schema: t.envelopeSchema}}
+	for _, k := range t.pk {
+		for i, c := range cols {
+			if c == k {
+				r.keyFields = append(r.keyFields, i)
+			}
+		}
+	}
+	return r
+}
+
+// slab hands out empty structs of one schema from blocks allocated
+// together (schema.NewStructs): the events of a batch live and die
+// together, so two allocations per block replace two per struct.
+type slab struct {
+	schema *schema.Schema
+	free   []schema.Struct
+}
+
+func (a *slab) next() *schema.Struct {
+	if len(a.free) == 0 {
+		a.free = schema.NewStructs(a.schema, snapshotBatch)
+	}
+	v := &a.free[0]
+	a.free = a.free[1:]
+	return v
+}
+
+// textBlock is the size of the blocks the strings of the rows are carved
+// from; a longer value gets its own string.
+const textBlock = 16 << 10
+
+// text returns b as a string carved from the current block of strings (a
+// block is never written again where a string was carved, and it lives as
+// long as one of its strings).
+func (r *rowReader) text(b []byte) string {
+	if len(b) > textBlock/8 {
+		return string(b)
+	}
+	if r.strs.Cap()-r.strs.Len() < len(b) {
+		r.strs = strings.Builder{}
+		r.strs.Grow(textBlock)
+	}
+	n := r.strs.Len()
+	r.strs.Write(b)
+	return r.strs.String()[n:]
 }
 
 func (r *rowReader) Write(p []byte) (int, error) {
@@ -412,31 +472,29 @@ func (r *rowReader) Write(p []byte) (int, error) {
 	clear(r.vals)
 	for i, c := range r.cols {
 		f := r.fields[i]
-		if f == nil {
-			r.vals[c] = r.t.columns[c].conv.null
-			continue
-		}
 		conv := r.t.columns[c].conv
-		dec := conv.decode
-		if conv.snapshot != nil {
-			dec = conv.snapshot
-		}
-		v, err := dec(f)
-		if err != nil {
-			r.err = fmt.Errorf("postgres: snapshot of %s: column %s: %w", r.t.id, r.t.columns[c].name, err)
-			return 0, r.err
-		}
-		r.vals[c] = v
-	}
-	if len(r.t.pk) > 0 {
-		r.lastKey = r.lastKey[:0]
-		for _, k := range r.t.pk {
-			for i, c := range r.cols {
-				if c == k {
-					r.lastKey = append(r.lastKey, string(r.fields[i]))
-				}
+		switch {
+		case f == nil:
+			r.vals[c] = conv.null
+		case conv.text:
+			r.vals[c] = r.text(f)
+		default:
+			dec := conv.decode
+			if conv.snapshot != nil {
+				dec = conv.snapshot
 			}
+			v, err := dec(f)
+			if err != nil {
+				r.err = fmt.Errorf("postgres: snapshot of %s: column %s: %w", r.t.id, r.t.columns[c].name, err)
+				return 0, r.err
+			}
+			r.vals[c] = v
 		}
+	}
+	r.keyText, r.keyEnds = r.keyText[:0], r.keyEnds[:0]
+	for _, i := range r.keyFields {
+		r.keyText = append(r.keyText, r.fields[i]...)
+		r.keyEnds = append(r.keyEnds, len(r.keyText))
 	}
 	r.rows++
 	r.s.rows.Add(1)
@@ -448,44 +506,60 @@ func (r *rowReader) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// lastKey returns the text of the latest row's key columns.
+func (r *rowReader) lastKey() []string {
+	key := make([]string, len(r.keyEnds))
+	from := 0
+	for i, end := range r.keyEnds {
+		key[i] = string(r.keyText[from:end])
+		from = end
+	}
+	return key
+}
+
 func (r *rowReader) emit() error {
 	s, t := r.s, r.t
 	r.count++
 	now := time.Now()
 	if r.pos.boxed == nil || now.Sub(r.pos.commitTs) > time.Millisecond {
-		// The source's time and the offset's are the read's, to the
-		// millisecond: the position is boxed, and the source struct and
-		// offset built, at most once a millisecond.
+		// The source's time, the offset's and the event's are the
+		// read's, to the millisecond: the position and times are boxed,
+		// and the source struct and offset built, at most once a
+		// millisecond.
 		r.pos = position{lsn: s.lsn, txID: r.txID, commitTs: now}
 		r.pos.box()
 		r.lsnBox = int64(s.lsn)
 		r.src = s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, snapTrue)
 		r.off = s.offsetAt(r.txID, now)
+		us := now.UnixMicro()
+		r.tsMs, r.tsUs, r.tsNs = us/1000, us, now.UnixNano()
 	}
 	src := r.src
 	if r.count == 1 {
 		src = s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, snapFirstTable)
 	}
-	after := valueStruct(t, r.vals)
+	after := fillStruct(r.values.next(), t.valueCols, r.vals)
 	rec := sdk.SourceRecord{
 		Partition: s.part, Offset: r.off, Topic: t.topic,
-		ValueSchema: t.envelopeSchema, Value: s.cat.src.event(t, opRead, nil, after, src, now),
+		ValueSchema: t.envelopeSchema, Value: fillEvent(r.envs.next(), opRead, nil, after, src, r.tsMs, r.tsUs, r.tsNs),
 	}
 	if t.keySchema != nil {
-		rec.KeySchema, rec.Key = t.keySchema, keyStruct(t, r.vals)
+		rec.KeySchema, rec.Key = t.keySchema, fillStruct(r.keys.next(), t.key, r.vals)
 	}
-	if r.held != nil {
-		r.batch = append(r.batch, *r.held)
-		if len(r.batch) >= snapshotBatch {
-			if err := r.flush(); err != nil {
-				return err
-			}
+	if len(r.batch) == snapshotBatch {
+		// Send all but the latest event.
+		held := r.batch[snapshotBatch-1]
+		r.batch = r.batch[:snapshotBatch-1]
+		if err := r.flush(); err != nil {
+			return err
 		}
+		r.batch = append(r.batch, held)
 	}
-	r.held = &rec
+	r.batch = append(r.batch, rec)
 	return nil
 }
 
+// flush sends the batch and starts another.
 func (r *rowReader) flush() error {
 	if len(r.batch) == 0 {
 		return nil
@@ -501,12 +575,8 @@ func (r *rowReader) flush() error {
 
 // finish marks the table's last event and sends what is left.
 func (r *rowReader) finish() error {
-	if r.held != nil {
-		if r.count > 1 {
-			setSnapshotMarker(r.held, snapLastTable)
-		}
-		r.batch = append(r.batch, *r.held)
-		r.held = nil
+	if r.count > 1 && len(r.batch) > 0 {
+		setSnapshotMarker(&r.batch[len(r.batch)-1], snapLastTable)
 	}
 	return r.flush()
 }

@@ -63,6 +63,10 @@ type converter struct {
 	snapshot decodeFunc
 	// null is the value of a NULL (nil, but a masked column's mask).
 	null any
+	// text says that decode is decodeString and snapshot nil: a value is
+	// its text as is (the snapshot then carves the strings of many rows
+	// from one block).
+	text bool
 }
 
 // typeMapper builds converters with the connector's type settings.
@@ -105,7 +109,7 @@ func (m *typeMapper) converter(oid uint32, typmod int32) (*converter, error) {
 	if t.typtype == 'e' {
 		s := &schema.Schema{Type: schema.TypeString, Name: nameEnum, Version: 1,
 			Parameters: map[string]string{"allowed": strings.Join(t.labels, ",")}}
-		return &converter{schema: s, decode: decodeString, toast: m.cfg.Placeholder}, nil
+		return &converter{schema: s, decode: decodeString, text: true, toast: m.cfg.Placeholder}, nil
 	}
 	if c := m.base(t.name, typmod); c != nil {
 		return c, nil
@@ -143,7 +147,7 @@ func (m *typeMapper) array(t *pgType, typmod int32) (*converter, error) {
 // base returns the converter of a base type, or nil when unknown.
 func (m *typeMapper) base(name string, typmod int32) *converter {
 	str := func(s *schema.Schema) *converter {
-		return &converter{schema: s, decode: decodeString, toast: m.cfg.Placeholder}
+		return &converter{schema: s, decode: decodeString, text: true, toast: m.cfg.Placeholder}
 	}
 	named := func(t schema.Type, n string) *schema.Schema { return &schema.Schema{Type: t, Name: n, Version: 1} }
 	switch name {
@@ -206,7 +210,7 @@ func (m *typeMapper) base(name string, typmod int32) *converter {
 		return &converter{schema: named(schema.TypeString, nameZonedTime), decode: decodeZonedTime}
 	case "interval":
 		if m.cfg.IntervalMode == "string" {
-			return &converter{schema: named(schema.TypeString, nameInterval), decode: decodeString}
+			return &converter{schema: named(schema.TypeString, nameInterval), decode: decodeString, text: true}
 		}
 		return &converter{schema: named(schema.TypeInt64, nameMicroDuration), decode: decodeMicroDuration}
 	case "bit":
@@ -232,7 +236,7 @@ func (m *typeMapper) numeric(typmod int32) *converter {
 	case "double":
 		return &converter{schema: schema.Float64, decode: decodeFloat64}
 	case "string":
-		return &converter{schema: schema.String, decode: decodeString}
+		return &converter{schema: schema.String, decode: decodeString, text: true}
 	}
 	if typmod < 4 { // no precision and scale: the scale varies
 		return &converter{schema: varDecimalSchema, decode: decodeVarDecimal}
@@ -514,7 +518,7 @@ func smallDecimal(s []byte, scale int32) (*big.Int, bool) {
 	if neg {
 		n = -n
 	}
-	return big.NewInt(n), true
+	return schema.DecimalFromInt64(n), true
 }
 
 func decodeVarDecimal(s []byte) (any, error) { return decodeVarDecimalAs(s, varDecimalSchema) }

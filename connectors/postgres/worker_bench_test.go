@@ -99,7 +99,7 @@ func snapshotBatches(b *testing.B, per, nb int) [][]byte {
 	for i := range tb.columns {
 		cols = append(cols, i)
 	}
-	r := &rowReader{s: s, t: tb, cols: cols, txID: 7, out: out, ctx: context.Background(), vals: make([]any, len(tb.columns))}
+	r := newRowReader(context.Background(), s, tb, cols, 7, out, nil)
 	for i := range per * nb {
 		v := append([]string(nil), vals...)
 		v[0] = strconv.Itoa(123456 + i)

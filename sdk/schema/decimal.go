@@ -55,6 +55,22 @@ type smallInt struct {
 	w [1]big.Word
 }
 
+// DecimalFromInt64 returns v as a big.Int in one allocation (big.NewInt
+// takes two for a value that outlives its caller), for the unscaled value
+// of a decimal.
+func DecimalFromInt64(v int64) *big.Int {
+	if bits.UintSize < 64 {
+		return big.NewInt(v)
+	}
+	x := &smallInt{}
+	if v >= 0 {
+		x.w[0] = big.Word(v)
+		return x.i.SetBits(x.w[:])
+	}
+	x.w[0] = big.Word(-v) // the magnitude; -MinInt64 wraps to 1<<63, right as unsigned
+	return x.i.Neg(x.i.SetBits(x.w[:]))
+}
+
 // DecimalFromBytes is the inverse of AppendDecimal. A value of one machine
 // word costs one allocation.
 func DecimalFromBytes(b []byte) *big.Int {
@@ -63,13 +79,7 @@ func DecimalFromBytes(b []byte) *big.Int {
 		for _, c := range b[1:] {
 			v = v<<8 | int64(c)
 		}
-		x := &smallInt{}
-		if v >= 0 {
-			x.w[0] = big.Word(v)
-			return x.i.SetBits(x.w[:])
-		}
-		x.w[0] = big.Word(-v) // the magnitude; -MinInt64 wraps to 1<<63, right as unsigned
-		return x.i.Neg(x.i.SetBits(x.w[:]))
+		return DecimalFromInt64(v)
 	}
 	v := new(big.Int).SetBytes(b)
 	if len(b) > 0 && b[0]&0x80 != 0 {

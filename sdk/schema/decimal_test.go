@@ -2,6 +2,7 @@ package schema
 
 import (
 	"bytes"
+	"math"
 	"math/big"
 	"testing"
 )
@@ -109,4 +110,18 @@ func FuzzDecimal(f *testing.F) {
 			t.Fatalf("%v: AppendDecimal %x (DecimalLen %d), want %x", want, enc, DecimalLen(got), javaToByteArray(want))
 		}
 	})
+}
+
+// TestDecimalFromInt64: the value of every int64, in one allocation.
+func TestDecimalFromInt64(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 123456, -123456, math.MaxInt64, math.MinInt64, math.MinInt64 + 1} {
+		if got := DecimalFromInt64(v); got.Cmp(big.NewInt(v)) != 0 {
+			t.Fatalf("DecimalFromInt64(%d) = %v", v, got)
+		}
+	}
+	var sink *big.Int
+	if n := testing.AllocsPerRun(100, func() { sink = DecimalFromInt64(-123456) }); n != 1 {
+		t.Fatalf("DecimalFromInt64 makes %v allocations, want 1", n)
+	}
+	_ = sink
 }
