@@ -131,20 +131,23 @@ type v2Record struct {
 	Partition  int32  // -1: not given
 }
 
-// parseV2Produce decodes a v2 produce body in embedded format f. Nothing is
-// produced unless the whole body is valid.
-func parseV2Produce(f format, body []byte) ([]v2Record, *Error) {
-	var req struct {
-		KeySchema     *string `json:"key_schema"`
-		KeySchemaID   *int    `json:"key_schema_id"`
-		ValueSchema   *string `json:"value_schema"`
-		ValueSchemaID *int    `json:"value_schema_id"`
-		Records       []struct {
-			Key       json.RawMessage `json:"key"`
-			Value     json.RawMessage `json:"value"`
-			Partition *int32          `json:"partition"`
-		} `json:"records"`
-	}
+// v2ProduceBody is a v2 produce request's body, in every format: the
+// schema fields matter only to the schema formats.
+type v2ProduceBody struct {
+	KeySchema     *string `json:"key_schema"`
+	KeySchemaID   *int    `json:"key_schema_id"`
+	ValueSchema   *string `json:"value_schema"`
+	ValueSchemaID *int    `json:"value_schema_id"`
+	Records       []struct {
+		Key       json.RawMessage `json:"key"`
+		Value     json.RawMessage `json:"value"`
+		Partition *int32          `json:"partition"`
+	} `json:"records"`
+}
+
+// decodeV2Produce decodes a v2 produce body, refusing one without records.
+func decodeV2Produce(body []byte) (*v2ProduceBody, *Error) {
+	var req v2ProduceBody
 	if err := decodeStrict(body, &req); err != nil {
 		return nil, err
 	}
@@ -153,6 +156,16 @@ func parseV2Produce(f format, body []byte) ([]v2Record, *Error) {
 	}
 	if len(req.Records) == 0 {
 		return nil, unprocessable("records may not be empty")
+	}
+	return &req, nil
+}
+
+// parseV2Produce decodes a v2 produce body in embedded format f. Nothing is
+// produced unless the whole body is valid.
+func parseV2Produce(f format, body []byte) ([]v2Record, *Error) {
+	req, err := decodeV2Produce(body)
+	if err != nil {
+		return nil, err
 	}
 	if f.needsRegistry() {
 		return nil, errRegistryMissing

@@ -298,25 +298,9 @@ func (p *Proxy) parseSchemaProduce(ctx context.Context, f format, topic string, 
 	if p.sr == nil {
 		return nil, nil, nil, errRegistryMissing
 	}
-	var req struct {
-		KeySchema     *string `json:"key_schema"`
-		KeySchemaID   *int    `json:"key_schema_id"`
-		ValueSchema   *string `json:"value_schema"`
-		ValueSchemaID *int    `json:"value_schema_id"`
-		Records       []struct {
-			Key       json.RawMessage `json:"key"`
-			Value     json.RawMessage `json:"value"`
-			Partition *int32          `json:"partition"`
-		} `json:"records"`
-	}
-	if err := decodeStrict(body, &req); err != nil {
-		return nil, nil, nil, err
-	}
-	if req.Records == nil {
-		return nil, nil, nil, unprocessable("records may not be null")
-	}
-	if len(req.Records) == 0 {
-		return nil, nil, nil, unprocessable("records may not be empty")
+	req, perr := decodeV2Produce(body)
+	if perr != nil {
+		return nil, nil, nil, perr
 	}
 	var hasKeys, hasValues bool
 	for _, r := range req.Records {
