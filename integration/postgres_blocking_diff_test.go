@@ -69,7 +69,12 @@ func TestPostgresDebeziumBlockingDiff(t *testing.T) {
 		"additional-conditions": [{"data-collection": "public.items", "filter": "SELECT * FROM public.items WHERE id <= %d ORDER BY id"},
 			{"data-collection": "public.nokey", "filter": "SELECT * FROM public.nokey WHERE a %% 3 = 0 ORDER BY a DESC"}]}`, read))
 	// Changes to rows the snapshot does not read, committed while it runs:
-	// the stream holds them until the snapshot ends.
+	// the stream holds them until the snapshot ends. They are committed once
+	// both have sent a read: Debezium pauses its stream on another thread
+	// after taking the signal, so a change committed at once could still
+	// come out before its reads (seen in CI).
+	dbzEvents.until(3*time.Minute, "Debezium's blocking snapshot to start", func(es []cdcEvent) bool { return len(es) >= 2 })
+	ourEvents.until(time.Minute, "Tributary's blocking snapshot to start", func(es []cdcEvent) bool { return len(es) >= 2 })
 	conn := pgConn(t, pg)
 	for i := range changes {
 		if _, err := conn.Exec(t.Context(), "UPDATE items SET price = -1 WHERE id = $1", read+1+i); err != nil {
