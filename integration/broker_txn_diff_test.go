@@ -319,16 +319,37 @@ func txnScenario(ctx context.Context, t *testing.T, tg diffTarget) map[string]st
 	}
 	end("EndTxn(commit) with no transaction, v4", 4, epoch, true)
 
+	// settled waits until t1's markers are written: Kafka answers EndTxn v4
+	// once the transaction is PrepareCommit/PrepareAbort and writes the
+	// markers after, so a produce sent at once can land before them (and
+	// be aborted with the previous transaction).
+	settled := func() {
+		dt := kmsg.NewPtrDescribeTransactionsRequest()
+		dt.TransactionalIDs = []string{"t1"}
+		for {
+			s := request[*kmsg.DescribeTransactionsResponse](ctx, t, tg, dt).TransactionStates[0].State
+			if s == "CompleteCommit" || s == "CompleteAbort" || s == "Empty" {
+				return
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: t1 still %s", tg.name, s)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
 	// Transaction A: 3 records in partition 0, committed (TV1: v4).
 	add("AddPartitionsToTxn", "t1", pid, epoch, 0)
 	produce("Produce A", 11, epoch, 0, 0, "a1", "a2", "a3")
 	end("EndTxn(commit) A, v4", 4, epoch, true)
 	end("EndTxn(commit) A retried, v4", 4, epoch, true)
 	end("EndTxn(abort) after a commit, v4", 4, epoch, false)
+	settled()
 	// Transaction B: 2 records, aborted.
 	add("AddPartitionsToTxn B", "t1", pid, epoch, 0)
 	produce("Produce B", 11, epoch, 3, 0, "b1", "b2")
 	end("EndTxn(abort) B, v4", 4, epoch, false)
+	settled()
 	// Transaction C: TV2 (Produce v12 adds the partition, EndTxn v5
 	// bumps the epoch), left open while we fetch.
 	produce("Produce C v12 (implicit add)", 12, epoch, 5, 0, "c1")
