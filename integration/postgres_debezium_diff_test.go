@@ -165,10 +165,43 @@ func TestPostgresDebeziumDiff(t *testing.T) {
 			os.WriteFile(filepath.Join(dir, name+".txt"), b.Bytes(), 0o644)
 		}
 	}
+	// The times themselves differ, their shape must not: a snapshot's
+	// source time is the snapshot transaction's, the same for every read,
+	// and no later than the reads' own times.
+	if a, b := snapshotTimes(dbzEvents.got), snapshotTimes(ourEvents.got); a != b {
+		diffs++
+		fmt.Fprintf(&report, "snapshot times:\n  Debezium:  %s\n  Tributary: %s\n", a, b)
+	}
 	if diffs > 0 {
 		t.Fatalf("%d differences between Debezium and Tributary:\n%s", diffs, report.String())
 	}
-	t.Logf("%d events equal to Debezium's across %d topics", len(ourEvents.got), len(topics))
+	t.Logf("%d events equal to Debezium's across %d topics; snapshot times: %s", len(ourEvents.got), len(topics), snapshotTimes(ourEvents.got))
+}
+
+// snapshotTimes describes the times of the snapshot's read events: how
+// many distinct source times they have, and whether each event's own time
+// (ts_us) is at or after its source's.
+func snapshotTimes(es []cdcEvent) string {
+	us := func(m map[string]any) int64 {
+		n, _ := m["ts_us"].(json.Number)
+		v, _ := n.Int64()
+		return v
+	}
+	sources := map[int64]bool{}
+	reads, ordered := 0, 0
+	for _, e := range es {
+		if e.op() != "r" {
+			continue
+		}
+		reads++
+		src, _ := e.value["source"].(map[string]any)
+		st, et := us(src), us(e.value)
+		sources[st] = true
+		if st > 0 && et >= st {
+			ordered++
+		}
+	}
+	return fmt.Sprintf("%d reads, %d distinct source ts_us, %d with ts_us >= source ts_us", reads, len(sources), ordered)
 }
 
 // eventPart renders one part of an event as canonical JSON, with the fields

@@ -107,7 +107,7 @@ func BenchmarkSnapshotRow(b *testing.B) {
 	for i := range tb.columns {
 		cols = append(cols, i)
 	}
-	r := newRowReader(context.Background(), s, tb, cols, 7, out, nil)
+	r := newRowReader(context.Background(), s, tb, cols, 7, time.Now(), out, nil)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(row)))
 	report := cpuPerOp(b)

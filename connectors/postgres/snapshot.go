@@ -174,14 +174,14 @@ func (s *snapshotter) merge(ctx context.Context, in <-chan []sdk.SourceRecord, o
 	}
 	setSnapshotMarker(held, snapLast)
 	if s.offset == nil {
-		held.Offset = maps.Clone(held.Offset) // shared with the rows read in the same millisecond
+		held.Offset = maps.Clone(held.Offset) // shared with the table's other rows
 		held.Offset[offLastSnapshot] = true
 	}
 	return send([]sdk.SourceRecord{*held})
 }
 
-// setSnapshotMarker gives a read event a source struct of its own (the
-// rows read in the same millisecond share one) with the marker.
+// setSnapshotMarker gives a read event a source struct of its own (a
+// table's rows share one) with the marker.
 func setSnapshotMarker(r *sdk.SourceRecord, marker string) {
 	v := r.Value.(*schema.Struct)
 	shared := v.GetIndex(envSource).(*schema.Struct)
@@ -212,12 +212,15 @@ func (s *snapshotter) worker(ctx context.Context, queue <-chan *table, out chan<
 	if _, err := conn.Exec(ctx, "SET LOCAL enable_sort = off"); err != nil {
 		return fmt.Errorf("postgres: snapshot settings: %w", err)
 	}
+	// The source's time of every read event is, as Debezium's, the
+	// database's CURRENT_TIMESTAMP in the snapshot's transaction.
 	var xmin int64
-	if err := conn.QueryRow(ctx, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint").Scan(&xmin); err != nil {
-		return fmt.Errorf("postgres: snapshot xmin: %w", err)
+	var ts time.Time
+	if err := conn.QueryRow(ctx, "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint, CURRENT_TIMESTAMP").Scan(&xmin, &ts); err != nil {
+		return fmt.Errorf("postgres: snapshot xmin and time: %w", err)
 	}
 	for t := range queue {
-		if err := s.readTable(ctx, conn, t, xmin, out); err != nil {
+		if err := s.readTable(ctx, conn, t, xmin, ts, out); err != nil {
 			return err
 		}
 		s.doneTabs.Add(1)
@@ -227,8 +230,9 @@ func (s *snapshotter) worker(ctx context.Context, queue <-chan *table, out chan<
 	return nil
 }
 
-// readTable reads one table in chunks.
-func (s *snapshotter) readTable(ctx context.Context, conn *pgx.Conn, t *table, txID int64, out chan<- []sdk.SourceRecord) error {
+// readTable reads one table in chunks; txID and ts are the source's
+// transaction id and time of its events.
+func (s *snapshotter) readTable(ctx context.Context, conn *pgx.Conn, t *table, txID int64, ts time.Time, out chan<- []sdk.SourceRecord) error {
 	start := time.Now()
 	var cols []int
 	var names []string
@@ -242,7 +246,7 @@ func (s *snapshotter) readTable(ctx context.Context, conn *pgx.Conn, t *table, t
 	if selectList == "" {
 		selectList = "NULL"
 	}
-	r := newRowReader(ctx, s, t, cols, txID, out, s.m.TableRows("postgres", s.cfg.TopicPrefix, t.id.String()))
+	r := newRowReader(ctx, s, t, cols, txID, ts, out, s.m.TableRows("postgres", s.cfg.TopicPrefix, t.id.String()))
 	var n int64
 	var err error
 	if len(t.pk) > 0 {
@@ -372,25 +376,28 @@ func (s *snapshotter) readByCtid(ctx context.Context, conn *pgx.Conn, t *table, 
 // rowReader receives COPY rows (one per Write) and turns them into read
 // events. Rows cost the plugin little beyond their values: the events'
 // structs come from blocks (slabs), their strings from shared blocks, and
-// the values boxed once per millisecond are shared.
+// the source struct and offset are the table's, shared.
 type rowReader struct {
 	ctx    context.Context
 	s      *snapshotter
 	t      *table
 	cols   []int
 	txID   int64
+	srcTs  time.Time // the source's time of every event
 	out    chan<- []sdk.SourceRecord
 	vals   []any
 	fields [][]byte
 	buf    []byte
 
-	// The source struct, offset and times of the rows read in the same
-	// millisecond are shared (read-only; a marked event gets its own).
+	// The source struct and offset are shared by the table's events
+	// (read-only; a marked event gets its own), the event's ts_ms by the
+	// events read in the same millisecond.
 	pos                position
 	lsnBox             any
 	src                *schema.Struct
 	off                sdk.Offset
-	tsMs, tsUs, tsNs   any
+	ms                 int64
+	tsMs               any
 	values, keys, envs slab
 	strs               strings.Builder
 	// batch ends with the table's latest event (held back to be marked
@@ -409,8 +416,8 @@ type rowReader struct {
 }
 
 // newRowReader returns the reader of table t's columns cols.
-func newRowReader(ctx context.Context, s *snapshotter, t *table, cols []int, txID int64, out chan<- []sdk.SourceRecord, scanned *sdk.Gauge) *rowReader {
-	r := &rowReader{s: s, t: t, cols: cols, txID: txID, out: out, ctx: ctx, vals: make([]any, len(t.columns)), scanned: scanned,
+func newRowReader(ctx context.Context, s *snapshotter, t *table, cols []int, txID int64, ts time.Time, out chan<- []sdk.SourceRecord, scanned *sdk.Gauge) *rowReader {
+	r := &rowReader{s: s, t: t, cols: cols, txID: txID, srcTs: ts, out: out, ctx: ctx, vals: make([]any, len(t.columns)), scanned: scanned,
 		values: slab{schema: t.valueSchema}, keys: slab{schema: t.keySchema}, envs: slab{schema: t.envelopeSchema}}
 	for _, k := range t.pk {
 		for i, c := range cols {
@@ -520,19 +527,20 @@ func (r *rowReader) lastKey() []string {
 func (r *rowReader) emit() error {
 	s, t := r.s, r.t
 	r.count++
-	now := time.Now()
-	if r.pos.boxed == nil || now.Sub(r.pos.commitTs) > time.Millisecond {
-		// The source's time, the offset's and the event's are the
-		// read's, to the millisecond: the position and times are boxed,
-		// and the source struct and offset built, at most once a
-		// millisecond.
-		r.pos = position{lsn: s.lsn, txID: r.txID, commitTs: now}
+	if r.pos.boxed == nil {
+		// The source's time and the offset's are the snapshot's (as
+		// Debezium's): the table's events share them.
+		r.pos = position{lsn: s.lsn, txID: r.txID, commitTs: r.srcTs}
 		r.pos.box()
 		r.lsnBox = int64(s.lsn)
 		r.src = s.cat.src.sourceStruct(s.cfg, t, &r.pos, r.lsnBox, snapTrue)
-		r.off = s.offsetAt(r.txID, now)
-		us := now.UnixMicro()
-		r.tsMs, r.tsUs, r.tsNs = us/1000, us, now.UnixNano()
+		r.off = s.offsetAt(r.txID, r.srcTs)
+	}
+	// The event's time is the read's (Debezium's clock).
+	now := time.Now()
+	us := now.UnixMicro()
+	if ms := floorDiv(us, 1000); ms != r.ms || r.tsMs == nil {
+		r.ms, r.tsMs = ms, ms
 	}
 	src := r.src
 	if r.count == 1 {
@@ -541,7 +549,7 @@ func (r *rowReader) emit() error {
 	after := fillStruct(r.values.next(), t.valueCols, r.vals)
 	rec := sdk.SourceRecord{
 		Partition: s.part, Offset: r.off, Topic: t.topic,
-		ValueSchema: t.envelopeSchema, Value: fillEvent(r.envs.next(), opRead, nil, after, src, r.tsMs, r.tsUs, r.tsNs),
+		ValueSchema: t.envelopeSchema, Value: fillEvent(r.envs.next(), opRead, nil, after, src, r.tsMs, us, now.UnixNano()),
 	}
 	if t.keySchema != nil {
 		rec.KeySchema, rec.Key = t.keySchema, fillStruct(r.keys.next(), t.key, r.vals)

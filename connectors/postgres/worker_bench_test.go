@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tributary-dev/tributary/sdk"
 	"github.com/tributary-dev/tributary/sdk/protocol/wire"
@@ -99,7 +100,7 @@ func snapshotBatches(b *testing.B, per, nb int) [][]byte {
 	for i := range tb.columns {
 		cols = append(cols, i)
 	}
-	r := newRowReader(context.Background(), s, tb, cols, 7, out, nil)
+	r := newRowReader(context.Background(), s, tb, cols, 7, time.Now(), out, nil)
 	for i := range per * nb {
 		v := append([]string(nil), vals...)
 		v[0] = strconv.Itoa(123456 + i)
