@@ -112,6 +112,7 @@ func handleDeleteACLs(c *conn, kreq kmsg.Request) *reply {
 	req := kreq.(*kmsg.DeleteACLsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteACLsResponse)
 	fail := func(code int16, msg string) *reply {
+		resp.Results = resp.Results[:0] // one result per filter, whatever was filled before
 		for range req.Filters {
 			r := kmsg.NewDeleteACLsResponseResult()
 			r.ErrorCode, r.ErrorMessage = code, &msg
