@@ -119,6 +119,7 @@ type Client struct {
 	versions map[subjectKey]int // Lookup answers
 	numbered map[versionKey]SubjectSchema
 	latest   *latestCache // nil: Latest is not cached
+	flights  map[string]*latestFlight
 	now      func() time.Time
 }
 
@@ -138,7 +139,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{userInfo: cfg.UserInfo, bearer: cfg.BearerToken, timeout: cfg.Timeout, http: cfg.HTTP, log: cfg.Logger,
 		byID: map[int]Schema{}, ids: map[subjectKey]int{}, versions: map[subjectKey]int{},
-		numbered: map[versionKey]SubjectSchema{}, latest: newLatestCache(cfg.LatestTTL, cfg.LatestCacheSize), now: cfg.Now}
+		numbered: map[versionKey]SubjectSchema{}, latest: newLatestCache(cfg.LatestTTL, cfg.LatestCacheSize), flights: map[string]*latestFlight{}, now: cfg.Now}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -353,8 +354,13 @@ func (c *Client) Register(ctx context.Context, subject string, s Schema, normali
 	if _, ok := c.byID[out.ID]; !ok {
 		c.byID[out.ID] = s
 	}
-	// The subject may have a new latest version now.
+	// The subject may have a new latest version now, also for a request
+	// in flight.
 	c.latest.invalidate(subject)
+	if f := c.flights[subject]; f != nil {
+		f.stale = true
+		delete(c.flights, subject)
+	}
 	c.mu.Unlock()
 	return out.ID, nil
 }
@@ -406,24 +412,65 @@ func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
 
 // Latest returns subject's latest version (GET
 // /subjects/{subject}/versions/latest). The latest version changes, so it
-// is cached only as Config.LatestTTL says: not at all by default.
+// is cached only as Config.LatestTTL says: not at all by default. With
+// the cache on, concurrent calls for a subject that is not cached share
+// one request and its answer, error included.
 func (c *Client) Latest(ctx context.Context, subject string) (SubjectSchema, error) {
 	c.mu.Lock()
 	out, ok := c.latest.get(subject, c.now())
-	c.mu.Unlock()
 	if ok {
+		c.mu.Unlock()
 		return out, nil
 	}
-	if err := c.do(ctx, http.MethodGet, subjectPath(subject)+"/versions/latest", nil, &out); err != nil {
+	var f *latestFlight
+	if c.latest != nil {
+		if f = c.flights[subject]; f != nil {
+			c.mu.Unlock()
+			select {
+			case <-f.done:
+				return f.ss, f.err
+			case <-ctx.Done():
+				return SubjectSchema{}, fmt.Errorf("sr: latest version of subject %s: %w", subject, ctx.Err())
+			}
+		}
+		f = &latestFlight{done: make(chan struct{})}
+		c.flights[subject] = f
+	}
+	c.mu.Unlock()
+	err := c.do(ctx, http.MethodGet, subjectPath(subject)+"/versions/latest", nil, &out)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		if _, ok := c.byID[out.ID]; !ok {
+			c.byID[out.ID] = out.Schema
+		}
+		if f == nil || !f.stale {
+			c.latest.put(subject, out, c.now())
+		}
+	}
+	if f != nil {
+		if c.flights[subject] == f {
+			delete(c.flights, subject)
+		}
+		if err == nil {
+			f.ss = out
+		}
+		f.err = err
+		close(f.done)
+	}
+	if err != nil {
 		return SubjectSchema{}, err
 	}
-	c.mu.Lock()
-	if _, ok := c.byID[out.ID]; !ok {
-		c.byID[out.ID] = out.Schema
-	}
-	c.latest.put(subject, out, c.now())
-	c.mu.Unlock()
 	return out, nil
+}
+
+// latestFlight is a request for a subject's latest version in flight,
+// which concurrent callers wait for.
+type latestFlight struct {
+	done  chan struct{} // closed when ss, err are set
+	ss    SubjectSchema
+	err   error
+	stale bool // the client registered under the subject meanwhile: not cached
 }
 
 // Version returns one version of subject (GET

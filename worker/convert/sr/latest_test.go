@@ -3,6 +3,7 @@ package sr
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -18,6 +19,9 @@ type versionsRegistry struct {
 	mu       sync.Mutex
 	requests map[string]int
 	subjects map[string][]string // schema texts by version-1
+	// With gate set, a GET signals entered (when it has room), then waits
+	// for gate to close.
+	gate, entered chan struct{}
 }
 
 func newVersionsRegistry(t *testing.T) *versionsRegistry {
@@ -28,6 +32,13 @@ func newVersionsRegistry(t *testing.T) *versionsRegistry {
 }
 
 func (r *versionsRegistry) serve(w http.ResponseWriter, req *http.Request) {
+	if r.gate != nil && req.Method == http.MethodGet {
+		select {
+		case r.entered <- struct{}{}:
+		default:
+		}
+		<-r.gate
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.requests[req.Method+" "+req.URL.Path]++
@@ -222,5 +233,64 @@ func TestLatestCacheCore(t *testing.T) {
 	}
 	if len(c.items) != 0 || c.order.Len() != 0 {
 		t.Fatalf("expired entry kept: %d items, %d in order", len(c.items), c.order.Len())
+	}
+}
+
+// TestLatestConcurrentCallsShareOneRequest: callers that miss the cache
+// while a request for the subject is in flight wait for its answer.
+func TestLatestConcurrentCallsShareOneRequest(t *testing.T) {
+	reg := newVersionsRegistry(t)
+	c := latestClient(t, reg, &clock{now: time.Unix(1_700_000_000, 0)}, time.Minute, 0)
+	reg.gate, reg.entered = make(chan struct{}), make(chan struct{}, 1)
+	const callers = 20
+	errs := make(chan error, callers)
+	for range callers {
+		go func() {
+			got, err := c.Latest(context.Background(), "s")
+			if err == nil && got.Schema.Schema != `"v1"` {
+				err = fmt.Errorf("got %+v", got)
+			}
+			errs <- err
+		}()
+	}
+	<-reg.entered // one request is in flight; the others find it or the cache
+	close(reg.gate)
+	for range callers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := reg.latestAsked("s"); n != 1 {
+		t.Fatalf("%d concurrent calls asked %d times, want 1", callers, n)
+	}
+}
+
+// TestLatestInFlightDuringRegisterNotCached: an answer asked for before
+// the client registered a new version under the subject is returned to
+// its caller but not cached.
+func TestLatestInFlightDuringRegisterNotCached(t *testing.T) {
+	reg := newVersionsRegistry(t)
+	c := latestClient(t, reg, &clock{now: time.Unix(1_700_000_000, 0)}, time.Minute, 0)
+	reg.gate, reg.entered = make(chan struct{}), make(chan struct{}, 1)
+	got := make(chan SubjectSchema, 1)
+	go func() {
+		ss, err := c.Latest(context.Background(), "s")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- ss
+	}()
+	<-reg.entered // the request is in flight; the client registers "v2"
+	if _, err := c.Register(context.Background(), "s", Schema{Schema: `"v2"`}, false); err != nil {
+		t.Fatal(err)
+	}
+	close(reg.gate)
+	<-got
+	mustLatest(t, c, "s", `"v2"`)
+	mustLatest(t, c, "s", `"v2"`)
+	// The one in flight, then one after it (its answer was not cached),
+	// then the cache.
+	if n := reg.latestAsked("s"); n != 2 {
+		t.Fatalf("asked %d times, want 2", n)
 	}
 }
