@@ -24,6 +24,15 @@ import (
 // documentation gives its REST Proxy (with a JAAS section of that name).
 const Realm = "KafkaRest"
 
+// registryLatestTTL is how long the proxy keeps a subject's latest schema
+// for v3 records that name none (or only a subject): a stream of such
+// records asks the registry once, and a new version registered elsewhere
+// is used within this time (at once when the proxy registers it itself,
+// from a record's inline schema). Confluent's REST Proxy gets the same
+// from its CachedSchemaRegistryClient's latest.cache.ttl.sec; its default
+// could not be confirmed from Confluent's source here, so this is 60s.
+const registryLatestTTL = 60 * time.Second
+
 // Config configures a Proxy.
 type Config struct {
 	// Seeds are the Kafka bootstrap addresses (host:port).
@@ -100,7 +109,7 @@ func New(cfg Config) (*Proxy, error) {
 	p := &Proxy{cfg: cfg, log: cfg.Logger, meta: map[string]topicMeta{}, stop: make(chan struct{}), done: make(chan struct{})}
 	var err error
 	if cfg.SchemaRegistryURL != "" {
-		if p.sr, err = sr.New(sr.Config{URLs: []string{cfg.SchemaRegistryURL}, Logger: cfg.Logger}); err != nil {
+		if p.sr, err = sr.New(sr.Config{URLs: []string{cfg.SchemaRegistryURL}, Logger: cfg.Logger, LatestTTL: registryLatestTTL}); err != nil {
 			return nil, fmt.Errorf("kafkarest: %w", err)
 		}
 		p.schemas = map[int]*parsedSchema{}

@@ -138,10 +138,19 @@ func (c *AvroConverter) schemaID(topic string, w *avroWritten) (int, error) {
 	c.mu.Lock()
 	id, ok := w.ids[topic]
 	c.mu.Unlock()
-	if ok {
+	if ok && !c.byLatest() {
 		return id, nil
 	}
 	subject := c.subject(topic, c.isKey, w.recordName)
+	if ok {
+		still, err := c.stillWriter(subject, id)
+		if err != nil {
+			return 0, err
+		}
+		if still {
+			return id, nil
+		}
+	}
 	id, used, err := c.writerSchema(subject, sr.Schema{Schema: w.text})
 	if err != nil {
 		return 0, err
@@ -165,7 +174,7 @@ func sameAvro(a, b string) bool {
 
 // FromConnect serializes v in Confluent's wire format, registering (or
 // looking up) its schema first; the registry is asked once per schema and
-// subject.
+// subject (with use.latest.version, again as latest.cache.ttl.sec says).
 func (c *AvroConverter) FromConnect(topic string, s *schema.Schema, v any) ([]byte, error) {
 	out, null, err := c.AppendFromConnect(nil, topic, s, v)
 	if null {

@@ -110,6 +110,12 @@ func (c *JSONSchemaConverter) FromConnect(topic string, s *schema.Schema, v any)
 	c.mu.Lock()
 	id, ok := w.ids[subject]
 	c.mu.Unlock()
+	if ok {
+		var err error
+		if ok, err = c.stillWriter(subject, id); err != nil {
+			return nil, err
+		}
+	}
 	if !ok {
 		var err error
 		if id, _, err = c.writerSchema(subject, sr.Schema{Schema: w.text, Type: "JSON"}); err != nil {

@@ -200,7 +200,13 @@ func (c *ProtobufConverter) target(topic string, w *protoWritten) (*protoTarget,
 	t, ok := c.ids[key]
 	c.mu.Unlock()
 	if ok {
-		return t, nil
+		still, err := c.stillWriter(subject, t.id)
+		if err != nil {
+			return nil, err
+		}
+		if still {
+			return t, nil
+		}
 	}
 	ours := sr.Schema{Schema: w.text, Type: "PROTOBUF"}
 	id, used, err := c.writerSchema(subject, ours)
@@ -238,7 +244,7 @@ func (c *ProtobufConverter) target(topic string, w *protoWritten) (*protoTarget,
 
 // FromConnect serializes v in Confluent's wire format, registering (or
 // looking up) its schema first; the registry is asked once per schema and
-// subject.
+// subject (with use.latest.version, again as latest.cache.ttl.sec says).
 func (c *ProtobufConverter) FromConnect(topic string, s *schema.Schema, v any) ([]byte, error) {
 	if v == nil {
 		return nil, nil

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tributary-dev/tributary/worker/convert/sr"
 )
@@ -44,11 +45,25 @@ func (r *configReader) integer(key string, dst *int) {
 	*dst = n
 }
 
+// integerAtLeast reads an integer setting that must be at least low.
+func (r *configReader) integerAtLeast(key string, dst *int, low int) {
+	n := *dst
+	r.integer(key, &n)
+	if n < low {
+		r.errs = append(r.errs, fmt.Errorf("invalid value %d for configuration %s: value must be at least %d", n, key, low))
+		return
+	}
+	*dst = n
+}
+
 // registrySettings are the settings every schema-registry converter takes
 // (Confluent's AbstractKafkaSchemaSerDeConfig): the registry client,
 // key.subject.name.strategy / value.subject.name.strategy,
 // auto.register.schemas (true), use.latest.version (false), use.schema.id
-// (-1) and normalize.schemas (false).
+// (-1) and normalize.schemas (false), and how long the latest version of
+// a subject is kept for use.latest.version: latest.cache.size (1000
+// subjects) and latest.cache.ttl.sec (-1: until evicted; 0: not kept;
+// n: n seconds after it was fetched).
 type registrySettings struct {
 	isKey     bool
 	client    *sr.Client
@@ -66,6 +81,9 @@ func (r *configReader) registry(isKey bool, logger *slog.Logger) registrySetting
 	r.boolean("use.latest.version", &rs.useLatest)
 	r.boolean("normalize.schemas", &rs.normalize)
 	r.integer("use.schema.id", &rs.useID)
+	latestSize, latestTTL := sr.DefaultLatestCacheSize, -1
+	r.integerAtLeast("latest.cache.size", &latestSize, 1)
+	r.integerAtLeast("latest.cache.ttl.sec", &latestTTL, -1)
 	strategyKey := "value.subject.name.strategy"
 	if isKey {
 		strategyKey = "key.subject.name.strategy"
@@ -74,10 +92,39 @@ func (r *configReader) registry(isKey bool, logger *slog.Logger) registrySetting
 	if rs.subject, err = sr.Strategy(r.config[strategyKey]); err != nil {
 		r.errs = append(r.errs, err)
 	}
-	if rs.client, err = sr.NewFromConfig(r.config, logger); err != nil {
+	// Confluent's serdes keep the latest versions in a cache of their own
+	// beside their client's; the client's cache, under the same keys,
+	// does the same here (Register, which drops an entry, is not used
+	// with use.latest.version).
+	cfg, err := sr.ParseConfig(r.config, logger)
+	if err != nil {
+		r.errs = append(r.errs, err)
+		return rs
+	}
+	cfg.LatestTTL, cfg.LatestCacheSize = time.Duration(latestTTL)*time.Second, latestSize
+	if rs.client, err = sr.New(cfg); err != nil {
 		r.errs = append(r.errs, err)
 	}
 	return rs
+}
+
+// byLatest reports whether use.latest.version decides the writer's id
+// (use.schema.id and auto.register.schemas come before it).
+func (rs *registrySettings) byLatest() bool { return rs.useID < 0 && !rs.autoReg && rs.useLatest }
+
+// stillWriter reports whether id, the writer id a converter keeps for
+// subject, may write another record: always, unless use.latest.version
+// decides it and the subject's latest version, as latest.cache.size and
+// latest.cache.ttl.sec keep it, is another id by now.
+func (rs *registrySettings) stillWriter(subject string, id int) (bool, error) {
+	if !rs.byLatest() {
+		return true, nil
+	}
+	latest, err := rs.client.Latest(registryCtx(), subject)
+	if err != nil {
+		return false, fmt.Errorf("convert: reading the latest schema of subject %s: %w", subject, err)
+	}
+	return latest.ID == id, nil
 }
 
 // writerSchema finds the schema a record is written with under subject,

@@ -88,6 +88,19 @@ type Config struct {
 	HTTP *http.Client
 	// Logger logs fail-overs (default slog.Default()).
 	Logger *slog.Logger
+	// LatestTTL is how long Latest (and Version with -1) keeps a
+	// subject's latest version after fetching it, as Confluent's
+	// CachedSchemaRegistryClient does with latest.cache.ttl.sec. Zero (the
+	// default): not cached, every call asks the registry. Negative: kept
+	// until evicted. Either way a Register of a new schema under the
+	// subject drops it.
+	LatestTTL time.Duration
+	// LatestCacheSize bounds how many subjects' latest versions are kept;
+	// past it the least recently used goes (default
+	// DefaultLatestCacheSize, Confluent's latest.cache.size).
+	LatestCacheSize int
+	// Now is the clock LatestTTL is measured with (default time.Now).
+	Now func() time.Time
 }
 
 // Client talks to a schema registry and caches its answers. Use New.
@@ -105,6 +118,9 @@ type Client struct {
 	ids      map[subjectKey]int // Register/Lookup answers
 	versions map[subjectKey]int // Lookup answers
 	numbered map[versionKey]SubjectSchema
+	latest   *latestCache // nil: Latest is not cached
+	flights  map[string]*latestFlight
+	now      func() time.Time
 }
 
 type versionKey struct {
@@ -123,7 +139,10 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{userInfo: cfg.UserInfo, bearer: cfg.BearerToken, timeout: cfg.Timeout, http: cfg.HTTP, log: cfg.Logger,
 		byID: map[int]Schema{}, ids: map[subjectKey]int{}, versions: map[subjectKey]int{},
-		numbered: map[versionKey]SubjectSchema{}}
+		numbered: map[versionKey]SubjectSchema{}, latest: newLatestCache(cfg.LatestTTL, cfg.LatestCacheSize), flights: map[string]*latestFlight{}, now: cfg.Now}
+	if c.now == nil {
+		c.now = time.Now
+	}
 	if c.timeout <= 0 {
 		c.timeout = 30 * time.Second
 	}
@@ -156,12 +175,23 @@ func redact(raw string) string {
 }
 
 // NewFromConfig returns a client configured with Confluent's serializer
-// settings: schema.registry.url (a comma-separated list, required),
+// settings, as ParseConfig reads them.
+func NewFromConfig(config map[string]string, logger *slog.Logger) (*Client, error) {
+	cfg, err := ParseConfig(config, logger)
+	if err != nil {
+		return nil, err
+	}
+	return New(cfg)
+}
+
+// ParseConfig reads Confluent's serializer settings of the registry
+// client: schema.registry.url (a comma-separated list, required),
 // basic.auth.credentials.source (URL, the default: the user info of the
 // URLs; USER_INFO: basic.auth.user.info, or its older name
 // schema.registry.basic.auth.user.info), bearer.auth.credentials.source
-// STATIC_TOKEN with bearer.auth.token, and http.read.timeout.ms.
-func NewFromConfig(config map[string]string, logger *slog.Logger) (*Client, error) {
+// STATIC_TOKEN with bearer.auth.token, and http.read.timeout.ms. The
+// latest cache is left to the caller (the serdes' latest.cache.* settings).
+func ParseConfig(config map[string]string, logger *slog.Logger) (Config, error) {
 	cfg := Config{Logger: logger}
 	for _, u := range strings.Split(config["schema.registry.url"], ",") {
 		if u = strings.TrimSpace(u); u != "" {
@@ -169,7 +199,7 @@ func NewFromConfig(config map[string]string, logger *slog.Logger) (*Client, erro
 		}
 	}
 	if len(cfg.URLs) == 0 {
-		return nil, errors.New("sr: Missing required configuration \"schema.registry.url\" which has no default value")
+		return Config{}, errors.New("sr: Missing required configuration \"schema.registry.url\" which has no default value")
 	}
 	switch src := strings.ToUpper(strings.TrimSpace(config["basic.auth.credentials.source"])); src {
 	case "", "URL":
@@ -180,31 +210,31 @@ func NewFromConfig(config map[string]string, logger *slog.Logger) (*Client, erro
 			cfg.UserInfo = config["schema.registry.basic.auth.user.info"]
 		}
 		if cfg.UserInfo == "" {
-			return nil, errors.New("sr: basic.auth.credentials.source=USER_INFO needs basic.auth.user.info (user:password)")
+			return Config{}, errors.New("sr: basic.auth.credentials.source=USER_INFO needs basic.auth.user.info (user:password)")
 		}
 	case "SASL_INHERIT":
-		return nil, errors.New("sr: basic.auth.credentials.source=SASL_INHERIT is not supported; use USER_INFO")
+		return Config{}, errors.New("sr: basic.auth.credentials.source=SASL_INHERIT is not supported; use USER_INFO")
 	default:
-		return nil, fmt.Errorf("sr: invalid basic.auth.credentials.source %q: want URL, USER_INFO or SASL_INHERIT", src)
+		return Config{}, fmt.Errorf("sr: invalid basic.auth.credentials.source %q: want URL, USER_INFO or SASL_INHERIT", src)
 	}
 	switch src := strings.ToUpper(strings.TrimSpace(config["bearer.auth.credentials.source"])); src {
 	case "":
 	case "STATIC_TOKEN":
 		cfg.BearerToken = config["bearer.auth.token"]
 		if cfg.BearerToken == "" {
-			return nil, errors.New("sr: bearer.auth.credentials.source=STATIC_TOKEN needs bearer.auth.token")
+			return Config{}, errors.New("sr: bearer.auth.credentials.source=STATIC_TOKEN needs bearer.auth.token")
 		}
 	default:
-		return nil, fmt.Errorf("sr: bearer.auth.credentials.source %q is not supported; use STATIC_TOKEN", src)
+		return Config{}, fmt.Errorf("sr: bearer.auth.credentials.source %q is not supported; use STATIC_TOKEN", src)
 	}
 	if v := strings.TrimSpace(config["http.read.timeout.ms"]); v != "" {
 		ms, err := strconv.Atoi(v)
 		if err != nil || ms <= 0 {
-			return nil, fmt.Errorf("sr: invalid http.read.timeout.ms %q", v)
+			return Config{}, fmt.Errorf("sr: invalid http.read.timeout.ms %q", v)
 		}
 		cfg.Timeout = time.Duration(ms) * time.Millisecond
 	}
-	return New(cfg)
+	return cfg, nil
 }
 
 const contentType = "application/vnd.schemaregistry.v1+json"
@@ -324,6 +354,13 @@ func (c *Client) Register(ctx context.Context, subject string, s Schema, normali
 	if _, ok := c.byID[out.ID]; !ok {
 		c.byID[out.ID] = s
 	}
+	// The subject may have a new latest version now, also for a request
+	// in flight.
+	c.latest.invalidate(subject)
+	if f := c.flights[subject]; f != nil {
+		f.stale = true
+		delete(c.flights, subject)
+	}
 	c.mu.Unlock()
 	return out.ID, nil
 }
@@ -374,24 +411,71 @@ func (c *Client) SchemaByID(ctx context.Context, id int) (Schema, error) {
 }
 
 // Latest returns subject's latest version (GET
-// /subjects/{subject}/versions/latest). It is not cached: the latest
-// version changes; callers cache it as long as they see fit.
+// /subjects/{subject}/versions/latest). The latest version changes, so it
+// is cached only as Config.LatestTTL says: not at all by default. With
+// the cache on, concurrent calls for a subject that is not cached share
+// one request and its answer, error included.
 func (c *Client) Latest(ctx context.Context, subject string) (SubjectSchema, error) {
-	var out SubjectSchema
-	if err := c.do(ctx, http.MethodGet, subjectPath(subject)+"/versions/latest", nil, &out); err != nil {
-		return SubjectSchema{}, err
-	}
 	c.mu.Lock()
-	if _, ok := c.byID[out.ID]; !ok {
-		c.byID[out.ID] = out.Schema
+	out, ok := c.latest.get(subject, c.now())
+	if ok {
+		c.mu.Unlock()
+		return out, nil
+	}
+	var f *latestFlight
+	if c.latest != nil {
+		if f = c.flights[subject]; f != nil {
+			c.mu.Unlock()
+			select {
+			case <-f.done:
+				return f.ss, f.err
+			case <-ctx.Done():
+				return SubjectSchema{}, fmt.Errorf("sr: latest version of subject %s: %w", subject, ctx.Err())
+			}
+		}
+		f = &latestFlight{done: make(chan struct{})}
+		c.flights[subject] = f
 	}
 	c.mu.Unlock()
+	err := c.do(ctx, http.MethodGet, subjectPath(subject)+"/versions/latest", nil, &out)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		if _, ok := c.byID[out.ID]; !ok {
+			c.byID[out.ID] = out.Schema
+		}
+		if f == nil || !f.stale {
+			c.latest.put(subject, out, c.now())
+		}
+	}
+	if f != nil {
+		if c.flights[subject] == f {
+			delete(c.flights, subject)
+		}
+		if err == nil {
+			f.ss = out
+		}
+		f.err = err
+		close(f.done)
+	}
+	if err != nil {
+		return SubjectSchema{}, err
+	}
 	return out, nil
+}
+
+// latestFlight is a request for a subject's latest version in flight,
+// which concurrent callers wait for.
+type latestFlight struct {
+	done  chan struct{} // closed when ss, err are set
+	ss    SubjectSchema
+	err   error
+	stale bool // the client registered under the subject meanwhile: not cached
 }
 
 // Version returns one version of subject (GET
 // /subjects/{subject}/versions/{version}); -1 is the latest. A numbered
-// version is cached, the latest is not.
+// version is cached for good, the latest as Latest caches it.
 func (c *Client) Version(ctx context.Context, subject string, version int) (SubjectSchema, error) {
 	if version == -1 {
 		return c.Latest(ctx, subject)

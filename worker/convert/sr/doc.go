@@ -3,7 +3,10 @@
 // Redpanda's, Tributary's), as the schema-registry converters need it:
 // register or look up a schema under a subject, fetch a schema by its id,
 // and read a subject's latest version. Answers are cached, so a converter
-// asks the registry once per schema and subject.
+// asks the registry once per schema and subject; a subject's latest
+// version only for Config.LatestTTL (none by default), bounded by
+// Config.LatestCacheSize and dropped when the client registers under the
+// subject.
 //
 // It also holds the Confluent wire format (magic byte 0, a 4-byte
 // big-endian schema id, and for Protobuf the message indexes) and the
