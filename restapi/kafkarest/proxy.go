@@ -29,8 +29,8 @@ const Realm = "KafkaRest"
 // records asks the registry once, and a new version registered elsewhere
 // is used within this time (at once when the proxy registers it itself,
 // from a record's inline schema). Confluent's REST Proxy gets the same
-// from its CachedSchemaRegistryClient's latest.cache.ttl.sec; its default
-// could not be confirmed from Confluent's source here, so this is 60s.
+// from its CachedSchemaRegistryClient's latest.cache.ttl.sec, whose
+// default (SchemaRegistryClientConfig.LATEST_CACHE_TTL_DEFAULT) is 60s.
 const registryLatestTTL = 60 * time.Second
 
 // Config configures a Proxy.
