@@ -196,9 +196,10 @@ func (s *sourceInstance) syncConfigs(ctx context.Context) {
 	}
 }
 
-// refresh looks for new topics and partitions on the source: when the
-// set changed, it creates them on the target and asks for new task
-// configs.
+// refresh looks for new topics and partitions on the source and for
+// remote ones missing on the target (as Kafka's refreshTopicPartitions
+// does): it creates what is missing on the target, and when the source's
+// set changed it asks for new task configs.
 func (s *sourceInstance) refresh(ctx context.Context, cc sdk.ConnectorContext) {
 	actx, cancel := context.WithTimeout(ctx, s.cfg.adminTimeout())
 	defer cancel()
@@ -207,14 +208,14 @@ func (s *sourceInstance) refresh(ctx context.Context, cc sdk.ConnectorContext) {
 		s.logger.Warn("topic refresh failed", "error", err)
 		return
 	}
+	if err := s.syncer.ensureRemote(actx, src); err != nil {
+		s.logger.Warn("creating remote topics failed", "error", err)
+		return
+	}
 	s.mu.Lock()
 	same := mapsEqual(src, s.known)
 	s.mu.Unlock()
 	if same {
-		return
-	}
-	if err := s.syncer.ensureRemote(actx, src); err != nil {
-		s.logger.Warn("creating remote topics failed", "error", err)
 		return
 	}
 	s.logger.Info("source topics changed: reconfiguring tasks", "topics", len(src))

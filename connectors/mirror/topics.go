@@ -128,7 +128,14 @@ func (s *topicSyncer) ensureRemote(ctx context.Context, src topicPartitions) err
 					err = resp.Err
 				}
 			}
-			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			if errors.Is(err, kerr.TopicAlreadyExists) {
+				// The listing missed it (a topic the target's metadata
+				// answered with an error is left out): it may still have
+				// fewer partitions than the source.
+				grow[remote] = src[t]
+				continue
+			}
+			if err != nil {
 				return fmt.Errorf("create remote topic %s on %s: %w", remote, s.cfg.TargetAlias, err)
 			}
 			s.logger.Info("created remote topic", "topic", remote, "partitions", src[t], "configs", len(cfgs))
@@ -139,7 +146,10 @@ func (s *topicSyncer) ensureRemote(ctx context.Context, src topicPartitions) err
 		if err == nil {
 			err = resp.Error()
 		}
-		if err != nil && !errors.Is(err, kerr.InvalidPartitions) {
+		if errors.Is(err, kerr.InvalidPartitions) {
+			continue // it has them already (or more)
+		}
+		if err != nil {
 			return fmt.Errorf("add partitions to %s on %s: %w", remote, s.cfg.TargetAlias, err)
 		}
 		s.logger.Info("added partitions to remote topic", "topic", remote, "partitions", n)
