@@ -117,7 +117,8 @@ func ParseIsolation(s string) (Isolation, error) {
 }
 
 // BatchLimits bound one record batch: it is sent when it holds MaxRecords
-// records or MaxBytes bytes, or Linger after its first record.
+// records or MaxBytes bytes, when a Poll returned fewer records than asked,
+// or Linger after its first record.
 type BatchLimits struct {
 	MaxRecords int
 	MaxBytes   int

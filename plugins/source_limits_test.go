@@ -62,3 +62,29 @@ func TestSourceRecordTooLargeForOneMessage(t *testing.T) {
 		return
 	}
 }
+
+// A Poll that returns fewer records than asked sends its batch at once,
+// not after the batch's linger: a source with a record now and then (a
+// mirror at a low rate, a quiet database) is not held back by it.
+func TestShortPollIsNotHeldForTheLinger(t *testing.T) {
+	h := newTestHost(t, func(cfg *Config) { cfg.Batch = BatchLimits{Linger: time.Hour} })
+	ctx := context.Background()
+	// Three polls of one record each, then polls that wait.
+	task, err := h.StartSourceTask(ctx, crashyClass, sdk.TaskInfo{Connector: "trickle"}, map[string]string{"after": "3"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = task.Stop(ctx) }()
+	start := time.Now()
+	pctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	var got int
+	for got < 3 {
+		recs, err := task.Poll(pctx)
+		if err != nil {
+			t.Fatalf("after %d records in %v: %v", got, time.Since(start), err)
+		}
+		got += len(recs)
+	}
+	t.Logf("3 records of single-record polls in %v with a one-hour linger", time.Since(start).Round(time.Millisecond))
+}

@@ -118,7 +118,8 @@ func (c *sourceTaskContext) deliver(r *pluginpb.OffsetsReply) {
 //	recv goroutine: offset replies, commit notifications, stop
 //	poll goroutine: Poll → polled channel
 //	this goroutine: encode polled records into batches, send when a batch
-//	                is full (count or bytes) or its linger time has passed
+//	                is full (count or bytes), when a Poll returned fewer
+//	                records than asked, or when its linger time has passed
 func (s *server) RunSourceTask(stream sourceStream) error {
 	s.taskRunning(1)
 	defer s.taskRunning(-1)
@@ -231,6 +232,9 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 		// batch, taken as Poll returned: the next Poll runs while this
 		// batch is sent, and its requests are the next batch's.
 		txn TransactionRequest
+		// short: Poll returned fewer records than asked, so the task had
+		// no more at hand.
+		short bool
 	}
 	var polledCh chan polled
 	finish := func(runErr error) error {
@@ -301,9 +305,10 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 		backoff := 100 * time.Millisecond
 		for pollCtx.Err() == nil {
 			var recs []SourceRecord
+			asked := int(pollMax.Load())
 			err := safeCall(func() error {
 				var err error
-				recs, err = task.Poll(pollCtx, int(pollMax.Load()))
+				recs, err = task.Poll(pollCtx, asked)
 				return err
 			})
 			if err != nil && pollCtx.Err() != nil {
@@ -327,7 +332,7 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 			// end after its batch.
 			if err != nil || len(recs) > 0 || txn != NoTransactionRequest {
 				select {
-				case polledCh <- polled{recs, err, txn}:
+				case polledCh <- polled{recs, err, txn, len(recs) < asked}:
 				case <-pollCtx.Done():
 					return
 				}
@@ -447,6 +452,16 @@ func (s *server) RunSourceTask(stream sourceStream) error {
 			}
 			if err := endTransaction(p.txn); err != nil {
 				return finish(nil)
+			}
+			// A short Poll means the task had no more records at hand:
+			// its batch goes now rather than after the linger, as Kafka
+			// Connect hands a poll's records to its producer at once
+			// (whose own linger then gathers them for Kafka). While the
+			// task has a backlog its polls are full and batches fill.
+			if p.short {
+				if err := flush(); err != nil {
+					return finish(nil)
+				}
 			}
 		case <-timer.C:
 			if err := flush(); err != nil {
