@@ -92,8 +92,15 @@ func TestExactlyOnceFileSourceKill9(t *testing.T) {
 	c := newWorkerCluster(t, bin, bootstrap, group, 1, map[string]string{"exactly.once.source.support": "enabled"})
 	in := c.dir + "/in.txt"
 	appendLines(t, in, 0, 1000)
+	// A kill can leave the task's transaction open on the offsets topic;
+	// the restarted worker reads that topic read_committed to its end, as
+	// Kafka Connect's KafkaBasedLog does (end offsets read uncommitted),
+	// so it starts once the broker has aborted the transaction: after
+	// transaction.timeout.ms (a minute by default, as long as the harness
+	// waits for a worker to answer). A shorter one keeps that within the
+	// wait.
 	cfg := map[string]string{"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector", "file": in, "topic": "eos-lines",
-		"exactly.once.support": "required", "batch.size": "50"}
+		"exactly.once.support": "required", "batch.size": "50", "producer.override.transaction.timeout.ms": "10000"}
 	c.rest(0).must("POST", "/connectors", map[string]any{"name": "f", "config": cfg}, 201)
 	c.rest(0).waitState("f", "RUNNING", 1)
 	total := 1000
@@ -175,6 +182,9 @@ func eosPostgresKillLoop(t *testing.T, bin, bootstrap string, kills int) {
 	c := newWorkerCluster(t, bin, bootstrap, group, 3, map[string]string{"exactly.once.source.support": "enabled"})
 	cfg := pgConnectorConfig(pg, id, "public.ledger")
 	cfg["exactly.once.support"] = "required"
+	// As in TestExactlyOnceFileSourceKill9: a restarted worker waits for
+	// a killed task's open transaction to be aborted.
+	cfg["producer.override.transaction.timeout.ms"] = "10000"
 	c.rest(0).must("POST", "/connectors", map[string]any{"name": "pg", "config": cfg}, 201)
 	c.rest(0).waitState("pg", "RUNNING", 1)
 
