@@ -433,15 +433,7 @@ func defaultFromAvro(s *schema.Schema, d any) (any, error) {
 		if n != math.Trunc(n) {
 			return nil, fmt.Errorf("convert: default %v is not an integer", d)
 		}
-		switch s.Type {
-		case schema.TypeInt8:
-			return int8(n), nil
-		case schema.TypeInt16:
-			return int16(n), nil
-		case schema.TypeInt32:
-			return int32(n), nil
-		}
-		return int64(n), nil
+		return NarrowInt(s.Type, int64(n)), nil
 	case schema.TypeFloat32:
 		n, err := num()
 		return float32(n), err

@@ -476,15 +476,7 @@ func (c *JSONConverter) toConnect(s *schema.Schema, v any, depth int) (any, erro
 		if err != nil {
 			return nil, fmt.Errorf("convert: %v: %w", s.Type, err)
 		}
-		switch s.Type {
-		case schema.TypeInt8:
-			return int8(x), nil
-		case schema.TypeInt16:
-			return int16(x), nil
-		case schema.TypeInt32:
-			return int32(x), nil
-		}
-		return x, nil
+		return NarrowInt(s.Type, x), nil
 	case schema.TypeFloat32, schema.TypeFloat64:
 		bits := 64
 		if s.Type == schema.TypeFloat32 {

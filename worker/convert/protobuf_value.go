@@ -544,15 +544,7 @@ func (r pbReader) single(fd protoreflect.FieldDescriptor, s *schema.Schema, v pr
 		default:
 			return nil, fmt.Errorf("convert: field %s of kind %v for a Connect %v", fd.Name(), fd.Kind(), s.Type)
 		}
-		switch s.Type {
-		case schema.TypeInt8:
-			return int8(n), nil
-		case schema.TypeInt16:
-			return int16(n), nil
-		case schema.TypeInt32:
-			return int32(n), nil
-		}
-		return n, nil
+		return NarrowInt(s.Type, n), nil
 	case schema.TypeFloat32, schema.TypeFloat64:
 		if fd.Kind() != protoreflect.FloatKind && fd.Kind() != protoreflect.DoubleKind {
 			return nil, fmt.Errorf("convert: field %s of kind %v for a Connect %v", fd.Name(), fd.Kind(), s.Type)

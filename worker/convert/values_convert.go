@@ -368,3 +368,18 @@ func javaUTF8(b []byte) string {
 	}
 	return string(out)
 }
+
+// NarrowInt returns n as the Go type of Connect integer type t (int8,
+// int16 or int32, truncating as Java's casts do), or as an int64 for any
+// other type.
+func NarrowInt(t schema.Type, n int64) any {
+	switch t {
+	case schema.TypeInt8:
+		return int8(n)
+	case schema.TypeInt16:
+		return int16(n)
+	case schema.TypeInt32:
+		return int32(n)
+	}
+	return n
+}

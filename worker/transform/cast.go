@@ -263,15 +263,7 @@ func castValue(s *schema.Schema, v any, to schema.Type) (any, error) {
 				return nil, dataErr("Unexpected type in Cast transformation: %s", classOf(v))
 			}
 		}
-		switch to {
-		case schema.TypeInt8:
-			return int8(n), nil
-		case schema.TypeInt16:
-			return int16(n), nil
-		case schema.TypeInt32:
-			return int32(n), nil
-		}
-		return n, nil
+		return convert.NarrowInt(to, n), nil
 	case schema.TypeFloat32, schema.TypeFloat64:
 		bits := 64
 		if to == schema.TypeFloat32 {
