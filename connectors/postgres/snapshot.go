@@ -396,7 +396,7 @@ type rowReader struct {
 	lsnBox             any
 	src                *schema.Struct
 	off                sdk.Offset
-	ms                 int64
+	ms                 int64 // the millisecond tsMs boxes (0: none yet)
 	tsMs               any
 	values, keys, envs slab
 	strs               strings.Builder
@@ -539,7 +539,7 @@ func (r *rowReader) emit() error {
 	// The event's time is the read's (Debezium's clock).
 	now := time.Now()
 	us := now.UnixMicro()
-	if ms := floorDiv(us, 1000); ms != r.ms || r.tsMs == nil {
+	if ms := floorDiv(us, 1000); ms != r.ms {
 		r.ms, r.tsMs = ms, ms
 	}
 	src := r.src
